@@ -1,0 +1,144 @@
+/* aizone fabric: wire headers and the pipeline's metadata. */
+#ifndef AIZONE_HEADER_P4
+#define AIZONE_HEADER_P4
+
+#include "define.p4"
+
+@controller_header("packet_in")
+header packet_in_t {
+    bit<9> ingress_port;
+    bit<7> _pad;
+}
+
+@controller_header("packet_out")
+header packet_out_t {
+    bit<9> egress_port;
+    bit<7> _pad;
+}
+
+header ethernet_t {
+    mac_addr_t dst_addr;
+    mac_addr_t src_addr;
+    bit<16>    ether_type;
+}
+
+/* IEEE 802.1Qbb priority-based flow control frame (MAC control). */
+header pfc_t {
+    bit<16> opcode;
+    bit<16> class_enable;
+    bit<16> time0;
+    bit<16> time1;
+    bit<16> time2;
+    bit<16> time3;
+    bit<16> time4;
+    bit<16> time5;
+    bit<16> time6;
+    bit<16> time7;
+}
+
+header arp_t {
+    bit<16>     hw_type;
+    bit<16>     proto_type;
+    bit<8>      hw_len;
+    bit<8>      proto_len;
+    bit<16>     opcode;
+    mac_addr_t  sender_mac;
+    ipv4_addr_t sender_ip;
+    mac_addr_t  target_mac;
+    ipv4_addr_t target_ip;
+}
+
+header ipv4_t {
+    bit<4>      version;
+    bit<4>      ihl;
+    bit<6>      dscp;
+    bit<2>      ecn;
+    bit<16>     total_len;
+    bit<16>     identification;
+    bit<3>      flags;
+    bit<13>     frag_offset;
+    bit<8>      ttl;
+    bit<8>      protocol;
+    bit<16>     hdr_checksum;
+    ipv4_addr_t src_addr;
+    ipv4_addr_t dst_addr;
+}
+
+header ipv6_t {
+    bit<4>      version;
+    bit<6>      dscp;
+    bit<2>      ecn;
+    bit<20>     flow_label;
+    bit<16>     payload_len;
+    bit<8>      next_hdr;
+    bit<8>      hop_limit;
+    ipv6_addr_t src_addr;
+    ipv6_addr_t dst_addr;
+}
+
+header udp_t {
+    bit<16> src_port;
+    bit<16> dst_port;
+    bit<16> len;
+    bit<16> checksum;
+}
+
+header tcp_t {
+    bit<16> src_port;
+    bit<16> dst_port;
+    bit<32> seq_no;
+    bit<32> ack_no;
+    bit<4>  data_offset;
+    bit<4>  res;
+    bit<8>  flags;
+    bit<16> window;
+    bit<16> checksum;
+    bit<16> urgent_ptr;
+}
+
+/* InfiniBand Base Transport Header, as carried by RoCEv2 (IBTA vol 1, 9.2). */
+header bth_t {
+    bit<8>  opcode;
+    bit<1>  solicited;
+    bit<1>  mig_req;
+    bit<2>  pad_count;
+    bit<4>  transport_version;
+    bit<16> partition_key;
+    bit<1>  fecn;
+    bit<1>  becn;
+    bit<6>  reserved0;
+    qp_t    dest_qp;
+    bit<1>  ack_req;
+    bit<7>  reserved1;
+    bit<24> psn;
+}
+
+struct headers_t {
+    packet_out_t packet_out;
+    packet_in_t  packet_in;
+    ethernet_t   ethernet;
+    pfc_t        pfc;
+    arp_t        arp;
+    ipv4_t       ipv4;
+    ipv6_t       ipv6;
+    udp_t        udp;
+    tcp_t        tcp;
+    bth_t        bth;
+}
+
+struct local_metadata_t {
+    bit<16>   l4_src_port;
+    bit<16>   l4_dst_port;
+    bit<8>    ip_proto;
+    /* Fields the ECMP selector hashes; qp is zero unless the mode is eecmp. */
+    qp_t      hash_qp;
+    bit<32>   hash_salt;
+    bit<2>    mode;
+    next_id_t next_id;
+    tc_t      tc;
+    bit<8>    drop_reason;
+    bool      routed;
+    bit<19>   ecn_threshold;
+}
+
+#endif

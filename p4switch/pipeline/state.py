@@ -1,0 +1,174 @@
+"""Control-plane state of a running program, in target terms (no protobuf).
+
+This is the vocabulary between the P4Runtime server (which translates
+P4Runtime entities into these objects using the P4Info) and the pipeline
+(which matches packets against them). Values are Python ints; names are the
+P4Info fully-qualified names (`cp_name` in the IR).
+
+Names defined here: `FieldMatch` (one key component), `ActionCall`,
+`TableEntry`, `Member`, `Group`, `MulticastGroup`, `Replica`,
+`CloneSession`, `StateError` (with a `code` the server maps to a gRPC
+status), and the `Device` protocol that the pipeline implements.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Protocol
+
+
+class Code(enum.IntEnum):
+    """google.rpc.Code values a state operation can fail with (P4Runtime spec §12)."""
+
+    INVALID_ARGUMENT = 3
+    NOT_FOUND = 5
+    ALREADY_EXISTS = 6
+    PERMISSION_DENIED = 7
+    RESOURCE_EXHAUSTED = 8
+    FAILED_PRECONDITION = 9
+    OUT_OF_RANGE = 11
+    UNIMPLEMENTED = 12
+    INTERNAL = 13
+
+
+class StateError(Exception):
+    """A write/read the state refuses; nothing was changed."""
+
+    def __init__(self, code: Code, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
+@dataclass(frozen=True, kw_only=True)
+class FieldMatch:
+    """One key component of a table entry, canonical (value already masked).
+
+    kind: "exact" (value), "lpm" (value, prefix_len), "ternary" (value, mask),
+    "range" (value=low, high), "optional" (value). A ternary/lpm/range/optional
+    field that is a don't-care is simply absent from `TableEntry.match`.
+    """
+
+    kind: str
+    value: int
+    mask: int = 0
+    prefix_len: int = 0
+    high: int = 0
+
+
+@dataclass(frozen=True, kw_only=True)
+class ActionCall:
+    """An action with its action-data arguments, in parameter order."""
+
+    action: str  # cp_name
+    args: tuple[int, ...] = ()
+
+
+@dataclass(kw_only=True)
+class TableEntry:
+    """A table entry.
+
+    `match` maps key index (position in the table's key list) to a FieldMatch;
+    absent indexes are wildcards. Exactly one of `action`, `member_id`,
+    `group_id`, `action_set` is set for tables with an implementation;
+    plain tables use `action`. `action_set` is a one-shot selector action set:
+    (ActionCall, weight) pairs.
+    """
+
+    match: dict[int, FieldMatch]
+    priority: int = 0
+    action: ActionCall | None = None
+    member_id: int | None = None
+    group_id: int | None = None
+    action_set: tuple[tuple[ActionCall, int], ...] | None = None
+    is_default: bool = False
+    idle_timeout_ns: int = 0
+    metadata: bytes = b""
+    # Direct resources, read/written by the server through the entry.
+    counter_packets: int = 0
+    counter_bytes: int = 0
+    meter_config: tuple[int, int, int, int] | None = None  # cir, cburst, pir, pburst
+
+
+@dataclass(kw_only=True)
+class Member:
+    member_id: int
+    action: ActionCall
+
+
+@dataclass(kw_only=True)
+class Group:
+    group_id: int
+    members: list[tuple[int, int]] = field(default_factory=list)  # (member_id, weight)
+    max_size: int = 0
+
+
+@dataclass(frozen=True, kw_only=True)
+class Replica:
+    egress_port: int
+    instance: int  # egress_rid
+
+
+@dataclass(kw_only=True)
+class MulticastGroup:
+    group_id: int
+    replicas: list[Replica]
+
+
+@dataclass(kw_only=True)
+class CloneSession:
+    session_id: int
+    replicas: list[Replica]
+    class_of_service: int = 0
+    packet_length_bytes: int = 0  # 0: no truncation
+
+
+class Device(Protocol):
+    """What the P4Runtime server needs from a running pipeline.
+
+    Every mutating method is atomic with respect to packets (a packet sees the
+    state before or after it) and raises StateError leaving state unchanged.
+    Tables/externs are named by cp_name. A Device is created from an IR
+    program; `load(program)` swaps the whole program (SetForwardingPipelineConfig
+    COMMIT), dropping all state.
+    """
+
+    # tables
+    def table_insert(self, table: str, entry: TableEntry) -> None: ...
+    def table_modify(self, table: str, entry: TableEntry) -> None: ...
+    def table_delete(self, table: str, entry: TableEntry) -> None: ...
+    def table_set_default(self, table: str, action: ActionCall | None) -> None:
+        """Set the default action; None resets it to the program's default."""
+    def table_entries(self, table: str) -> Iterable[TableEntry]: ...
+    def table_default(self, table: str) -> TableEntry: ...
+
+    # action profiles / selectors (by implementation cp_name)
+    def member_insert(self, profile: str, member: Member) -> None: ...
+    def member_modify(self, profile: str, member: Member) -> None: ...
+    def member_delete(self, profile: str, member_id: int) -> None: ...
+    def members(self, profile: str) -> Iterable[Member]: ...
+    def group_insert(self, profile: str, group: Group) -> None: ...
+    def group_modify(self, profile: str, group: Group) -> None: ...
+    def group_delete(self, profile: str, group_id: int) -> None: ...
+    def groups(self, profile: str) -> Iterable[Group]: ...
+
+    # indexed externs
+    def counter_read(self, counter: str, index: int) -> tuple[int, int]: ...
+    def counter_write(self, counter: str, index: int, packets: int, bytes_: int) -> None: ...
+    def register_read(self, register: str, index: int) -> int: ...
+    def register_write(self, register: str, index: int, value: int) -> None: ...
+    def meter_set(self, meter: str, index: int, config: tuple[int, int, int, int] | None) -> None: ...
+
+    # packet replication engine
+    def mcast_group_set(self, group: MulticastGroup | None, group_id: int) -> None: ...
+    def clone_session_set(self, session: CloneSession | None, session_id: int) -> None: ...
+
+    # packets
+    def process(self, ingress_port: int, data: bytes) -> None:
+        """Run one packet through the whole pipeline; output goes to the ports."""
+    def set_packet_in_handler(self, fn: Callable[[bytes, dict[str, int]], None]) -> None:
+        """fn(payload, metadata_by_name) for packets sent to the CPU port."""
+    def packet_out(self, payload: bytes, metadata: dict[str, int]) -> None:
+        """Inject a PacketOut (payload after the packet_out header is re-built by the pipeline)."""
