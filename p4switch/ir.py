@@ -523,7 +523,8 @@ class ActionRef:
     """An action named in a table (`actions`, `default_action`, entries), with bound args.
 
     `args` holds the directionless (action data) arguments given in the program
-    (default_action / const entries); for the `actions` list they are empty.
+    (default_action / const entries); for the `actions` list they hold the
+    arguments of the action's directional parameters, if the list gives any.
     """
 
     action: str  # Action.cp_name
@@ -546,7 +547,7 @@ class Keyset:
     """One component of a select case or const entry key.
 
     kind: "exact" (value), "mask" (value &&& mask), "range" (value .. hi),
-    "default" (`default` / `_`).
+    "default" (`default` / `_`), "value_set" (`value` is the value set's Var).
     """
 
     kind: str

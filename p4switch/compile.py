@@ -1,0 +1,108 @@
+"""`p4switch-compile`: a drop-in for `p4c-bm2-ss --arch v1model` producing p4switch programs.
+
+    p4switch-compile prog.p4 -o out.json --p4runtime-files out.p4info.txtpb [-I DIR] [-D NAME[=VAL]]
+
+The output file is the p4switch program file (`ir.to_json`, the P4Info
+embedded); `--p4runtime-files` takes a comma-separated list whose formats
+follow the extensions as in p4c (.txt/.txtpb text, .json, .bin). Errors are
+one line, ``file:line:col: error: message``, followed by the source line and
+a caret; the exit status is 1 on error, 0 on success.
+
+Names defined here: `build_parser`, `main`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+from p4switch import ir
+from p4switch.frontend import P4Error, compile_file
+from p4switch.p4info import P4InfoError, build_p4info, p4info_text, write_p4info
+
+_FORMATS = (".txt", ".txtpb", ".json", ".bin")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="p4switch-compile",
+        description="Compile a P4-16 v1model program for the p4switch target (p4c-bm2-ss compatible flags).",
+    )
+    p.add_argument("source", help="P4-16 source file")
+    p.add_argument("-o", "--output", help="program file to write (default: <source>.json)")
+    p.add_argument("--p4runtime-files", default="", help="comma-separated P4Info outputs (.txt, .txtpb, .json, .bin)")
+    p.add_argument("--p4runtime-format", choices=("text", "json", "binary"), help="format for --p4runtime-file")
+    p.add_argument("--p4runtime-file", default="", help="P4Info output (format from --p4runtime-format; deprecated in p4c)")
+    p.add_argument("-I", dest="include", action="append", default=[], metavar="DIR", help="include directory")
+    p.add_argument("-D", dest="defines", action="append", default=[], metavar="NAME[=VAL]", help="preprocessor define")
+    p.add_argument("--std", default="p4-16", help="language (only p4-16)")
+    p.add_argument("--arch", default="v1model", help="architecture (only v1model)")
+    p.add_argument("--target", default="bmv2", help="target (accepted for compatibility)")
+    return p
+
+
+def _p4info_outputs(args: argparse.Namespace, parser: argparse.ArgumentParser) -> list[str]:
+    outs = [f for f in args.p4runtime_files.split(",") if f]
+    for f in outs:
+        if not f.endswith(_FORMATS):
+            parser.error(f"{f}: unknown file kind; known suffixes are .bin, .txt, .txtpb, .json")
+    if args.p4runtime_file:
+        ext = {"text": ".txt", "json": ".json", "binary": ".bin", None: ".txt"}[args.p4runtime_format]
+        outs.append((args.p4runtime_file, ext))  # type: ignore[arg-type]
+    return outs
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.std not in ("p4-16", "p416"):
+        parser.error(f"--std {args.std}: only p4-16 is supported")
+    if args.arch != "v1model":
+        parser.error(f"--arch {args.arch}: only v1model is supported")
+    outs = _p4info_outputs(args, parser)
+    if not os.path.isfile(args.source):
+        print(f"p4switch-compile: error: {args.source}: no such file", file=sys.stderr)
+        return 1
+    output = args.output or str(Path(args.source).with_suffix(".json").name)
+    try:
+        program = compile_file(args.source, args.include, args.defines)
+        info = build_p4info(program)
+        text = p4info_text(info)
+        Path(output).write_text(ir.to_json(program, text))
+        for out in outs:
+            if isinstance(out, tuple):
+                path, ext = out
+                _write_as(info, path, ext)
+            else:
+                write_p4info(info, out)
+    except P4Error as e:
+        print(str(e), file=sys.stderr)
+        caret = e.caret()
+        if caret:
+            print(caret, file=sys.stderr)
+        return 1
+    except P4InfoError as e:
+        print(f"{args.source}: error: {e}", file=sys.stderr)
+        return 1
+    except OSError as e:
+        print(f"p4switch-compile: error: {e}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def _write_as(info, path: str, ext: str) -> None:
+    import tempfile
+
+    tmp = tempfile.NamedTemporaryFile(suffix=ext, delete=False)
+    tmp.close()
+    try:
+        write_p4info(info, tmp.name)
+        Path(path).write_bytes(Path(tmp.name).read_bytes())
+    finally:
+        os.unlink(tmp.name)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

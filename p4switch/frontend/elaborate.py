@@ -1,0 +1,439 @@
+"""Elaboration: from the checked AST to the IR `Program` of one v1model switch.
+
+Two steps, as p4c's evaluator does:
+
+1. `collect` walks the top-level declarations in order and fills `Globals`
+   (types with resolved fields, enums with values, errors, match kinds,
+   externs, constants folded, parser/control declarations);
+2. `elaborate` instantiates `main` (a `V1Switch`): each parser/control
+   argument becomes an instance with its own copy of the declaration, named
+   for the control plane as p4c does (top-level instances by their type
+   name, nested instances `Outer.inst`, `@name` honoured, `@name(".x")`
+   global), with its parameters, locals, actions, tables and apply body
+   lowered by `BlockLowering`.
+
+Names defined here: `Elaborator`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from p4switch import ir
+from p4switch.frontend import ast as A
+from p4switch.frontend.calls import CallResolver
+from p4switch.frontend.errors import P4Error, unsupported
+from p4switch.frontend.exprs import Ctx
+from p4switch.frontend.fold import wrap
+from p4switch.frontend.scope import (
+    BAction,
+    BConst,
+    BExtern,
+    BFunction,
+    BlockCtx,
+    BSub,
+    BTable,
+    BValueSet,
+    BVar,
+    Scope,
+    cp_name,
+)
+from p4switch.frontend.stmts import BlockLowering, annos_ir
+from p4switch.frontend.types import BlockTypeRef, ExternInfo, Globals, TVar, TypeEnv, type_str
+
+PIPELINE = ("p", "vr", "ig", "eg", "ck", "dep")
+
+
+class Elaborator:
+    """AST program -> IR program (see module docstring)."""
+
+    def __init__(self, prog: A.Program) -> None:
+        self.prog = prog
+        self.g = Globals()
+        self.env = TypeEnv(self.g, self._fold_const)
+        self.low = BlockLowering(self.g, self.env)
+        self.calls = CallResolver(self.low)
+        self.top_actions: list[ir.Action] = []
+        self.functions: list[ir.Function] = []
+
+    def _fold_const(self, e: Any) -> int:
+        x = self.low.global_expr(e)
+        if not isinstance(x, ir.Constant):
+            raise P4Error(getattr(e, "coord", None), "expected a compile-time integer constant")
+        return x.value
+
+    # ------------------------------------------------------------------ collect
+    def _declare(self, name: str, kind: str, coord: ir.Coord) -> None:
+        prev = self.g.names.get(name)
+        if prev is not None and not (prev == kind == "extern_func"):
+            raise P4Error(coord, f"{name}: duplicate declaration (already declared as {prev})")
+        self.g.names[name] = kind
+
+    def collect(self) -> None:
+        g = self.g
+        for d in self.prog.decls:
+            if isinstance(d, A.DConst):
+                self._declare(d.name, "constant", d.coord)
+                t = self.env.resolve(d.type)
+                v = self.low.convert(self.low.global_expr(d.value, t), t, d.coord, d.name)
+                g.consts[d.name] = v
+            elif isinstance(d, A.DTypedef):
+                self._declare(d.name, "type", d.coord)
+                g.typedefs[d.name] = self.env.resolve(d.type)
+            elif isinstance(d, A.DStruct):
+                self._declare(d.name, "type", d.coord)
+                g.types[d.name] = self._struct(d)
+                g.type_annos[d.name] = d.annos
+            elif isinstance(d, A.DEnum):
+                self._declare(d.name, "type", d.coord)
+                g.types[d.name] = self._enum(d)
+            elif isinstance(d, A.DError):
+                for m in d.members:
+                    if m in g.errors:
+                        raise P4Error(d.coord, f"error.{m}: duplicate declaration")
+                    g.errors.append(m)
+            elif isinstance(d, A.DMatchKind):
+                for m in d.members:
+                    if m in g.match_kinds:
+                        raise P4Error(d.coord, f"{m}: duplicate match_kind")
+                    g.match_kinds.append(m)
+            elif isinstance(d, A.DExternObj):
+                self._declare(d.name, "extern", d.coord)
+                methods: dict[str, list[A.MethodProto]] = {}
+                for m in d.methods:
+                    if not m.is_ctor:
+                        methods.setdefault(m.name, []).append(m)
+                g.externs[d.name] = ExternInfo(decl=d, ctors=[m for m in d.methods if m.is_ctor], methods=methods)
+            elif isinstance(d, A.DExternFunc):
+                self._declare(d.proto.name, "extern_func", d.coord)
+                g.extern_funcs.setdefault(d.proto.name, []).append(d.proto)
+            elif isinstance(d, A.DBlockType):
+                self._declare(d.name, d.kind + " type", d.coord)
+                g.block_types[d.name] = d
+            elif isinstance(d, A.DParser):
+                self._declare(d.name, "parser", d.coord)
+                g.parsers[d.name] = d
+            elif isinstance(d, A.DControl):
+                self._declare(d.name, "control", d.coord)
+                g.controls[d.name] = d
+            elif isinstance(d, A.DAction):
+                self._declare(d.name, "action", d.coord)
+                g.actions[d.name] = d
+                self._top_action(d)
+            elif isinstance(d, A.DFunction):
+                self._declare(d.proto.name, "function", d.coord)
+                g.functions[d.proto.name] = d
+                self._function(d)
+            elif isinstance(d, A.DInstance):
+                self._declare(d.name, "instance", d.coord)
+                g.instances[d.name] = d
+            else:
+                raise unsupported(getattr(d, "coord", None), f"declaration {type(d).__name__}")
+
+    def _struct(self, d: A.DStruct) -> Any:
+        fields = []
+        names: set[str] = set()
+        varbits = 0
+        for f in d.fields:
+            if f.name in names:
+                raise P4Error(f.coord, f"{f.name}: duplicate field in {d.name}")
+            names.add(f.name)
+            t = self.env.resolve(f.type)
+            nt = self.env.named(t)
+            if d.kind == "header":
+                ok = isinstance(nt, (ir.BitsType, ir.VarbitType, ir.BoolType)) or (
+                    isinstance(nt, ir.EnumType) and nt.underlying is not None
+                )
+                if not ok:
+                    raise P4Error(f.coord, f"{f.name}: a header field cannot have type {type_str(t)}")
+                varbits += isinstance(nt, ir.VarbitType)
+                if varbits > 1:
+                    raise P4Error(f.coord, f"{d.name}: a header may have at most one varbit field")
+            elif d.kind == "header_union":
+                if not isinstance(nt, ir.HeaderType):
+                    raise P4Error(f.coord, f"{f.name}: header_union fields must be headers")
+            elif isinstance(nt, (ir.IntType, ir.StringType, ir.VoidType, ir.ExternType)):
+                raise P4Error(f.coord, f"{f.name}: a struct field cannot have type {type_str(t)}")
+            fields.append(ir.Field(name=f.name, type=t, annotations=annos_ir(f.annos)))
+        cls = {"header": ir.HeaderType, "header_union": ir.HeaderUnionType, "struct": ir.StructType}[d.kind]
+        return cls(name=d.name, fields=tuple(fields), annotations=annos_ir(d.annos), coord=d.coord)
+
+    def _enum(self, d: A.DEnum) -> ir.EnumType:
+        if len(set(d.members)) != len(d.members):
+            raise P4Error(d.coord, f"enum {d.name}: duplicate member")
+        if d.underlying is None:
+            return ir.EnumType(name=d.name, members=tuple(d.members), coord=d.coord)
+        ut = self.env.resolve(d.underlying)
+        if not isinstance(ut, ir.BitsType):
+            raise P4Error(d.coord, f"enum {d.name}: underlying type must be bit<W> or int<W>, not {type_str(ut)}")
+        values = tuple(wrap(self._fold_const(v), ut) for v in d.values)
+        return ir.EnumType(name=d.name, members=tuple(d.members), underlying=ut, values=values, coord=d.coord)
+
+    # ------------------------------------------------------------------ params
+    def _params(self, params: list[A.ParamAst], ctx: Ctx, kind: str, tvars: dict[str, Any] | None = None) -> list[ir.Param]:
+        out = []
+        for p in params:
+            t = self.env.resolve(p.type, tvars or ctx.tvars)
+            if kind == "action" and not p.direction and not isinstance(self.env.named(t), (ir.BitsType, ir.BoolType, ir.EnumType)):
+                raise P4Error(p.coord, f"{p.name}: action data parameter of type {type_str(t)} is not supported (bit<W>, int<W>, bool or enum)")
+            uid = ctx.block.uid(p.name)
+            var = ir.Var(name=p.name, uid=uid, scope=ir.Scope.PARAM, type=t, coord=p.coord)
+            readonly = p.direction in ("in", "") and not isinstance(t, ir.ExternType)
+            ctx.scope.declare(p.name, BVar(var=var, readonly=readonly, direction=p.direction or "directionless"), p.coord)
+            out.append(ir.Param(name=p.name, uid=uid, direction=p.direction, type=t,
+                                annotations=annos_ir(p.annos), coord=p.coord))
+        return out
+
+    # ------------------------------------------------------------------ actions & functions
+    def _action(self, d: A.DAction, ctx: Ctx, prefix: str) -> tuple[ir.Action, BAction]:
+        actx = Ctx(scope=Scope(ctx.scope), block=ctx.block, in_action=True, tvars=ctx.tvars)
+        params = self._params(d.params, actx, "action")
+        seen_data = False
+        for p in d.params:
+            if not p.direction:
+                seen_data = True
+            elif seen_data:
+                raise P4Error(p.coord, f"{d.name}: directional parameters must come before action data parameters")
+        name = cp_name(prefix, d.name, d.annos)
+        binding = BAction(decl=d, cp_name=name, params=params)
+        body = self.low.block(d.body, actx, new_scope=False)
+        act = ir.Action(name=d.name, cp_name=name, params=params, body=body, annotations=annos_ir(d.annos), coord=d.coord)
+        binding.ir_action = act
+        return act, binding
+
+    def _top_action(self, d: A.DAction) -> None:
+        ctx = Ctx(scope=Scope(), block=BlockCtx(prefix="", kind="action"))
+        act, b = self._action(d, ctx, "")
+        self.low.global_actions[d.name] = b
+        self.top_actions.append(act)
+
+    def _function(self, d: A.DFunction) -> None:
+        proto = d.proto
+        tv = {n: TVar(name=n) for n in proto.tparams}
+        ctx = Ctx(scope=Scope(), block=BlockCtx(prefix="", kind="function"), tvars=tv)
+        ret = self.env.resolve(proto.ret, tv)
+        ctx.return_type = ret
+        params = self._params(proto.params, ctx, "function")
+        body = self.low.block(d.body, ctx, new_scope=False)
+        if not isinstance(ret, ir.VoidType) and not _always_returns(body):
+            raise P4Error(d.coord, f"{proto.name}: function does not return a value on every path")
+        self.functions.append(ir.Function(name=proto.name, uid=proto.name, return_type=ret, params=params, body=body, coord=d.coord))
+
+    # ------------------------------------------------------------------ instances
+    def _ctor_args(self, proto_params: list[A.ParamAst], args: list[A.Arg], ctx: Ctx, fname: str,
+                   tvars: dict[str, Any], binding: dict[str, Any], coord: ir.Coord) -> list[ir.Expr]:
+        bound = self.calls.bind(fname, proto_params, args, ctx, coord, tvars, binding)
+        return [a.value for a in bound]
+
+    def extern_instance(self, d: A.DInstance, ctx: Ctx, prefix: str) -> BExtern:
+        t = self.env.resolve(d.type, ctx.tvars)
+        info = self.g.externs[t.name]
+        binding = {n: a for n, a in zip(info.decl.tparams, t.type_args, strict=False) if not isinstance(a, TVar)}
+        tv = {n: TVar(name=n) for n in info.decl.tparams}
+        if not info.ctors:
+            raise P4Error(d.coord, f"{t.name}: cannot be instantiated")
+        proto = self.calls._pick(t.name, info.ctors, len(d.args), d.coord)
+        args = self._ctor_args(proto.params, d.args, ctx, t.name, tv, binding, d.coord)
+        targs = tuple(binding.get(n, TVar(name=n)) for n in info.decl.tparams)
+        if any(isinstance(a, TVar) for a in targs):
+            raise P4Error(d.coord, f"{t.name}: type arguments needed ({t.name}<...>)")
+        et = ir.ExternType(name=t.name, type_args=targs)
+        uid = ctx.block.uid(d.name)
+        inst = ir.ExternInstance(name=d.name, cp_name=cp_name(prefix, d.name, d.annos), uid=uid, type=et,
+                                 args=args, annotations=annos_ir(d.annos), coord=d.coord)
+        var = ir.Var(name=d.name, uid=uid, scope=ir.Scope.INSTANCE, type=et, coord=d.coord)
+        b = BExtern(var=var, inst=inst)
+        ctx.scope.declare(d.name, b, d.coord)
+        return b
+
+    def local_instance(self, d: A.DInstance, ctx: Ctx, prefix: str, kind: str) -> Any:
+        t = self.env.resolve(d.type, ctx.tvars)
+        if isinstance(t, ir.ExternType):
+            if t.name in ("packet_in", "packet_out"):
+                raise P4Error(d.coord, f"{t.name}: cannot be instantiated")
+            return self.extern_instance(d, ctx, prefix).inst
+        if isinstance(t, BlockTypeRef) and t.name in self.g.controls | self.g.parsers:
+            sub_kind = "control" if t.name in self.g.controls else "parser"
+            if sub_kind != kind:
+                raise P4Error(d.coord, f"a {sub_kind} cannot be instantiated inside a {kind}")
+            decl = self.g.controls.get(t.name) or self.g.parsers[t.name]
+            ctor_vals = self._block_ctor_args(decl, d.args, ctx, d.coord)
+            sub_prefix = cp_name(prefix, d.name, d.annos)
+            uid = ctx.block.uid(d.name)
+            inst = self.instantiate(decl, sub_prefix, d.name, uid, ctor_vals, d.coord, d.annos)
+            var = ir.Var(name=d.name, uid=uid, scope=ir.Scope.INSTANCE, type=ir.ExternType(name=t.name), coord=d.coord)
+            ctx.scope.declare(d.name, BSub(var=var, kind=sub_kind, inst=inst), d.coord)
+            return inst
+        raise P4Error(d.coord, f"{type_str(t)}: cannot be instantiated here")
+
+    def _block_ctor_args(self, decl: Any, args: list[A.Arg], ctx: Ctx, coord: ir.Coord) -> dict[str, ir.Expr]:
+        if len(args) != len(decl.ctor_params):
+            raise P4Error(coord, f"{decl.name}: expected {len(decl.ctor_params)} constructor arguments, got {len(args)}")
+        out = {}
+        for p, a in zip(decl.ctor_params, args, strict=True):
+            t = self.env.resolve(p.type)
+            v = self.low.convert(self.low.expr(a.value, ctx, t), t, a.coord, p.name)
+            if not isinstance(v, (ir.Constant, ir.BoolLit, ir.EnumMember, ir.ErrorMember, ir.StringLit)):
+                raise unsupported(a.coord, "a non-constant constructor argument")
+            out[p.name] = v
+        return out
+
+    def instantiate(self, decl: Any, prefix: str, name: str, uid: str, ctor_vals: dict[str, ir.Expr],
+                    coord: ir.Coord, annos: list[A.Anno] | None = None) -> Any:
+        kind = "control" if isinstance(decl, A.DControl) else "parser"
+        block = BlockCtx(prefix=prefix, kind=kind)
+        ctx = Ctx(scope=Scope(), block=block, in_parser=kind == "parser")
+        params = self._params(decl.params, ctx, kind)
+        ctor_params = []
+        for p in decl.ctor_params:
+            t = self.env.resolve(p.type)
+            ctx.scope.declare(p.name, BConst(value=ctor_vals[p.name]), p.coord)
+            ctor_params.append(ir.Param(name=p.name, uid=block.uid(p.name), direction="", type=t,
+                                        default=ctor_vals[p.name], coord=p.coord))
+        locals_: list[Any] = []
+        for d in decl.locals:
+            if isinstance(d, A.DConst):
+                self.low.local_const(d, ctx)
+            elif isinstance(d, A.DVar):
+                locals_.append(self.low.local_var(d, ctx))
+            elif isinstance(d, A.DInstance):
+                locals_.append(self.local_instance(d, ctx, prefix, kind))
+            elif isinstance(d, A.DAction) and kind == "control":
+                act, b = self._action(d, ctx, prefix)
+                ctx.scope.declare(d.name, b, d.coord)
+                locals_.append(act)
+            elif isinstance(d, A.DTable) and kind == "control":
+                uid_t = block.uid(d.name)
+                var = ir.Var(name=d.name, uid=uid_t, scope=ir.Scope.INSTANCE, type=ir.ExternType(name="table"), coord=d.coord)
+                b = BTable(var=var, cp_name=cp_name(prefix, d.name, d.annos), decl=d)
+                b.table = self.low.table(d, ctx, b)
+                ctx.scope.declare(d.name, b, d.coord)
+                locals_.append(b.table)
+            elif isinstance(d, A.DValueSet) and kind == "parser":
+                locals_.append(self._value_set(d, ctx, prefix))
+            elif isinstance(d, A.DFunction):
+                raise unsupported(d.coord, "a function declared inside a control or parser")
+            else:
+                raise P4Error(getattr(d, "coord", None), f"{type(d).__name__[1:].lower()} not allowed in a {kind}")
+        if kind == "control":
+            body = self.low.block(decl.apply, ctx)
+            ctl = ir.Control(name=decl.name, params=params, ctor_params=ctor_params, locals=locals_, apply=body,
+                             annotations=annos_ir(decl.annos), coord=decl.coord)
+            return ir.ControlInstance(name=name, uid=uid, cp_name=prefix, decl=ctl, coord=coord)
+        names = [s.name for s in decl.states]
+        seen: set[str] = set()
+        for s in decl.states:
+            if s.name in seen:
+                raise P4Error(s.coord, f"{s.name}: duplicate state")
+            if s.name in ("accept", "reject"):
+                raise P4Error(s.coord, f"{s.name}: a parser cannot declare state {s.name}")
+            seen.add(s.name)
+        if "start" not in seen:
+            raise P4Error(decl.coord, f"parser {decl.name}: no 'start' state")
+        states = [self.low.parser_state(s, ctx, set(names)) for s in decl.states]
+        prs = ir.Parser(name=decl.name, params=params, ctor_params=ctor_params, locals=locals_, states=states,
+                        annotations=annos_ir(decl.annos), coord=decl.coord)
+        return ir.ParserInstance(name=name, uid=uid, cp_name=prefix, decl=prs, coord=coord)
+
+    def _value_set(self, d: A.DValueSet, ctx: Ctx, prefix: str) -> ir.ValueSet:
+        t = self.env.resolve(d.type, ctx.tvars)
+        size = self.low.const_int(d.size, ctx, "value_set size")
+        uid = ctx.block.uid(d.name)
+        vs = ir.ValueSet(name=d.name, cp_name=cp_name(prefix, d.name, d.annos), uid=uid, type=t, size=size,
+                         annotations=annos_ir(d.annos), coord=d.coord)
+        var = ir.Var(name=d.name, uid=uid, scope=ir.Scope.INSTANCE, type=ir.ExternType(name="value_set", type_args=(t,)), coord=d.coord)
+        ctx.scope.declare(d.name, BValueSet(var=var, vs=vs), d.coord)
+        return vs
+
+    # ------------------------------------------------------------------ main
+    def elaborate(self) -> ir.Program:
+        self.collect()
+        main = self.g.instances.get("main")
+        if main is None:
+            raise P4Error(ir.Coord(file=self.prog.file, line=1, col=1), "program has no 'main' instance (V1Switch(...) main;)")
+        pt = self.env.resolve(main.type)
+        if not isinstance(pt, BlockTypeRef) or pt.name != "V1Switch":
+            raise unsupported(main.coord, f"package {type_str(pt)} (only v1model's V1Switch)")
+        pkg = self.g.block_types["V1Switch"]
+        if len(main.args) != len(pkg.params):
+            raise P4Error(main.coord, f"V1Switch: expected {len(pkg.params)} arguments, got {len(main.args)}")
+        pipeline: dict[str, Any] = {}
+        gctx = Ctx(scope=Scope(), block=BlockCtx(prefix="", kind="global"))
+        hm: dict[str, Any] = {}
+        for p, a in zip(pkg.params, main.args, strict=True):
+            decl, ctor_args, annos, coord = self._main_arg(a)
+            proto = self.g.block_types[p.type.base.name if isinstance(p.type, A.TSpecialized) else p.type.name]
+            want = "control" if proto.kind == "control" else "parser"
+            if (want == "control") != isinstance(decl, A.DControl):
+                raise P4Error(coord, f"V1Switch argument '{p.name}' must be a {want}, not {decl.name}")
+            self._check_signature(decl, proto, hm, coord)
+            ctor_vals = self._block_ctor_args(decl, ctor_args, gctx, coord)
+            prefix = cp_name("", decl.name, decl.annos)
+            pipeline[p.name] = self.instantiate(decl, prefix, decl.name, p.name, ctor_vals, coord, annos)
+        for name, inst in self.g.instances.items():
+            if name != "main":
+                raise unsupported(inst.coord, "a top-level instance other than main")
+        headers = []
+        for tname, t in self.g.types.items():
+            if isinstance(t, ir.HeaderType):
+                a = A.find_anno(self.g.type_annos.get(tname), "controller_header")
+                if a is not None:
+                    if not a.args or a.args[0] not in ("packet_in", "packet_out"):
+                        raise P4Error(a.coord, '@controller_header must be "packet_in" or "packet_out"')
+                    headers.append(ir.ControllerHeader(kind=a.args[0], header=tname))
+        return ir.Program(
+            arch="v1model", source=self.prog.file, types=dict(self.g.types), errors=list(self.g.errors),
+            match_kinds=list(self.g.match_kinds), constants=dict(self.g.consts), functions=self.functions,
+            actions=self.top_actions, pipeline=pipeline, controller_headers=headers,
+            digests=list(self.low.digests.values()), annotations=annos_ir(main.annos),
+        )
+
+    def _main_arg(self, a: A.Arg) -> tuple[Any, list[A.Arg], list[A.Anno], ir.Coord]:
+        v = a.value
+        if isinstance(v, A.ECtor) and isinstance(v.type, A.TName):
+            name = v.type.name
+            decl = self.g.controls.get(name) or self.g.parsers.get(name)
+            if decl is None:
+                raise P4Error(v.coord, f"{name}: not a parser or control")
+            return decl, v.args, [], v.coord
+        if isinstance(v, A.EName) and v.name in self.g.instances:
+            inst = self.g.instances.pop(v.name)
+            t = inst.type
+            name = t.name if isinstance(t, A.TName) else ""
+            decl = self.g.controls.get(name) or self.g.parsers.get(name)
+            if decl is None:
+                raise P4Error(inst.coord, f"{name}: not a parser or control")
+            return decl, inst.args, inst.annos, inst.coord
+        raise P4Error(getattr(v, "coord", a.coord), "V1Switch arguments must be parser/control instances")
+
+    def _check_signature(self, decl: Any, proto: A.DBlockType, hm: dict[str, Any], coord: ir.Coord) -> None:
+        if len(decl.params) != len(proto.params):
+            raise P4Error(decl.coord, f"{decl.name}: expected {len(proto.params)} parameters like {proto.name}, has {len(decl.params)}")
+        for dp, pp in zip(decl.params, proto.params, strict=True):
+            if (dp.direction or "") != (pp.direction or ""):
+                raise P4Error(dp.coord, f"{decl.name}: parameter '{dp.name}' must be '{pp.direction or 'directionless'}' like {proto.name}'s '{pp.name}'")
+            dt = self.env.resolve(dp.type)
+            if isinstance(pp.type, A.TName) and pp.type.name in proto.tparams:
+                prev = hm.get(pp.type.name)
+                if prev is None:
+                    hm[pp.type.name] = dt
+                elif prev != dt:
+                    raise P4Error(dp.coord, f"{decl.name}: parameter '{dp.name}' has type {type_str(dt)}, but other blocks use {type_str(prev)}")
+            else:
+                pt = self.env.resolve(pp.type)
+                if pt != dt:
+                    raise P4Error(dp.coord, f"{decl.name}: parameter '{dp.name}' must have type {type_str(pt)}")
+
+
+def _always_returns(b: ir.Block) -> bool:
+    for s in b.stmts:
+        if isinstance(s, (ir.Return, ir.Exit)):
+            return True
+        if isinstance(s, ir.If) and s.else_ is not None and _always_returns(s.then) and _always_returns(s.else_):
+            return True
+        if isinstance(s, ir.Block) and _always_returns(s):
+            return True
+    return False
+
+
+__all__ = ["Elaborator", "PIPELINE", "BFunction", "BValueSet"]

@@ -1,0 +1,37 @@
+"""The front end's one exception: `P4Error`, a source error with a `Coord`.
+
+`str(e)` reads ``file:line:col: error: message`` (pycparser/p4c style); the
+file is the user's original file (mapped back through cpp's line markers).
+`P4Error.source_line` holds the text of that line when known, so the CLI can
+print it with a caret under the column.
+"""
+
+from __future__ import annotations
+
+from p4switch import ir
+
+
+class P4Error(Exception):
+    """A P4 program the front end rejects (syntax, names, types, unsupported)."""
+
+    def __init__(self, coord: ir.Coord | None, message: str, source_line: str = "") -> None:
+        self.coord = coord or ir.NO_COORD
+        self.message = message
+        self.source_line = source_line
+        super().__init__(str(self))
+
+    def __str__(self) -> str:
+        return f"{self.coord}: error: {self.message}"
+
+    def caret(self) -> str:
+        """The source line and a caret under the column, or '' when unknown."""
+        if not self.source_line:
+            return ""
+        line = self.source_line.rstrip("\n")
+        pad = "".join("\t" if c == "\t" else " " for c in line[: max(self.coord.col - 1, 0)])
+        return f"{line}\n{pad}^"
+
+
+def unsupported(coord: ir.Coord | None, what: str) -> P4Error:
+    """The error for a construct outside the supported subset."""
+    return P4Error(coord, f"{what} is not supported")

@@ -1,0 +1,381 @@
+"""Statements, tables and parser states: AST -> IR inside one block instance.
+
+`BlockLowering` extends the expression checker with statement lowering
+(scopes, local variables, switch on `action_run` or on a value, exit/return
+rules), table lowering (keys, actions, default action, const entries and
+their priorities, size, implementation, direct counters/meters, timeouts) and
+parser state lowering (transitions, select keysets incl. masks, ranges,
+default and value sets).
+
+Names defined here: `BlockLowering`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from p4switch import ir
+from p4switch.frontend import ast as A
+from p4switch.frontend.errors import P4Error, unsupported
+from p4switch.frontend.exprs import BOOL, Ctx, ExprChecker, expr_text
+from p4switch.frontend.scope import BAction, BConst, BExtern, BTable, BValueSet, BVar, Scope
+from p4switch.frontend.types import type_str
+
+_TABLE_PROPS = {"default_action", "size", "implementation", "counters", "meters", "support_timeout"}
+
+
+def annos_ir(annos: list[A.Anno] | None) -> tuple[ir.Annotation, ...]:
+    out = []
+    for a in annos or ():
+        args = list(a.args)
+        for k, v in a.kv.items():
+            args.append(f"{k}={v!r}" if isinstance(v, str) else f"{k}={v}")
+        out.append(ir.Annotation(name=a.name, args=tuple(args), coord=a.coord))
+    return tuple(out)
+
+
+class BlockLowering(ExprChecker):
+    """Statement/table/parser-state lowering (see module docstring)."""
+
+    # ------------------------------------------------------------------ statements
+    def block(self, b: A.SBlock, ctx: Ctx, new_scope: bool = True) -> ir.Block:
+        inner = Ctx(scope=Scope(ctx.scope) if new_scope else ctx.scope, block=ctx.block,
+                    in_action=ctx.in_action, in_parser=ctx.in_parser, return_type=ctx.return_type,
+                    tvars=ctx.tvars)
+        stmts: list[ir.Stmt] = []
+        for s in b.stmts:
+            stmts.extend(self.stmt(s, inner))
+        return ir.Block(stmts=stmts, coord=b.coord)
+
+    def stmt(self, s: Any, ctx: Ctx) -> list[ir.Stmt]:
+        if isinstance(s, A.SAssign):
+            lhs = self.expr(s.lhs, ctx)
+            self.check_lvalue(lhs, ctx, s.coord)
+            rhs = self.expr(s.rhs, ctx, lhs.type)
+            rhs = self.convert(rhs, lhs.type, s.coord, "assignment")
+            return [ir.Assign(lhs=lhs, rhs=rhs, coord=s.coord)]
+        if isinstance(s, A.SCall):
+            call = self.calls.call(s.call, ctx)  # type: ignore[attr-defined]
+            if not isinstance(call, ir.MethodCall):
+                raise P4Error(s.coord, "this expression is not a statement")
+            return [ir.CallStmt(call=call, coord=s.coord)]
+        if isinstance(s, A.SIf):
+            cond = self.expr(s.cond, ctx)
+            if not isinstance(self.named(cond.type), ir.BoolType):
+                raise P4Error(s.cond.coord, f"if condition must be bool, not {type_str(cond.type)}")
+            then = self._as_block(s.then, ctx)
+            else_ = self._as_block(s.else_, ctx) if s.else_ is not None else None
+            return [ir.If(cond=cond, then=then, else_=else_, coord=s.coord)]
+        if isinstance(s, A.SBlock):
+            return [self.block(s, ctx)]
+        if isinstance(s, A.SSwitch):
+            return [self.switch(s, ctx)]
+        if isinstance(s, A.SExit):
+            if ctx.in_parser:
+                raise P4Error(s.coord, "exit is not allowed in a parser")
+            if ctx.block.kind == "function":
+                raise P4Error(s.coord, "exit is not allowed in a function")
+            return [ir.Exit(coord=s.coord)]
+        if isinstance(s, A.SReturn):
+            if ctx.in_parser:
+                raise P4Error(s.coord, "return is not allowed in a parser")
+            rt = ctx.return_type
+            if s.value is None:
+                if rt is not None and not isinstance(rt, ir.VoidType):
+                    raise P4Error(s.coord, f"return without a value in a function returning {type_str(rt)}")
+                return [ir.Return(coord=s.coord)]
+            if rt is None or isinstance(rt, ir.VoidType):
+                raise P4Error(s.coord, "return with a value outside a function returning a value")
+            v = self.convert(self.expr(s.value, ctx, rt), rt, s.coord, "return")
+            return [ir.Return(value=v, coord=s.coord)]
+        if isinstance(s, A.SEmpty):
+            return []
+        if isinstance(s, A.DConst):
+            self.local_const(s, ctx)
+            return []
+        if isinstance(s, A.DVar):
+            return [self.local_var(s, ctx)]
+        if isinstance(s, A.SDirectApply):
+            raise unsupported(s.coord, "direct application of a control or parser type")
+        if isinstance(s, A.DInstance):
+            raise P4Error(s.coord, "instantiations are not allowed inside a block")
+        raise unsupported(getattr(s, "coord", None), f"statement {type(s).__name__}")
+
+    def _as_block(self, s: Any, ctx: Ctx) -> ir.Block:
+        if isinstance(s, A.SBlock):
+            return self.block(s, ctx)
+        inner = Ctx(scope=Scope(ctx.scope), block=ctx.block, in_action=ctx.in_action,
+                    in_parser=ctx.in_parser, return_type=ctx.return_type, tvars=ctx.tvars)
+        return ir.Block(stmts=self.stmt(s, inner), coord=s.coord)
+
+    def local_const(self, d: A.DConst, ctx: Ctx) -> None:
+        t = self.env.resolve(d.type, ctx.tvars)
+        v = self.convert(self.expr(d.value, ctx, t), t, d.coord, d.name)
+        ctx.scope.declare(d.name, BConst(value=v), d.coord)
+
+    def local_var(self, d: A.DVar, ctx: Ctx) -> ir.VarDecl:
+        t = self.env.resolve(d.type, ctx.tvars)
+        if isinstance(t, (ir.IntType, ir.StringType, ir.VoidType)):
+            raise P4Error(d.coord, f"{d.name}: a variable cannot have type {type_str(t)}")
+        init = None
+        if d.init is not None:
+            init = self.convert(self.expr(d.init, ctx, t), t, d.coord, d.name)
+        var = ir.Var(name=d.name, uid=ctx.block.uid(d.name), scope=ir.Scope.LOCAL, type=t, coord=d.coord)
+        ctx.scope.declare(d.name, BVar(var=var), d.coord)
+        return ir.VarDecl(var=var, init=init, coord=d.coord)
+
+    def switch(self, s: A.SSwitch, ctx: Ctx) -> ir.Switch:
+        e = self.expr(s.expr, ctx)
+        on_action_run = (
+            isinstance(e, ir.Member) and e.name == "action_run"
+            and isinstance(e.expr, ir.MethodCall) and e.expr.kind == ir.CallKind.TABLE_APPLY
+        )
+        cases: list[ir.SwitchCase] = []
+        seen: set[Any] = set()
+        for i, c in enumerate(s.cases):
+            is_default = isinstance(c.label, A.EDefault)
+            if is_default and i != len(s.cases) - 1:
+                raise P4Error(c.coord, "switch: 'default' must be the last label")
+            labels: list[Any] = []
+            if not is_default:
+                if on_action_run:
+                    if not isinstance(c.label, A.EName):
+                        raise P4Error(c.coord, "switch on action_run: labels must be action names")
+                    b = self.lookup(c.label.name, ctx, c.coord, c.label.dot)
+                    actions = self.named(e.type).members
+                    if not isinstance(b, BAction) or b.cp_name not in actions:
+                        raise P4Error(c.coord, f"{c.label.name}: not an action of the table")
+                    key: Any = b.cp_name
+                    labels = [b.cp_name]
+                else:
+                    v = self.convert(self.expr(c.label, ctx, e.type), e.type, c.coord, "switch label")
+                    if not isinstance(v, (ir.Constant, ir.EnumMember, ir.ErrorMember, ir.BoolLit)):
+                        raise P4Error(c.coord, "switch labels must be compile-time constants")
+                    key = (getattr(v, "value", None), getattr(v, "member", None), getattr(v, "name", None))
+                    labels = [v]
+                if key in seen:
+                    raise P4Error(c.coord, "switch: duplicate label")
+                seen.add(key)
+            body = self.block(c.body, ctx) if c.body is not None else None
+            cases.append(ir.SwitchCase(labels=labels, body=body, is_default=is_default, coord=c.coord))
+        if not on_action_run:
+            t = self.named(e.type)
+            if not isinstance(t, (ir.BitsType, ir.EnumType, ir.ErrorType)):
+                raise P4Error(s.expr.coord, f"switch on a value of type {type_str(e.type)} is not supported")
+        return ir.Switch(expr=e, cases=cases, on_action_run=on_action_run, coord=s.coord)
+
+    # ------------------------------------------------------------------ keysets
+    def keyset(self, k: Any, t: Any, ctx: Ctx) -> ir.Keyset:
+        if isinstance(k, (A.EDefault, A.EDontCare)):
+            return ir.Keyset(kind="default", coord=k.coord)
+        if isinstance(k, A.EMask):
+            v = self.convert(self.expr(k.value, ctx, t), t, k.coord, "keyset")
+            m = self.convert(self.expr(k.mask, ctx, t), t, k.coord, "mask")
+            return ir.Keyset(kind="mask", value=v, mask=m, coord=k.coord)
+        if isinstance(k, A.ERange):
+            lo = self.convert(self.expr(k.lo, ctx, t), t, k.coord, "range")
+            hi = self.convert(self.expr(k.hi, ctx, t), t, k.coord, "range")
+            return ir.Keyset(kind="range", value=lo, hi=hi, coord=k.coord)
+        if isinstance(k, A.EName):
+            b = self.lookup(k.name, ctx, k.coord, k.dot)
+            if isinstance(b, BValueSet):
+                if b.vs.type != t:
+                    raise P4Error(k.coord, f"value_set {k.name} of type {type_str(b.vs.type)} used for a key of type {type_str(t)}")
+                v = b.var
+                return ir.Keyset(kind="value_set", value=ir.Var(name=v.name, uid=v.uid, scope=v.scope, type=v.type, coord=k.coord), coord=k.coord)
+        v = self.convert(self.expr(k, ctx, t), t, k.coord, "keyset")
+        if not isinstance(v, (ir.Constant, ir.BoolLit, ir.EnumMember, ir.ErrorMember)):
+            raise P4Error(k.coord, "keyset values must be compile-time constants")
+        return ir.Keyset(kind="exact", value=v, coord=k.coord)
+
+    def keysets(self, k: Any, types: list[Any], ctx: Ctx) -> list[ir.Keyset]:
+        if isinstance(k, (A.EDefault, A.EDontCare)) and len(types) != 1:
+            return [ir.Keyset(kind="default", coord=k.coord) for _ in types]
+        items = k.items if isinstance(k, A.ETuple) else [k]
+        if isinstance(k, A.EList) and len(types) > 1:
+            items = k.items
+        if len(items) != len(types):
+            raise P4Error(k.coord, f"keyset has {len(items)} components, expected {len(types)}")
+        return [self.keyset(it, t, ctx) for it, t in zip(items, types, strict=True)]
+
+    # ------------------------------------------------------------------ parser states
+    def parser_state(self, st: A.StateAst, ctx: Ctx, state_names: set[str]) -> ir.ParserState:
+        inner = Ctx(scope=Scope(ctx.scope), block=ctx.block, in_parser=True)
+        stmts: list[ir.Stmt] = []
+        for s in st.stmts:
+            stmts.extend(self.stmt(s, inner))
+        tr = st.transition
+        if tr.select is None:
+            self._check_state(tr.state, state_names, tr.coord)
+            trans = ir.Transition(state=tr.state, coord=tr.coord)
+        else:
+            keys = [self.expr(e, inner) for e in tr.select]
+            for kx, ke in zip(keys, tr.select, strict=True):
+                if isinstance(self.named(kx.type), ir.IntType):
+                    raise P4Error(ke.coord, "select key must have a known width")
+            types = [kx.type for kx in keys]
+            cases = []
+            for c in tr.cases:
+                self._check_state(c.state, state_names, c.coord)
+                cases.append(ir.SelectCase(keysets=self.keysets(c.keyset, types, inner), state=c.state, coord=c.coord))
+            trans = ir.Transition(select=keys, cases=cases, coord=tr.coord)
+        return ir.ParserState(name=st.name, stmts=stmts, transition=trans, annotations=annos_ir(st.annos), coord=st.coord)
+
+    @staticmethod
+    def _check_state(name: str | None, names: set[str], coord: ir.Coord) -> None:
+        if name not in names and name not in ("accept", "reject"):
+            raise P4Error(coord, f"{name}: state not found")
+
+    # ------------------------------------------------------------------ tables
+    def _action_binding(self, name: str, dot: bool, ctx: Ctx, coord: ir.Coord) -> BAction:
+        b = self.lookup(name, ctx, coord, dot)
+        if not isinstance(b, BAction):
+            raise P4Error(coord, f"{name}: not an action")
+        return b
+
+    def _action_ref(self, call: Any, ctx: Ctx, allowed: dict[str, BAction] | None, what: str) -> ir.ActionRef:
+        """An action call in default_action / entries: all data arguments given."""
+        if isinstance(call, A.EName):
+            func, args = call, []
+        elif isinstance(call, A.ECall) and isinstance(call.func, A.EName):
+            func, args = call.func, call.args
+        else:
+            raise P4Error(call.coord, f"{what}: expected an action call")
+        b = self._action_binding(func.name, func.dot, ctx, func.coord)
+        if allowed is not None and b.cp_name not in allowed:
+            raise P4Error(call.coord, f"{what}: action {func.name} is not in the table's actions list")
+        data = [p for p, pa in zip(b.params, b.decl.params, strict=True) if not pa.direction]
+        data_ast = [pa for pa in b.decl.params if not pa.direction]
+        directional = [pa for pa in b.decl.params if pa.direction]
+        if isinstance(call, A.EName) and data:
+            raise P4Error(call.coord, f"{what}: action {func.name} needs {len(data)} arguments")
+        positional = args[len(directional):] if len(args) == len(b.decl.params) else args
+        if len(positional) != len(data):
+            raise P4Error(call.coord, f"{what}: action {func.name} expects {len(data)} data arguments, got {len(positional)}")
+        vals = []
+        for p, a in zip(data, positional, strict=True):
+            v = self.convert(self.expr(a.value, ctx, p.type), p.type, a.coord, f"{func.name}: argument '{p.name}'")
+            if not isinstance(v, (ir.Constant, ir.BoolLit, ir.EnumMember)):
+                raise P4Error(a.coord, f"{what}: action arguments must be compile-time constants")
+            vals.append(v)
+        del data_ast
+        return ir.ActionRef(action=b.cp_name, args=vals, coord=call.coord)
+
+    def table(self, d: A.DTable, ctx: Ctx, b: BTable) -> ir.Table:
+        keys: list[ir.KeyElement] = []
+        actions: list[ir.ActionRef] = []
+        allowed: dict[str, BAction] = {}
+        default: ir.ActionRef | None = None
+        default_const = False
+        entries: list[ir.ConstEntry] | None = None
+        entries_const = True
+        size = None
+        impl = dcounter = dmeter = ""
+        timeout = False
+        seen: set[str] = set()
+        props = sorted(d.props, key=lambda p: {"key": 0, "actions": 1}.get(p.kind, 2))
+        tctx = Ctx(scope=ctx.scope, block=ctx.block)
+        for p in props:
+            pname = p.name
+            if pname in seen:
+                raise P4Error(p.coord, f"table {d.name}: duplicate property '{pname}'")
+            seen.add(pname)
+            if p.kind == "key":
+                for k in p.value:
+                    x = self.expr(k.expr, tctx)
+                    if k.match_kind not in self.g.match_kinds:
+                        raise P4Error(k.coord, f"{k.match_kind}: not a match_kind")
+                    kt = self.named(x.type)
+                    if not isinstance(kt, (ir.BitsType, ir.BoolType, ir.EnumType, ir.ErrorType)):
+                        raise P4Error(k.coord, f"table key of type {type_str(x.type)} is not supported")
+                    if isinstance(kt, ir.EnumType) and kt.underlying is None and k.match_kind != "exact":
+                        raise P4Error(k.coord, "an enum key can only be matched exactly")
+                    anno = A.find_anno(k.annos, "name")
+                    name = anno.args[0] if anno and anno.args else expr_text(k.expr)
+                    keys.append(ir.KeyElement(expr=x, match_kind=k.match_kind, name=name,
+                                              annotations=annos_ir(k.annos), coord=k.coord))
+            elif p.kind == "actions":
+                for it in p.value:
+                    ab = self._action_binding(it.name, it.dot, ctx, it.coord)
+                    if ab.cp_name in allowed:
+                        raise P4Error(it.coord, f"table {d.name}: action {it.name} listed twice")
+                    dir_args: list[Any] = []
+                    directional = [(pa, pt) for pa, pt in zip(ab.decl.params, ab.params, strict=True) if pa.direction]
+                    given = it.args or []
+                    if given or directional:
+                        if len(given) != len(directional):
+                            raise P4Error(it.coord, f"{it.name}: expected {len(directional)} arguments for its directional parameters, got {len(given)}")
+                        for (pa, pt), a in zip(directional, given, strict=True):
+                            v = self.expr(a.value, tctx, pt.type)
+                            if pa.direction in ("out", "inout"):
+                                self.check_lvalue(v, tctx, a.coord, it.name)
+                            else:
+                                v = self.convert(v, pt.type, a.coord, it.name)
+                            dir_args.append(v)
+                    allowed[ab.cp_name] = ab
+                    self.used_actions.add(ab.cp_name)
+                    actions.append(ir.ActionRef(action=ab.cp_name, args=dir_args,
+                                                annotations=annos_ir(it.annos), coord=it.coord))
+            elif p.kind == "entries":
+                entries_const = p.const
+                entries = []
+                kts = [k.expr.type for k in keys]
+                for en in p.value:
+                    ks = self.keysets(en.keyset, kts, tctx)
+                    ar = self._action_ref(en.action, tctx, allowed, "entry")
+                    prio = None
+                    if en.priority is not None:
+                        prio = self.const_int(en.priority, tctx, "entry priority")
+                    else:
+                        pa = A.find_anno(en.annos, "priority")
+                        if pa is not None and pa.args and isinstance(pa.args[0], int):
+                            prio = pa.args[0]
+                    entries.append(ir.ConstEntry(keys=ks, action=ar, priority=prio, coord=en.coord))
+            elif pname == "default_action":
+                default = self._action_ref(p.value, tctx, allowed, "default_action")
+                default_const = p.const
+            elif pname == "size":
+                size = self.const_int(p.value, tctx, "table size")
+            elif pname in ("implementation", "counters", "meters"):
+                target = self._extern_prop(p, tctx)
+                expect = {"implementation": ("action_profile", "action_selector"),
+                          "counters": ("direct_counter",), "meters": ("direct_meter",)}[pname]
+                if target.inst.type.name not in expect:
+                    raise P4Error(p.coord, f"table {d.name}: '{pname}' must name a {' or '.join(expect)}, not a {target.inst.type.name}")
+                if pname == "implementation":
+                    impl = target.inst.cp_name
+                elif pname == "counters":
+                    dcounter = target.inst.cp_name
+                else:
+                    dmeter = target.inst.cp_name
+            elif pname == "support_timeout":
+                v = self.expr(p.value, tctx)
+                if not isinstance(v, ir.BoolLit):
+                    raise P4Error(p.coord, "support_timeout must be true or false")
+                timeout = v.value
+            else:
+                raise unsupported(p.coord, f"table property '{pname}'")
+        if not actions:
+            raise P4Error(d.coord, f"table {d.name}: no actions property")
+        has_selector = any(k.match_kind == "selector" for k in keys)
+        if has_selector and not impl:
+            raise P4Error(d.coord, f"table {d.name}: selector keys need an action_selector implementation")
+        return ir.Table(
+            name=d.name, cp_name=b.cp_name, keys=keys, actions=actions, default_action=default,
+            default_is_const=default_const, const_entries=entries, entries_const=entries_const,
+            size=size, implementation=impl, direct_counter=dcounter, direct_meter=dmeter,
+            support_timeout=timeout, annotations=annos_ir(d.annos), coord=d.coord,
+        )
+
+    def _extern_prop(self, p: A.TableProp, ctx: Ctx) -> BExtern:
+        if isinstance(p.value, A.ECtor):
+            raise unsupported(p.coord, f"an extern constructed in the '{p.name}' property (declare the instance and name it)")
+        if not isinstance(p.value, A.EName):
+            raise P4Error(p.coord, f"'{p.name}' must name an extern instance")
+        b = self.lookup(p.value.name, ctx, p.coord, p.value.dot)
+        if not isinstance(b, BExtern):
+            raise P4Error(p.coord, f"{p.value.name}: not an extern instance")
+        return b
+
+
+__all__ = ["BlockLowering", "annos_ir", "BOOL", "BVar"]

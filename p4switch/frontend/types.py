@@ -1,0 +1,238 @@
+"""Type environment of the front end: global declarations and type resolution.
+
+`Globals` holds every top-level declaration by kind (the symbol table p4c's
+ResolveReferences builds); `resolve_type` turns type syntax into IR types
+(typedefs expanded, named types as `ir.TypeName`, type variables substituted);
+the helpers answer questions the checker asks (`width_of`, `fields_of`,
+`type_str`, `same_type`).
+
+Names defined here: `Globals`, `ExternInfo`, `BlockTypeRef`, `TVar`,
+`resolve_type`, `type_str`, `width_of`, `fields_of`, `is_bits`, `is_header_like`,
+`same_type`, `substitute`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from p4switch import ir
+from p4switch.frontend import ast as A
+from p4switch.frontend.errors import P4Error
+
+
+@dataclass(frozen=True, kw_only=True)
+class TVar:
+    """A type variable of a generic extern/function/block (never in the IR)."""
+
+    name: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class BlockTypeRef:
+    """A parser/control/package type used as a package parameter type (never in the IR)."""
+
+    kind: str
+    name: str
+    type_args: tuple[Any, ...] = ()
+
+
+@dataclass(kw_only=True)
+class ExternInfo:
+    decl: A.DExternObj
+    ctors: list[A.MethodProto]
+    methods: dict[str, list[A.MethodProto]]
+
+
+@dataclass(kw_only=True)
+class Globals:
+    """All top-level declarations of the program, by kind."""
+
+    types: dict[str, ir.Type] = field(default_factory=dict)  # header/struct/union/enum
+    typedefs: dict[str, Any] = field(default_factory=dict)  # name -> resolved ir type
+    externs: dict[str, ExternInfo] = field(default_factory=dict)
+    extern_funcs: dict[str, list[A.MethodProto]] = field(default_factory=dict)
+    block_types: dict[str, A.DBlockType] = field(default_factory=dict)
+    parsers: dict[str, A.DParser] = field(default_factory=dict)
+    controls: dict[str, A.DControl] = field(default_factory=dict)
+    actions: dict[str, A.DAction] = field(default_factory=dict)
+    functions: dict[str, A.DFunction] = field(default_factory=dict)
+    consts: dict[str, ir.Expr] = field(default_factory=dict)
+    instances: dict[str, A.DInstance] = field(default_factory=dict)
+    errors: list[str] = field(default_factory=list)
+    match_kinds: list[str] = field(default_factory=list)
+    type_annos: dict[str, list[A.Anno]] = field(default_factory=dict)
+    names: dict[str, str] = field(default_factory=dict)  # global name -> kind (duplicate check)
+    decl_order: list[str] = field(default_factory=list)
+
+
+def type_str(t: Any) -> str:
+    """P4 spelling of a type, for messages."""
+    if isinstance(t, ir.BitsType):
+        return f"{'int' if t.signed else 'bit'}<{t.width}>"
+    if isinstance(t, ir.BoolType):
+        return "bool"
+    if isinstance(t, ir.IntType):
+        return "int"
+    if isinstance(t, ir.VarbitType):
+        return f"varbit<{t.max_width}>"
+    if isinstance(t, ir.StringType):
+        return "string"
+    if isinstance(t, ir.ErrorType):
+        return "error"
+    if isinstance(t, ir.MatchKindType):
+        return "match_kind"
+    if isinstance(t, ir.VoidType):
+        return "void"
+    if isinstance(t, ir.TypeName):
+        return t.name
+    if isinstance(t, (ir.HeaderType, ir.StructType, ir.HeaderUnionType, ir.EnumType)):
+        return t.name
+    if isinstance(t, ir.StackType):
+        return f"{type_str(t.elem)}[{t.size}]"
+    if isinstance(t, ir.TupleType):
+        return f"tuple<{', '.join(type_str(e) for e in t.elems)}>"
+    if isinstance(t, ir.ExternType):
+        if t.type_args:
+            return f"{t.name}<{', '.join(type_str(a) for a in t.type_args)}>"
+        return t.name
+    if isinstance(t, TVar):
+        return t.name
+    if isinstance(t, BlockTypeRef):
+        return t.name
+    return str(t)
+
+
+class TypeEnv:
+    """Resolves type syntax against `Globals` (plus type variables in scope)."""
+
+    def __init__(self, g: Globals, fold_const: Any) -> None:
+        self.g = g
+        self.fold_const = fold_const  # callable(expr_ast) -> int (compile-time constant)
+
+    def named(self, t: Any) -> Any:
+        """The declaration behind a TypeName (HeaderType/StructType/...), else t."""
+        if isinstance(t, ir.TypeName):
+            return self.g.types[t.name]
+        return t
+
+    def resolve(self, t: Any, tvars: dict[str, Any] | None = None) -> Any:
+        tvars = tvars or {}
+        if isinstance(t, A.TBits):
+            w = self.fold_const(t.width)
+            if w <= 0 and not (w == 0 and False):
+                raise P4Error(t.coord, f"invalid width {w} for {'int' if t.signed else 'bit'}<>")
+            return ir.BitsType(width=w, signed=t.signed)
+        if isinstance(t, A.TVarbit):
+            return ir.VarbitType(max_width=self.fold_const(t.width))
+        if isinstance(t, A.TBase):
+            return {
+                "bool": ir.BoolType(), "error": ir.ErrorType(), "string": ir.StringType(),
+                "int": ir.IntType(), "void": ir.VoidType(), "_": TVar(name="_"),
+            }[t.name]
+        if isinstance(t, A.TName):
+            return self._resolve_name(t.name, t.coord, (), tvars)
+        if isinstance(t, A.TSpecialized):
+            args = tuple(self.resolve(a, tvars) for a in t.args)
+            return self._resolve_name(t.base.name, t.coord, args, tvars)
+        if isinstance(t, A.TStack):
+            elem = self.resolve(t.elem, tvars)
+            n = self.fold_const(t.size)
+            if not is_header_like(self.named(elem)):
+                raise P4Error(t.coord, f"header stack element type {type_str(elem)} is not a header or header_union")
+            return ir.StackType(elem=elem, size=n)
+        if isinstance(t, A.TTuple):
+            return ir.TupleType(elems=tuple(self.resolve(a, tvars) for a in t.args))
+        raise P4Error(getattr(t, "coord", None), f"unexpected type syntax {t!r}")
+
+    def _resolve_name(self, name: str, coord: ir.Coord, args: tuple, tvars: dict[str, Any]) -> Any:
+        g = self.g
+        if name in tvars and not args:
+            return tvars[name]
+        if name in g.typedefs and not args:
+            return g.typedefs[name]
+        if name in g.types and not args:
+            return ir.TypeName(name=name)
+        if name in g.externs:
+            info = g.externs[name]
+            if len(args) != len(info.decl.tparams):
+                if not args and info.decl.tparams:
+                    return ir.ExternType(name=name, type_args=tuple(TVar(name=p) for p in info.decl.tparams))
+                raise P4Error(coord, f"{name}: expected {len(info.decl.tparams)} type arguments, got {len(args)}")
+            return ir.ExternType(name=name, type_args=args)
+        if name in g.block_types:
+            return BlockTypeRef(kind=g.block_types[name].kind, name=name, type_args=args)
+        if name in g.parsers:
+            return BlockTypeRef(kind="parser", name=name)
+        if name in g.controls:
+            return BlockTypeRef(kind="control", name=name)
+        if name == "match_kind":
+            return ir.MatchKindType()
+        raise P4Error(coord, f"{name}: type not declared")
+
+
+def is_bits(t: Any) -> bool:
+    return isinstance(t, ir.BitsType)
+
+
+def is_header_like(t: Any) -> bool:
+    return isinstance(t, (ir.HeaderType, ir.HeaderUnionType))
+
+
+def fields_of(t: Any) -> tuple[ir.Field, ...]:
+    return getattr(t, "fields", ())
+
+
+def width_of(t: Any, env: TypeEnv) -> int:
+    """Width in bits of a fixed-size type (bits, bool, enum bit<W>, header/struct of those)."""
+    t = env.named(t)
+    if isinstance(t, ir.BitsType):
+        return t.width
+    if isinstance(t, ir.BoolType):
+        return 1
+    if isinstance(t, ir.VarbitType):
+        return 0
+    if isinstance(t, ir.EnumType) and t.underlying is not None:
+        return t.underlying.width
+    if isinstance(t, (ir.HeaderType, ir.StructType)):
+        return sum(width_of(f.type, env) for f in t.fields)
+    if isinstance(t, ir.HeaderUnionType):
+        return max((width_of(f.type, env) for f in t.fields), default=0)
+    if isinstance(t, ir.StackType):
+        return t.size * width_of(t.elem, env)
+    if isinstance(t, ir.TupleType):
+        return sum(width_of(e, env) for e in t.elems)
+    if isinstance(t, ir.ErrorType):
+        return 0
+    return 0
+
+
+def same_type(a: Any, b: Any) -> bool:
+    return a == b
+
+
+def substitute(t: Any, binding: dict[str, Any]) -> Any:
+    """Replace type variables in `t` by their bindings."""
+    if isinstance(t, TVar):
+        return binding.get(t.name, t)
+    if isinstance(t, ir.ExternType):
+        return ir.ExternType(name=t.name, type_args=tuple(substitute(a, binding) for a in t.type_args))
+    if isinstance(t, ir.TupleType):
+        return ir.TupleType(elems=tuple(substitute(a, binding) for a in t.elems))
+    if isinstance(t, ir.StackType):
+        return ir.StackType(elem=substitute(t.elem, binding), size=t.size)
+    if isinstance(t, BlockTypeRef):
+        return BlockTypeRef(kind=t.kind, name=t.name, type_args=tuple(substitute(a, binding) for a in t.type_args))
+    return t
+
+
+def has_tvars(t: Any) -> bool:
+    if isinstance(t, TVar):
+        return True
+    if isinstance(t, (ir.ExternType, BlockTypeRef)):
+        return any(has_tvars(a) for a in t.type_args)
+    if isinstance(t, ir.TupleType):
+        return any(has_tvars(a) for a in t.elems)
+    if isinstance(t, ir.StackType):
+        return has_tvars(t.elem)
+    return False

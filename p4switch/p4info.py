@@ -1,0 +1,671 @@
+"""P4Info generation from the IR, matching what p4c emits for v1model.
+
+p4c's rules reproduced here (control-plane/p4RuntimeSerializer.cpp and
+p4RuntimeSymbolTable.cpp, read for behaviour):
+
+* Only what the front end keeps: tables never applied, and actions neither
+  listed by a kept table nor called from kept code, are left out (p4c's
+  RemoveAllUnusedDeclarations); extern instances are always kept.
+* Entity order: blocks are visited breadth first from the package
+  (parser, verify, ingress, egress, compute, deparser), and inside a block in
+  declaration order with nested control instances flattened in place; the
+  global actions a control uses come first in that control (LocalizeAllActions
+  puts them in front); actions are de-duplicated by name.
+* Ids: `@id` honoured (the kind prefix added when missing); the others are
+  `prefix << 24 | (jenkins_one_at_a_time(name) & 0xffffff)`, names taken in
+  sorted order per kind, collisions resolved by linear probing on the hash.
+* Alias: the shortest unique suffix of dot-separated components among all
+  control-plane names of the program.
+* Match field, action parameter and packet metadata ids: `@id` or position
+  from 1; table size defaults to 1024.
+
+Names defined here: `build_p4info`, `jenkins_hash`, `p4info_text`,
+`write_p4info` (text/JSON/binary chosen by file extension like p4c).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import Any
+
+from finsy.proto import p4i, p4t
+from google.protobuf import json_format, text_format
+
+from p4switch import ir
+
+ACTION, TABLE, VALUE_SET, CONTROLLER_HEADER = 0x01, 0x02, 0x03, 0x04
+ACTION_PROFILE, COUNTER, DIRECT_COUNTER, METER, DIRECT_METER, REGISTER, DIGEST = (
+    0x11, 0x12, 0x13, 0x14, 0x15, 0x16, 0x17,
+)
+DEFAULT_TABLE_SIZE = 1024
+_MATCH = {"exact": 2, "lpm": 3, "ternary": 4, "range": 5, "optional": 6}
+_HIDDEN_ANNOS = {"name", "id", "brief", "description"}
+
+
+class P4InfoError(ValueError):
+    """The program cannot be described in P4Info (duplicate names, bad @id)."""
+
+
+def jenkins_hash(name: str) -> int:
+    """Bob Jenkins' one-at-a-time hash (32 bits), as p4c uses for P4Runtime ids."""
+    h = 0
+    for b in name.encode():
+        h = (h + b) & 0xFFFFFFFF
+        h = (h + (h << 10)) & 0xFFFFFFFF
+        h ^= h >> 6
+    h = (h + (h << 3)) & 0xFFFFFFFF
+    h ^= h >> 11
+    h = (h + (h << 15)) & 0xFFFFFFFF
+    return h
+
+
+def _anno(annos: tuple[ir.Annotation, ...], name: str) -> ir.Annotation | None:
+    for a in annos:
+        if a.name == name:
+            return a
+    return None
+
+
+def _fmt_arg(v: Any) -> str:
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, int):
+        return str(v)
+    if isinstance(v, str) and "=" in v and not v.startswith('"'):
+        return v
+    return json.dumps(v)
+
+
+def _anno_strings(annos: tuple[ir.Annotation, ...], skip: tuple[str, ...] = ()) -> list[str]:
+    out = []
+    for a in annos:
+        if a.name in _HIDDEN_ANNOS or a.name in skip:
+            continue
+        if a.args:
+            out.append(f"@{a.name}({', '.join(_fmt_arg(x) for x in a.args)})")
+        else:
+            out.append(f"@{a.name}")
+    return out
+
+
+def _doc(msg: Any, annos: tuple[ir.Annotation, ...]) -> None:
+    for a in annos:
+        if a.name in ("brief", "description") and a.args:
+            setattr(msg.doc, a.name, str(a.args[0]))
+
+
+class _Symbols:
+    """p4c's P4RuntimeSymbolTable: names per kind, ids, aliases."""
+
+    def __init__(self) -> None:
+        self.tables: dict[int, dict[str, int | None]] = {}
+        self.assigned: set[int] = set()
+        self.suffix_root: dict[str, Any] = {}
+        self.all_names: set[str] = set()
+
+    def add(self, kind: int, name: str, annos: tuple[ir.Annotation, ...] = ()) -> None:
+        table = self.tables.setdefault(kind, {})
+        if name in table:
+            return
+        ida = _anno(annos, "id")
+        uid = None
+        if ida is not None and ida.args and isinstance(ida.args[0], int):
+            uid = ida.args[0]
+            prefix = uid & 0xFF000000
+            if prefix and prefix != kind << 24:
+                raise P4InfoError(f"{name}: @id has the wrong 8-bit prefix")
+            uid |= kind << 24
+            if uid in self.assigned:
+                raise P4InfoError(f"@id {uid} is assigned to multiple declarations")
+            self.assigned.add(uid)
+        table[name] = uid
+        if name not in self.all_names:
+            self.all_names.add(name)
+            node = self.suffix_root
+            for comp in reversed(name.split(".")):
+                entry = node.setdefault(comp, [0, {}])
+                entry[0] += 1
+                node = entry[1]
+
+    def compute_ids(self) -> None:
+        for kind in sorted(self.tables):
+            table = self.tables[kind]
+            for name in sorted(n for n, v in table.items() if v is None):
+                h = jenkins_hash(name)
+                value = h
+                while True:
+                    cand = (kind << 24) | (value & 0xFFFFFF)
+                    if cand not in self.assigned:
+                        break
+                    value = (value + 1) & 0xFFFFFFFF
+                    if value == h:
+                        raise P4InfoError(f"no available id to represent {name} in P4Runtime")
+                self.assigned.add(cand)
+                table[name] = cand
+
+    def id(self, kind: int, name: str) -> int:
+        return self.tables[kind][name]  # type: ignore[return-value]
+
+    def alias(self, name: str) -> str:
+        comps = name.split(".")
+        node = self.suffix_root
+        needed = 0
+        for comp in reversed(comps):
+            count, node = node[comp]
+            needed += 1
+            if count < 2:
+                break
+        return ".".join(comps[len(comps) - needed :])
+
+
+class _Builder:
+    def __init__(self, program: ir.Program) -> None:
+        self.p = program
+        self.sym = _Symbols()
+        self.info = p4i.P4Info()
+        self.actions: dict[str, ir.Action] = {a.cp_name: a for a in program.actions}
+
+    # ------------------------------------------------------------------ walking
+    def controls(self) -> list[ir.ControlInstance]:
+        return [i for i in self.p.pipeline.values() if isinstance(i, ir.ControlInstance)]
+
+    def parsers(self) -> list[ir.ParserInstance]:
+        return [i for i in self.p.pipeline.values() if isinstance(i, ir.ParserInstance)]
+
+    @staticmethod
+    def flat_locals(ctl: ir.Control, used_subs: set[str]) -> Iterator[Any]:
+        """Locals with the locals of (applied) nested control instances in place (p4c inlines them)."""
+        for loc in ctl.locals:
+            if isinstance(loc, ir.ControlInstance):
+                if loc.cp_name in used_subs:
+                    yield from _Builder.flat_locals(loc.decl, used_subs)
+            else:
+                yield loc
+
+    def compute_usage(self) -> None:
+        """Tables applied, actions referenced, sub-controls applied, digests called (fixpoint)."""
+        all_actions: dict[str, ir.Action] = dict(self.actions)
+        all_tables: dict[str, ir.Table] = {}
+        subs: dict[str, ir.ControlInstance] = {}
+
+        def index(ctl: ir.Control) -> None:
+            for loc in ctl.locals:
+                if isinstance(loc, ir.Action):
+                    all_actions[loc.cp_name] = loc
+                elif isinstance(loc, ir.Table):
+                    all_tables[loc.cp_name] = loc
+                elif isinstance(loc, ir.ControlInstance):
+                    subs[loc.cp_name] = loc
+                    index(loc.decl)
+
+        for c in self.controls():
+            index(c.decl)
+        self.all_actions, self.all_tables = all_actions, all_tables
+        used_t: set[str] = set()
+        used_a: set[str] = set()
+        used_s: set[str] = set()
+        work: list[Any] = [c.decl.apply for c in self.controls()]
+        for prs in self.parsers():
+            work.extend(s for st in prs.decl.states for s in st.stmts)
+        while work:
+            node = work.pop()
+            for call in _calls(node):
+                if call.kind == ir.CallKind.TABLE_APPLY and call.callee not in used_t:
+                    used_t.add(call.callee)
+                    t = all_tables[call.callee]
+                    for ref in t.actions:
+                        if ref.action not in used_a:
+                            used_a.add(ref.action)
+                            work.append(all_actions[ref.action].body)
+                elif call.kind == ir.CallKind.ACTION and call.callee not in used_a:
+                    used_a.add(call.callee)
+                    work.append(all_actions[call.callee].body)
+                elif call.kind == ir.CallKind.CONTROL_APPLY and call.callee not in used_s:
+                    used_s.add(call.callee)
+                    work.append(subs[call.callee].decl.apply)
+        self.used_tables, self.used_actions, self.used_subs = used_t, used_a, used_s
+
+    def control_actions(self, ctl: ir.Control) -> list[ir.Action]:
+        """Actions of one top-level control in p4c's order (localized globals first)."""
+        own: list[ir.Action] = []
+        globals_: list[str] = []
+        for loc in self.flat_locals(ctl, self.used_subs):
+            if isinstance(loc, ir.Action):
+                if loc.cp_name in self.used_actions:
+                    own.append(loc)
+                for c in _calls(loc.body):
+                    if c.kind == ir.CallKind.ACTION and c.callee in self.actions and c.callee not in globals_:
+                        globals_.append(c.callee)
+            elif isinstance(loc, ir.Table) and loc.cp_name in self.used_tables:
+                for ref in loc.actions:
+                    if ref.action in self.actions and ref.action not in globals_:
+                        globals_.append(ref.action)
+        for c in _calls(ctl.apply):
+            if c.kind == ir.CallKind.ACTION and c.callee in self.actions and c.callee not in globals_:
+                globals_.append(c.callee)
+        return [self.actions[n] for n in globals_ if n in self.used_actions] + own
+
+    # ------------------------------------------------------------------ build
+    def build(self) -> p4i.P4Info:
+        self.compute_usage()
+        tables: list[ir.Table] = []
+        externs: list[ir.ExternInstance] = []
+        actions: list[ir.Action] = []
+        seen_actions: set[str] = set()
+        value_sets: list[ir.ValueSet] = []
+        digests: list[str] = []
+        digest_types = {d.name: d for d in self.p.digests}
+        for prs in self.parsers():
+            for loc in prs.decl.locals:
+                if isinstance(loc, ir.ValueSet):
+                    value_sets.append(loc)
+                elif isinstance(loc, ir.ExternInstance):
+                    externs.append(loc)
+        for ci in self.controls():
+            for a in self.control_actions(ci.decl):
+                if a.cp_name not in seen_actions:
+                    seen_actions.add(a.cp_name)
+                    actions.append(a)
+            bodies = [a.body for a in self.control_actions(ci.decl)] + [ci.decl.apply]
+            for body in bodies:
+                for c in _calls(body):
+                    if c.kind == ir.CallKind.EXTERN_FUNCTION and c.method == "digest":
+                        t = c.type_args[0]
+                        name = t.name if isinstance(t, ir.TypeName) else getattr(t, "name", "")
+                        if name and name not in digests:
+                            digests.append(name)
+        for ci in self.controls():
+            for loc in self.flat_locals(ci.decl, self.used_subs):
+                if isinstance(loc, ir.Table) and loc.cp_name in self.used_tables:
+                    tables.append(loc)
+                elif isinstance(loc, ir.ExternInstance):
+                    externs.append(loc)
+        by_name = {e.cp_name: e for e in externs}
+        headers = [(h, self.p.types[h.header]) for h in self.p.controller_headers]
+
+        # symbols (collection order does not matter for ids: names are sorted)
+        sym = self.sym
+        for a in actions:
+            sym.add(ACTION, a.cp_name, a.annotations)
+        for e in externs:
+            kind = _extern_kind(e.type.name)
+            if kind:
+                sym.add(kind, e.cp_name, e.annotations)
+        for t in tables:
+            sym.add(TABLE, t.cp_name, t.annotations)
+            if t.direct_counter:
+                sym.add(DIRECT_COUNTER, t.direct_counter, by_name[t.direct_counter].annotations)
+            if t.direct_meter:
+                sym.add(DIRECT_METER, t.direct_meter, by_name[t.direct_meter].annotations)
+        for vs in value_sets:
+            sym.add(VALUE_SET, vs.cp_name, vs.annotations)
+        for d in digests:
+            sym.add(DIGEST, d)
+        for _h, ht in headers:
+            sym.add(CONTROLLER_HEADER, ht.name, ht.annotations)
+        sym.compute_ids()
+
+        info = self.info
+        info.pkg_info.arch = "v1model"
+        for t in tables:
+            self.add_table(t, by_name)
+        for a in actions:
+            self.add_action(a)
+        profile_tables: dict[str, list[str]] = {}
+        for t in tables:
+            if t.implementation:
+                profile_tables.setdefault(t.implementation, []).append(t.cp_name)
+        for e in externs:
+            self.add_extern(e, profile_tables)
+        for h, ht in headers:
+            self.add_controller_header(h, ht)
+        for vs in value_sets:
+            self.add_value_set(vs)
+        for d in digests:
+            m = info.digests.add()
+            self.preamble(m.preamble, DIGEST, d, ())
+            m.type_spec.CopyFrom(self.type_spec(digest_types[d].type))
+        names: dict[str, set[str]] = {}
+        for field_name in ("tables", "actions", "action_profiles", "counters", "direct_counters", "meters",
+                           "direct_meters", "registers", "digests", "value_sets"):
+            for m in getattr(info, field_name):
+                s = names.setdefault(field_name, set())
+                if m.preamble.name in s:
+                    raise P4InfoError(f"Name '{m.preamble.name}' is used for multiple {field_name[:-1].replace('_', ' ')} objects in the P4Info message")
+                s.add(m.preamble.name)
+        return info
+
+    def preamble(self, pre: Any, kind: int, name: str, annos: tuple[ir.Annotation, ...], alias: str | None = None) -> None:
+        pre.id = self.sym.id(kind, name)
+        pre.name = name
+        pre.alias = alias if alias is not None else self.sym.alias(name)
+        pre.annotations.extend(_anno_strings(annos))
+        _doc(pre, annos)
+
+    def width(self, t: Any) -> int:
+        t = self.p.types.get(t.name, t) if isinstance(t, ir.TypeName) else t
+        if isinstance(t, ir.BitsType):
+            return t.width
+        if isinstance(t, ir.BoolType):
+            return 1
+        if isinstance(t, ir.EnumType) and t.underlying is not None:
+            return t.underlying.width
+        return 0
+
+    def add_table(self, t: ir.Table, by_name: dict[str, ir.ExternInstance]) -> None:
+        m = self.info.tables.add()
+        self.preamble(m.preamble, TABLE, t.cp_name, t.annotations)
+        ids = _field_ids([k.annotations for k in t.keys])
+        for k, fid in zip(t.keys, ids, strict=True):
+            if k.match_kind == "selector":
+                continue
+            mf = m.match_fields.add()
+            mf.id = fid
+            mf.name = k.name
+            mf.annotations.extend(_anno_strings(k.annotations))
+            _doc(mf, k.annotations)
+            mf.bitwidth = self.width(k.expr.type)
+            if k.match_kind in _MATCH:
+                mf.match_type = _MATCH[k.match_kind]
+            else:
+                mf.other_match_type = k.match_kind
+        for ref in t.actions:
+            ar = m.action_refs.add()
+            ar.id = self.sym.id(ACTION, ref.action)
+            ar.annotations.extend(_anno_strings(ref.annotations))
+            if _anno(ref.annotations, "tableonly"):
+                ar.scope = p4i.ActionRef.TABLE_ONLY
+            elif _anno(ref.annotations, "defaultonly"):
+                ar.scope = p4i.ActionRef.DEFAULT_ONLY
+        if t.default_action is not None and t.default_is_const:
+            m.const_default_action_id = self.sym.id(ACTION, t.default_action.action)
+        if t.implementation:
+            m.implementation_id = self.sym.id(ACTION_PROFILE, t.implementation)
+        if t.direct_counter:
+            m.direct_resource_ids.append(self.sym.id(DIRECT_COUNTER, t.direct_counter))
+            self.add_counterlike(by_name[t.direct_counter], table=t.cp_name)
+        if t.direct_meter:
+            m.direct_resource_ids.append(self.sym.id(DIRECT_METER, t.direct_meter))
+            self.add_counterlike(by_name[t.direct_meter], table=t.cp_name)
+        m.size = t.size if t.size is not None else DEFAULT_TABLE_SIZE
+        if t.support_timeout:
+            m.idle_timeout_behavior = p4i.Table.NOTIFY_CONTROL
+        if t.const_entries is not None:
+            if t.entries_const:
+                m.is_const_table = True
+            m.has_initial_entries = True
+
+    def add_action(self, a: ir.Action) -> None:
+        m = self.info.actions.add()
+        self.preamble(m.preamble, ACTION, a.cp_name, a.annotations)
+        data = [p for p in a.params if not p.direction]
+        for p, pid in zip(data, _field_ids([p.annotations for p in data]), strict=True):
+            pm = m.params.add()
+            pm.id = pid
+            pm.name = p.name
+            pm.annotations.extend(_anno_strings(p.annotations))
+            _doc(pm, p.annotations)
+            t = self.p.types.get(p.type.name) if isinstance(p.type, ir.TypeName) else p.type
+            if isinstance(t, ir.EnumType) and t.underlying is None:
+                pm.type_name.name = t.name
+            else:
+                pm.bitwidth = self.width(p.type)
+
+    def add_extern(self, e: ir.ExternInstance, profile_tables: dict[str, list[str]]) -> None:
+        name = e.type.name
+        if name in ("counter", "meter"):
+            self.add_counterlike(e, table=None)
+        elif name == "register":
+            m = self.info.registers.add()
+            self.preamble(m.preamble, REGISTER, e.cp_name, e.annotations)
+            m.size = _const(e.args[0])
+            m.type_spec.CopyFrom(self.type_spec(e.type.type_args[0]))
+        elif name in ("action_profile", "action_selector"):
+            m = self.info.action_profiles.add()
+            self.preamble(m.preamble, ACTION_PROFILE, e.cp_name, e.annotations)
+            for tname in sorted(profile_tables.get(e.cp_name, [])):
+                m.table_ids.append(self.sym.id(TABLE, tname))
+            m.with_selector = name == "action_selector"
+            m.size = _const(e.args[1] if name == "action_selector" else e.args[0])
+            mg = _anno(e.annotations, "max_group_size")
+            if mg is not None and mg.args and isinstance(mg.args[0], int):
+                m.max_group_size = mg.args[0]
+
+    def add_counterlike(self, e: ir.ExternInstance, table: str | None) -> None:
+        name = e.type.name
+        unit_arg = e.args[-1]
+        unit = unit_arg.member if isinstance(unit_arg, ir.EnumMember) else ""
+        is_counter = name in ("counter", "direct_counter")
+        if is_counter:
+            spec_unit = {"packets": p4i.CounterSpec.PACKETS, "bytes": p4i.CounterSpec.BYTES,
+                         "packets_and_bytes": p4i.CounterSpec.BOTH}.get(unit, 0)
+        else:
+            spec_unit = {"packets": p4i.MeterSpec.PACKETS, "bytes": p4i.MeterSpec.BYTES}.get(unit, 0)
+        if table is not None:
+            kind = DIRECT_COUNTER if is_counter else DIRECT_METER
+            m = (self.info.direct_counters if is_counter else self.info.direct_meters).add()
+            self.preamble(m.preamble, kind, e.cp_name, e.annotations)
+            m.spec.unit = spec_unit
+            m.direct_table_id = self.sym.id(TABLE, table)
+        else:
+            kind = COUNTER if is_counter else METER
+            m = (self.info.counters if is_counter else self.info.meters).add()
+            self.preamble(m.preamble, kind, e.cp_name, e.annotations)
+            m.spec.unit = spec_unit
+            m.size = _const(e.args[0])
+
+    def add_controller_header(self, h: ir.ControllerHeader, ht: Any) -> None:
+        m = self.info.controller_packet_metadata.add()
+        self.preamble(m.preamble, CONTROLLER_HEADER, ht.name, ht.annotations, alias=h.kind)
+        m.preamble.name = h.kind
+        for f, fid in zip(ht.fields, _field_ids([f.annotations for f in ht.fields]), strict=True):
+            md = m.metadata.add()
+            md.id = fid
+            md.name = f.name
+            md.annotations.extend(_anno_strings(f.annotations))
+            md.bitwidth = self.width(f.type)
+
+    def add_value_set(self, vs: ir.ValueSet) -> None:
+        m = self.info.value_sets.add()
+        self.preamble(m.preamble, VALUE_SET, vs.cp_name, vs.annotations)
+        m.size = vs.size
+        t = self.p.types.get(vs.type.name, vs.type) if isinstance(vs.type, ir.TypeName) else vs.type
+        if isinstance(t, ir.BitsType):
+            mf = m.match.add()
+            mf.id = 1
+            mf.bitwidth = t.width
+            mf.match_type = _MATCH["exact"]
+        elif isinstance(t, ir.StructType):
+            for f, fid in zip(t.fields, _field_ids([f.annotations for f in t.fields]), strict=True):
+                mf = m.match.add()
+                mf.id = fid
+                mf.name = f.name
+                mf.bitwidth = self.width(f.type)
+                ma = _anno(f.annotations, "match")
+                kind = ma.args[0] if ma is not None and ma.args else "exact"
+                if kind in _MATCH:
+                    mf.match_type = _MATCH[kind]
+                else:
+                    mf.other_match_type = str(kind)
+                mf.annotations.extend(_anno_strings(f.annotations, skip=("match",)))
+
+    def type_spec(self, t: Any) -> Any:
+        """P4DataTypeSpec of `t`, registering named types in type_info."""
+        out = p4t.P4DataTypeSpec()
+        named = self.p.types.get(t.name) if isinstance(t, ir.TypeName) else t
+        ti = self.info.type_info
+        if isinstance(named, ir.BitsType):
+            if named.signed:
+                out.bitstring.int.bitwidth = named.width
+            else:
+                out.bitstring.bit.bitwidth = named.width
+        elif isinstance(named, ir.VarbitType):
+            out.bitstring.varbit.max_bitwidth = named.max_width
+        elif isinstance(named, ir.BoolType):
+            out.bool.SetInParent()
+        elif isinstance(named, ir.ErrorType):
+            out.error.SetInParent()
+            ti.error.members[:] = list(self.p.errors)
+        elif isinstance(named, ir.TupleType):
+            for e in named.elems:
+                out.tuple.members.add().CopyFrom(self.type_spec(e))
+        elif isinstance(named, ir.StructType):
+            out.struct.name = named.name
+            if named.name not in ti.structs:
+                st = ti.structs[named.name]
+                for f in named.fields:
+                    mem = st.members.add()
+                    mem.name = f.name
+                    mem.type_spec.CopyFrom(self.type_spec(f.type))
+        elif isinstance(named, ir.HeaderType):
+            out.header.name = named.name
+            if named.name not in ti.headers:
+                hs = ti.headers[named.name]
+                for f in named.fields:
+                    mem = hs.members.add()
+                    mem.name = f.name
+                    ft = self.type_spec(f.type)
+                    mem.type_spec.CopyFrom(ft.bitstring)
+        elif isinstance(named, ir.HeaderUnionType):
+            out.header_union.name = named.name
+            if named.name not in ti.header_unions:
+                hu = ti.header_unions[named.name]
+                for f in named.fields:
+                    mem = hu.members.add()
+                    mem.name = f.name
+                    mem.header.name = self.type_spec(f.type).header.name
+        elif isinstance(named, ir.StackType):
+            out.header_stack.header.name = self.type_spec(named.elem).header.name
+            out.header_stack.size = named.size
+        elif isinstance(named, ir.EnumType):
+            if named.underlying is None:
+                out.enum.name = named.name
+                if named.name not in ti.enums:
+                    en = ti.enums[named.name]
+                    for mname in named.members:
+                        en.members.add().name = mname
+            else:
+                out.serializable_enum.name = named.name
+                if named.name not in ti.serializable_enums:
+                    se = ti.serializable_enums[named.name]
+                    se.underlying_type.bitwidth = named.underlying.width
+                    w = (named.underlying.width + 7) // 8
+                    for mname, val in zip(named.members, named.values, strict=True):
+                        mem = se.members.add()
+                        mem.name = mname
+                        mem.value = (val % (1 << named.underlying.width)).to_bytes(w, "big")
+        return out
+
+
+def _extern_kind(type_name: str) -> int:
+    return {"counter": COUNTER, "meter": METER, "register": REGISTER, "action_profile": ACTION_PROFILE,
+            "action_selector": ACTION_PROFILE}.get(type_name, 0)
+
+
+def _const(x: Any) -> int:
+    return x.value if isinstance(x, ir.Constant) else 0
+
+
+def _field_ids(annos_list: list[tuple[ir.Annotation, ...]]) -> list[int]:
+    """p4c's FieldIdAllocator: @id first, then positions from 1 skipping taken ids."""
+    ids: list[int | None] = []
+    taken: set[int] = set()
+    for annos in annos_list:
+        a = _anno(annos, "id")
+        if a is not None and a.args and isinstance(a.args[0], int):
+            if a.args[0] == 0:
+                raise P4InfoError("0 is not a valid @id value")
+            if a.args[0] in taken:
+                raise P4InfoError(f"@id {a.args[0]} is used multiple times")
+            ids.append(a.args[0])
+            taken.add(a.args[0])
+        else:
+            ids.append(None)
+    index = 1
+    out = []
+    for v in ids:
+        if v is not None:
+            index += 1
+            out.append(v)
+            continue
+        while index in taken:
+            index += 1
+        taken.add(index)
+        out.append(index)
+    return out
+
+
+def _calls(node: Any) -> Iterator[ir.MethodCall]:
+    """Every MethodCall under an IR node (statements and expressions)."""
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, list):
+            stack.extend(reversed(n))
+            continue
+        if isinstance(n, ir.MethodCall):
+            yield n
+            if n.target is not None:
+                stack.append(n.target)
+            stack.extend(a.value for a in reversed(n.args))
+            continue
+        if isinstance(n, (ir.Block,)):
+            stack.extend(reversed(n.stmts))
+        elif isinstance(n, ir.If):
+            if n.else_ is not None:
+                stack.append(n.else_)
+            stack.append(n.then)
+            stack.append(n.cond)
+        elif isinstance(n, ir.Switch):
+            for c in reversed(n.cases):
+                if c.body is not None:
+                    stack.append(c.body)
+            stack.append(n.expr)
+        elif isinstance(n, ir.Assign):
+            stack.extend([n.rhs, n.lhs])
+        elif isinstance(n, ir.CallStmt):
+            stack.append(n.call)
+        elif isinstance(n, ir.VarDecl):
+            if n.init is not None:
+                stack.append(n.init)
+        elif isinstance(n, ir.Return):
+            if n.value is not None:
+                stack.append(n.value)
+        elif isinstance(n, (ir.Member, ir.Cast, ir.UnOp, ir.Slice)):
+            stack.append(n.expr)
+        elif isinstance(n, ir.Index):
+            stack.extend([n.index, n.expr])
+        elif isinstance(n, ir.BinOp):
+            stack.extend([n.right, n.left])
+        elif isinstance(n, ir.Mux):
+            stack.extend([n.else_, n.then, n.cond])
+        elif isinstance(n, ir.ListExpr):
+            stack.extend(reversed(n.items))
+        elif isinstance(n, ir.StructExpr):
+            stack.extend(v for _, v in reversed(n.fields))
+
+
+def build_p4info(program: ir.Program) -> p4i.P4Info:
+    """The P4Info p4c would emit for `program` (raises `P4InfoError`)."""
+    return _Builder(program).build()
+
+
+def p4info_text(info: p4i.P4Info) -> str:
+    """Protobuf text format, as p4c writes .txt/.txtpb files."""
+    return text_format.MessageToString(info)
+
+
+def write_p4info(info: p4i.P4Info, path: str) -> None:
+    """Write in the format given by the extension (.txt/.txtpb text, .json, .bin), like p4c."""
+    if path.endswith(".json"):
+        data = json_format.MessageToJson(info, indent=2)
+        mode, payload = "w", data
+    elif path.endswith(".bin"):
+        mode, payload = "wb", info.SerializeToString()
+    elif path.endswith((".txt", ".txtpb")):
+        mode, payload = "w", p4info_text(info)
+    else:
+        raise P4InfoError(f"{path}: unknown file kind; known suffixes are .bin, .txt, .txtpb, .json")
+    with open(path, mode) as f:
+        f.write(payload)

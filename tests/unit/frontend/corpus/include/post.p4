@@ -1,0 +1,1 @@
+V1Switch(P(), VC(), I(), E(), CC(), D()) main;

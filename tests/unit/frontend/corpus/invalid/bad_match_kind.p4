@@ -1,0 +1,9 @@
+#include "../include/pre.p4"
+control I(inout h_t h, inout m_t m, inout standard_metadata_t sm) {
+    table t {
+        key = { h.eth.dst: fuzzy; } // expect: error: fuzzy: not a match_kind
+        actions = { NoAction; }
+    }
+    apply { t.apply(); }
+}
+#include "../include/post.p4"

@@ -1,0 +1,64 @@
+"""The p4switch-compile CLI: outputs, formats, errors and exit codes."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from finsy.proto import p4i
+from google.protobuf import json_format
+
+from p4switch import ir
+from p4switch.compile import main
+
+CORPUS = Path(__file__).resolve().parent / "corpus"
+BASIC = str(CORPUS / "valid" / "basic.p4")
+
+
+def test_writes_program_and_p4info_in_every_format(tmp_path: Path) -> None:
+    """-o writes the program file; --p4runtime-files writes text, JSON and binary P4Info."""
+    out = tmp_path / "b.json"
+    txt, js, bn = tmp_path / "b.p4info.txtpb", tmp_path / "b.p4info.json", tmp_path / "b.p4info.bin"
+    rc = main([BASIC, "-o", str(out), "--p4runtime-files", f"{txt},{js},{bn}", "--arch", "v1model", "--std", "p4-16", "--target", "bmv2"])
+    assert rc == 0
+    program, info_text = ir.from_json(out.read_text())
+    assert program.arch == "v1model" and "tables" in info_text
+    assert txt.read_text() == info_text
+    from_json = json_format.Parse(js.read_text(), p4i.P4Info())
+    from_bin = p4i.P4Info.FromString(bn.read_bytes())
+    assert from_json == from_bin
+    assert from_bin.tables[0].preamble.name == "MyIngress.ipv4_lpm"
+
+
+def test_error_is_one_line_with_caret_and_exit_1(tmp_path: Path, capsys) -> None:
+    """A bad program prints file:line:col: error: ..., the source line and a caret; exit 1."""
+    bad = CORPUS / "invalid" / "undeclared.p4"
+    rc = main([str(bad), "-o", str(tmp_path / "x.json")])
+    err = capsys.readouterr().err.splitlines()
+    assert rc == 1
+    assert err[0] == f"{bad}:3:19: error: nosuch: declaration not found"
+    assert err[2].index("^") == 18
+    assert not (tmp_path / "x.json").exists()
+
+
+def test_missing_input_is_a_clear_error(tmp_path: Path, capsys) -> None:
+    """A missing source file is one line and exit 1, no traceback."""
+    rc = main([str(tmp_path / "nope.p4"), "-o", str(tmp_path / "x.json")])
+    err = capsys.readouterr().err
+    assert rc == 1
+    assert err.strip().endswith("no such file")
+    assert "Traceback" not in err
+
+
+def test_defines_and_include_dirs_reach_the_preprocessor(tmp_path: Path) -> None:
+    """-D and -I work like p4c's."""
+    (tmp_path / "inc").mkdir()
+    (tmp_path / "inc" / "size.p4").write_text("#define TABLE_SIZE 77\n")
+    src = Path(BASIC).read_text().replace("size = 1024;", "size = TABLE_SIZE; size2 = X;").replace(" size2 = X;", "")
+    src = '#include "size.p4"\n' + src
+    prog = tmp_path / "p.p4"
+    prog.write_text(src)
+    rc = main([str(prog), "-o", str(tmp_path / "p.json"), "-I", str(tmp_path / "inc"), "--p4runtime-files", str(tmp_path / "p.json2.json")])
+    assert rc == 0
+    info = json.loads((tmp_path / "p.json2.json").read_text())
+    assert info["tables"][0]["size"] == "77"

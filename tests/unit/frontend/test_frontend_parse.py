@@ -1,0 +1,86 @@
+"""Lexing and parsing details: literals, the lexer hack, annotations, coordinates."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from p4switch import ir
+from p4switch.frontend import P4Error, compile_file
+from p4switch.frontend.parse import parse_int_literal
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [("5", (5, None, False)), ("8w0xFF", (255, 8, False)), ("4s3", (3, 4, True)), ("0b1010", (10, None, False)),
+     ("0o17", (15, None, False)), ("1_000", (1000, None, False)), ("16w0d10", (10, 16, False))],
+    ids=["dec", "hex-width", "signed", "bin", "oct", "underscore", "0d"],
+)
+def test_integer_literals(text: str, expected: tuple) -> None:
+    """Integer literals in all P4 spellings."""
+    assert parse_int_literal(text) == expected
+
+
+def _compile(tmp_path: Path, body: str) -> ir.Program:
+    pre = Path(__file__).resolve().parent / "corpus" / "include"
+    src = f'#include "{pre}/pre.p4"\ncontrol I(inout h_t h, inout m_t m, inout standard_metadata_t sm) {{\n{body}\n}}\n#include "{pre}/post.p4"\n'
+    p = tmp_path / "t.p4"
+    p.write_text(src)
+    return compile_file(p)
+
+
+def _apply_stmts(prog: ir.Program) -> list:
+    return prog.pipeline["ig"].decl.apply.stmts
+
+
+def test_shift_right_and_nested_generics(tmp_path: Path) -> None:
+    """`>>` is a shift, while `register<bit<32>>` closes two type lists."""
+    prog = _compile(tmp_path, "register<bit<32>>(8) r; apply { m.b = m.b >> 2; r.write(0, 32w1); }")
+    s = _apply_stmts(prog)[0]
+    assert isinstance(s.rhs, ir.BinOp) and s.rhs.op == ">>"
+
+
+def test_less_than_is_not_a_generic_call(tmp_path: Path) -> None:
+    """`a < b` stays a comparison even when followed by `>` later."""
+    prog = _compile(tmp_path, "apply { if (m.a < 3 && m.b > 4) { m.a = 1; } }")
+    cond = _apply_stmts(prog)[0].cond
+    assert cond.op == "&&" and cond.left.op == "<" and cond.right.op == ">"
+
+
+def test_literals_take_the_width_of_the_other_operand(tmp_path: Path) -> None:
+    """An int literal next to bit<16> becomes a bit<16> constant (implicit cast)."""
+    prog = _compile(tmp_path, "apply { m.b = m.b + 1; m.a = 300; }")
+    s0, s1 = _apply_stmts(prog)
+    assert s0.rhs.right == ir.Constant(value=1, type=ir.BitsType(width=16), coord=s0.rhs.right.coord)
+    assert s1.rhs.value == 300 % 256 and s1.rhs.type == ir.BitsType(width=8)
+
+
+def test_constants_are_folded_with_wraparound(tmp_path: Path) -> None:
+    """Constant expressions fold with P4 wrap-around."""
+    prog = _compile(tmp_path, "apply { m.a = 8w250 + 8w10; m.b = (bit<16>)(8w1 ++ 8w2); }")
+    s0, s1 = _apply_stmts(prog)
+    assert isinstance(s0.rhs, ir.Constant) and s0.rhs.value == 4
+    assert isinstance(s1.rhs, ir.Constant) and s1.rhs.value == 0x0102
+
+
+def test_call_arguments_are_bound_to_parameter_names(tmp_path: Path) -> None:
+    """MethodCall args carry parameter names and directions."""
+    prog = _compile(tmp_path, "apply { mark_to_drop(sm); }")
+    call = _apply_stmts(prog)[0].call
+    assert call.kind == ir.CallKind.EXTERN_FUNCTION
+    assert [(a.name, a.direction) for a in call.args] == [("standard_metadata", "inout")]
+
+
+def test_annotations_are_kept(tmp_path: Path) -> None:
+    """@name on tables and keys reaches the IR and control-plane names."""
+    prog = _compile(tmp_path, '@name(".global_t") table t { key = { h.eth.dst: exact @name("mac"); } actions = { NoAction; } } apply { t.apply(); }')
+    t = prog.pipeline["ig"].decl.locals[0]
+    assert t.cp_name == "global_t" and t.keys[0].name == "mac"
+
+
+def test_syntax_error_points_at_original_file(tmp_path: Path) -> None:
+    """Coordinates go back through #include to the user's file."""
+    with pytest.raises(P4Error) as info:
+        _compile(tmp_path, "apply { m.a = = 1; }")
+    assert info.value.coord.file.endswith("t.p4") and info.value.coord.line == 3
