@@ -1,0 +1,291 @@
+"""Ports: where frames enter and leave a p4switch.
+
+Two port sets with the same interface (`transmit(port, frame)`,
+`start(sink)`, `stop()`, `stats()`):
+
+* `RawPorts`: Linux AF_PACKET raw sockets bound to named interfaces, in
+  promiscuous mode, with PACKET_IGNORE_OUTGOING so a port never receives the
+  frames it sent itself (falls back to dropping PACKET_OUTGOING frames on
+  kernels without it). One thread waits on all sockets with epoll and hands
+  every frame to `sink(port, frame)` (the pipeline's `process`), so all
+  forwarding happens on that thread, never on gRPC threads.
+* `MemoryPorts`: in-memory ports for tests: `inject(port, frame)` feeds the
+  sink, and transmitted frames are kept per port (`sent[port]`, or a
+  `wait_sent()` helper).
+
+Per-port counters (`PortStats`: rx/tx packets and bytes, drops) and optional
+pcap capture per port (`--pcap DIR`: `<iface>_in.pcap` / `<iface>_out.pcap`,
+as BMv2 names them) are common to both.
+
+Names defined here: `PortError`, `PortStats`, `PcapWriter`, `RawPorts`,
+`MemoryPorts`, `parse_interface`.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import select
+import socket
+import struct
+import threading
+import time
+from collections import defaultdict, deque
+from collections.abc import Callable
+from dataclasses import dataclass
+
+log = logging.getLogger("p4switch.io")
+
+Sink = Callable[[int, bytes], None]
+
+ETH_P_ALL = 0x0003
+SOL_PACKET = 263
+PACKET_ADD_MEMBERSHIP = 1
+PACKET_MR_PROMISC = 1
+PACKET_IGNORE_OUTGOING = 23
+PACKET_OUTGOING = 4
+SNAPLEN = 65535
+
+
+class PortError(Exception):
+    """A port cannot be opened (no such interface, no permission ...)."""
+
+
+def parse_interface(spec: str) -> tuple[int, str]:
+    """'1@veth1' -> (1, 'veth1'), as simple_switch's -i."""
+    num, sep, name = spec.partition("@")
+    if not sep or not name:
+        raise ValueError(f"interface {spec!r} is not <port-num>@<interface-name>")
+    try:
+        port = int(num, 0)
+    except ValueError:
+        raise ValueError(f"interface {spec!r}: port number {num!r} is not an integer") from None
+    if port < 0:
+        raise ValueError(f"interface {spec!r}: port number is negative")
+    return port, name
+
+
+@dataclass
+class PortStats:
+    rx_packets: int = 0
+    rx_bytes: int = 0
+    tx_packets: int = 0
+    tx_bytes: int = 0
+    tx_drops: int = 0  # frames the kernel refused (link down, buffer full)
+    rx_errors: int = 0
+
+
+class PcapWriter:
+    """A minimal libpcap writer (Ethernet link type, microsecond timestamps)."""
+
+    def __init__(self, path: str) -> None:
+        self._f = open(path, "wb")
+        self._lock = threading.Lock()
+        self._f.write(struct.pack("<IHHiIII", 0xA1B2C3D4, 2, 4, 0, 0, SNAPLEN, 1))
+        self._f.flush()
+
+    def write(self, frame: bytes) -> None:
+        t = time.time()
+        sec = int(t)
+        usec = int((t - sec) * 1_000_000)
+        data = frame[:SNAPLEN]
+        with self._lock:
+            self._f.write(struct.pack("<IIII", sec, usec, len(data), len(frame)))
+            self._f.write(data)
+            self._f.flush()
+
+    def close(self) -> None:
+        with self._lock:
+            self._f.close()
+
+
+class _PortSet:
+    """What both port sets share: names, counters, pcaps."""
+
+    def __init__(self, interfaces: dict[int, str], pcap_dir: str | None = None) -> None:
+        self.interfaces = dict(interfaces)
+        self._stats = {p: PortStats() for p in interfaces}
+        self._pcap_in: dict[int, PcapWriter] = {}
+        self._pcap_out: dict[int, PcapWriter] = {}
+        if pcap_dir is not None:
+            if not os.path.isdir(pcap_dir):
+                raise PortError(f"pcap directory {pcap_dir!r} does not exist")
+            for p, name in interfaces.items():
+                self._pcap_in[p] = PcapWriter(os.path.join(pcap_dir, f"{name}_in.pcap"))
+                self._pcap_out[p] = PcapWriter(os.path.join(pcap_dir, f"{name}_out.pcap"))
+
+    def stats(self) -> dict[int, PortStats]:
+        return {p: PortStats(**vars(s)) for p, s in self._stats.items()}
+
+    def _count_rx(self, port: int, frame: bytes) -> None:
+        s = self._stats[port]
+        s.rx_packets += 1
+        s.rx_bytes += len(frame)
+        w = self._pcap_in.get(port)
+        if w is not None:
+            w.write(frame)
+
+    def _count_tx(self, port: int, frame: bytes) -> None:
+        s = self._stats[port]
+        s.tx_packets += 1
+        s.tx_bytes += len(frame)
+        w = self._pcap_out.get(port)
+        if w is not None:
+            w.write(frame)
+
+    def _close_pcaps(self) -> None:
+        for w in (*self._pcap_in.values(), *self._pcap_out.values()):
+            w.close()
+        self._pcap_in.clear()
+        self._pcap_out.clear()
+
+
+class RawPorts(_PortSet):
+    """AF_PACKET ports on Linux interfaces (needs CAP_NET_RAW)."""
+
+    def __init__(self, interfaces: dict[int, str], pcap_dir: str | None = None) -> None:
+        super().__init__(interfaces, pcap_dir)
+        self._socks: dict[int, socket.socket] = {}
+        self._by_fd: dict[int, int] = {}
+        self._filter_outgoing: set[int] = set()
+        self._thread: threading.Thread | None = None
+        self._stop_r, self._stop_w = os.pipe()
+        try:
+            for port, name in interfaces.items():
+                self._open(port, name)
+        except PortError:
+            self.stop()
+            raise
+
+    def _open(self, port: int, name: str) -> None:
+        try:
+            ifindex = socket.if_nametoindex(name)
+        except OSError:
+            raise PortError(f"interface {name!r} (port {port}) does not exist") from None
+        try:
+            s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(ETH_P_ALL))
+        except PermissionError:
+            raise PortError(f"interface {name!r}: raw sockets need root (CAP_NET_RAW)") from None
+        try:
+            s.bind((name, 0))
+            mreq = struct.pack("iHH8s", ifindex, PACKET_MR_PROMISC, 0, b"")
+            s.setsockopt(SOL_PACKET, PACKET_ADD_MEMBERSHIP, mreq)
+            try:
+                s.setsockopt(SOL_PACKET, PACKET_IGNORE_OUTGOING, 1)
+            except OSError:
+                # Kernels before 4.20: drop our own frames by their packet type.
+                self._filter_outgoing.add(port)
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4 << 20)
+            s.setblocking(False)
+        except OSError as e:
+            s.close()
+            raise PortError(f"interface {name!r}: {e.strerror or e}") from None
+        self._socks[port] = s
+        self._by_fd[s.fileno()] = port
+
+    def transmit(self, port: int, frame: bytes) -> None:
+        s = self._socks.get(port)
+        if s is None:
+            return  # a port the program knows but no interface is attached to
+        try:
+            s.send(frame)
+        except (BlockingIOError, OSError):
+            self._stats[port].tx_drops += 1
+            return
+        self._count_tx(port, frame)
+
+    def start(self, sink: Sink) -> None:
+        self._thread = threading.Thread(target=self._loop, args=(sink,), name="p4switch-ports",
+                                        daemon=True)
+        self._thread.start()
+
+    def _loop(self, sink: Sink) -> None:
+        ep = select.epoll()
+        ep.register(self._stop_r, select.EPOLLIN)
+        for fd in self._by_fd:
+            ep.register(fd, select.EPOLLIN)
+        try:
+            while True:
+                for fd, _ in ep.poll():
+                    if fd == self._stop_r:
+                        return
+                    port = self._by_fd[fd]
+                    s = self._socks[port]
+                    # Drain the socket so one busy port cannot starve the others for long.
+                    for _ in range(64):
+                        try:
+                            frame, addr = s.recvfrom(SNAPLEN)
+                        except (BlockingIOError, InterruptedError):
+                            break
+                        except OSError:
+                            self._stats[port].rx_errors += 1
+                            break
+                        if port in self._filter_outgoing and addr[2] == PACKET_OUTGOING:
+                            continue
+                        self._count_rx(port, frame)
+                        try:
+                            sink(port, frame)
+                        except Exception:  # a bad frame never stops the switch
+                            log.exception("processing a frame from port %d failed", port)
+        finally:
+            ep.close()
+
+    def stop(self) -> None:
+        if self._thread is not None:
+            os.write(self._stop_w, b"x")
+            self._thread.join(timeout=5)
+            self._thread = None
+        for s in self._socks.values():
+            s.close()
+        self._socks.clear()
+        self._by_fd.clear()
+        for fd in (self._stop_r, self._stop_w):
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+        self._stop_r = self._stop_w = -1
+        self._close_pcaps()
+
+
+class MemoryPorts(_PortSet):
+    """In-memory ports: frames are injected by tests and transmitted frames kept."""
+
+    def __init__(self, ports: list[int] | dict[int, str], pcap_dir: str | None = None) -> None:
+        names = ports if isinstance(ports, dict) else {p: f"port{p}" for p in ports}
+        super().__init__(names, pcap_dir)
+        self.sent: dict[int, deque[bytes]] = defaultdict(deque)
+        self._cond = threading.Condition()
+        self._sink: Sink | None = None
+
+    def start(self, sink: Sink) -> None:
+        self._sink = sink
+
+    def stop(self) -> None:
+        self._sink = None
+        self._close_pcaps()
+
+    def inject(self, port: int, frame: bytes) -> None:
+        """A frame arrives on `port` (runs the pipeline on the caller's thread)."""
+        self._stats.setdefault(port, PortStats())
+        self._count_rx(port, frame)
+        if self._sink is not None:
+            self._sink(port, frame)
+
+    def transmit(self, port: int, frame: bytes) -> None:
+        self._stats.setdefault(port, PortStats())
+        self._count_tx(port, frame)
+        with self._cond:
+            self.sent[port].append(frame)
+            self._cond.notify_all()
+
+    def wait_sent(self, port: int, timeout: float = 2.0) -> bytes | None:
+        """The next frame transmitted on `port`, waiting up to `timeout` seconds."""
+        deadline = time.monotonic() + timeout
+        with self._cond:
+            while not self.sent[port]:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    return None
+                self._cond.wait(left)
+            return self.sent[port].popleft()

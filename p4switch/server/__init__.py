@@ -1,0 +1,17 @@
+"""The P4Runtime server of p4switch (p4.v1.P4Runtime over gRPC).
+
+Modules, by role: `service` (the gRPC service and server), `arbitration`
+(primary/backup controllers), `runtime` (pipeline configs, the running
+Device, packet I/O), `tables` and `entities` (P4Runtime entities <->
+pipeline state), `pipeline_state` (one installed config).
+
+Names defined here: `P4RuntimeServer`, `TlsConfig`, `ServerError`,
+`DeviceRuntime`, `P4RUNTIME_API_VERSION`.
+"""
+
+from __future__ import annotations
+
+from p4switch.server.runtime import DeviceRuntime
+from p4switch.server.service import P4RUNTIME_API_VERSION, P4RuntimeServer, ServerError, TlsConfig
+
+__all__ = ["P4RuntimeServer", "TlsConfig", "ServerError", "DeviceRuntime", "P4RUNTIME_API_VERSION"]

@@ -1,0 +1,378 @@
+"""One P4Runtime device: its pipeline configs, the running Device, packet I/O.
+
+`DeviceRuntime` owns what SetForwardingPipelineConfig changes (the committed
+and the saved `PipelineState`), builds Devices through a factory, applies
+Write updates and Read requests under one lock (so batches are strictly
+serialisable), and moves packets between the Device, the ports and the
+controllers' streams:
+
+* `process(port, data)` is what the port loop calls for every received frame;
+  it goes to the committed Device (dropped and counted when there is none).
+* the Device's output reaches `transmit`; frames sent to the CPU port are
+  packet-ins (BMv2 framing: the @controller_header("packet_in") header in front
+  of the packet), and so are calls of the Device's packet-in handler.
+* `packet_out` turns a PacketOut into a Device `packet_out` call.
+
+Names defined here: `DeviceRuntime`, `DeviceFactory`, `load_program`.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable
+from typing import Any
+
+from google.protobuf import text_format
+
+from p4switch import ir
+from p4switch.pipeline.state import Device, StateError
+from p4switch.proto import p4d, p4i, p4r
+from p4switch.server.digests import DigestEngine
+from p4switch.server.entities import READERS, WRITERS
+from p4switch.server.pipeline_state import PipelineState
+from p4switch.translate import (
+    FAILED_PRECONDITION,
+    INTERNAL,
+    INVALID_ARGUMENT,
+    NOT_FOUND,
+    OK,
+    P4RTError,
+    decode_value,
+    encode_value,
+    pack_controller_header,
+    same_program,
+    unpack_controller_header,
+)
+
+log = logging.getLogger("p4switch.server")
+
+Transmit = Callable[[int, bytes], None]
+DeviceFactory = Callable[[ir.Program, Transmit], Device]
+PacketInSink = Callable[[p4r.PacketIn], None]
+
+
+def load_program(device_config: bytes) -> tuple[ir.Program, p4i.P4Info | None]:
+    """Parse a p4switch program file; returns the program and its embedded P4Info, if any."""
+    try:
+        program, p4info_text = ir.from_json(device_config)
+    except ir.ProgramFileError as e:
+        raise P4RTError(INVALID_ARGUMENT, f"device config: {e}") from None
+    except Exception as e:  # a corrupt file can fail anywhere in decoding
+        raise P4RTError(INVALID_ARGUMENT, f"device config: corrupt program file ({e})") from None
+    info: p4i.P4Info | None = None
+    if p4info_text:
+        info = p4i.P4Info()
+        try:
+            text_format.Parse(p4info_text, info)
+        except text_format.ParseError as e:
+            raise P4RTError(INVALID_ARGUMENT, f"device config: bad embedded P4Info ({e})") from None
+    else:
+        try:
+            from p4switch.p4info import build_p4info  # type: ignore[attr-defined]
+        except ImportError:
+            build_p4info = None
+        if build_p4info is not None:
+            info = build_p4info(program)
+    return program, info
+
+
+class DeviceRuntime:
+    """The P4Runtime view of one device (see module docstring)."""
+
+    def __init__(self, device_id: int, factory: DeviceFactory | None, *,
+                 transmit: Transmit | None = None, cpu_port: int | None = None) -> None:
+        self.device_id = device_id
+        self.factory = factory
+        self.cpu_port = cpu_port
+        self._transmit = transmit or (lambda port, data: None)
+        self.lock = threading.RLock()
+        self.committed: PipelineState | None = None
+        self.saved: PipelineState | None = None
+        self.packet_in_sink: PacketInSink | None = None
+        self.digest_sink: Callable[[p4r.DigestList], None] | None = None
+        self.rx_no_pipeline = 0
+        self.packet_in_errors = 0
+        self.digests = DigestEngine(self._send_digest, self._digest_config)
+
+    # -- pipeline configs ---------------------------------------------------
+
+    def _make_state(self, config: p4r.ForwardingPipelineConfig, *, build_device: bool) -> PipelineState:
+        if not config.HasField("p4info"):
+            raise P4RTError(INVALID_ARGUMENT, "config has no P4Info")
+        if not config.p4_device_config:
+            raise P4RTError(INVALID_ARGUMENT, "config has no p4_device_config (a p4switch program file)")
+        program, info = load_program(config.p4_device_config)
+        if info is not None:
+            diff = same_program(config.p4info, info)
+            if diff:
+                raise P4RTError(INVALID_ARGUMENT, diff)
+        device = None
+        if build_device:
+            device = self._build_device(program)
+        cookie = config.cookie.cookie if config.HasField("cookie") else None
+        return PipelineState.build(config.p4info, config.p4_device_config, cookie, program, device)
+
+    def _build_device(self, program: ir.Program) -> Device:
+        if self.factory is None:
+            raise P4RTError(INVALID_ARGUMENT, "this server has no pipeline to run programs")
+        try:
+            return self.factory(program, self._device_output)
+        except P4RTError:
+            raise
+        except Exception as e:
+            raise P4RTError(INVALID_ARGUMENT, f"the pipeline cannot run this program: {e}") from None
+
+    def set_pipeline(self, action: int, config: p4r.ForwardingPipelineConfig | None) -> None:
+        A = p4r.SetForwardingPipelineConfigRequest
+        with self.lock:
+            if action == A.VERIFY:
+                self._make_state(config or p4r.ForwardingPipelineConfig(), build_device=False)
+            elif action == A.VERIFY_AND_SAVE:
+                # The saved config gets its own (not yet forwarding) Device: writes
+                # between SAVE and COMMIT go there, and COMMIT makes it forward.
+                self._drop(self.saved)
+                self.saved = self._make_state(config or p4r.ForwardingPipelineConfig(), build_device=True)
+            elif action == A.VERIFY_AND_COMMIT:
+                st = self._make_state(config or p4r.ForwardingPipelineConfig(), build_device=True)
+                self._drop(self.saved)  # a newer config replaces any saved one
+                self.saved = None
+                self._commit(st)
+            elif action == A.COMMIT:
+                if config is not None:
+                    raise P4RTError(INVALID_ARGUMENT, "COMMIT takes no config")
+                if self.saved is None:
+                    raise P4RTError(NOT_FOUND, "no saved config to commit (VERIFY_AND_SAVE first)")
+                st, self.saved = self.saved, None
+                self._commit(st)
+            elif action == A.RECONCILE_AND_COMMIT:
+                raise P4RTError(12, "RECONCILE_AND_COMMIT is not supported by p4switch")
+            else:
+                raise P4RTError(INVALID_ARGUMENT, "unspecified SetForwardingPipelineConfig action")
+
+    def install(self, device_config: bytes, p4info: p4i.P4Info | None = None) -> None:
+        """Install a program given on the command line (no cookie, like any out-of-band config)."""
+        program, info = load_program(device_config)
+        info = p4info or info
+        if info is None:
+            raise P4RTError(INVALID_ARGUMENT, "the program file has no P4Info")
+        with self.lock:
+            st = PipelineState.build(info, device_config, None, program, self._build_device(program))
+            self._commit(st)
+
+    def _commit(self, st: PipelineState) -> None:
+        old, self.committed = self.committed, st
+        self.digests.reset()
+        log.info("device %d: pipeline committed (%d tables, cookie %s)", self.device_id,
+                 len(st.p4info.tables), st.cookie)
+        self._attach(st)
+        if old is not None and old is not st:
+            self._drop(old)
+
+    def _attach(self, st: PipelineState) -> None:
+        dev = st.device
+        if dev is None:
+            return
+        setter = getattr(dev, "set_packet_in_handler", None)
+        if setter is not None:
+            setter(self._on_packet_in)
+        setter = getattr(dev, "set_digest_handler", None)
+        if setter is not None:
+            setter(self._on_digest)
+
+    @staticmethod
+    def _drop(st: PipelineState | None) -> None:
+        if st is not None and st.device is not None:
+            close = getattr(st.device, "close", None)
+            if close is not None:
+                close()
+
+    def close(self) -> None:
+        with self.lock:
+            self._drop(self.saved)
+            self._drop(self.committed)
+            self.saved = self.committed = None
+        self.digests.close()
+
+    def state_for_writes(self) -> PipelineState:
+        st = self.saved or self.committed
+        if st is None:
+            raise P4RTError(FAILED_PRECONDITION, "no forwarding pipeline config is set")
+        return st
+
+    def get_config(self, response_type: int) -> p4r.ForwardingPipelineConfig | None:
+        R = p4r.GetForwardingPipelineConfigRequest
+        with self.lock:
+            st = self.saved or self.committed
+            if st is None:
+                return None
+            out = p4r.ForwardingPipelineConfig()
+            if response_type in (R.ALL, R.P4INFO_AND_COOKIE):
+                out.p4info.CopyFrom(st.p4info)
+            if response_type in (R.ALL, R.DEVICE_CONFIG_AND_COOKIE):
+                out.p4_device_config = st.device_config
+            if st.cookie is not None:
+                out.cookie.cookie = st.cookie
+            return out
+
+    # -- Write / Read -------------------------------------------------------
+
+    def write(self, updates: Any) -> list[P4RTError | None]:
+        """Apply updates in order; one result per update (None: OK)."""
+        results: list[P4RTError | None] = []
+        with self.lock:
+            st = self.state_for_writes()
+            for u in updates:
+                try:
+                    which = u.entity.WhichOneof("entity")
+                    if which is None:
+                        raise P4RTError(INVALID_ARGUMENT, "update has no entity")
+                    if u.type not in (p4r.Update.INSERT, p4r.Update.MODIFY, p4r.Update.DELETE):
+                        raise P4RTError(INVALID_ARGUMENT, "update type must be INSERT, MODIFY or DELETE")
+                    WRITERS[which](st, u.type, getattr(u.entity, which))
+                    results.append(None)
+                except P4RTError as e:
+                    results.append(e)
+                except StateError as e:
+                    results.append(P4RTError(int(e.code), e.message))
+                except Exception as e:  # a bug must not take the server down
+                    log.exception("write failed")
+                    results.append(P4RTError(INTERNAL, f"internal error: {e}"))
+        return results
+
+    def read(self, entities: Any) -> tuple[list[p4r.Entity], list[P4RTError | None]]:
+        found: list[p4r.Entity] = []
+        results: list[P4RTError | None] = []
+        with self.lock:
+            st = self.state_for_writes()
+            for ent in entities:
+                which = ent.WhichOneof("entity")
+                try:
+                    if which is None:
+                        raise P4RTError(INVALID_ARGUMENT, "entity is not set")
+                    batch = [p4r.Entity(**{which: e}) for e in READERS[which](st, getattr(ent, which))]
+                    found.extend(batch)
+                    results.append(None)
+                except P4RTError as e:
+                    results.append(e)
+                except StateError as e:
+                    results.append(P4RTError(int(e.code), e.message))
+                except Exception as e:
+                    log.exception("read failed")
+                    results.append(P4RTError(INTERNAL, f"internal error: {e}"))
+        return found, results
+
+    # -- packets ------------------------------------------------------------
+
+    def process(self, port: int, data: bytes) -> None:
+        """A frame received on a port (called from the port loop)."""
+        st = self.committed
+        if st is None or st.device is None:
+            self.rx_no_pipeline += 1
+            return
+        st.device.process(port, data)
+
+    def _device_output(self, port: int, data: bytes) -> None:
+        if self.cpu_port is not None and port == self.cpu_port:
+            st = self.committed
+            meta = st.index.cpm.get("packet_in") if st is not None else None
+            if meta is None:
+                self._emit_packet_in(data, {})
+                return
+            values, payload = unpack_controller_header(meta, data)
+            self._emit_packet_in(payload, values)
+            return
+        self._transmit(port, data)
+
+    def _on_packet_in(self, payload: bytes, metadata: dict[str, int]) -> None:
+        st = self.committed
+        ids: dict[int, int] = {}
+        if st is not None and "packet_in" in st.index.cpm:
+            for m in st.index.cpm["packet_in"].metadata:
+                if m.name in metadata:
+                    ids[m.id] = metadata[m.name]
+        self._emit_packet_in(payload, ids)
+
+    def _emit_packet_in(self, payload: bytes, values: dict[int, int]) -> None:
+        sink = self.packet_in_sink
+        if sink is None:
+            return
+        msg = p4r.PacketIn(payload=payload)
+        for mid in sorted(values):
+            msg.metadata.add(metadata_id=mid, value=encode_value(values[mid]))
+        sink(msg)
+
+    def packet_out(self, msg: p4r.PacketOut) -> None:
+        """Inject a PacketOut; P4RTError (for a StreamError) when it is malformed."""
+        st = self.committed
+        if st is None or st.device is None:
+            raise P4RTError(FAILED_PRECONDITION, "no forwarding pipeline config is set")
+        meta = st.index.cpm.get("packet_out")
+        by_id: dict[int, int] = {}
+        if meta is not None:
+            known = {m.id: m for m in meta.metadata}
+            for pm in msg.metadata:
+                m = known.get(pm.metadata_id)
+                if m is None:
+                    raise P4RTError(INVALID_ARGUMENT, f"unknown packet_out metadata id {pm.metadata_id}")
+                if pm.metadata_id in by_id:
+                    raise P4RTError(INVALID_ARGUMENT, f"packet_out metadata id {pm.metadata_id} given twice")
+                by_id[pm.metadata_id] = decode_value(pm.value, m.bitwidth, f"packet_out metadata {m.name!r}")
+            missing = [m.name for m in meta.metadata if m.id not in by_id]
+            if missing:
+                raise P4RTError(INVALID_ARGUMENT, f"packet_out metadata {missing} missing")
+        elif msg.metadata:
+            raise P4RTError(INVALID_ARGUMENT, "the program has no packet_out controller header")
+        dev = st.device
+        inject = getattr(dev, "packet_out", None)
+        if inject is not None:
+            names = {m.id: m.name for m in meta.metadata} if meta is not None else {}
+            inject(msg.payload, {names[i]: v for i, v in by_id.items()})
+        else:
+            if self.cpu_port is None:
+                raise P4RTError(FAILED_PRECONDITION, "no CPU port (start p4switch with --cpu-port)")
+            header = pack_controller_header(meta, by_id) if meta is not None else b""
+            dev.process(self.cpu_port, header + msg.payload)
+
+    # -- digests ------------------------------------------------------------
+
+    def _on_digest(self, name: str, values: Any) -> None:
+        """A digest from the data plane (forwarding thread).
+
+        `values` is the digest struct as a dict by member name or a sequence in
+        member order (or one int for a bit<W> digest).
+        """
+        st = self.committed
+        if st is None:
+            return
+        d = st.digest_by_name.get(name)
+        if d is None or d.preamble.id not in st.digests:
+            return
+        data = p4d.P4Data()
+        if isinstance(values, dict):
+            names = st.digest_members.get(d.preamble.id) or list(values)
+            for n in names:
+                data.struct.members.add(bitstring=encode_value(int(values.get(n, 0))))
+        elif isinstance(values, (list, tuple)):
+            for v in values:
+                data.struct.members.add(bitstring=encode_value(int(v)))
+        else:
+            data.bitstring = encode_value(int(values))
+        self.digests.offer(d.preamble.id, data)
+
+    def _digest_config(self, digest_id: int) -> p4r.DigestEntry.Config | None:
+        st = self.committed
+        return st.digests.get(digest_id) if st is not None else None
+
+    def _send_digest(self, msg: p4r.DigestList) -> None:
+        sink = self.digest_sink
+        if sink is not None:
+            sink(msg)
+
+    def digest_ack(self, ack: p4r.DigestListAck) -> None:
+        st = self.committed
+        if st is None or ack.digest_id not in st.index.digests:
+            raise P4RTError(INVALID_ARGUMENT, f"unknown digest id {ack.digest_id}")
+        self.digests.ack(ack.digest_id, ack.list_id)
+
+__all__ = ["DeviceRuntime", "DeviceFactory", "load_program", "OK"]

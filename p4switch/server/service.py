@@ -1,0 +1,330 @@
+"""The P4Runtime gRPC service (p4.v1.P4Runtime) and the server that hosts it.
+
+`P4RuntimeService` answers the six RPCs of P4Runtime v1 (spec v1.4):
+Write, Read, SetForwardingPipelineConfig, GetForwardingPipelineConfig,
+StreamChannel and Capabilities. Request-level errors become a gRPC status;
+per-update/per-entity errors are packed as `p4.v1.Error`s into a
+`google.rpc.Status` sent in the `grpc-status-details-bin` trailer, with the
+top-level code UNKNOWN (spec §10.3, §11).
+
+`P4RuntimeServer` runs the service on a grpcio thread pool: gRPC handlers
+never run on the port loop's thread, and packet-ins go through per-stream
+queues, so a slow controller never stalls forwarding.
+
+Names defined here: `P4RuntimeService`, `P4RuntimeServer`, `TlsConfig`,
+`P4RUNTIME_API_VERSION`, `ServerError`.
+"""
+
+from __future__ import annotations
+
+import logging
+import socket
+import threading
+from collections.abc import Iterator
+from concurrent import futures
+from dataclasses import dataclass
+from typing import Any
+
+import grpc
+from google.protobuf import any_pb2
+
+from p4switch.pipeline.state import StateError
+from p4switch.proto import p4r, p4r_grpc, rpc_status
+from p4switch.server.arbitration import Arbiter, Controller
+from p4switch.server.runtime import DeviceFactory, DeviceRuntime, Transmit
+from p4switch.translate import (
+    FAILED_PRECONDITION,
+    NOT_FOUND,
+    PERMISSION_DENIED,
+    UNIMPLEMENTED,
+    UNKNOWN,
+    P4RTError,
+)
+
+log = logging.getLogger("p4switch.server")
+
+P4RUNTIME_API_VERSION = "1.4.1"
+READ_CHUNK = 1000  # entities per ReadResponse message
+
+_CODES = {c.value[0]: c for c in grpc.StatusCode}
+
+
+class ServerError(Exception):
+    """The server cannot start (address in use, bad TLS files ...)."""
+
+
+def _abort(context: grpc.ServicerContext, e: P4RTError) -> None:
+    context.abort(_CODES.get(e.code, grpc.StatusCode.UNKNOWN), e.message)
+
+
+def _abort_batch(context: grpc.ServicerContext, results: list[P4RTError | None], what: str) -> None:
+    """UNKNOWN with one p4.v1.Error per element of the batch, in order."""
+    failed = sum(1 for r in results if r is not None)
+    message = f"{what} failure: {failed} of {len(results)} failed"
+    first = next(r for r in results if r is not None)
+    if len(results) == 1:
+        message = f"{what} failure: {first.message}"
+    status = rpc_status.Status(code=UNKNOWN, message=message)
+    for r in results:
+        err = p4r.Error(canonical_code=0) if r is None else p4r.Error(canonical_code=r.code,
+                                                                      message=r.message)
+        packed = any_pb2.Any()
+        packed.Pack(err)
+        status.details.append(packed)
+    context.set_trailing_metadata((("grpc-status-details-bin", status.SerializeToString()),))
+    context.abort(grpc.StatusCode.UNKNOWN, message)
+
+
+_END = object()
+
+
+@dataclass
+class _Abort:
+    error: P4RTError
+
+
+class P4RuntimeService(p4r_grpc.P4RuntimeServicer):
+    """p4.v1.P4Runtime for one device."""
+
+    def __init__(self, runtime: DeviceRuntime) -> None:
+        self.runtime = runtime
+        self.arbiter = Arbiter({runtime.device_id})
+        runtime.packet_in_sink = self._packet_in
+        runtime.digest_sink = self._digest
+
+    # -- helpers -------------------------------------------------------------
+
+    def _check_device(self, device_id: int) -> None:
+        if device_id != self.runtime.device_id:
+            raise P4RTError(NOT_FOUND, f"unknown device id {device_id}")
+
+    def _packet_in(self, msg: p4r.PacketIn) -> None:
+        for ctl in self.arbiter.primaries(self.runtime.device_id):
+            ctl.send(p4r.StreamMessageResponse(packet=msg), droppable=True)
+
+    def _digest(self, msg: p4r.DigestList) -> None:
+        for ctl in self.arbiter.primaries(self.runtime.device_id):
+            ctl.send(p4r.StreamMessageResponse(digest=msg), droppable=True)
+
+    # -- unary RPCs ----------------------------------------------------------
+
+    def Write(self, request: p4r.WriteRequest, context: grpc.ServicerContext) -> p4r.WriteResponse:
+        try:
+            self.arbiter.check_primary(request.device_id, request.role, request.election_id,
+                                       request.HasField("election_id"))
+            self.runtime.state_for_writes()
+            if request.atomicity != p4r.WriteRequest.CONTINUE_ON_ERROR:
+                raise P4RTError(UNIMPLEMENTED, "only CONTINUE_ON_ERROR atomicity is supported")
+            results = self.runtime.write(request.updates)
+        except P4RTError as e:
+            _abort(context, e)
+        if any(r is not None for r in results):
+            _abort_batch(context, results, "Write")
+        return p4r.WriteResponse()
+
+    def Read(self, request: p4r.ReadRequest, context: grpc.ServicerContext) -> Iterator[p4r.ReadResponse]:
+        try:
+            self._check_device(request.device_id)
+            found, results = self.runtime.read(request.entities)
+        except P4RTError as e:
+            _abort(context, e)
+        for i in range(0, len(found), READ_CHUNK):
+            yield p4r.ReadResponse(entities=found[i:i + READ_CHUNK])
+        if not found:
+            yield p4r.ReadResponse()
+        if any(r is not None for r in results):
+            _abort_batch(context, results, "Read")
+
+    def SetForwardingPipelineConfig(self, request: p4r.SetForwardingPipelineConfigRequest,
+                                    context: grpc.ServicerContext) -> p4r.SetForwardingPipelineConfigResponse:
+        try:
+            self.arbiter.check_primary(request.device_id, request.role, request.election_id,
+                                       request.HasField("election_id"))
+            config = request.config if request.HasField("config") else None
+            self.runtime.set_pipeline(request.action, config)
+        except P4RTError as e:
+            _abort(context, e)
+        return p4r.SetForwardingPipelineConfigResponse()
+
+    def GetForwardingPipelineConfig(self, request: p4r.GetForwardingPipelineConfigRequest,
+                                    context: grpc.ServicerContext) -> p4r.GetForwardingPipelineConfigResponse:
+        try:
+            self._check_device(request.device_id)
+        except P4RTError as e:
+            _abort(context, e)
+        config = self.runtime.get_config(request.response_type)
+        out = p4r.GetForwardingPipelineConfigResponse()
+        if config is not None:
+            out.config.CopyFrom(config)
+        return out
+
+    def Capabilities(self, request: p4r.CapabilitiesRequest,
+                     context: grpc.ServicerContext) -> p4r.CapabilitiesResponse:
+        return p4r.CapabilitiesResponse(p4runtime_api_version=P4RUNTIME_API_VERSION)
+
+    # -- stream --------------------------------------------------------------
+
+    def StreamChannel(self, request_iterator: Iterator[p4r.StreamMessageRequest],
+                      context: grpc.ServicerContext) -> Iterator[p4r.StreamMessageResponse]:
+        me = Controller()
+        live: list[Controller | None] = [None]
+
+        def stream_error(code: int, message: str, req: p4r.StreamMessageRequest) -> None:
+            err = p4r.StreamError(canonical_code=code, message=message)
+            which = req.WhichOneof("update")
+            if which == "packet":
+                err.packet_out.packet_out.CopyFrom(req.packet)
+            elif which == "digest_ack":
+                err.digest_list_ack.digest_list_ack.CopyFrom(req.digest_ack)
+            else:
+                err.other.other.CopyFrom(req.other)
+            me.send(p4r.StreamMessageResponse(error=err), droppable=True)
+
+        def is_primary() -> bool:
+            ctl = live[0]
+            return ctl is not None and ctl in self.arbiter.primaries(self.runtime.device_id)
+
+        def reader() -> None:
+            try:
+                for req in request_iterator:
+                    which = req.WhichOneof("update")
+                    try:
+                        if which == "arbitration":
+                            live[0] = self.arbiter.update(live[0], req.arbitration, me)
+                        elif which == "packet":
+                            if not is_primary():
+                                raise P4RTError(PERMISSION_DENIED, "only the primary controller may send packets")
+                            self.runtime.packet_out(req.packet)
+                        elif which == "digest_ack":
+                            if not is_primary():
+                                raise P4RTError(PERMISSION_DENIED, "only the primary controller may ack digests")
+                            self.runtime.digest_ack(req.digest_ack)
+                        elif which == "other":
+                            raise P4RTError(UNIMPLEMENTED, "no architecture-specific stream messages")
+                        else:
+                            raise P4RTError(FAILED_PRECONDITION, "empty stream message")
+                    except P4RTError as e:
+                        if which == "arbitration":
+                            me.out.put(_Abort(e))
+                            return
+                        stream_error(e.code, e.message, req)
+                    except StateError as e:
+                        stream_error(int(e.code), e.message, req)
+            except Exception:  # the client went away
+                pass
+            finally:
+                me.out.put(_END)
+
+        threading.Thread(target=reader, name="p4rt-stream", daemon=True).start()
+        context.add_callback(lambda: me.out.put(_END))
+        try:
+            while True:
+                item = me.out.get()
+                if item is _END:
+                    return
+                if isinstance(item, _Abort):
+                    _abort(context, item.error)
+                yield item
+        finally:
+            if live[0] is not None:
+                self.arbiter.remove(live[0])
+
+
+@dataclass(frozen=True, kw_only=True)
+class TlsConfig:
+    """PEM file paths; with `ca` and `client_auth` the server requires client certificates."""
+
+    cert: str
+    key: str
+    ca: str = ""
+    client_auth: bool = False
+
+
+class P4RuntimeServer:
+    """A running P4Runtime gRPC server for one device.
+
+    `factory(program, transmit)` builds the Device for each committed program;
+    `transmit(port, frame)` sends the Device's output to the ports.
+    """
+
+    def __init__(self, *, device_id: int = 0, factory: DeviceFactory | None = None,
+                 address: str = "127.0.0.1:9559", transmit: Transmit | None = None,
+                 cpu_port: int | None = None, tls: TlsConfig | None = None,
+                 max_workers: int = 16) -> None:
+        self.runtime = DeviceRuntime(device_id, factory, transmit=transmit, cpu_port=cpu_port)
+        self.service = P4RuntimeService(self.runtime)
+        self.address = address
+        self._server = grpc.server(
+            futures.ThreadPoolExecutor(max_workers=max_workers, thread_name_prefix="p4rt"),
+            options=[("grpc.max_receive_message_length", 256 << 20),
+                     ("grpc.max_send_message_length", 256 << 20),
+                     ("grpc.so_reuseport", 0)],
+        )
+        p4r_grpc.add_P4RuntimeServicer_to_server(self.service, self._server)
+        _check_bind(address)
+        try:
+            if tls is None:
+                self.port = self._server.add_insecure_port(address)
+            else:
+                self.port = self._server.add_secure_port(address, _credentials(tls))
+        except RuntimeError as e:
+            raise ServerError(f"cannot listen on {address}: {e}") from None
+        if not self.port:
+            raise ServerError(f"cannot listen on {address} (address in use?)")
+
+    def start(self) -> P4RuntimeServer:
+        self._server.start()
+        log.info("P4Runtime server listening on %s", self.address)
+        return self
+
+    def stop(self, grace: float | None = 0.5) -> None:
+        self._server.stop(grace).wait()
+        self.runtime.close()
+
+    def wait(self, timeout: float | None = None) -> bool:
+        return self._server.wait_for_termination(timeout)
+
+    def process(self, port: int, data: bytes) -> None:
+        """Hand a received frame to the running pipeline (the port loop's sink)."""
+        self.runtime.process(port, data)
+
+
+def _check_bind(address: str) -> None:
+    """Fail with the OS's reason (gRPC only says it could not bind)."""
+    host, _, port = address.rpartition(":")
+    host = host.strip("[]") or "0.0.0.0"
+    if not port.isdigit() or int(port) == 0:
+        return
+    try:
+        infos = socket.getaddrinfo(host, int(port), type=socket.SOCK_STREAM)
+    except OSError as e:
+        raise ServerError(f"cannot listen on {address}: {e.strerror or e}") from None
+    family, _, _, _, sockaddr = infos[0]
+    s = socket.socket(family, socket.SOCK_STREAM)
+    try:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        s.bind(sockaddr)
+    except OSError as e:
+        raise ServerError(f"cannot listen on {address}: {e.strerror or e}") from None
+    finally:
+        s.close()
+
+
+def _credentials(tls: TlsConfig) -> grpc.ServerCredentials:
+    try:
+        with open(tls.key, "rb") as f:
+            key = f.read()
+        with open(tls.cert, "rb") as f:
+            cert = f.read()
+        ca = None
+        if tls.ca:
+            with open(tls.ca, "rb") as f:
+                ca = f.read()
+    except OSError as e:
+        raise ServerError(f"TLS: {e}") from None
+    return grpc.ssl_server_credentials([(key, cert)], root_certificates=ca,
+                                       require_client_auth=tls.client_auth)
+
+
+__all__ = ["P4RuntimeService", "P4RuntimeServer", "TlsConfig", "P4RUNTIME_API_VERSION",
+           "ServerError", "Any"]

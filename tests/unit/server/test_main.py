@@ -1,0 +1,110 @@
+"""The p4switch command line: flags as simple_switch_grpc, one-line startup errors."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+
+import pytest
+
+from p4switch.__main__ import _parse, build_parser
+
+PY = sys.executable
+
+
+def run_cli(*args: str, timeout: float = 20) -> subprocess.CompletedProcess:
+    return subprocess.run([PY, "-m", "p4switch", *args], capture_output=True, text=True,
+                          timeout=timeout, cwd=os.path.dirname(os.path.dirname(os.path.dirname(
+                              os.path.dirname(os.path.abspath(__file__))))))
+
+
+def test_parser_has_simple_switch_grpc_flags() -> None:
+    """The BMv2 names and defaults are there."""
+    args = build_parser().parse_args(["--no-p4"])
+    assert args.grpc_server_addr == "127.0.0.1:9559"
+    assert args.drop_port == 511
+    assert args.device_id == 0
+    assert args.cpu_port is None
+    assert args.priority_queues == 1
+
+
+def test_target_options_after_double_dash_are_accepted() -> None:
+    """simple_switch_grpc style: general options, program, '--', target options."""
+    args = _parse(["x.json", "-i", "1@veth1", "--device-id", "3", "--", "--grpc-server-addr",
+                   "127.0.0.1:50001", "--cpu-port", "255"])
+    assert (args.program, args.ports, args.device_id) == ("x.json", {1: "veth1"}, 3)
+    assert (args.grpc_server_addr, args.cpu_port) == ("127.0.0.1:50001", 255)
+
+
+def test_pcap_without_dir_means_current_directory() -> None:
+    """--pcap takes an optional directory, '.' by default."""
+    assert _parse(["--no-p4", "--pcap"]).pcap == "."
+
+
+@pytest.mark.parametrize("argv", [
+    [],
+    ["--no-p4", "--cpu-port", "0"],
+    ["--no-p4", "-i", "veth1"],
+    ["--no-p4", "-i", "1@a", "-i", "1@b"],
+    ["--no-p4", "--cpu-port", "5", "-i", "5@a"],
+    ["--no-p4", "--log-console", "--log-file", "x"],
+    ["--no-p4", "--grpc-server-ssl"],
+], ids=["no-program", "cpu-port-0", "bad-interface", "port-twice", "cpu-port-interface",
+        "log-console-and-file", "ssl-without-cert"])
+def test_invalid_combinations_are_usage_errors(argv: list[str]) -> None:
+    """Bad combinations exit 2 through parser.error()."""
+    with pytest.raises(SystemExit) as e:
+        _parse(argv)
+    assert e.value.code == 2
+
+
+def test_bad_program_file_is_one_line_error(tmp_path) -> None:
+    """A file that is not a p4switch program: exit 1 and one line on stderr."""
+    bad = tmp_path / "bad.json"
+    bad.write_text("{}")
+    r = run_cli(str(bad), "--grpc-server-addr", "127.0.0.1:0")
+    assert r.returncode == 1
+    assert r.stderr.count("\n") == 1 and "p4switch: error:" in r.stderr
+    assert "program file" in r.stderr
+
+
+def test_missing_program_file_is_one_line_error(tmp_path) -> None:
+    """A program path that does not exist: exit 1."""
+    r = run_cli(str(tmp_path / "nope.json"))
+    assert r.returncode == 1 and r.stderr.startswith("p4switch: error: cannot read")
+
+
+@pytest.mark.root
+def test_missing_interface_is_one_line_error() -> None:
+    """An -i interface that does not exist: exit 1 naming it."""
+    r = run_cli("--no-p4", "-i", "1@nosuchif0", "--grpc-server-addr", "127.0.0.1:0")
+    assert r.returncode == 1
+    assert r.stderr.strip() == "p4switch: error: interface 'nosuchif0' (port 1) does not exist"
+
+
+def test_address_in_use_is_one_line_error() -> None:
+    """The gRPC address is taken: exit 1 with one line."""
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    s.listen()
+    port = s.getsockname()[1]
+    try:
+        r = run_cli("--no-p4", "--grpc-server-addr", f"127.0.0.1:{port}")
+    finally:
+        s.close()
+    assert r.returncode == 1
+    assert r.stderr.count("\n") == 1 and f"127.0.0.1:{port}" in r.stderr
+
+
+def test_sigterm_stops_cleanly() -> None:
+    """A running p4switch exits 0 on SIGTERM."""
+    proc = subprocess.Popen([PY, "-m", "p4switch", "--no-p4", "--grpc-server-addr", "127.0.0.1:0"],
+                            stderr=subprocess.PIPE, text=True)
+    time.sleep(1.5)
+    assert proc.poll() is None
+    proc.send_signal(signal.SIGTERM)
+    assert proc.wait(timeout=10) == 0
