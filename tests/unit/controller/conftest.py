@@ -1,0 +1,24 @@
+"""Fixtures for controller unit tests: the compiled RTSW program and its P4Info."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from controller.build import CompiledProgram, compile_program
+from controller.p4info import P4Schema
+
+ROOT = Path(__file__).resolve().parents[3]
+
+
+@pytest.fixture(scope="session")
+def rtsw_program(tmp_path_factory: pytest.TempPathFactory) -> CompiledProgram:
+    """p4/rtsw.p4 compiled by p4switch-compile (once per session)."""
+    return compile_program(ROOT / "p4" / "rtsw.p4", tmp_path_factory.mktemp("build"),
+                           role="rtsw", target="p4switch")
+
+
+@pytest.fixture(scope="session")
+def schema(rtsw_program: CompiledProgram) -> P4Schema:
+    return P4Schema.from_file(rtsw_program.p4info)

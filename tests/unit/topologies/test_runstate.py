@@ -1,0 +1,87 @@
+"""Tests for topologies.runstate: the state file and the removal of a dead run's processes."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from topologies.nodes import RUN_ENV, NetworkError
+from topologies.runstate import (
+    RunState,
+    cleanup,
+    owner_alive,
+    proc_start,
+    read_state,
+    write_state,
+)
+
+
+def state(pid: int, start: str | None = None) -> RunState:
+    return RunState(owner_pid=pid, owner_start=start if start is not None else proc_start(pid),
+                    token="t0", name="rack", target="p4switch")
+
+
+def test_state_round_trips(tmp_path: Path) -> None:
+    """write_state then read_state gives the same record."""
+    s = state(os.getpid())
+    s.switches = [{"name": "rtsw1", "grpc_addr": "127.0.0.1:50001", "device_id": 1}]
+    write_state(s, tmp_path)
+    assert read_state(tmp_path) == s
+
+
+def test_missing_or_corrupt_state_reads_as_none(tmp_path: Path) -> None:
+    """No file, or garbage in it: None (never an exception)."""
+    assert read_state(tmp_path) is None
+    (tmp_path / "run.json").write_text("{not json")
+    assert read_state(tmp_path) is None
+
+
+def test_owner_alive_sees_through_pid_reuse() -> None:
+    """Our own pid is alive; the same pid with another start time is not."""
+    assert owner_alive(state(os.getpid()))
+    assert not owner_alive(state(os.getpid(), start="1"))
+
+
+def test_cleanup_refuses_a_live_owner(tmp_path: Path) -> None:
+    """stop_running=False and a live owner that is not us: NetworkError, file kept."""
+    sleeper = subprocess.Popen(["sleep", "30"])
+    try:
+        write_state(state(sleeper.pid), tmp_path)
+        with pytest.raises(NetworkError, match="already running"):
+            cleanup(stop_running=False, directory=tmp_path)
+        assert read_state(tmp_path) is not None
+    finally:
+        sleeper.kill()
+        sleeper.wait()
+
+
+def test_cleanup_ends_marked_processes_of_a_dead_run_only(tmp_path: Path) -> None:
+    """Processes carrying this run's marker end; an unmarked one lives; the file goes."""
+    token = f"test{os.getpid()}"
+    marked = subprocess.Popen(["sleep", "30"], env={**os.environ, RUN_ENV: token})
+    other = subprocess.Popen(["sleep", "30"])
+    try:
+        dead = state(os.getpid(), start="1")  # an owner that no longer exists
+        dead.token = token
+        write_state(dead, tmp_path)
+        report = cleanup(directory=tmp_path, token=token)
+        assert marked.pid in report.killed and other.pid not in report.killed
+        assert report.state_removed and read_state(tmp_path) is None
+        marked.wait(5)
+        time.sleep(0.1)
+        assert other.poll() is None
+    finally:
+        for p in (marked, other):
+            if p.poll() is None:
+                p.kill()
+            p.wait()
+
+
+def test_cleanup_with_nothing_left_does_nothing(tmp_path: Path) -> None:
+    """No state, no marked processes of this token: an empty report."""
+    report = cleanup(directory=tmp_path, token="no-such-run")
+    assert not report.anything

@@ -1,0 +1,351 @@
+"""The addressing plan: every name, number and address a fabric uses, derived from its spec.
+
+`plan_addresses(spec)` is a pure function: the same spec always gives the
+same plan, so the network builder, the controller and the traffic agents
+agree without talking to each other.
+
+Naming and numbering (z = zone index, r = rack index inside the zone, both
+from 0; all counters in spec order):
+
+- Nodes: RTSWs `rtsw1..`, CTSWs `ctsw1..`, ATSWs `atsw1..`, hosts `h1..`,
+  numbered across the whole fabric in (zone, rack, host) order.
+- Switch index i: RTSWs first (by zone, rack), then CTSWs (by zone), then
+  ATSWs. device_id = switches.device_id_base + i, gRPC port =
+  switches.grpc_port_base + i (on 127.0.0.1), BMv2 Thrift port =
+  switches.thrift_port_base + i.
+- Switch ports (1-based, like BMv2): an RTSW has its host-facing downlinks
+  first, port 1 + n*nics + k for NIC k of host n of the rack, then its
+  uplinks, grouped by CTSW then parallel link. A CTSW has its downlinks
+  (by rack, then parallel link), then its ATSW uplinks (by ATSW, then
+  parallel link). An ATSW has downlinks by (zone, CTSW, parallel link).
+  The CPU port (switches.cpu_port, 255 by default) is skipped.
+- Interfaces: `<node>-eth<port>` on switches, `<host>-eth<k>` for NIC k.
+- MACs (locally administered): switch port = 02:a1:<index, 16 bits>:<port,
+  16 bits>; host NIC = 02:a2:<z>:<r>:<host in rack>:<k>.
+- IPv4: zone z owns 10.z.0.0/16, rack r of it 10.z.r.0/24. NIC number
+  i = n*nics + k in its rack gets the /31 10.z.r.(2i)/31: the host NIC takes
+  the odd address 10.z.r.(2i+1) and its gateway is the even one
+  10.z.r.(2i), which is the RTSW port facing that NIC. No two NICs share a
+  subnet, so there is no L2 domain and no flooding: the RTSW's P4 ARP
+  responder answers for each gateway address with that port's MAC, and
+  every other address is routed. A host's default route goes through the
+  gateway of NIC 0; NIC k > 0 gets its own routing table (100 + k) chosen by
+  source address, so a sender that binds to NIC k leaves through NIC k.
+- Fabric links (RTSW-CTSW, CTSW-ATSW) carry no IP addresses: next hops are
+  programmed as (port, source MAC, neighbour MAC) from this plan.
+
+Names defined here: `AddressPlan`, `SwitchPlan`, `PortPlan`, `HostPlan`,
+`NicPlan`, `LinkPlan`, `plan_addresses`, `mac_to_int`, `ip_to_int`.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+from .spec import FabricSpec, LinkSpec
+
+__all__ = [
+    "AddressPlan",
+    "HostPlan",
+    "LinkPlan",
+    "NicPlan",
+    "PortPlan",
+    "SwitchPlan",
+    "ip_to_int",
+    "mac_to_int",
+    "plan_addresses",
+]
+
+PortKind = Literal["host", "uplink", "downlink"]
+Tier = Literal["host", "rtsw_ctsw", "ctsw_atsw"]
+HOST_TABLE_BASE = 100
+
+
+def _mac(value: int) -> str:
+    return ":".join(f"{(value >> (8 * i)) & 0xFF:02x}" for i in reversed(range(6)))
+
+
+def mac_to_int(mac: str) -> int:
+    """'02:a1:00:00:00:01' -> int."""
+    return int(mac.replace(":", ""), 16)
+
+
+def ip_to_int(ip: str) -> int:
+    """'10.0.0.1' -> int."""
+    return int(ipaddress.IPv4Address(ip))
+
+
+def switch_mac(index: int, port: int) -> str:
+    return _mac((0x02A1 << 32) | ((index & 0xFFFF) << 16) | (port & 0xFFFF))
+
+
+def nic_mac(zone: int, rack: int, host: int, nic: int) -> str:
+    return _mac((0x02A2 << 32) | (zone << 24) | (rack << 16) | (host << 8) | nic)
+
+
+@dataclass(frozen=True, kw_only=True)
+class PortPlan:
+    """One switch port and what is at its other end."""
+
+    port: int
+    intf: str
+    mac: str
+    kind: PortKind
+    peer: str
+    peer_port: int  # the peer switch's port, or the NIC index on a host
+    peer_intf: str
+    peer_mac: str
+    # Host-facing ports only: the gateway address the switch answers ARP for,
+    # and the host NIC's address behind it.
+    gateway_ip: str | None = None
+    host_ip: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class SwitchPlan:
+    """One switch: identity, control-plane endpoint and ports."""
+
+    name: str
+    role: Literal["rtsw", "ctsw", "atsw"]
+    index: int  # position among all switches (device id / port offsets)
+    zone: int | None  # None for ATSWs, which belong to no zone
+    position: int  # rack index in its zone (RTSW), CTSW index in its zone, ATSW index
+    device_id: int
+    grpc_port: int
+    thrift_port: int
+    cpu_port: int
+    program: Path
+    ports: tuple[PortPlan, ...]
+    subnet: str | None = None  # RTSW: its rack's /24; CTSW: its zone's /16
+
+    @property
+    def grpc_addr(self) -> str:
+        return f"127.0.0.1:{self.grpc_port}"
+
+    def port(self, number: int) -> PortPlan:
+        for p in self.ports:
+            if p.port == number:
+                return p
+        raise KeyError(f"{self.name} has no port {number}")
+
+    def ports_of(self, kind: PortKind) -> tuple[PortPlan, ...]:
+        return tuple(p for p in self.ports if p.kind == kind)
+
+
+@dataclass(frozen=True, kw_only=True)
+class NicPlan:
+    """One host NIC and the RTSW port it plugs into."""
+
+    host: str
+    index: int
+    intf: str
+    mac: str
+    ip: str
+    prefix_len: int
+    gateway: str
+    switch: str
+    switch_port: int
+    switch_mac: str
+
+    @property
+    def cidr(self) -> str:
+        return f"{self.ip}/{self.prefix_len}"
+
+    @property
+    def table(self) -> int | None:
+        """The policy-routing table of this NIC (None for NIC 0, which uses main)."""
+        return None if self.index == 0 else HOST_TABLE_BASE + self.index
+
+
+@dataclass(frozen=True, kw_only=True)
+class HostPlan:
+    """One host: its place in the fabric and its NICs."""
+
+    name: str
+    zone: int
+    rack: int  # rack index inside the zone
+    position: int  # host index inside the rack
+    rtsw: str
+    nics: tuple[NicPlan, ...]
+
+    @property
+    def ip(self) -> str:
+        """The address of NIC 0 (the one the default route uses)."""
+        return self.nics[0].ip
+
+
+@dataclass(frozen=True, kw_only=True)
+class LinkPlan:
+    """One cable: endpoints (node, port, interface) and its tier's shaping."""
+
+    tier: Tier
+    a: str
+    a_port: int
+    a_intf: str
+    b: str
+    b_port: int
+    b_intf: str
+    shape: LinkSpec = field(default_factory=LinkSpec)
+
+
+@dataclass(frozen=True, kw_only=True)
+class AddressPlan:
+    """Everything `plan_addresses` derived; look-ups by name or address."""
+
+    name: str
+    mode: str
+    switches: tuple[SwitchPlan, ...]
+    hosts: tuple[HostPlan, ...]
+    links: tuple[LinkPlan, ...]
+
+    def switch(self, name: str) -> SwitchPlan:
+        for s in self.switches:
+            if s.name == name:
+                return s
+        raise KeyError(f"no switch named {name!r}")
+
+    def host(self, name: str) -> HostPlan:
+        for h in self.hosts:
+            if h.name == name:
+                return h
+        raise KeyError(f"no host named {name!r}")
+
+    def nics(self) -> tuple[NicPlan, ...]:
+        return tuple(n for h in self.hosts for n in h.nics)
+
+    def nic_by_ip(self, ip: str) -> NicPlan:
+        for n in self.nics():
+            if n.ip == ip:
+                return n
+        raise KeyError(f"no NIC has address {ip}")
+
+    def switches_of(self, role: str) -> tuple[SwitchPlan, ...]:
+        return tuple(s for s in self.switches if s.role == role)
+
+    def roles(self) -> list[str]:
+        """Roles present, in the order rtsw, ctsw, atsw."""
+        return [r for r in ("rtsw", "ctsw", "atsw") if self.switches_of(r)]
+
+
+def zone_subnet(zone: int) -> str:
+    return f"10.{zone}.0.0/16"
+
+
+def rack_subnet(zone: int, rack: int) -> str:
+    return f"10.{zone}.{rack}.0/24"
+
+
+@dataclass
+class _Builder:
+    """Mutable scratch space for `plan_addresses` (ports are filled as links are made)."""
+
+    ports: dict[str, list[PortPlan]] = field(default_factory=dict)
+    next_port: dict[str, int] = field(default_factory=dict)
+    links: list[LinkPlan] = field(default_factory=list)
+
+
+def plan_addresses(spec: FabricSpec) -> AddressPlan:
+    """Derive the full addressing plan of `spec` (see the module docstring)."""
+    zones = spec.zone_list()
+    sw = spec.switches
+
+    # Switch identities first: the port MACs need each switch's index.
+    idents: list[tuple[str, str, int | None, int, Path]] = []
+    rtsw_of: dict[tuple[int, int], str] = {}
+    ctsw_of: dict[tuple[int, int], str] = {}
+    for z, zone in enumerate(zones):
+        for r, _rack in enumerate(zone.rack_list()):
+            name = f"rtsw{len(rtsw_of) + 1}"
+            rtsw_of[(z, r)] = name
+            idents.append((name, "rtsw", z, r, spec.programs.rtsw))
+    for z, zone in enumerate(zones):
+        for c in range(zone.ctsws):
+            name = f"ctsw{len(ctsw_of) + 1}"
+            ctsw_of[(z, c)] = name
+            idents.append((name, "ctsw", z, c, spec.programs.ctsw))
+    atsw_names = [f"atsw{a + 1}" for a in range(spec.atsws)]
+    for a, name in enumerate(atsw_names):
+        idents.append((name, "atsw", None, a, spec.programs.atsw))
+    index_of = {name: i for i, (name, *_rest) in enumerate(idents)}
+
+    b = _Builder(ports={name: [] for name, *_ in idents}, next_port={name: 1 for name, *_ in idents})
+
+    def take_port(switch: str) -> int:
+        port = b.next_port[switch]
+        if port == sw.cpu_port:  # the CPU port is not a front-panel port
+            port += 1
+        b.next_port[switch] = port + 1
+        return port
+
+    def intf(node: str, port: int) -> str:
+        return f"{node}-eth{port}"
+
+    def connect(tier: Tier, lower: str, upper: str, shape: LinkSpec) -> None:
+        # Ports are taken in call order; callers go downlinks-then-uplinks.
+        lp, up = b.ports[lower], b.ports[upper]
+        p_low, p_up = take_port(lower), take_port(upper)
+        mac_low = switch_mac(index_of[lower], p_low)
+        mac_up = switch_mac(index_of[upper], p_up)
+        lp.append(PortPlan(port=p_low, intf=intf(lower, p_low), mac=mac_low, kind="uplink",
+                           peer=upper, peer_port=p_up, peer_intf=intf(upper, p_up), peer_mac=mac_up))
+        up.append(PortPlan(port=p_up, intf=intf(upper, p_up), mac=mac_up, kind="downlink",
+                           peer=lower, peer_port=p_low, peer_intf=intf(lower, p_low),
+                           peer_mac=mac_low))
+        b.links.append(LinkPlan(tier=tier, a=lower, a_port=p_low, a_intf=intf(lower, p_low),
+                                b=upper, b_port=p_up, b_intf=intf(upper, p_up), shape=shape))
+
+    # Host-facing ports, then RTSW uplinks; CTSW downlinks in rack order
+    # fall out of the loop order below.
+    hosts: list[HostPlan] = []
+    for z, zone in enumerate(zones):
+        for r, rack in enumerate(zone.rack_list()):
+            rtsw = rtsw_of[(z, r)]
+            for n in range(rack.hosts):
+                hname = f"h{len(hosts) + 1}"
+                nics = []
+                for k in range(rack.nics):
+                    i = n * rack.nics + k
+                    port = take_port(rtsw)
+                    gw, ip = f"10.{z}.{r}.{2 * i}", f"10.{z}.{r}.{2 * i + 1}"
+                    smac, hmac = switch_mac(index_of[rtsw], port), nic_mac(z, r, n, k)
+                    nic = NicPlan(host=hname, index=k, intf=f"{hname}-eth{k}", mac=hmac, ip=ip,
+                                  prefix_len=31, gateway=gw, switch=rtsw, switch_port=port,
+                                  switch_mac=smac)
+                    nics.append(nic)
+                    b.ports[rtsw].append(PortPlan(
+                        port=port, intf=intf(rtsw, port), mac=smac, kind="host", peer=hname,
+                        peer_port=k, peer_intf=nic.intf, peer_mac=hmac, gateway_ip=gw,
+                        host_ip=ip))
+                    b.links.append(LinkPlan(tier="host", a=hname, a_port=k, a_intf=nic.intf,
+                                            b=rtsw, b_port=port, b_intf=intf(rtsw, port),
+                                            shape=spec.links.host))
+                hosts.append(HostPlan(name=hname, zone=z, rack=r, position=n, rtsw=rtsw,
+                                      nics=tuple(nics)))
+    for z, zone in enumerate(zones):
+        for r, rack in enumerate(zone.rack_list()):
+            for c in range(zone.ctsws):
+                for _ in range(rack.uplinks):
+                    connect("rtsw_ctsw", rtsw_of[(z, r)], ctsw_of[(z, c)], spec.links.rtsw_ctsw)
+    for z, zone in enumerate(zones):
+        for c in range(zone.ctsws):
+            for atsw in atsw_names:
+                for _ in range(zone.atsw_uplinks):
+                    connect("ctsw_atsw", ctsw_of[(z, c)], atsw, spec.links.ctsw_atsw)
+
+    switches = []
+    for i, (name, role, z, position, program) in enumerate(idents):
+        subnet = None
+        if role == "rtsw":
+            subnet = rack_subnet(z, position)  # type: ignore[arg-type]
+        elif role == "ctsw":
+            subnet = zone_subnet(z)  # type: ignore[arg-type]
+        switches.append(SwitchPlan(
+            name=name, role=role, index=i, zone=z, position=position,  # type: ignore[arg-type]
+            device_id=sw.device_id_base + i, grpc_port=sw.grpc_port_base + i,
+            thrift_port=sw.thrift_port_base + i, cpu_port=sw.cpu_port, program=program,
+            ports=tuple(sorted(b.ports[name], key=lambda p: p.port)), subnet=subnet))
+    return AddressPlan(name=spec.name, mode=spec.routing.mode, switches=tuple(switches),
+                       hosts=tuple(hosts), links=tuple(b.links))

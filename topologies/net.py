@@ -1,0 +1,335 @@
+"""Run a fabric in Mininet: hosts in network namespaces, one switch process per switch.
+
+`FabricTopo(plan, ...)` is a Mininet `Topo` built from an addressing plan
+(data only). `FabricNet(plan, switch=P4SwitchNode)` runs it: the switch
+class and the link class are constructor arguments (Mininet's own
+`Mininet(topo, switch=..., link=...)` pattern), no controller (the P4Runtime
+controller is ours and connects later), no Open vSwitch anywhere.
+
+Lifecycle: `start()` checks preconditions (root, gRPC ports free, none of
+our interfaces already present), builds the veths, configures the hosts
+(addresses, default route via the gateway, per-NIC policy routes, no IPv6,
+no offloads), starts the switch processes and waits for their gRPC ports,
+and records the run in the state file (see `topologies.runstate`). `stop()`
+ends every process, deletes every interface and the state file; it runs on
+exceptions and Ctrl-C too when FabricNet is used as a context manager, and
+it is idempotent. If `start()` fails half-way it stops what it started
+before raising.
+
+Names defined here: `FabricTopo`, `FabricNet`, `link_params`,
+`check_ports_free`, `netem_available`.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import socket
+import subprocess
+from pathlib import Path
+from typing import Any
+
+from mininet.link import Link, TCLink
+from mininet.log import setLogLevel
+from mininet.net import Mininet
+from mininet.node import Host
+from mininet.topo import Topo
+
+from .addressing import AddressPlan, HostPlan
+from .nodes import RUN_ENV, Bmv2SwitchNode, FabricSwitch, NetworkError
+from .runstate import OUR_INTF, RunState, clear_state, proc_start, root_links, write_state
+from .spec import LinkSpec
+
+__all__ = ["FabricNet", "FabricTopo", "check_ports_free", "link_params", "netem_available"]
+
+
+def link_params(shape: LinkSpec) -> dict[str, Any]:
+    """TCLink keyword arguments for a tier's shaping (empty when unshaped)."""
+    params: dict[str, Any] = {}
+    if shape.bw_mbps is not None:
+        params["bw"] = shape.bw_mbps
+    if shape.delay_ms is not None:
+        params["delay"] = f"{shape.delay_ms}ms"
+    if shape.loss_pct is not None:
+        params["loss"] = shape.loss_pct
+    if shape.max_queue is not None:
+        params["max_queue_size"] = shape.max_queue
+    return params
+
+
+def netem_available() -> bool:
+    """Can this kernel delay packets (sch_netem)? Probed on a throwaway dummy link."""
+    name = f"aznetem{os.getpid() % 100000}"
+    add = subprocess.run(["ip", "link", "add", name, "type", "dummy"], capture_output=True)
+    if add.returncode != 0:
+        return False
+    try:
+        probe = subprocess.run(
+            ["tc", "qdisc", "add", "dev", name, "root", "netem", "delay", "1ms"],
+            capture_output=True,
+        )
+        return probe.returncode == 0
+    finally:
+        subprocess.run(["ip", "link", "del", name], capture_output=True)
+
+
+def check_ports_free(plan: AddressPlan, *, thrift: bool = False) -> None:
+    """Raise `NetworkError` if a switch's gRPC (or Thrift) port is already taken."""
+    for sw in plan.switches:
+        ports = [("gRPC", sw.grpc_port)] + ([("Thrift", sw.thrift_port)] if thrift else [])
+        for what, port in ports:
+            with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+                # REUSEADDR: a closed session's TIME_WAIT is not "in use"; a
+                # listener still is (gRPC's REUSEPORT needs it on both sides).
+                s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+                try:
+                    s.bind(("127.0.0.1", port))
+                except OSError:
+                    raise NetworkError(
+                        f"{what} port 127.0.0.1:{port} for {sw.name} is already in use: stop "
+                        f"what listens there (ss -ltnp 'sport = :{port}') or change "
+                        f"switches.{what.lower()}_port_base in the topology"
+                    ) from None
+
+
+class FabricTopo(Topo):
+    """The Mininet topology of an addressing plan (no processes, no interfaces yet)."""
+
+    def build(self, plan: AddressPlan, switch_opts: dict[str, dict[str, Any]] | None = None,
+              shaped: bool = False) -> None:  # type: ignore[override]
+        switch_opts = switch_opts or {}
+        for h in plan.hosts:
+            # Addresses are set by FabricNet (Mininet's would use ifconfig and
+            # know nothing of per-NIC routing tables).
+            self.addHost(h.name, ip=None)
+        for s in plan.switches:
+            self.addSwitch(s.name, device_id=s.device_id, grpc_port=s.grpc_port,
+                           cpu_port=s.cpu_port, thrift_port=s.thrift_port,
+                           **switch_opts.get(s.name, {}))
+        for link in plan.links:
+            a_mac = _intf_mac(plan, link.a, link.a_port)
+            b_mac = _intf_mac(plan, link.b, link.b_port)
+            opts = link_params(link.shape) if shaped else {}
+            self.addLink(link.a, link.b, port1=link.a_port, port2=link.b_port,
+                         intfName1=link.a_intf, intfName2=link.b_intf,
+                         addr1=a_mac, addr2=b_mac, **opts)
+
+
+def _intf_mac(plan: AddressPlan, node: str, port: int) -> str:
+    if node.startswith("h"):
+        return plan.host(node).nics[port].mac
+    return plan.switch(node).port(port).mac
+
+
+class FabricNet:
+    """A running fabric: Mininet hosts and links plus one switch process per switch.
+
+    `switch`: a `FabricSwitch` class (see `SWITCH_CLASSES`); `link`: a Mininet
+    link class (default `TCLink` when the spec shapes a tier, else `Link`);
+    `device_configs`: switch name -> program file to load at start (default:
+    none, `--no-p4`, the controller pushes the pipeline); `log_dir`: one log
+    file per switch; `meta`: facts for the state file.
+    """
+
+    def __init__(
+        self,
+        plan: AddressPlan,
+        *,
+        switch: type[FabricSwitch],
+        link: type[Link] | None = None,
+        device_configs: dict[str, str] | None = None,
+        log_dir: str | Path | None = None,
+        log_console: bool = False,
+        meta: dict[str, Any] | None = None,
+        state_directory: Path | None = None,
+    ) -> None:
+        self.plan = plan
+        self.switch_cls = switch
+        shaped = any(lk.shape.shaped for lk in plan.links)
+        self.link_cls = link or (TCLink if shaped else Link)
+        self.shaped = shaped and issubclass(self.link_cls, TCLink)
+        self.device_configs = device_configs or {}
+        self.log_dir = Path(log_dir) if log_dir else None
+        self.log_console = log_console
+        self.meta = dict(meta or {})
+        self.state_directory = state_directory
+        self.token = secrets.token_hex(6)
+        self.net: Mininet | None = None
+        self.state: RunState | None = None
+        self._saved_env: str | None = None
+
+    # --- preconditions -----------------------------------------------------
+
+    def preflight(self) -> None:
+        """Raise `NetworkError` (changing nothing) if the network cannot start here."""
+        if os.geteuid() != 0:
+            raise NetworkError("the network needs root (namespaces, veths): run with sudo")
+        check_ports_free(self.plan, thrift=issubclass(self.switch_cls, Bmv2SwitchNode))
+        present = set(root_links())
+        ours = [lk.b_intf for lk in self.plan.links] + [lk.a_intf for lk in self.plan.links]
+        clash = sorted(n for n in ours if n in present and OUR_INTF.match(n))
+        if clash:
+            raise NetworkError(
+                f"interfaces {', '.join(clash[:3])} already exist (left by an earlier run?): "
+                f"run `aizone down` first"
+            )
+        needs_netem = any(
+            lk.shape.delay_ms is not None or lk.shape.loss_pct is not None for lk in self.plan.links
+        )
+        if needs_netem and self.shaped and not netem_available():
+            raise NetworkError(
+                "link delay/loss needs the kernel's sch_netem, which is missing here: "
+                "remove delay_ms/loss_pct from the topology's links"
+            )
+
+    # --- lifecycle ---------------------------------------------------------
+
+    def start(self) -> FabricNet:
+        self.preflight()
+        setLogLevel("error")
+        self.state = RunState(
+            owner_pid=os.getpid(), owner_start=proc_start(os.getpid()), token=self.token,
+            name=self.plan.name, target=self.switch_cls.target, meta=self.meta,
+            interfaces=sorted({lk.b_intf for lk in self.plan.links if OUR_INTF.match(lk.b_intf)}
+                              | {lk.a_intf for lk in self.plan.links if OUR_INTF.match(lk.a_intf)}),
+        )
+        # Recorded before anything exists, so a crash at any point leaves a
+        # state file that `cleanup` can act on.
+        write_state(self.state, self.state_directory)
+        # Every process Mininet starts from here on (host shells and what
+        # they run, switch processes) inherits the run marker.
+        self._saved_env = os.environ.get(RUN_ENV)
+        os.environ[RUN_ENV] = self.token
+        try:
+            opts = {
+                s.name: {
+                    "json_path": self.device_configs.get(s.name),
+                    "log_dir": str(self.log_dir) if self.log_dir else None,
+                    "log_console": self.log_console,
+                    "run_token": self.token,
+                }
+                for s in self.plan.switches
+            }
+            topo = FabricTopo(self.plan, opts, self.shaped)
+            self.net = Mininet(topo=topo, switch=self.switch_cls, host=Host, link=self.link_cls,
+                               controller=None, build=False, autoSetMacs=False)
+            self.net.build()
+            self.state.hosts = [
+                {"name": h.name, "pid": h.pid, "netns_inode": _netns_inode(h.pid)}
+                for h in self.net.hosts
+            ]
+            write_state(self.state, self.state_directory)
+            for hp in self.plan.hosts:
+                self._configure_host(hp)
+            self.net.start()
+            self.state.switches = [
+                {"name": sw.name, "pid": sw.proc.pid if sw.proc else None,
+                 "grpc_addr": sw.grpc_addr, "device_id": sw.device_id,
+                 "log": str(sw.log_path) if sw.log_path else None,
+                 "role": self.plan.switch(sw.name).role}
+                for sw in self.net.switches
+            ]
+            self.state.ready = True
+            write_state(self.state, self.state_directory)
+        except BaseException:
+            self.stop()
+            raise
+        return self
+
+    def _configure_host(self, hp: HostPlan) -> None:
+        assert self.net is not None
+        host = self.net.get(hp.name)
+        cmds = [
+            "sysctl -qw net.ipv6.conf.all.disable_ipv6=1",
+            "sysctl -qw net.ipv6.conf.default.disable_ipv6=1",
+            # Several NICs on one host: answer ARP only on the NIC that owns
+            # the address, and source ARP from it.
+            "sysctl -qw net.ipv4.conf.all.arp_ignore=1",
+            "sysctl -qw net.ipv4.conf.all.arp_announce=2",
+            "ip link set lo up",
+        ]
+        for nic in hp.nics:
+            cmds += [
+                f"ethtool -K {nic.intf} tx off rx off sg off tso off gso off gro off"
+                " >/dev/null 2>&1",
+                f"ip addr flush dev {nic.intf}",
+                f"ip addr add {nic.cidr} dev {nic.intf}",
+                f"ip link set {nic.intf} up",
+            ]
+            if nic.table is None:
+                cmds.append(f"ip route replace default via {nic.gateway} dev {nic.intf}")
+            else:
+                cmds += [
+                    f"ip route replace default via {nic.gateway} dev {nic.intf} table {nic.table}",
+                    f"ip rule add from {nic.ip} table {nic.table}",
+                ]
+        for c in cmds:
+            host.cmd(c)
+        out = host.cmd(f"ip -4 -o addr show dev {hp.nics[0].intf}")
+        if hp.nics[0].ip not in out:
+            raise NetworkError(f"{hp.name}: could not set address {hp.nics[0].cidr}: {out.strip()}")
+
+    def stop(self) -> None:
+        """Stop every process and delete every interface of this run (idempotent)."""
+        net, self.net = self.net, None
+        try:
+            if net is not None:
+                # Switch processes first: they should not watch their ports vanish.
+                for sw in net.switches:
+                    if isinstance(sw, FabricSwitch):
+                        sw.stop_process()
+                try:
+                    net.stop()
+                except Exception:  # noqa: BLE001 - keep tearing down whatever is left
+                    for sw in net.switches:
+                        if isinstance(sw, FabricSwitch):
+                            sw.stop_process()
+                    for node in net.hosts + net.switches:
+                        node.terminate()
+            # Anything Mininet missed (an interface made before a failure).
+            if self.state is not None:
+                present = set(root_links())
+                for name in self.state.interfaces:
+                    if name in present:
+                        subprocess.run(["ip", "link", "del", name], capture_output=True)
+        finally:
+            if self._saved_env is None:
+                os.environ.pop(RUN_ENV, None)
+            else:
+                os.environ[RUN_ENV] = self._saved_env
+            self._saved_env = None
+            if self.state is not None:
+                clear_state(self.state_directory)
+                self.state = None
+
+    def __enter__(self) -> FabricNet:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    # --- access ------------------------------------------------------------
+
+    def host(self, name: str) -> Host:
+        if self.net is None:
+            raise NetworkError("the network is not running")
+        return self.net.get(name)
+
+    def switch(self, name: str) -> FabricSwitch:
+        if self.net is None:
+            raise NetworkError("the network is not running")
+        return self.net.get(name)
+
+    def update_meta(self, **meta: Any) -> None:
+        """Add controller facts (P4Info paths, ...) to the state file."""
+        self.meta.update(meta)
+        if self.state is not None:
+            self.state.meta = self.meta
+            write_state(self.state, self.state_directory)
+
+
+def _netns_inode(pid: int) -> int | None:
+    try:
+        return os.stat(f"/proc/{pid}/ns/net").st_ino
+    except OSError:
+        return None
