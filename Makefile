@@ -1,49 +1,54 @@
 # aizone: the two commands a user needs are `make demo` and `make test`.
-# Both install what they need (apt and pip) idempotently, then run.
+# Both install what they need (apt and pip), idempotently, then run.
 SHELL := /bin/bash
 VENV ?= .venv
 PY := $(VENV)/bin/python
 PYTHON ?= python3
-APT_PACKAGES := mininet iproute2 ethtool cpp gcc tcpdump python3-venv
-STAMP_APT := $(VENV)/.apt-done
+# Mininet (mnexec + its Python module), iproute2/ethtool (links), iputils-ping,
+# cpp (the P4 preprocessor), tcpdump (captures), openssl (TLS tests).
+APT_PACKAGES := mininet iproute2 iputils-ping ethtool cpp gcc tcpdump openssl python3-venv
 STAMP_PIP := $(VENV)/.pip-done
+PYTEST_ARGS ?=
 
-.PHONY: demo test setup deps lint clean-net bench
+.PHONY: demo test setup apt lint bench clean-net
 
 demo: setup
 	$(PY) -m controller.cli demo --topology topologies/rack.yaml
 
 test: setup
-	$(PY) -m pytest tests
+	$(PY) -m pytest tests $(PYTEST_ARGS)
 
 lint: setup
 	$(VENV)/bin/ruff check p4switch controller topologies traffic tests bench
 
 bench: setup
 	$(PY) bench/compile_time.py
+	$(PY) bench/pps.py
+	$(PY) bench/p4rt_write.py
 
-setup: $(STAMP_PIP)
+setup: apt $(STAMP_PIP)
 
-# System packages: Mininet (mnexec and its Python module), iproute2, the C preprocessor.
-$(STAMP_APT):
-	@if [ "$$(id -u)" != 0 ]; then echo "aizone: run as root (Mininet and raw sockets need it): sudo make $(MAKECMDGOALS)"; exit 1; fi
+# System packages: installs only what is missing (a no-op when all are there).
+apt:
+	@if [ "$$(id -u)" != 0 ]; then echo "aizone: run as root (Mininet and raw sockets need it): sudo make $(MAKECMDGOALS)" >&2; exit 1; fi
 	@missing=""; for p in $(APT_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
 	if [ -n "$$missing" ]; then \
 	  echo "aizone: apt-get install$$missing"; \
-	  DEBIAN_FRONTEND=noninteractive apt-get update -qq && \
-	  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; \
+	  export DEBIAN_FRONTEND=noninteractive; \
+	  apt-get update -qq && apt-get install -y -qq $$missing >/dev/null || exit 1; \
 	fi
-	@[ -x $(PY) ] || $(PYTHON) -m venv $(VENV)
-	@touch $@
 
-# Python packages into the project's venv; Mininet's module comes from the
+# Python packages into the project's venv. Mininet's module comes from the
 # Debian package (it is not on PyPI) and is linked into the venv.
-$(STAMP_PIP): $(STAMP_APT) pyproject.toml
-	$(PY) -m pip install -q --upgrade pip >/dev/null
-	$(PY) -m pip install -q -e '.[test]'
+$(STAMP_PIP): pyproject.toml
+	@[ -x $(PY) ] || $(PYTHON) -m venv $(VENV)
+	@echo "aizone: pip install -e '.[test]' into $(VENV)"
+	@$(PY) -m pip install -q --upgrade pip > $(VENV)/pip.log 2>&1 || { grep -v '^WARNING: Location' $(VENV)/pip.log; exit 1; }
+	@$(PY) -m pip install -q -e '.[test]' > $(VENV)/pip.log 2>&1 || { grep -v '^WARNING: Location' $(VENV)/pip.log; exit 1; }
 	@site=$$($(PY) -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])'); \
 	  ln -sfn /usr/lib/python3/dist-packages/mininet $$site/mininet
+	@$(PY) -c 'import p4switch, controller, topologies, traffic, mininet.net'
 	@touch $@
 
-clean-net:
-	-$(PY) -m controller.cli down
+clean-net: setup
+	$(PY) -m controller.cli down

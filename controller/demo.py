@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
 import sys
 import tempfile
 import time
@@ -99,20 +98,9 @@ def parse_ping(out: str, count: int) -> tuple[int, int, float | None]:
 
 
 def ping(fab: RunningFabric, src: str, dst_ip: str, count: int = 3) -> dict[str, Any]:
-    """Echo requests from host `src` to `dst_ip`: transmitted, received, average RTT.
-
-    Uses the system `ping` when installed, else `controller.hostping`.
-    """
+    """Echo requests from host `src` to `dst_ip` with iputils `ping`: transmitted, received, average RTT."""
     host = fab.net.host(src)
-    if shutil.which("ping"):
-        sent, got, avg = parse_ping(host.cmd(f"ping -n -c {count} -i 0.2 -W 3 {dst_ip}"), count)
-    else:
-        proc = host.popen([sys.executable, "-m", "controller.hostping", dst_ip,
-                           "-c", str(count), "-W", "3"])
-        out_b, err_b = proc.communicate(timeout=count * 4 + 10)
-        res = _json_out(out_b.decode(errors="replace") + "\n" + err_b.decode(errors="replace"))
-        sent, got = int(res.get("transmitted", count)), int(res.get("received", 0))
-        avg = res.get("avg_rtt_ms")
+    sent, got, avg = parse_ping(host.cmd(f"ping -n -c {count} -i 0.2 -W 3 {dst_ip}"), count)
     return {"src": src, "dst_ip": dst_ip, "transmitted": sent, "received": got,
             "avg_rtt_ms": avg}
 
