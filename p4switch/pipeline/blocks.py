@@ -1,0 +1,753 @@
+"""IR -> Python for statements and blocks: controls, actions, tables, parsers, deparsers.
+
+Each control instance becomes ``ctl_N(_pk, <params>)``; each action it uses
+``act_N(_pk, <control params>, _L, <action params>)`` where `_L` holds the
+control-level variables (shared with actions) and the control's scalar
+parameters; each table ``tbl_N(_pk, <control params>, _L)`` looks the key up
+and runs the action, returning the table's result tuple. A parser is one
+function with a state loop returning the error code (0 = accepted). Scalar
+out/inout parameters are returned as a tuple and written back by the caller;
+composite values are passed by reference (P4 copy-in/copy-out differs only
+when arguments alias, which the front end's programs do not rely on).
+
+Names defined here: `BlockGen`, `ControlCtx`, `Fn`, `TableSpec`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from .. import ir
+from . import externgen
+from .codegen import CodegenError, Env, ExprGen, ModuleBuilder, _fail, py_name
+from .externs import CounterArray, MeterArray, RegisterArray, ValueSet
+from .tables import ActionProfile
+
+
+class Fn:
+    """One generated Python function being written."""
+
+    def __init__(self, kind: str, env: Env, ctl: ControlCtx | None = None,
+                 outs: list[str] | None = None, ret_value: bool = False) -> None:
+        self.kind = kind  # control | action | function | parser | deparser
+        self.env = env
+        self.ctl = ctl
+        self.outs = outs or []
+        self.ret_value = ret_value
+        self.lines: list[str] = []
+        self.ind = 1
+        self.inline = False  # a sub-control's body inlined in its caller: return -> break
+
+    def w(self, line: str) -> None:
+        self.lines.append("    " * self.ind + line)
+
+    def ret(self, value: str | None = None) -> str:
+        items = ([value] if self.ret_value else []) + self.outs
+        if not items:
+            return "return"
+        if len(items) == 1 and self.ret_value:
+            return f"return {items[0]}"
+        return "return (" + "".join(i + ", " for i in items) + ")"
+
+
+@dataclass(kw_only=True)
+class TableSpec:
+    """What the switch needs to build a table after the module is compiled."""
+
+    table: ir.Table
+    global_name: str
+    actions: dict[str, str]  # action cp_name -> generated function name
+    key_widths: list[int]
+
+
+@dataclass(kw_only=True)
+class ControlCtx:
+    decl: ir.Control | ir.Parser
+    cp_name: str
+    param_names: list[str]  # python names of the composite params as passed to actions/tables
+    env: Env
+    has_locals: bool = False
+    actions: dict[str, str] = field(default_factory=dict)
+    tables: dict[str, str] = field(default_factory=dict)  # table name/cp_name -> tbl fn
+    action_decls: dict[str, ir.Action] = field(default_factory=dict)
+    inline: dict[str, list[str]] = field(default_factory=dict)  # tbl fn -> body lines (result in r)
+
+    @property
+    def pass_args(self) -> str:
+        return ", ".join(["_pk"] + self.param_names + ["_L"])
+
+
+class BlockGen:
+    """Generates the functions of a program into a ModuleBuilder."""
+
+    def __init__(self, mb: ModuleBuilder) -> None:
+        self.mb = mb
+        self.ti = mb.ti
+        self.xg = ExprGen(mb, self._call_expr)
+        self.fn_stack: list[Fn] = []
+        self.top_actions = {a.cp_name: a for a in mb.program.actions}
+        self.functions = {f.uid: f for f in mb.program.functions}
+        self.function_fns: dict[str, str] = {}
+        self.tables: list[TableSpec] = []
+        self.externs: dict[str, Any] = {}  # cp_name -> runtime object
+        self.extern_decls: dict[str, ir.ExternInstance] = {}
+        self.profiles: dict[str, ActionProfile] = {}
+        self.value_sets: dict[str, ValueSet] = {}
+        self.direct_counters: set[str] = set()
+        self.direct_meters: dict[str, bool] = {}  # cp_name -> counts bytes
+        self.validity_changes = False  # set when a control can change header validity
+        self._instances: dict[str, tuple[str, Any]] = {}  # instance key -> (function, decl)
+        self._inlinable: dict[str, tuple[ControlCtx, list[str]]] = {}
+        self._extern_globals: dict[str, str] = {}  # extern cp_name -> global name
+        self.global_env = Env()
+        for name, c in mb.program.constants.items():
+            self.global_env.bind(name, "(" + self.xg.ex(c, self.global_env) + ")")
+        for inst in getattr(mb.program, "externs", None) or ():  # top-level instances, if listed
+            if isinstance(inst, ir.ExternInstance):
+                self.instantiate(inst, self.global_env)
+                self.global_env.bind(inst.name, self.global_env.lookup(inst.uid) or "")
+                self.global_env.bind("@extern:" + inst.name, inst.type.name)
+
+    @property
+    def fn(self) -> Fn:
+        return self.fn_stack[-1]
+
+    def ex(self, e: Any) -> str:
+        return self.xg.ex(e, self.fn.env)
+
+    def finish(self, header: str, fn: Fn) -> None:
+        self.mb.emit(header)
+        self.mb.lines.extend(fn.lines or ["    pass"])
+        self.mb.emit("")
+
+    def tmp(self) -> str:
+        return self.mb.fresh("_t").lstrip("_").join(("_", ""))
+
+    # ------------------------------------------------------------ externs
+    def instantiate(self, inst: ir.ExternInstance, env: Env) -> None:
+        """Create the run-time object of an extern instance and bind its uid."""
+        name = inst.type.name
+        cp = inst.cp_name
+        known = self._extern_globals.get(cp)
+        if known is not None:  # one object per control-plane name (top-level externs shared)
+            env.bind(inst.uid, known)
+            env.bind("@extern:" + inst.uid, name)
+            self.extern_decls[inst.uid] = inst
+            return
+        args = [self._const_arg(a) for a in inst.args]
+        obj: Any
+        if name == "counter":
+            obj = CounterArray(cp, int(args[0]))
+        elif name == "register":
+            width = self.ti.width(inst.type.type_args[0]) if inst.type.type_args else 32
+            obj = RegisterArray(cp, int(args[0]), width)
+        elif name == "meter":
+            obj = MeterArray(cp, int(args[0]), bytes_=self._enum_name(inst.args[1]) == "bytes")
+        elif name == "direct_counter":
+            self.direct_counters.add(cp)
+            obj = cp
+        elif name == "direct_meter":
+            self.direct_meters[cp] = self._enum_name(inst.args[0]) == "bytes"
+            obj = cp
+        elif name in ("action_profile", "action_selector"):
+            if name == "action_selector":
+                algo = self._enum_name(inst.args[0])
+                obj = ActionProfile(cp, int(args[1]), selector=True, algorithm=algo)
+            else:
+                obj = ActionProfile(cp, int(args[0]))
+            self.profiles[cp] = obj
+        elif name == "Checksum16":
+            obj = cp
+        else:
+            raise _fail(inst, f"extern '{name}'")
+        if name in ("counter", "register", "meter"):
+            self.externs[cp] = obj
+        self.extern_decls[inst.uid] = inst
+        g = self.mb.add_global(obj, "E_" + inst.name)
+        self._extern_globals[cp] = g
+        env.bind(inst.uid, g)
+        env.bind("@extern:" + inst.uid, name)
+
+    def _const_arg(self, e: Any) -> Any:
+        if isinstance(e, ir.Constant):
+            return e.value
+        if isinstance(e, ir.BoolLit):
+            return e.value
+        if isinstance(e, ir.EnumMember):
+            return e.member
+        return None
+
+    def _enum_name(self, e: Any) -> str:
+        if isinstance(e, ir.EnumMember):
+            return e.member
+        raise _fail(e, "a non-constant enum argument")
+
+    def extern_kind(self, target: Any) -> tuple[str, str]:
+        """(extern type name, global name) of a method call target."""
+        if isinstance(target, ir.Var):
+            g = self.fn.env.lookup(target.uid) or self.fn.env.lookup(target.name)
+            kind = self.fn.env.lookup("@extern:" + target.uid) or self.fn.env.lookup("@extern:" + target.name)
+            if g is not None and kind is not None:
+                return kind, g
+        raise _fail(target, "this extern call target")
+
+    # ------------------------------------------------------------ statements
+    def block(self, b: ir.Block | None) -> None:
+        fn = self.fn
+        start = len(fn.lines)
+        if b is not None:
+            for s in b.stmts:
+                self.stmt(s)
+        if len(fn.lines) == start:
+            fn.w("pass")
+
+    def stmt(self, s: Any) -> None:
+        m = getattr(self, "_s_" + type(s).__name__, None)
+        if m is None:
+            raise _fail(s, f"statement {type(s).__name__}")
+        m(s)
+
+    def _s_Block(self, s: ir.Block) -> None:
+        self.block(s)
+
+    def _s_VarDecl(self, s: ir.VarDecl) -> None:
+        fn = self.fn
+        v = s.var
+        name = self.mb.fresh("v_" + v.name)
+        fn.env.bind(v.uid, name, v.type)
+        if self.ti.is_composite(v.type):
+            fn.w(f"{name} = {self.mb.new_expr(v.type)}")
+            if s.init is not None:
+                self.assign(v, s.init)
+        else:
+            fn.w(f"{name} = {self.ex(s.init) if s.init is not None else self.ti.zero(v.type)}")
+
+    def _s_Assign(self, s: ir.Assign) -> None:
+        self.assign(s.lhs, s.rhs)
+
+    def assign(self, lhs: Any, rhs: Any) -> None:
+        if self.ti.is_composite(lhs.type):
+            rt = self.ti.resolve(lhs.type)
+            if isinstance(rhs, ir.ListExpr) and isinstance(rt, (ir.HeaderType, ir.StructType)):
+                # `{a, b}` assigned to a struct/header: fields in declaration order
+                rhs = ir.StructExpr(fields=[(f.name, v) for f, v in zip(rt.fields, rhs.items, strict=False)],
+                                    type=lhs.type, coord=rhs.coord)
+            if isinstance(rhs, ir.StructExpr) and isinstance(rt, (ir.HeaderType, ir.StructType)):
+                # every value is read before any field is written ({b, a} swaps)
+                t = self.tmp()
+                self.fn.w(f"{t} = {self.ex(lhs)}")
+                targets, values, copies = [], [], []
+                for n, v in rhs.fields:
+                    ft = next(f.type for f in rt.fields if f.name == n)
+                    if self.ti.is_composite(ft):
+                        c = self.tmp()
+                        self.fn.w(f"{c} = deep_copy({self.ex(v)})")
+                        copies.append((n, c))
+                    else:
+                        targets.append(f"{t}.{py_name(n)}")
+                        values.append(self.ex(v))
+                if targets:
+                    self.fn.w(f"{', '.join(targets)}, = {', '.join(values)},")
+                for n, c in copies:
+                    self.fn.w(f"copy_into({t}.{py_name(n)}, {c})")
+                if isinstance(rt, ir.HeaderType):
+                    self.fn.w(f"{t}._v = True")
+                    self.validity_changes = True
+                return
+            if isinstance(rhs, ir.MethodCall) and rhs.kind == ir.CallKind.PACKET:
+                raise _fail(rhs, "assigning a header from lookahead")
+            if self.fn.kind != "parser":
+                self.validity_changes = True
+            self.fn.w(f"copy_into({self.ex(lhs)}, {self.ex(rhs)})")
+            return
+        self.store(lhs, self.ex(rhs))
+
+    def store(self, lhs: Any, code: str) -> None:
+        """Write the Python value `code` into the scalar lvalue `lhs`."""
+        fn = self.fn
+        if isinstance(lhs, ir.DontCare):
+            return
+        if isinstance(lhs, ir.Slice):
+            target = lhs.expr
+            m = (1 << (lhs.hi - lhs.lo + 1)) - 1
+            cur = self.ex(target)
+            new = f"(({cur}) & {hex(~(m << lhs.lo) & ((1 << self.ti.width(target.type)) - 1))}) | ((({code}) & {hex(m)}) << {lhs.lo})"
+            if self.ti.is_signed(target.type):
+                new = f"sx({new}, {self.ti.width(target.type)})"
+            self.store(target, new)
+            return
+        if isinstance(lhs, ir.Var):
+            fn.w(f"{self.ex(lhs)} = {code}")
+            return
+        if isinstance(lhs, (ir.Member, ir.Index)):
+            fn.w(f"{self.ex(lhs)} = {code}")
+            return
+        raise _fail(lhs, "this assignment target")
+
+    def _s_If(self, s: ir.If) -> None:
+        fn = self.fn
+        c = s.cond
+        neg = isinstance(c, ir.UnOp) and c.op == "!"
+        m = c.expr if neg else c
+        r = None
+        if isinstance(m, ir.Member) and m.name in ("hit", "miss") and isinstance(m.expr, ir.MethodCall):
+            r = self.apply_inline(m.expr)
+        if r is not None:
+            want = (m.name == "hit") != neg
+            fn.w(f"if {'' if want else 'not '}{r}[2]:")
+        else:
+            fn.w(f"if {self.ex(s.cond)}:")
+        fn.ind += 1
+        self.block(s.then)
+        fn.ind -= 1
+        if s.else_ is not None and s.else_.stmts:
+            # elif chains keep the indentation flat
+            if len(s.else_.stmts) == 1 and isinstance(s.else_.stmts[0], ir.If):
+                inner = s.else_.stmts[0]
+                fn.w("else:")
+                fn.ind += 1
+                self._s_If(inner)
+                fn.ind -= 1
+            else:
+                fn.w("else:")
+                fn.ind += 1
+                self.block(s.else_)
+                fn.ind -= 1
+
+    def _s_Switch(self, s: ir.Switch) -> None:
+        fn = self.fn
+        t = self.tmp()
+        if s.on_action_run:
+            call = s.expr.expr if isinstance(s.expr, ir.Member) else s.expr
+            r = self.apply_inline(call)
+            fn.w(f"{t} = {r if r else self.ex(call)}[3]")
+        else:
+            fn.w(f"{t} = {self.ex(s.expr)}")
+        pending: list[Any] = []
+        first = True
+        default_body: ir.Block | None = None
+        has_default = False
+        for case in s.cases:
+            if case.is_default or not case.labels:
+                has_default = True
+                default_body = case.body
+                if case.body is None:
+                    continue
+                if pending:  # labels falling through into default: default covers them
+                    pending = []
+                continue
+            pending.extend(case.labels)
+            if case.body is None:
+                continue
+            conds = []
+            for lab in pending:
+                if s.on_action_run:
+                    conds.append(f"{t} == {self.mb.action_id(lab if isinstance(lab, str) else getattr(lab, 'action', str(lab)))}")
+                else:
+                    conds.append(f"{t} == {self.ex(lab)}")
+            pending = []
+            fn.w(("if " if first else "elif ") + " or ".join(conds) + ":")
+            first = False
+            fn.ind += 1
+            self.block(case.body)
+            fn.ind -= 1
+        if has_default and default_body is not None:
+            if first:
+                self.block(default_body)
+            else:
+                fn.w("else:")
+                fn.ind += 1
+                self.block(default_body)
+                fn.ind -= 1
+
+    def _s_Exit(self, s: ir.Exit) -> None:
+        if self.fn.kind == "action" or self.fn.kind == "control":
+            self.fn.w("raise ExitControl()")
+        else:
+            raise _fail(s, "exit outside a control")
+
+    def _s_Return(self, s: ir.Return) -> None:
+        fn = self.fn
+        if fn.kind == "parser":
+            raise _fail(s, "return in a parser")
+        if fn.inline:
+            fn.w("break")
+            return
+        fn.w(fn.ret(self.ex(s.value) if s.value is not None else None))
+
+    def _s_CallStmt(self, s: ir.CallStmt) -> None:
+        self.call_stmt(s.call)
+
+    # ------------------------------------------------------------ calls
+    def _args_for(self, call: ir.MethodCall, params: list[ir.Param]) -> tuple[list[str], list[tuple[Any, int]]]:
+        """Python argument codes in parameter order, and (lhs, index-in-result) write-backs."""
+        by_name = {a.name: a for a in call.args}
+        codes: list[str] = []
+        outs: list[tuple[Any, int]] = []
+        k = 0
+        for i, p in enumerate(params):
+            a = by_name.get(p.name)
+            if a is None and i < len(call.args) and call.args[i].name in ("", None):
+                a = call.args[i]
+            if a is None:
+                if p.default is not None:
+                    codes.append(self.ex(p.default))
+                    continue
+                raise _fail(call, f"call without argument '{p.name}'")
+            composite = self.ti.is_composite(p.type)
+            if p.direction in ("out", "inout") and not composite:
+                if isinstance(a.value, ir.DontCare) or p.direction == "out":
+                    codes.append(self.ti.zero(p.type))
+                else:
+                    codes.append(self.ex(a.value))
+                outs.append((a.value, k))
+                k += 1
+            else:
+                codes.append(self.ex(a.value) if not isinstance(a.value, ir.DontCare) else
+                             (self.mb.new_expr(p.type) if composite else self.ti.zero(p.type)))
+        return codes, outs
+
+    def _write_back(self, result: str, outs: list[tuple[Any, int]], offset: int = 0) -> None:
+        for lhs, i in outs:
+            self.store(lhs, f"{result}[{i + offset}]")
+
+    def call_stmt(self, call: ir.MethodCall) -> None:
+        fn = self.fn
+        k = call.kind
+        if k == ir.CallKind.PARSER_APPLY and fn.kind == "parser":
+            from . import parsergen
+
+            parsergen.sub_parser_call(self, call)
+            return
+        if k == ir.CallKind.CONTROL_APPLY and self._inline_control(call):
+            return
+        if k in (ir.CallKind.ACTION, ir.CallKind.FUNCTION, ir.CallKind.CONTROL_APPLY,
+                 ir.CallKind.PARSER_APPLY):
+            code, outs, offset = self._invoke(call)
+            if outs:
+                t = self.tmp()
+                fn.w(f"{t} = {code}")
+                self._write_back(t, outs, offset)
+            else:
+                fn.w(code)
+            return
+        if k == ir.CallKind.TABLE_APPLY:
+            if self.apply_inline(call) is None:
+                fn.w(self._call_expr(call, fn.env))
+            return
+        if k in (ir.CallKind.EXTERN_FUNCTION, ir.CallKind.EXTERN_METHOD, ir.CallKind.PACKET,
+                 ir.CallKind.BUILTIN):
+            externgen.call_stmt(self, call)
+            return
+        raise _fail(call, f"call kind {k}")
+
+    def _inline_control(self, call: ir.MethodCall) -> bool:
+        """Emit a stateless sub-control's body in place of a call to it (saves calls per packet)."""
+        fn = self.fn
+        if fn.kind != "control" or fn.ctl is None:
+            return False
+        target = call.target
+        uid = target.uid if isinstance(target, ir.Var) else call.callee
+        entry = fn.env.lookup("@inst:" + uid) or (isinstance(target, ir.Var) and fn.env.lookup("@inst:" + target.name))
+        if not entry:
+            return False
+        fname, decl = self._instances[entry]
+        got = self._inlinable.get(fname)
+        if got is None:
+            return False
+        ctx, sig = got
+        codes, outs = self._args_for(call, [p for p in decl.params if not _is_packet_param(self, p)])
+        if outs or len(codes) != len(sig):
+            return False
+        for pn, code in zip(sig, codes, strict=True):
+            if pn != code:
+                fn.w(f"{pn} = {code}")
+        loop = _has_return(decl.apply)
+        sub = Fn("control", ctx.env, ctx)
+        sub.lines = fn.lines
+        sub.ind = fn.ind
+        sub.inline = True
+        if loop:
+            fn.w("while True:  # " + decl.name)
+            sub.ind += 1
+        self.fn_stack.append(sub)
+        try:
+            self.block(decl.apply)
+            if loop:
+                sub.w("break")
+        finally:
+            self.fn_stack.pop()
+        return True
+
+    def _invoke(self, call: ir.MethodCall) -> tuple[str, list[tuple[Any, int]], int]:
+        """(python call code, write-backs, index offset of the outs in the result)."""
+        k = call.kind
+        fn = self.fn
+        if k == ir.CallKind.ACTION:
+            ctl = fn.ctl
+            if ctl is None:
+                raise _fail(call, "an action call outside a control")
+            decl = ctl.action_decls.get(call.callee) or self.top_actions.get(call.callee)
+            if decl is None:
+                raise _fail(call, f"call of unknown action '{call.callee}'")
+            name = self.action_fn(ctl, decl)
+            codes, outs = self._args_for(call, decl.params)
+            return f"{name}({', '.join([ctl.pass_args] + codes)})", outs, 0
+        if k == ir.CallKind.FUNCTION:
+            decl = self.functions.get(call.callee)
+            if decl is None:
+                raise _fail(call, f"call of unknown function '{call.callee}'")
+            name = self.function_fn(decl)
+            codes, outs = self._args_for(call, decl.params)
+            ret = not isinstance(self.ti.resolve(decl.return_type), ir.VoidType)
+            return f"{name}({', '.join(['_pk'] + codes)})", outs, 1 if (ret and outs) else 0
+        if k in (ir.CallKind.CONTROL_APPLY, ir.CallKind.PARSER_APPLY):
+            target = call.target
+            uid = target.uid if isinstance(target, ir.Var) else call.callee
+            entry = fn.env.lookup("@inst:" + uid) or (isinstance(target, ir.Var) and fn.env.lookup("@inst:" + target.name))
+            if not entry:
+                raise _fail(call, "apply of an unknown instance")
+            fname, decl = self._instances[entry]
+            codes, outs = self._args_for(call, [p for p in decl.params if not _is_packet_param(self, p)])
+            if k == ir.CallKind.PARSER_APPLY:
+                return f"{fname}({', '.join(['_pk'] + codes)})", outs, 1
+            return f"{fname}({', '.join(['_pk'] + codes)})", outs, 0
+        raise _fail(call, f"call kind {k}")
+
+    def apply_inline(self, call: ir.MethodCall) -> str | None:
+        """Emit a table apply in line (saves a call); returns the result variable, or None."""
+        fn = self.fn
+        ctl = fn.ctl
+        if fn.kind != "control" or ctl is None or call.kind != ir.CallKind.TABLE_APPLY:
+            return None
+        code = self._call_expr(call, fn.env)
+        body = ctl.inline.get(code.split("(", 1)[0])
+        if body is None:
+            return None
+        for line in body:
+            fn.w(line)
+        return "r"
+
+    def _call_expr(self, call: ir.MethodCall, env: Env) -> str:
+        k = call.kind
+        if k == ir.CallKind.TABLE_APPLY:
+            ctl = self.fn.ctl
+            target = call.target
+            names = [call.callee] + ([target.uid, target.name] if isinstance(target, ir.Var) else [])
+            for n in names:
+                if n and ctl is not None and n in ctl.tables:
+                    return f"{ctl.tables[n]}({ctl.pass_args})"
+            raise _fail(call, "apply of an unknown table")
+        if k in (ir.CallKind.ACTION, ir.CallKind.FUNCTION):
+            code, outs, _ = self._invoke(call)
+            if outs:
+                raise _fail(call, "a call with out arguments inside an expression")
+            return code
+        return externgen.call_expr(self, call)
+
+    # ------------------------------------------------------------ callables
+    def function_fn(self, decl: ir.Function) -> str:
+        name = self.function_fns.get(decl.uid)
+        if name is not None:
+            return name
+        name = self.function_fns[decl.uid] = self.mb.fresh("fn_" + decl.name)
+        env = Env(self.global_env)
+        params, outs = [], []
+        for p in decl.params:
+            pn = self.mb.fresh("p_" + p.name)
+            env.bind(p.uid, pn, p.type)
+            params.append(pn)
+            if p.direction in ("out", "inout") and not self.ti.is_composite(p.type):
+                outs.append(pn)
+        ret = not isinstance(self.ti.resolve(decl.return_type), ir.VoidType)
+        fn = Fn("function", env, None, outs, ret_value=ret)
+        fn.ctl = self.fn.ctl if self.fn_stack else None
+        self.fn_stack.append(fn)
+        try:
+            self.block(decl.body)
+            if not ret:
+                fn.w(fn.ret())
+        finally:
+            self.fn_stack.pop()
+        self.finish(f"def {name}({', '.join(['_pk'] + params)}):", fn)
+        return name
+
+    def action_fn(self, ctl: ControlCtx, decl: ir.Action) -> str:
+        name = ctl.actions.get(decl.cp_name)
+        if name is not None:
+            return name
+        name = ctl.actions[decl.cp_name] = self.mb.fresh("act_" + decl.name)
+        self.mb.action_id(decl.cp_name)
+        env = Env(ctl.env)
+        params, outs = [], []
+        for p in decl.params:
+            pn = self.mb.fresh("a_" + p.name)
+            env.bind(p.uid, pn, p.type)
+            params.append(pn)
+            if p.direction in ("out", "inout") and not self.ti.is_composite(p.type):
+                outs.append(pn)
+        fn = Fn("action", env, ctl, outs)
+        self.fn_stack.append(fn)
+        try:
+            self.block(decl.body)
+            if outs:
+                fn.w(fn.ret())
+        finally:
+            self.fn_stack.pop()
+        self.finish(f"def {name}({', '.join([ctl.pass_args] + params)}):", fn)
+        return name
+
+    # ------------------------------------------------------------ controls
+
+    def control(self, inst: ir.ControlInstance) -> str:
+        """Generate a control instance; returns its function name."""
+
+        decl = inst.decl
+        fname = self.mb.fresh("ctl_" + inst.name)
+        env = Env(self.global_env)
+        param_names: list[str] = []
+        scalar_params: list[tuple[str, ir.Param]] = []
+        sig: list[str] = []
+        for p in decl.params:
+            if _is_packet_param(self, p):
+                continue
+            pn = self.mb.fresh("c_" + p.name)
+            sig.append(pn)
+            if self.ti.is_composite(p.type):
+                env.bind(p.uid, pn, p.type)
+                param_names.append(pn)
+            else:
+                attr = self.mb.fresh("p_" + p.name)
+                env.bind(p.uid, f"_L.{attr}", p.type)
+                scalar_params.append((attr, p))
+        var_locals = [x for x in decl.locals if isinstance(x, ir.VarDecl)]
+        has_l = bool(var_locals or scalar_params)
+        ctl = ControlCtx(decl=decl, cp_name=inst.cp_name, param_names=param_names, env=env,
+                         has_locals=has_l)
+        if not has_l:
+            # no state of its own: callers may inline its body (see call_stmt)
+            self._inlinable[fname] = (ctl, sig)
+        for loc in decl.locals:
+            if isinstance(loc, ir.Action):
+                ctl.action_decls[loc.cp_name] = loc
+        lcls = None
+        composite_locals: list[tuple[str, Any]] = []
+        if has_l:
+            lcls = self.mb.fresh("L_" + inst.name)
+            body = []
+            for vd in var_locals:
+                attr = self.mb.fresh("l_" + vd.var.name)
+                env.bind(vd.var.uid, f"_L.{attr}", vd.var.type)
+                if self.ti.is_composite(vd.var.type):
+                    composite_locals.append((attr, vd))
+                else:
+                    body.append(f"    {attr} = {self.ti.zero(vd.var.type)}")
+            self.mb.emit(f"class {lcls}:")
+            self.mb.lines.extend(body or ["    pass"])
+            self.mb.emit("")
+        for loc in decl.locals:
+            if isinstance(loc, ir.ExternInstance):
+                self.instantiate(loc, env)
+            elif isinstance(loc, ir.ControlInstance):
+                sub = self.control(loc)
+                self._instances[loc.uid + "@" + fname] = (sub, loc.decl)
+                env.bind("@inst:" + loc.uid, loc.uid + "@" + fname)
+                env.bind("@inst:" + loc.name, loc.uid + "@" + fname)
+        fn = Fn("control", env, ctl, [f"_L.{a}" for a, p in scalar_params
+                                      if p.direction in ("out", "inout")])
+        self.fn_stack.append(fn)
+        try:
+            if lcls is not None:
+                fn.w(f"_L = {lcls}()")
+                real = [p for p in decl.params if not _is_packet_param(self, p)]
+                for attr, p in scalar_params:
+                    fn.w(f"_L.{attr} = {sig[real.index(p)]}")
+                for attr, vd in composite_locals:
+                    fn.w(f"_L.{attr} = {self.mb.new_expr(vd.var.type)}")
+            else:
+                fn.w("_L = None")
+            for vd in var_locals:
+                if vd.init is not None:
+                    self.assign(vd.var, vd.init)
+            for loc in decl.locals:
+                if isinstance(loc, ir.Table):
+                    self.table(ctl, loc)
+            self.block(decl.apply)
+            if fn.outs:
+                fn.w(fn.ret())
+        finally:
+            self.fn_stack.pop()
+        self.finish(f"def {fname}({', '.join(['_pk'] + sig)}):", fn)
+        return fname
+
+    def table(self, ctl: ControlCtx, t: ir.Table) -> None:
+        """Generate tbl_N for a table (the Table object is built by the switch)."""
+        g = self.mb.fresh("TBL_" + t.name)
+        fname = self.mb.fresh("tbl_" + t.name)
+        ctl.tables[t.name] = fname
+        ctl.tables[t.cp_name] = fname
+        actions: dict[str, str] = {}
+        for ref in t.actions:
+            decl = ctl.action_decls.get(ref.action) or self.top_actions.get(ref.action)
+            if decl is None:
+                raise _fail(ref, f"table action '{ref.action}' (not declared)")
+            actions[ref.action] = self.action_fn(ctl, decl)
+        match_keys = [k for k in t.keys if k.match_kind != "selector"]
+        sel_keys = [k for k in t.keys if k.match_kind == "selector"]
+        fn = Fn("table", ctl.env, ctl)
+        self.fn_stack.append(fn)
+        try:
+            kcodes = [self.ex(k.expr) for k in match_keys]
+            key = kcodes[0] if len(kcodes) == 1 else "(" + "".join(c + ", " for c in kcodes) + ")"
+            if sel_keys:
+                # BMv2 hashes the selector fields packed, skipping invalid headers' fields
+                lv: list = []
+                temps: dict = {}
+                for k in sel_keys:
+                    externgen.leaves(self, k.expr, out=lv, temps=temps)
+                fn.w(f"r = {g}.lookup({key}, _pk, lambda: {externgen.packed_bytes(lv)})")
+            else:
+                fn.w(f"r = {g}.lookup({key}, _pk)")
+            fn.w(f"r[0]({ctl.pass_args}, *r[1])")
+            ctl.inline[fname] = [line[4:] for line in fn.lines]
+            fn.w("return r")
+        finally:
+            self.fn_stack.pop()
+        self.finish(f"def {fname}({ctl.pass_args}):", fn)
+        self.tables.append(TableSpec(
+            table=t, global_name=g, actions=actions,
+            key_widths=[self.ti.width(k.expr.type) for k in match_keys]))
+
+    # ------------------------------------------------------------ parsers
+    def parser(self, inst: ir.ParserInstance) -> str:
+        from . import parsergen
+
+        return parsergen.parser(self, inst)
+
+    def deparser(self, inst: ir.ControlInstance) -> str:
+        from . import parsergen
+
+        return parsergen.deparser(self, inst)
+
+
+def _has_return(node: Any) -> bool:
+    """Does a block contain a `return` (not counting called actions)?"""
+    if isinstance(node, ir.Return):
+        return True
+    if isinstance(node, ir.Block):
+        return any(_has_return(x) for x in node.stmts)
+    if isinstance(node, ir.If):
+        return _has_return(node.then) or (node.else_ is not None and _has_return(node.else_))
+    if isinstance(node, ir.Switch):
+        return any(c.body is not None and _has_return(c.body) for c in node.cases)
+    return False
+
+
+def _is_packet_param(bg: BlockGen, p: ir.Param) -> bool:
+    t = p.type
+    name = t.name if isinstance(t, (ir.TypeName, ir.ExternType)) else ""
+    return name in ("packet_in", "packet_out")
+
+
+__all__ = ["BlockGen", "ControlCtx", "Fn", "TableSpec", "CodegenError"]

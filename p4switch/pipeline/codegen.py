@@ -1,0 +1,483 @@
+"""IR -> Python source: the module builder, value layout and expressions.
+
+The pipeline never walks the IR per packet: `ModuleBuilder` turns a whole
+program into one Python module (source text plus the globals it needs),
+compiled once at load. Statements, parsers, controls and externs are in
+`blocks`; this module holds what they share:
+
+* value layout: every header/struct/union type becomes a generated class
+  whose class attributes are the zero defaults (`new_<T>()` builds one with
+  fresh nested composites); bit<W> values are Python ints in [0, 2**W),
+  int<W> are signed ints, bool is bool, error and enums are ints;
+* `Env`, the scope chain from a `Var.uid` to the Python expression of its
+  storage;
+* `ExprGen`, which renders an IR expression as a Python expression string.
+
+Names defined here: `CodegenError`, `ModuleBuilder`, `Env`, `ExprGen`,
+`py_name`, `TypeInfo`.
+"""
+
+from __future__ import annotations
+
+import keyword
+import re
+from collections.abc import Callable
+from typing import Any
+
+from .. import ir
+
+
+class CodegenError(Exception):
+    """The program uses something the pipeline cannot run (message names the source position)."""
+
+
+def _fail(node: Any, what: str) -> CodegenError:
+    coord = getattr(node, "coord", None) or ir.NO_COORD
+    return CodegenError(f"{coord}: error: {what} is not supported by the p4switch pipeline")
+
+
+def py_name(name: str) -> str:
+    """A P4 field name as a Python attribute name (keywords and _names are prefixed)."""
+    if keyword.iskeyword(name) or name.startswith("_") or not name.isidentifier():
+        return "F_" + re.sub(r"\W", "_", name)
+    return name
+
+
+class Env:
+    """Scope chain: uid -> Python expression of the storage."""
+
+    def __init__(self, parent: Env | None = None) -> None:
+        self.parent = parent
+        self.names: dict[str, str] = {}
+        self.types: dict[str, Any] = {}
+
+    def bind(self, uid: str, expr: str, typ: Any = None) -> None:
+        self.names[uid] = expr
+        if typ is not None:
+            self.types[uid] = typ
+
+    def lookup(self, uid: str) -> str | None:
+        env: Env | None = self
+        while env is not None:
+            r = env.names.get(uid)
+            if r is not None:
+                return r
+            env = env.parent
+        return None
+
+
+class TypeInfo:
+    """Type questions about one program: resolve names, widths, composite layout."""
+
+    def __init__(self, program: ir.Program) -> None:
+        self.program = program
+        self.types = program.types
+
+    def resolve(self, t: Any) -> Any:
+        seen = 0
+        while isinstance(t, ir.TypeName):
+            nt = self.types.get(t.name)
+            if nt is None:
+                # Named extern/parser/control types are not in `types`; keep the name.
+                return t
+            t = nt
+            seen += 1
+            if seen > 64:
+                raise CodegenError(f"type {t} does not resolve")
+        return t
+
+    def width(self, t: Any) -> int:
+        t = self.resolve(t)
+        if isinstance(t, ir.BitsType):
+            return t.width
+        if isinstance(t, ir.BoolType):
+            return 1
+        if isinstance(t, ir.EnumType) and t.underlying is not None:
+            return t.underlying.width
+        if isinstance(t, ir.ErrorType):
+            return 32
+        if isinstance(t, ir.EnumType):
+            return 32
+        if isinstance(t, (ir.HeaderType, ir.StructType)):
+            return sum(self.width(f.type) for f in t.fields
+                       if not isinstance(self.resolve(f.type), ir.VarbitType))
+        if isinstance(t, ir.VarbitType):
+            return t.max_width
+        raise CodegenError(f"type {t} has no bit width")
+
+    def is_composite(self, t: Any) -> bool:
+        return isinstance(self.resolve(t), (ir.HeaderType, ir.StructType, ir.HeaderUnionType,
+                                            ir.StackType))
+
+    def is_signed(self, t: Any) -> bool:
+        t = self.resolve(t)
+        return isinstance(t, ir.BitsType) and t.signed
+
+    def zero(self, t: Any) -> str:
+        t = self.resolve(t)
+        if isinstance(t, ir.BoolType):
+            return "False"
+        if isinstance(t, ir.StringType):
+            return "''"
+        if isinstance(t, ir.TupleType):
+            return "(" + "".join(self.zero(e) + ", " for e in t.elems) + ")"
+        return "0"
+
+
+class ModuleBuilder:
+    """Accumulates the generated module: source lines and the globals they use."""
+
+    def __init__(self, program: ir.Program) -> None:
+        self.program = program
+        self.ti = TypeInfo(program)
+        self.lines: list[str] = []
+        self.globals: dict[str, Any] = {}
+        self._n = 0
+        self.classes: dict[str, str] = {}  # type name -> class name
+        self.newfn: dict[str, str] = {}  # type name -> constructor expression
+        self.error_codes = {name: i for i, name in enumerate(program.errors)}
+        self.action_ids: dict[str, int] = {}
+        for name in ("NoError", "PacketTooShort", "NoMatch", "StackOutOfBounds", "HeaderTooShort",
+                     "ParserTimeout", "ParserInvalidArgument"):
+            self.error_codes.setdefault(name, len(self.error_codes))
+
+    def fresh(self, hint: str) -> str:
+        self._n += 1
+        return f"{re.sub(r'[^0-9A-Za-z_]', '_', hint)[:40]}_{self._n}"
+
+    def add_global(self, obj: Any, hint: str) -> str:
+        name = self.fresh(hint)
+        self.globals[name] = obj
+        return name
+
+    def emit(self, text: str) -> None:
+        self.lines.append(text)
+
+    def action_id(self, cp_name: str) -> int:
+        aid = self.action_ids.get(cp_name)
+        if aid is None:
+            aid = self.action_ids[cp_name] = len(self.action_ids) + 1
+        return aid
+
+    # ------------------------------------------------------------ composites
+    def layout(self, t: Any) -> list[tuple[str, str, Any]]:
+        """(p4 name, python name, type) of a header/struct/union's fields."""
+        t = self.ti.resolve(t)
+        return [(f.name, py_name(f.name), f.type) for f in t.fields]
+
+    def class_for(self, t: Any) -> str:
+        """The generated class of a named header/struct/union type."""
+        t = self.ti.resolve(t)
+        key = t.name
+        cls = self.classes.get(key)
+        if cls is not None:
+            return cls
+        cls = self.fresh("T_" + t.name)
+        self.classes[key] = cls
+        body = []
+        fields = self.layout(t)
+        body.append(f"    _fields = {tuple(py for _, py, _ in fields)!r}")
+        body.append(f"    _p4name = {t.name!r}")
+        if isinstance(t, ir.HeaderType):
+            body.append("    _v = False")
+        for _, py, ft in fields:
+            rt = self.ti.resolve(ft)
+            if isinstance(rt, ir.VarbitType):
+                body.append(f"    {py} = 0")
+                body.append(f"    _w_{py} = 0")
+            elif not self.ti.is_composite(rt):
+                body.append(f"    {py} = {self.ti.zero(rt)}")
+        self.emit(f"class {cls}:")
+        self.lines.extend(body)
+        self.emit("")
+        return cls
+
+    def new_expr(self, t: Any) -> str:
+        """A Python expression creating a fresh zero/invalid value of composite type t."""
+        rt = self.ti.resolve(t)
+        if isinstance(rt, ir.StackType):
+            return f"Stack({self.new_callable(rt.elem)}, {rt.size})"
+        return self.new_callable(rt) + "()"
+
+    def new_callable(self, t: Any) -> str:
+        rt = self.ti.resolve(t)
+        key = rt.name
+        fn = self.newfn.get(key)
+        if fn is not None:
+            return fn
+        cls = self.class_for(rt)
+        nested = [(py, ft) for _, py, ft in self.layout(rt) if self.ti.is_composite(ft)]
+        if not nested:
+            self.newfn[key] = cls
+            return cls
+        fn = self.fresh("new_" + rt.name)
+        self.newfn[key] = fn
+        inits = [(py, self.new_expr(ft)) for py, ft in nested]
+        self.emit(f"def {fn}():")
+        self.emit(f"    o = {cls}()")
+        for py, ex in inits:
+            self.emit(f"    o.{py} = {ex}")
+        self.emit("    return o")
+        self.emit("")
+        return fn
+
+    def header_fields(self, t: Any) -> list[tuple[str, int | None]]:
+        """(python name, width or None for varbit) of a header type, wire order."""
+        out: list[tuple[str, int | None]] = []
+        for _, py, ft in self.layout(t):
+            rt = self.ti.resolve(ft)
+            out.append((py, None if isinstance(rt, ir.VarbitType) else self.ti.width(rt)))
+        return out
+
+
+_ARITH = {"+", "-", "*"}
+_CMP = {"==", "!=", "<", "<=", ">", ">="}
+
+
+class ExprGen:
+    """Renders IR expressions as Python expressions in an `Env`.
+
+    `call_hook(call, env)` renders method calls (set by `blocks`).
+    """
+
+    def __init__(self, mb: ModuleBuilder, call_hook: Callable[[ir.MethodCall, Env], str]) -> None:
+        self.mb = mb
+        self.ti = mb.ti
+        self.call_hook = call_hook
+
+    def mask(self, t: Any) -> int:
+        return (1 << self.ti.width(t)) - 1
+
+    def wrap(self, code: str, t: Any) -> str:
+        """Wrap an unbounded integer expression to type t."""
+        rt = self.ti.resolve(t)
+        if isinstance(rt, ir.BitsType):
+            if rt.signed:
+                return f"sx({code}, {rt.width})"
+            return f"(({code}) & {hex((1 << rt.width) - 1)})"
+        return code
+
+    def const(self, value: int, t: Any) -> str:
+        rt = self.ti.resolve(t)
+        if isinstance(rt, ir.BoolType):
+            return "True" if value else "False"
+        if isinstance(rt, ir.BitsType):
+            if rt.signed:
+                h = 1 << (rt.width - 1)
+                value = ((value + h) & ((1 << rt.width) - 1)) - h
+            else:
+                value &= (1 << rt.width) - 1
+        return hex(value) if value > 9 else str(value)
+
+    def enum_value(self, enum: str, member: str) -> int:
+        t = self.ti.types.get(enum)
+        if not isinstance(t, ir.EnumType):
+            return 0
+        idx = t.members.index(member)
+        if t.underlying is not None and t.values:
+            return t.values[idx]
+        return idx
+
+    def ex(self, e: Any, env: Env) -> str:
+        m = getattr(self, "_" + type(e).__name__, None)
+        if m is None:
+            raise _fail(e, f"expression {type(e).__name__}")
+        return m(e, env)
+
+    # leaves -----------------------------------------------------------------
+    def _Constant(self, e: ir.Constant, env: Env) -> str:
+        return self.const(e.value, e.type)
+
+    def _BoolLit(self, e: ir.BoolLit, env: Env) -> str:
+        return "True" if e.value else "False"
+
+    def _StringLit(self, e: ir.StringLit, env: Env) -> str:
+        return repr(e.value)
+
+    def _EnumMember(self, e: ir.EnumMember, env: Env) -> str:
+        return str(self.enum_value(e.enum, e.member))
+
+    def _ErrorMember(self, e: ir.ErrorMember, env: Env) -> str:
+        code = self.mb.error_codes.get(e.name)
+        if code is None:
+            raise _fail(e, f"error.{e.name} (not declared)")
+        return str(code)
+
+    def _DontCare(self, e: ir.DontCare, env: Env) -> str:
+        return "None"
+
+    def _Var(self, e: ir.Var, env: Env) -> str:
+        r = env.lookup(e.uid)
+        if r is None:
+            r = env.lookup(e.name)
+        if r is not None:
+            return r
+        if e.scope == ir.Scope.CONST:
+            c = self.mb.program.constants.get(e.name) or self.mb.program.constants.get(e.uid)
+            if c is not None:
+                return "(" + self.ex(c, env) + ")"
+        raise _fail(e, f"reference to '{e.name}' here")
+
+    # structure ------------------------------------------------------------------
+    def _Member(self, e: ir.Member, env: Env) -> str:
+        bt = self.ti.resolve(e.expr.type)
+        if isinstance(e.expr, ir.MethodCall) and e.expr.kind == ir.CallKind.TABLE_APPLY:
+            call = self.ex(e.expr, env)
+            if e.name == "hit":
+                return f"{call}[2]"
+            if e.name == "miss":
+                return f"(not {call}[2])"
+            if e.name == "action_run":
+                return f"{call}[3]"
+            raise _fail(e, f"table result member '{e.name}'")
+        base = self.ex(e.expr, env)
+        if isinstance(bt, ir.StackType):
+            if e.name == "size":
+                return str(bt.size)
+            if e.name == "lastIndex":
+                return f"(({base}.n - 1) & 0xffffffff)"
+            if e.name == "last":
+                return f"stack_last({base})"
+            if e.name == "next":
+                return f"stack_next({base})"
+            if e.name == "nextIndex":
+                return f"{base}.n"
+            raise _fail(e, f"header stack member '{e.name}'")
+        return f"{base}.{py_name(e.name)}"
+
+    def _Index(self, e: ir.Index, env: Env) -> str:
+        base = self.ex(e.expr, env)
+        return f"{base}.h[{self.ex(e.index, env)}]"
+
+    def _Slice(self, e: ir.Slice, env: Env) -> str:
+        v = self.ex(e.expr, env)
+        m = hex((1 << (e.hi - e.lo + 1)) - 1)
+        if self.ti.is_signed(e.expr.type):
+            return f"((({v}) >> {e.lo}) & {m})" if e.lo else f"(({v}) & {m})"
+        return f"((({v}) >> {e.lo}) & {m})" if e.lo else f"(({v}) & {m})"
+
+    def _Mux(self, e: ir.Mux, env: Env) -> str:
+        return f"({self.ex(e.then, env)} if {self.ex(e.cond, env)} else {self.ex(e.else_, env)})"
+
+    def _ListExpr(self, e: ir.ListExpr, env: Env) -> str:
+        return "(" + "".join(self.ex(x, env) + ", " for x in e.items) + ")"
+
+    def _StructExpr(self, e: ir.StructExpr, env: Env) -> str:
+        rt = self.ti.resolve(e.type)
+        if not isinstance(rt, (ir.StructType, ir.HeaderType)):
+            return "(" + "".join(self.ex(v, env) + ", " for _, v in e.fields) + ")"
+        # build_<T>(v1, v2, ...) creates a value (a header made valid)
+        fn = self.struct_builder(rt, [n for n, _ in e.fields])
+        return f"{fn}(" + ", ".join(self.ex(v, env) for _, v in e.fields) + ")"
+
+    def struct_builder(self, rt: Any, names: list[str]) -> str:
+        key = (rt.name, tuple(names))
+        cache = self.mb.globals.setdefault("__builders__", {})
+        fn = cache.get(key)
+        if fn is not None:
+            return fn
+        fn = self.mb.fresh("build_" + rt.name)
+        cache[key] = fn
+        newc = self.mb.new_callable(rt)
+        args = [f"a{i}" for i in range(len(names))]
+        self.mb.emit(f"def {fn}({', '.join(args)}):")
+        self.mb.emit(f"    o = {newc}()")
+        for a, n in zip(args, names, strict=False):
+            ft = next(f.type for f in rt.fields if f.name == n)
+            if self.ti.is_composite(ft):
+                self.mb.emit(f"    copy_into(o.{py_name(n)}, {a})")
+            else:
+                self.mb.emit(f"    o.{py_name(n)} = {a}")
+        if isinstance(rt, ir.HeaderType):
+            self.mb.emit("    o._v = True")
+        self.mb.emit("    return o")
+        self.mb.emit("")
+        return fn
+
+    def _MethodCall(self, e: ir.MethodCall, env: Env) -> str:
+        return self.call_hook(e, env)
+
+    # operators ------------------------------------------------------------------
+    def _UnOp(self, e: ir.UnOp, env: Env) -> str:
+        v = self.ex(e.expr, env)
+        if e.op == "!":
+            return f"(not {v})"
+        rt = self.ti.resolve(e.type)
+        if e.op == "~":
+            if isinstance(rt, ir.BitsType) and not rt.signed:
+                return f"(({v}) ^ {hex(self.mask(rt))})"
+            return f"(~{v})"
+        if e.op == "-":
+            return self.wrap(f"-({v})", rt)
+        raise _fail(e, f"operator {e.op}")
+
+    def _BinOp(self, e: ir.BinOp, env: Env) -> str:
+        op = e.op
+        a = self.ex(e.left, env)
+        b = self.ex(e.right, env)
+        rt = self.ti.resolve(e.type)
+        if op == "&&":
+            return f"({a} and {b})"
+        if op == "||":
+            return f"({a} or {b})"
+        if op in _CMP:
+            if self.ti.is_composite(e.left.type):
+                r = f"eq({a}, {b})"
+                return r if op == "==" else f"(not {r})"
+            return f"({a} {op} {b})"
+        if op in _ARITH:
+            return self.wrap(f"{a} {op} {b}", rt)
+        if op in ("&", "|", "^"):
+            return f"({a} {op} {b})"
+        if op == "<<":
+            if isinstance(rt, ir.BitsType):
+                if isinstance(e.right, ir.Constant):
+                    if e.right.value >= rt.width:
+                        return "0"
+                    return self.wrap(f"{a} << {e.right.value}", rt)
+                if rt.signed:
+                    return f"sx(shl({a}, {b}, {rt.width}), {rt.width})"
+                return f"shl({a}, {b}, {rt.width})"
+            return f"({a} << {b})"
+        if op == ">>":
+            return f"({a} >> {b})"
+        if op == "/":
+            return self.wrap(f"div({a}, {b})", rt) if isinstance(rt, ir.BitsType) else f"div({a}, {b})"
+        if op == "%":
+            return self.wrap(f"mod({a}, {b})", rt) if isinstance(rt, ir.BitsType) else f"mod({a}, {b})"
+        if op == "++":
+            wb = self.ti.width(e.right.type)
+            if self.ti.is_signed(e.right.type):
+                b = f"({b} & {hex((1 << wb) - 1)})"
+            if self.ti.is_signed(e.left.type):
+                a = f"({a} & {hex((1 << self.ti.width(e.left.type)) - 1)})"
+            r = f"(({a} << {wb}) | {b})"
+            return f"sx({r}, {rt.width})" if self.ti.is_signed(rt) else r
+        if op in ("|+|", "|-|"):
+            if not isinstance(rt, ir.BitsType):
+                raise _fail(e, f"saturating {op} on {rt}")
+            if rt.signed:
+                lo, hi = -(1 << (rt.width - 1)), (1 << (rt.width - 1)) - 1
+            else:
+                lo, hi = 0, (1 << rt.width) - 1
+            fn = "sat_add" if op == "|+|" else "sat_sub"
+            return f"{fn}({a}, {b}, {lo}, {hi})"
+        raise _fail(e, f"operator {op}")
+
+    def _Cast(self, e: ir.Cast, env: Env) -> str:
+        v = self.ex(e.expr, env)
+        src = self.ti.resolve(e.expr.type)
+        dst = self.ti.resolve(e.type)
+        if isinstance(dst, ir.BoolType):
+            return f"bool({v})" if not isinstance(src, ir.BoolType) else v
+        if isinstance(dst, ir.BitsType):
+            if isinstance(src, ir.BoolType):
+                return f"int({v})"
+            if isinstance(src, ir.BitsType) and not src.signed and not dst.signed and src.width <= dst.width:
+                return v
+            return self.wrap(v, dst)
+        if isinstance(dst, ir.EnumType) or isinstance(dst, ir.IntType):
+            return v
+        if self.ti.is_composite(dst):
+            return v
+        return v

@@ -1,0 +1,581 @@
+"""Match-action tables and action profiles/selectors.
+
+A `Table` keeps its entries in the structure its key kinds allow, so a lookup
+costs one dict probe (exact), one probe per distinct prefix length (one LPM
+key plus exact keys), or a scan in priority order (anything with ternary,
+range or optional; the highest P4Runtime priority wins, as BMv2 via PI).
+
+A lookup returns a *result* tuple ``(action_fn, args, hit, action_id)`` that
+the generated code calls; results are built once per entry at write time.
+
+Names defined here: `KeySpec`, `ActionInfo`, `Table`, `ActionProfile`.
+"""
+
+from __future__ import annotations
+
+import bisect
+import dataclasses
+import itertools
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from . import hashes
+from .externs import GREEN, TrTcm, check_meter_config
+from .state import ActionCall, Code, FieldMatch, Group, Member, StateError, TableEntry
+
+Result = tuple  # (fn, args, hit, action_id)
+
+
+@dataclass(frozen=True, kw_only=True)
+class KeySpec:
+    name: str
+    kind: str  # exact | lpm | ternary | range | optional
+    width: int
+
+
+@dataclass(frozen=True, kw_only=True)
+class ActionInfo:
+    """What a table needs to run an action: the generated function and its data widths."""
+
+    cp_name: str
+    fn: Callable[..., Any]
+    action_id: int
+    param_widths: tuple[int, ...]
+    table_only: bool = False  # @tableonly
+    default_only: bool = False  # @defaultonly
+
+
+def _err(code: Code, msg: str) -> StateError:
+    return StateError(code, msg)
+
+
+class ActionProfile:
+    """`action_profile` / `action_selector` state: members and (selector) groups.
+
+    Members are ordered by a BMv2-like handle (lowest free number when
+    created); a selector picks member ``hash % n`` of a group's members in
+    handle order, each repeated `weight` times.
+    """
+
+    def __init__(self, name: str, size: int, *, selector: bool = False,
+                 algorithm: str = "crc16", max_group_size: int = 0) -> None:
+        self.name = name
+        self.size = size
+        self.selector = selector
+        self.algorithm = algorithm
+        self.max_group_size = max_group_size
+        self.members: dict[int, Member] = {}
+        self.handles: dict[int, int] = {}
+        self.groups: dict[int, Group] = {}
+        self.group_lists: dict[int, list[ActionCall]] = {}
+        self.refs: dict[tuple[str, int], int] = {}  # ("m"|"g", id) -> references
+
+    # members ---------------------------------------------------------------
+    def _free_handle(self) -> int:
+        used = set(self.handles.values())
+        return next(i for i in itertools.count() if i not in used)
+
+    def member_insert(self, member: Member) -> None:
+        if member.member_id in self.members:
+            raise _err(Code.ALREADY_EXISTS, f"action profile '{self.name}': member {member.member_id} exists")
+        if self.size and len(self.members) >= self.size:
+            raise _err(Code.RESOURCE_EXHAUSTED, f"action profile '{self.name}' is full ({self.size} members)")
+        self.members[member.member_id] = member
+        self.handles[member.member_id] = self._free_handle()
+
+    def member_modify(self, member: Member) -> None:
+        if member.member_id not in self.members:
+            raise _err(Code.NOT_FOUND, f"action profile '{self.name}': no member {member.member_id}")
+        self.members[member.member_id] = member
+        for gid, g in self.groups.items():
+            if any(m == member.member_id for m, _ in g.members):
+                self._rebuild_group(gid)
+
+    def member_delete(self, member_id: int) -> None:
+        if member_id not in self.members:
+            raise _err(Code.NOT_FOUND, f"action profile '{self.name}': no member {member_id}")
+        if self.refs.get(("m", member_id)):
+            raise _err(Code.FAILED_PRECONDITION,
+                       f"action profile '{self.name}': member {member_id} is still referenced")
+        del self.members[member_id]
+        del self.handles[member_id]
+
+    # groups ----------------------------------------------------------------
+    def _check_group(self, group: Group) -> None:
+        if not self.selector:
+            raise _err(Code.INVALID_ARGUMENT, f"action profile '{self.name}' has no groups (not a selector)")
+        for mid, weight in group.members:
+            if mid not in self.members:
+                raise _err(Code.NOT_FOUND, f"action profile '{self.name}': no member {mid}")
+            if weight < 1:
+                raise _err(Code.INVALID_ARGUMENT, f"member {mid}: weight must be >= 1")
+        total = sum(w for _, w in group.members)
+        limit = group.max_size or self.max_group_size
+        if limit and total > limit:
+            raise _err(Code.RESOURCE_EXHAUSTED,
+                       f"group {group.group_id}: total weight {total} exceeds max size {limit}")
+
+    def _rebuild_group(self, gid: int) -> None:
+        g = self.groups[gid]
+        ordered = sorted(g.members, key=lambda mw: self.handles[mw[0]])
+        self.group_lists[gid] = [self.members[m].action for m, w in ordered for _ in range(w)]
+
+    def _ref_group_members(self, group: Group, delta: int) -> None:
+        for mid, _ in group.members:
+            k = ("m", mid)
+            self.refs[k] = self.refs.get(k, 0) + delta
+
+    def group_insert(self, group: Group) -> None:
+        if group.group_id in self.groups:
+            raise _err(Code.ALREADY_EXISTS, f"action profile '{self.name}': group {group.group_id} exists")
+        self._check_group(group)
+        group = dataclasses.replace(group, members=list(group.members))
+        self.groups[group.group_id] = group
+        self._ref_group_members(group, +1)
+        self._rebuild_group(group.group_id)
+
+    def group_modify(self, group: Group) -> None:
+        old = self.groups.get(group.group_id)
+        if old is None:
+            raise _err(Code.NOT_FOUND, f"action profile '{self.name}': no group {group.group_id}")
+        self._check_group(group)
+        group = dataclasses.replace(group, members=list(group.members))
+        self._ref_group_members(old, -1)
+        self.groups[group.group_id] = group
+        self._ref_group_members(group, +1)
+        self._rebuild_group(group.group_id)
+
+    def group_delete(self, group_id: int) -> None:
+        old = self.groups.get(group_id)
+        if old is None:
+            raise _err(Code.NOT_FOUND, f"action profile '{self.name}': no group {group_id}")
+        if self.refs.get(("g", group_id)):
+            raise _err(Code.FAILED_PRECONDITION,
+                       f"action profile '{self.name}': group {group_id} is still referenced")
+        self._ref_group_members(old, -1)
+        del self.groups[group_id]
+        del self.group_lists[group_id]
+
+    def select(self, actions: list[ActionCall], sel: Callable[[], bytes] | None) -> ActionCall | None:
+        """The member for this packet: hash(selector input) % len(actions)."""
+        if not actions:
+            return None
+        if len(actions) == 1 or sel is None:
+            return actions[0]
+        h = self._hash(sel())
+        return actions[h % len(actions)]
+
+    @property
+    def _hash(self) -> Callable[[bytes], int]:
+        return hashes.ALGORITHMS[self.algorithm]
+
+
+class _Rec:
+    """One installed entry: the TableEntry, its result, its direct meter state."""
+
+    __slots__ = ("entry", "result", "meter", "tests", "seq")
+
+    def __init__(self, entry: TableEntry, result: Result | None, seq: int) -> None:
+        self.entry = entry
+        self.result = result
+        self.meter: TrTcm | None = None
+        self.tests: tuple = ()
+        self.seq = seq
+
+
+class Table:
+    """A table of one control instance. `lookup(key, pk, sel)` is the per-packet entry point."""
+
+    def __init__(self, name: str, keys: list[KeySpec], actions: dict[str, ActionInfo], *,
+                 default: ActionCall, default_const: bool = False, size: int = 1024,
+                 profile: ActionProfile | None = None, direct_counter: bool = False,
+                 direct_meter: str = "", direct_meter_bytes: bool = False,
+                 immutable: bool = False) -> None:
+        self.name = name
+        self.keys = keys
+        self.actions = actions
+        self.size = size
+        self.profile = profile
+        self.direct_counter = direct_counter
+        self.direct_meter = direct_meter
+        self.direct_meter_bytes = direct_meter_bytes
+        self.immutable = immutable
+        self.program_default = default
+        self.default_const = default_const
+        self.recs: dict[tuple, _Rec] = {}
+        self._seq = itertools.count()
+        self._rcache: dict[ActionCall, Result] = {}
+        kinds = [k.kind for k in keys]
+        if all(k == "exact" for k in kinds):
+            self.mode = "exact"
+        elif kinds.count("lpm") == 1 and all(k in ("exact", "lpm") for k in kinds):
+            self.mode = "lpm"
+            self.lpm_index = kinds.index("lpm")
+        else:
+            self.mode = "scan"
+        self.single = len(keys) == 1
+        self._exact: dict[Any, _Rec] = {}
+        self._lpm: dict[int, dict[Any, _Rec]] = {}
+        self._plens: list[tuple[int, int, dict]] = []
+        self._scan: list[_Rec] = []
+        self._scan_keys: list[tuple] = []
+        self.default_action = default
+        self.default_result = self._result(default, hit=False)
+        # no direct resources and no profile: a hit's result is precomputed
+        self.simple = not direct_counter and not direct_meter and profile is None
+        self.lookup = {"exact": self._lookup_exact, "lpm": self._lookup_lpm,
+                       "scan": self._lookup_scan}[self.mode]
+
+    # ---------------------------------------------------------------- results
+    def _result(self, call: ActionCall, hit: bool = True) -> Result:
+        info = self.actions[call.action]
+        return (info.fn, call.args, hit, info.action_id)
+
+    def _hit_result(self, call: ActionCall) -> Result:
+        r = self._rcache.get(call)
+        if r is None:
+            r = self._rcache[call] = self._result(call)
+        return r
+
+    def _finish(self, rec: _Rec | None, pk, sel) -> Result:
+        if rec is None:
+            return self.default_result
+        e = rec.entry
+        if self.direct_counter:
+            e.counter_packets += 1
+            e.counter_bytes += pk.length
+        if self.direct_meter:
+            color = rec.meter.execute(pk.length if self.direct_meter_bytes else 1) if rec.meter else GREEN
+            if pk.meter_colors is None:
+                pk.meter_colors = {}
+            pk.meter_colors[self.direct_meter] = color
+        r = rec.result
+        if r is not None:
+            return r
+        return self._indirect(e, sel)
+
+    def _indirect(self, e: TableEntry, sel) -> Result:
+        prof = self.profile
+        if e.member_id is not None:
+            return self._hit_result(prof.members[e.member_id].action)
+        if e.group_id is not None:
+            actions = prof.group_lists[e.group_id]
+        else:
+            actions = [a for a, w in e.action_set for _ in range(w)]
+        call = prof.select(actions, sel)
+        if call is None:  # empty group: treated as a miss
+            return self.default_result
+        return self._hit_result(call)
+
+    # ---------------------------------------------------------------- lookups
+    def _lookup_exact(self, key, pk, sel=None) -> Result:
+        rec = self._exact.get(key)
+        if rec is None:
+            return self.default_result
+        if self.simple:
+            return rec.result
+        return self._finish(rec, pk, sel)
+
+    def _lookup_lpm(self, key, pk, sel=None) -> Result:
+        if self.single:
+            for _plen, mask, d in self._plens:
+                rec = d.get(key & mask)
+                if rec is not None:
+                    return rec.result if self.simple else self._finish(rec, pk, sel)
+        else:
+            i = self.lpm_index
+            lst = list(key)
+            v = key[i]
+            for _plen, mask, d in self._plens:
+                lst[i] = v & mask
+                rec = d.get(tuple(lst))
+                if rec is not None:
+                    return self._finish(rec, pk, sel)
+        return self._finish(None, pk, sel)
+
+    def _lookup_scan(self, key, pk, sel=None) -> Result:
+        if not self._scan:
+            return self.default_result
+        if self.single:
+            key = (key,)
+        for rec in self._scan:
+            for i, kind, a, b in rec.tests:
+                v = key[i]
+                if kind == 0:  # value/mask (exact, lpm, ternary, optional)
+                    if v & b != a:
+                        break
+                elif not a <= v <= b:  # range
+                    break
+            else:
+                return self._finish(rec, pk, sel)
+        return self._finish(None, pk, sel)
+
+    # ------------------------------------------------------------ validation
+    def _ekey(self, entry: TableEntry) -> tuple:
+        prio = entry.priority if self.mode == "scan" else 0
+        return (tuple(entry.match.get(i) for i in range(len(self.keys))), prio)
+
+    def _check_call(self, call: ActionCall, default: bool = False) -> None:
+        info = self.actions.get(call.action)
+        if info is None:
+            raise _err(Code.INVALID_ARGUMENT, f"table '{self.name}': action '{call.action}' is not in its actions")
+        if default and info.table_only:
+            raise _err(Code.INVALID_ARGUMENT, f"table '{self.name}': action '{call.action}' is @tableonly")
+        if not default and info.default_only:
+            raise _err(Code.INVALID_ARGUMENT, f"table '{self.name}': action '{call.action}' is @defaultonly")
+        if len(call.args) != len(info.param_widths):
+            raise _err(Code.INVALID_ARGUMENT,
+                       f"action '{call.action}' takes {len(info.param_widths)} arguments, got {len(call.args)}")
+        for v, w in zip(call.args, info.param_widths, strict=False):
+            if w and not 0 <= v < (1 << w):
+                raise _err(Code.INVALID_ARGUMENT, f"action '{call.action}': argument {v} does not fit in {w} bits")
+
+    def _check_entry(self, entry: TableEntry) -> None:
+        for i, fm in entry.match.items():
+            if not 0 <= i < len(self.keys):
+                raise _err(Code.INVALID_ARGUMENT, f"table '{self.name}': no key field {i}")
+            k = self.keys[i]
+            if fm.kind != k.kind:
+                raise _err(Code.INVALID_ARGUMENT,
+                           f"table '{self.name}': key '{k.name}' is {k.kind}, not {fm.kind}")
+            top = 1 << k.width
+            if not 0 <= fm.value < top or (fm.kind == "range" and not fm.value <= fm.high < top):
+                raise _err(Code.INVALID_ARGUMENT, f"table '{self.name}': key '{k.name}' value out of range")
+            if fm.kind == "lpm" and not 0 <= fm.prefix_len <= k.width:
+                raise _err(Code.INVALID_ARGUMENT, f"table '{self.name}': key '{k.name}' bad prefix length")
+        for i, k in enumerate(self.keys):
+            if k.kind == "exact" and i not in entry.match:
+                raise _err(Code.INVALID_ARGUMENT, f"table '{self.name}': exact key '{k.name}' missing")
+        if self.mode == "scan" and entry.priority <= 0 and not self.immutable:
+            raise _err(Code.INVALID_ARGUMENT, f"table '{self.name}': entries need a priority > 0")
+        n_set = sum(x is not None for x in (entry.action, entry.member_id, entry.group_id, entry.action_set))
+        if n_set != 1:
+            raise _err(Code.INVALID_ARGUMENT, f"table '{self.name}': an entry needs exactly one action")
+        prof = self.profile
+        if entry.action is not None:
+            if prof is not None:
+                raise _err(Code.INVALID_ARGUMENT, f"table '{self.name}' takes members/groups, not actions")
+            self._check_call(entry.action)
+        elif prof is None:
+            raise _err(Code.INVALID_ARGUMENT, f"table '{self.name}' has no action profile")
+        elif entry.member_id is not None:
+            if entry.member_id not in prof.members:
+                raise _err(Code.NOT_FOUND, f"action profile '{prof.name}': no member {entry.member_id}")
+        elif entry.group_id is not None:
+            if entry.group_id not in prof.groups:
+                raise _err(Code.NOT_FOUND, f"action profile '{prof.name}': no group {entry.group_id}")
+        else:
+            if not prof.selector:
+                raise _err(Code.INVALID_ARGUMENT, f"table '{self.name}': one-shot needs an action selector")
+            for call, w in entry.action_set:
+                self._check_call(call)
+                if w < 1:
+                    raise _err(Code.INVALID_ARGUMENT, "one-shot action weight must be >= 1")
+        if prof is not None:
+            for call in (prof.members[entry.member_id].action,) if entry.member_id is not None else ():
+                if call.action not in self.actions:
+                    raise _err(Code.INVALID_ARGUMENT, f"table '{self.name}': member action not in its actions")
+
+    # ---------------------------------------------------------------- writes
+    def _make_rec(self, entry: TableEntry, seq: int) -> _Rec:
+        result = self._hit_result(entry.action) if entry.action is not None else None
+        rec = _Rec(entry, result, seq)
+        if entry.meter_config is not None:
+            rec.meter = TrTcm(entry.meter_config)
+        tests = []
+        for i, fm in sorted(entry.match.items()):
+            w = self.keys[i].width
+            full = (1 << w) - 1
+            if fm.kind in ("exact", "optional"):
+                tests.append((i, 0, fm.value, full))
+            elif fm.kind == "lpm":
+                m = (full >> (w - fm.prefix_len)) << (w - fm.prefix_len) if fm.prefix_len else 0
+                tests.append((i, 0, fm.value & m, m))
+            elif fm.kind == "ternary":
+                tests.append((i, 0, fm.value & fm.mask, fm.mask))
+            else:
+                tests.append((i, 1, fm.value, fm.high))
+        rec.tests = tuple(tests)
+        return rec
+
+    def _refs(self, entry: TableEntry, delta: int) -> None:
+        if self.profile is None:
+            return
+        if entry.member_id is not None:
+            k = ("m", entry.member_id)
+        elif entry.group_id is not None:
+            k = ("g", entry.group_id)
+        else:
+            return
+        self.profile.refs[k] = self.profile.refs.get(k, 0) + delta
+
+    def _lpm_parts(self, entry: TableEntry) -> tuple[int, Any]:
+        w = self.keys[self.lpm_index].width
+        fm = entry.match.get(self.lpm_index)
+        plen = fm.prefix_len if fm else 0
+        vals = [entry.match[i].value if i in entry.match else 0 for i in range(len(self.keys))]
+        mask = ((1 << plen) - 1) << (w - plen)
+        vals[self.lpm_index] &= mask
+        return plen, (vals[0] if self.single else tuple(vals))
+
+    def _index_add(self, rec: _Rec) -> None:
+        e = rec.entry
+        if self.mode == "exact":
+            vals = tuple(e.match[i].value for i in range(len(self.keys)))
+            self._exact[vals[0] if self.single else vals] = rec
+        elif self.mode == "lpm":
+            plen, k = self._lpm_parts(e)
+            d = self._lpm.get(plen)
+            if d is None:
+                d = self._lpm[plen] = {}
+                self._rebuild_plens()
+            d[k] = rec
+        else:
+            sk = (-e.priority, rec.seq)
+            i = bisect.bisect(self._scan_keys, sk)
+            self._scan_keys.insert(i, sk)
+            self._scan.insert(i, rec)
+
+    def _index_remove(self, rec: _Rec) -> None:
+        e = rec.entry
+        if self.mode == "exact":
+            vals = tuple(e.match[i].value for i in range(len(self.keys)))
+            del self._exact[vals[0] if self.single else vals]
+        elif self.mode == "lpm":
+            plen, k = self._lpm_parts(e)
+            d = self._lpm[plen]
+            del d[k]
+            if not d:
+                del self._lpm[plen]
+                self._rebuild_plens()
+        else:
+            i = self._scan.index(rec)
+            del self._scan[i]
+            del self._scan_keys[i]
+
+    def _rebuild_plens(self) -> None:
+        w = self.keys[self.lpm_index].width
+        self._plens = [(p, ((1 << p) - 1) << (w - p), self._lpm[p])
+                       for p in sorted(self._lpm, reverse=True)]
+
+    def _writable(self) -> None:
+        if self.immutable:
+            raise _err(Code.PERMISSION_DENIED, f"table '{self.name}' has const entries")
+
+    def insert(self, entry: TableEntry, *, force: bool = False) -> None:
+        if not force:
+            self._writable()
+        self._check_entry(entry)
+        check_meter_config(self.name, entry.meter_config)
+        k = self._ekey(entry)
+        if k in self.recs:
+            raise _err(Code.ALREADY_EXISTS, f"table '{self.name}': entry already exists")
+        if not force and len(self.recs) >= self.size:
+            raise _err(Code.RESOURCE_EXHAUSTED, f"table '{self.name}' is full ({self.size} entries)")
+        entry = dataclasses.replace(entry, match=dict(entry.match))
+        rec = self._make_rec(entry, next(self._seq))
+        self.recs[k] = rec
+        self._index_add(rec)
+        self._refs(entry, +1)
+
+    def modify(self, entry: TableEntry) -> None:
+        self._writable()
+        self._check_entry(entry)
+        k = self._ekey(entry)
+        old = self.recs.get(k)
+        if old is None:
+            raise _err(Code.NOT_FOUND, f"table '{self.name}': no such entry")
+        new_entry = dataclasses.replace(entry, match=dict(entry.match),
+                                        counter_packets=old.entry.counter_packets,
+                                        counter_bytes=old.entry.counter_bytes)
+        if entry.meter_config is None and old.entry.meter_config is not None:
+            new_entry.meter_config = old.entry.meter_config
+        rec = self._make_rec(new_entry, old.seq)
+        if rec.meter is not None and old.meter is not None and new_entry.meter_config == old.entry.meter_config:
+            rec.meter = old.meter
+        self._index_remove(old)
+        self._refs(old.entry, -1)
+        self.recs[k] = rec
+        self._index_add(rec)
+        self._refs(new_entry, +1)
+
+    def delete(self, entry: TableEntry) -> None:
+        self._writable()
+        k = self._ekey(entry)
+        old = self.recs.pop(k, None)
+        if old is None:
+            raise _err(Code.NOT_FOUND, f"table '{self.name}': no such entry")
+        self._index_remove(old)
+        self._refs(old.entry, -1)
+
+    def set_direct(self, entry: TableEntry, *, packets: int | None = None, bytes_: int | None = None,
+                   meter_config: tuple[int, int, int, int] | None | bool = False) -> None:
+        """Write the direct counter / meter of an existing entry (by its match)."""
+        rec = self.recs.get(self._ekey(entry))
+        if rec is None:
+            raise _err(Code.NOT_FOUND, f"table '{self.name}': no such entry")
+        if packets is not None:
+            rec.entry.counter_packets = packets
+        if bytes_ is not None:
+            rec.entry.counter_bytes = bytes_
+        if meter_config is not False:
+            check_meter_config(self.name, meter_config)  # type: ignore[arg-type]
+            rec.entry.meter_config = meter_config  # type: ignore[assignment]
+            rec.meter = None if meter_config is None else TrTcm(meter_config)  # type: ignore[arg-type]
+
+    def set_default(self, call: ActionCall | None) -> None:
+        if call is None:
+            call = self.program_default
+        elif self.default_const and call != self.program_default:
+            raise _err(Code.PERMISSION_DENIED, f"table '{self.name}': the default action is const")
+        else:
+            self._check_call(call, default=True)
+        self.default_action = call
+        self.default_result = self._result(call, hit=False)
+
+    def entries(self) -> Iterable[TableEntry]:
+        return [dataclasses.replace(r.entry, match=dict(r.entry.match)) for r in self.recs.values()]
+
+    def find(self, entry: TableEntry) -> TableEntry | None:
+        rec = self.recs.get(self._ekey(entry))
+        return None if rec is None else rec.entry
+
+    def default_entry(self) -> TableEntry:
+        return TableEntry(match={}, action=self.default_action, is_default=True)
+
+    def clear(self) -> None:
+        for rec in list(self.recs.values()):
+            self._refs(rec.entry, -1)
+        self.recs.clear()
+        self._exact.clear()
+        self._lpm.clear()
+        self._plens = []
+        self._scan.clear()
+        self._scan_keys.clear()
+
+
+def const_match(kind: str, width: int, ks_kind: str, value: int | None, mask: int | None,
+                hi: int | None) -> FieldMatch | None:
+    """Turn one const-entry keyset into a FieldMatch (None for a wildcard)."""
+    full = (1 << width) - 1
+    if ks_kind == "default":
+        return None
+    if ks_kind == "range":
+        return FieldMatch(kind="range", value=value or 0, high=hi or 0)
+    if ks_kind == "mask":
+        m = (mask or 0) & full
+        if kind == "lpm":
+            plen = bin(m).count("1")
+            return FieldMatch(kind="lpm", value=(value or 0) & m, prefix_len=plen)
+        if kind in ("exact", "optional") and m == full:
+            return FieldMatch(kind=kind, value=(value or 0) & full)
+        return FieldMatch(kind="ternary", value=(value or 0) & m, mask=m)
+    v = (value or 0) & full
+    if kind == "lpm":
+        return FieldMatch(kind="lpm", value=v, prefix_len=width)
+    if kind == "ternary":
+        return FieldMatch(kind="ternary", value=v, mask=full)
+    if kind == "range":
+        return FieldMatch(kind="range", value=v, high=v)
+    return FieldMatch(kind=kind, value=v)

@@ -1,0 +1,54 @@
+"""Fixtures for the pipeline tests: P4 programs compiled once, switches on in-memory ports."""
+
+from __future__ import annotations
+
+import functools
+import struct
+from pathlib import Path
+
+import pytest
+
+from p4switch.frontend import compile_file
+from p4switch.pipeline import PortHarness
+
+P4_DIR = Path(__file__).parent / "p4"
+REPO = Path(__file__).resolve().parents[3]
+
+
+@functools.cache
+def program(name: str):
+    if name == "rtsw":
+        return compile_file(REPO / "p4" / "rtsw.p4", include_dirs=[REPO / "p4" / "include"])
+    return compile_file(P4_DIR / f"{name}.p4")
+
+
+@pytest.fixture
+def make_switch():
+    made: list[PortHarness] = []
+
+    def make(name: str, **options) -> PortHarness:
+        h = PortHarness(program(name), **options)
+        made.append(h)
+        return h
+
+    yield make
+    for h in made:
+        h.close()
+
+
+REPORT = struct.Struct(">BHHHBIBIBBHBB")
+REPORT_FIELDS = ("instance_type", "egress_rid", "ingress_port", "egress_port", "parser_error",
+                 "packet_length", "pass_", "result", "color", "priority", "saved_port",
+                 "checksum_error", "ig_instance_type")
+
+
+def ctl_frame(op: int, arg: int = 0, arg2: int = 0, val: int = 0, payload: bytes = b"payload!",
+              src: bytes = b"\x02\x00\x00\x00\x00\x09") -> bytes:
+    """An ethernet frame with the v1m.p4 ctl header."""
+    return (b"\x02\x00\x00\x00\x00\x01" + src + b"\x88\xb5"
+            + struct.pack(">BBHI", op, arg, arg2, val) + payload)
+
+
+def report(frame: bytes) -> dict[str, int]:
+    """The report header v1m.p4's egress appended (after ethernet + ctl)."""
+    return dict(zip(REPORT_FIELDS, REPORT.unpack_from(frame, 22), strict=False))

@@ -1,0 +1,182 @@
+"""Table lookups and writes, without a program: exact, LPM, ternary/range priorities, profiles."""
+
+from __future__ import annotations
+
+import pytest
+
+from p4switch.pipeline.runtime import Packet
+from p4switch.pipeline.state import (
+    ActionCall,
+    Code,
+    FieldMatch,
+    Group,
+    Member,
+    StateError,
+    TableEntry,
+)
+from p4switch.pipeline.tables import ActionInfo, ActionProfile, KeySpec, Table, const_match
+
+
+def _fn(*a):
+    return None
+
+
+ACTIONS = {
+    "a": ActionInfo(cp_name="a", fn=_fn, action_id=1, param_widths=(8,)),
+    "nop": ActionInfo(cp_name="nop", fn=_fn, action_id=2, param_widths=()),
+}
+
+
+def table(*kinds: str, width: int = 16, **kw) -> Table:
+    keys = [KeySpec(name=f"k{i}", kind=k, width=width) for i, k in enumerate(kinds)]
+    return Table("t", keys, ACTIONS, default=ActionCall(action="nop"), **kw)
+
+
+def act(v: int) -> ActionCall:
+    return ActionCall(action="a", args=(v,))
+
+
+def hit(t: Table, key) -> int | None:
+    r = t.lookup(key, Packet(b""))
+    return r[1][0] if r[2] else None
+
+
+def test_exact_multi_key():
+    """Exact tables match the whole key tuple."""
+    t = table("exact", "exact")
+    t.insert(TableEntry(match={0: FieldMatch(kind="exact", value=1), 1: FieldMatch(kind="exact", value=2)},
+                        action=act(7)))
+    assert hit(t, (1, 2)) == 7
+    assert hit(t, (2, 1)) is None
+
+
+def test_lpm_with_exact_prefers_longest():
+    """LPM plus exact: longest matching prefix among entries with the same exact part."""
+    t = table("exact", "lpm", width=32)
+    for plen, v in ((8, 1), (24, 2), (0, 3)):
+        t.insert(TableEntry(match={0: FieldMatch(kind="exact", value=5),
+                                   1: FieldMatch(kind="lpm", value=0x0A0B0C00 & ~((1 << (32 - plen)) - 1) & 0xFFFFFFFF,
+                                                 prefix_len=plen)}
+                            if plen else {0: FieldMatch(kind="exact", value=5)}, action=act(v)))
+    assert hit(t, (5, 0x0A0B0C01)) == 2
+    assert hit(t, (5, 0x0A0B0D01)) == 1
+    assert hit(t, (5, 0x0B000000)) == 3
+    assert hit(t, (6, 0x0A0B0C01)) is None
+
+
+def test_ternary_higher_priority_wins():
+    """P4Runtime semantics: the matching entry with the largest priority wins."""
+    t = table("ternary")
+    t.insert(TableEntry(match={0: FieldMatch(kind="ternary", value=0x10, mask=0xF0)}, priority=5, action=act(1)))
+    t.insert(TableEntry(match={0: FieldMatch(kind="ternary", value=0x12, mask=0xFF)}, priority=9, action=act(2)))
+    assert hit(t, 0x12) == 2
+    assert hit(t, 0x13) == 1
+    assert hit(t, 0x22) is None
+
+
+def test_range_and_optional():
+    """Range bounds are inclusive; an absent optional key is a wildcard."""
+    t = table("range", "optional")
+    t.insert(TableEntry(match={0: FieldMatch(kind="range", value=10, high=20)}, priority=1, action=act(1)))
+    t.insert(TableEntry(match={0: FieldMatch(kind="range", value=10, high=20),
+                               1: FieldMatch(kind="optional", value=3)}, priority=2, action=act(2)))
+    assert hit(t, (10, 3)) == 2
+    assert hit(t, (20, 4)) == 1
+    assert hit(t, (21, 3)) is None
+
+
+def test_priority_required_for_ternary_tables():
+    """Entries of ternary tables need a priority > 0."""
+    t = table("ternary")
+    with pytest.raises(StateError) as ei:
+        t.insert(TableEntry(match={}, action=act(1)))
+    assert ei.value.code == Code.INVALID_ARGUMENT
+
+
+def test_size_limit_is_resource_exhausted():
+    """Inserting beyond the table size fails with RESOURCE_EXHAUSTED."""
+    t = table("exact", size=2)
+    for v in (1, 2):
+        t.insert(TableEntry(match={0: FieldMatch(kind="exact", value=v)}, action=act(v)))
+    with pytest.raises(StateError) as ei:
+        t.insert(TableEntry(match={0: FieldMatch(kind="exact", value=3)}, action=act(3)))
+    assert ei.value.code == Code.RESOURCE_EXHAUSTED
+
+
+def test_const_default_cannot_change():
+    """A const default action refuses other actions (PERMISSION_DENIED)."""
+    t = table("exact", default_const=True)
+    with pytest.raises(StateError) as ei:
+        t.set_default(act(1))
+    assert ei.value.code == Code.PERMISSION_DENIED
+
+
+def test_direct_counter_counts_hits_only():
+    """Direct counters count packets and bytes of hits, not of misses."""
+    t = table("exact", direct_counter=True)
+    t.insert(TableEntry(match={0: FieldMatch(kind="exact", value=1)}, action=act(1)))
+    pk = Packet(b"x" * 100)
+    t.lookup(1, pk)
+    t.lookup(2, pk)
+    (e,) = t.entries()
+    assert (e.counter_packets, e.counter_bytes) == (1, 100)
+
+
+def test_selector_picks_member_by_hash_in_handle_order():
+    """hash % n over members ordered by creation handle, weights repeat members."""
+    prof = ActionProfile("p", 16, selector=True, algorithm="identity")
+    for mid in (30, 10, 20):
+        prof.member_insert(Member(member_id=mid, action=act(mid)))
+    prof.group_insert(Group(group_id=1, members=[(10, 1), (20, 2), (30, 1)]))
+    t = Table("t", [KeySpec(name="k", kind="exact", width=8)], ACTIONS, default=ActionCall(action="nop"),
+              profile=prof)
+    t.insert(TableEntry(match={0: FieldMatch(kind="exact", value=1)}, group_id=1))
+    # handles: 30 -> 0, 10 -> 1, 20 -> 2; expanded list: [30, 10, 20, 20]
+    got = [t.lookup(1, Packet(b""), lambda i=i: bytes([i]))[1][0] for i in range(4)]
+    assert got == [30, 10, 20, 20]
+
+
+def test_empty_group_is_a_miss():
+    """An entry pointing at an empty group runs the default action."""
+    prof = ActionProfile("p", 16, selector=True)
+    prof.group_insert(Group(group_id=1, members=[]))
+    t = Table("t", [KeySpec(name="k", kind="exact", width=8)], ACTIONS, default=ActionCall(action="nop"),
+              profile=prof)
+    t.insert(TableEntry(match={0: FieldMatch(kind="exact", value=1)}, group_id=1))
+    assert t.lookup(1, Packet(b""), lambda: b"")[2] is False
+
+
+def test_group_referenced_by_entry_cannot_be_deleted():
+    """Deleting a group an entry uses fails with FAILED_PRECONDITION."""
+    prof = ActionProfile("p", 16, selector=True)
+    prof.group_insert(Group(group_id=1))
+    t = Table("t", [KeySpec(name="k", kind="exact", width=8)], ACTIONS, default=ActionCall(action="nop"),
+              profile=prof)
+    t.insert(TableEntry(match={0: FieldMatch(kind="exact", value=1)}, group_id=1))
+    with pytest.raises(StateError) as ei:
+        prof.group_delete(1)
+    assert ei.value.code == Code.FAILED_PRECONDITION
+    t.delete(TableEntry(match={0: FieldMatch(kind="exact", value=1)}))
+    prof.group_delete(1)
+
+
+@pytest.mark.parametrize("kind,ks,value,mask,want", [
+    ("lpm", "mask", 0x0A000000, 0xFF000000, FieldMatch(kind="lpm", value=0x0A000000, prefix_len=8)),
+    ("ternary", "exact", 5, None, FieldMatch(kind="ternary", value=5, mask=0xFFFFFFFF)),
+    ("exact", "exact", 5, None, FieldMatch(kind="exact", value=5)),
+    ("ternary", "default", None, None, None),
+], ids=["lpm-mask", "ternary-exact", "exact", "wildcard"])
+def test_const_entry_keysets(kind, ks, value, mask, want):
+    """Const entry keysets become the FieldMatch P4Runtime would show."""
+    assert const_match(kind, 32, ks, value, mask, None) == want
+
+
+def test_one_shot_action_set_selects_by_hash():
+    """A one-shot entry's action set is a hidden group: weights repeat actions."""
+    prof = ActionProfile("p", 16, selector=True, algorithm="identity")
+    t = Table("t", [KeySpec(name="k", kind="exact", width=8)], ACTIONS, default=ActionCall(action="nop"),
+              profile=prof)
+    t.insert(TableEntry(match={0: FieldMatch(kind="exact", value=1)},
+                        action_set=((act(1), 1), (act(2), 2))))
+    got = [t.lookup(1, Packet(b""), lambda i=i: bytes([i]))[1][0] for i in range(3)]
+    assert got == [1, 2, 2]
