@@ -45,6 +45,9 @@ $(STAMP_PIP): pyproject.toml
 	@echo "aizone: pip install -e '.[test]' into $(VENV)"
 	@$(PY) -m pip install -q --upgrade pip > $(VENV)/pip.log 2>&1 || { grep -v '^WARNING: Location' $(VENV)/pip.log; exit 1; }
 	@$(PY) -m pip install -q -e '.[test]' > $(VENV)/pip.log 2>&1 || { grep -v '^WARNING: Location' $(VENV)/pip.log; exit 1; }
+	@# p4runtime-shell 0.0.6 pins protobuf<3.21 and IPython 7; it works with the
+	@# modern stack (p4switch.proto aliases its p4.* imports), so its pins are skipped.
+	@$(PY) -m pip install -q --no-deps p4runtime-shell==0.0.6 > $(VENV)/pip.log 2>&1 || { grep -v '^WARNING: Location' $(VENV)/pip.log; exit 1; }
 	@site=$$($(PY) -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])'); \
 	  ln -sfn /usr/lib/python3/dist-packages/mininet $$site/mininet
 	@$(PY) -c 'import p4switch, controller, topologies, traffic, mininet.net'

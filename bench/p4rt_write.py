@@ -1,100 +1,196 @@
-"""P4Runtime write/read throughput of p4switch's server.
+"""P4Runtime write/read throughput of p4switch's server while it forwards packets.
 
-Starts an in-process P4Runtime server (real gRPC on loopback), pushes a
-program with one LPM route table, then inserts routes in batches of 1, 100
-and 1000 updates per WriteRequest and reads them all back; prints entries/s
-for each. Figures only, never asserts.
+The server (real gRPC on loopback, the real pipeline running
+tests/unit/server/route.p4 with a 64k-entry LPM table) runs in this process,
+with a thread that pushes IPv4 packets through the pipeline at `--pps`
+(0: as fast as it can). A client in a separate process (as a controller would
+be) builds its WriteRequests before the clock starts, then inserts N routes
+in batches of 1, 100 and 1000 updates per request and reads them all back.
+Prints entries/s for each, and the packets forwarded meanwhile. Figures only,
+never asserts.
 
-    .venv/bin/python bench/p4rt_write.py [--entries N] [--fake]
+    .venv/bin/python bench/p4rt_write.py [--entries N] [--pps PPS] [--profile FILE]
 
-By default the program is tests/unit/server/route.p4 compiled by the
-built-in front end and run by the real pipeline; `--fake` uses the in-memory
-test device instead (measures the server alone).
+`--profile FILE` writes a cProfile of the server process (open it with
+`python -m pstats FILE`).
 """
 
 from __future__ import annotations
 
 import argparse
+import multiprocessing as mp
 import os
 import sys
+import tempfile
+import threading
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
-from google.protobuf import text_format  # noqa: E402
-
-from p4switch import ir  # noqa: E402
-from p4switch.proto import p4i, p4r  # noqa: E402
-from p4switch.server import P4RuntimeServer  # noqa: E402
-from tests.unit.server.conftest import Client, load_p4info, update  # noqa: E402
+BATCHES = (1, 100, 1000)
+TABLE_SIZE = 1 << 16
 
 
-def real_target() -> tuple[object, p4i.P4Info, bytes]:
+def build_program() -> tuple[bytes, bytes]:
+    """route.p4 with a bigger route table: (P4Info, program file)."""
+    from google.protobuf import text_format
+
+    from p4switch import ir
     from p4switch.frontend import compile_file
     from p4switch.p4info import build_p4info
-    from p4switch.pipeline import Switch
 
-    program = compile_file(os.path.join(ROOT, "tests/unit/server/route.p4"))
+    with open(os.path.join(ROOT, "tests/unit/server/route.p4")) as f:
+        src = f.read().replace("size = 1024;", f"size = {TABLE_SIZE};")
+    with tempfile.NamedTemporaryFile("w", suffix=".p4", delete=False) as f:
+        f.write(src)
+    try:
+        program = compile_file(f.name)
+    finally:
+        os.unlink(f.name)
     info = build_p4info(program)
-    blob = ir.to_json(program, text_format.MessageToString(info)).encode()
-    return (lambda prog, tx: Switch(prog, tx, cpu_port=255)), info, blob
+    return info.SerializeToString(), ir.to_json(program, text_format.MessageToString(info)).encode()
 
 
-def fake_target() -> tuple[object, p4i.P4Info, bytes]:
-    from tests.unit.server.fakedevice import TABLES, FakeDevice, make_program_file
+def route_entry(info, i: int):
+    from p4switch.proto import p4i, p4r
 
-    TABLES["ingress.ipv4_lpm"] = (["hdr.ipv4.dstAddr"], 1 << 20, False, "NoAction")
-    info = load_p4info()
-    for t in info.tables:
-        if t.preamble.name == "ingress.ipv4_lpm":
-            t.size = 1 << 20
-    return FakeDevice, info, make_program_file()
-
-
-def route_entry(info: p4i.P4Info, i: int) -> p4r.TableEntry:
     table = next(t for t in info.tables if t.match_fields and t.match_fields[0].match_type == p4i.MatchField.LPM)
     act = next(a for a in info.actions if len(a.params) == 2)
     te = p4r.TableEntry(table_id=table.preamble.id)
     fm = te.match.add(field_id=table.match_fields[0].id)
     fm.lpm.value, fm.lpm.prefix_len = (0x0A000000 + (i << 8)).to_bytes(4, "big"), 24
     te.action.action.action_id = act.preamble.id
-    te.action.action.params.add(param_id=act.params[0].id, value=bytes([1 + i % 8]))
+    te.action.action.params.add(param_id=act.params[0].id, value=bytes([1 + i % 3]))
     te.action.action.params.add(param_id=act.params[1].id, value=(0x020000000000 + i).to_bytes(6, "big"))
     return te
 
 
+def client_main(address: str, info_bytes: bytes, blob: bytes, n: int, conn) -> None:
+    """The controller process: set the pipeline, write in batches, read back; send timings."""
+    from p4switch.proto import p4i, p4r
+    from tests.unit.server.conftest import Client
+
+    info = p4i.P4Info.FromString(info_bytes)
+    client = Client(address)
+    client.stream(10)
+    table_id = route_entry(info, 0).table_id
+    for batch in BATCHES:
+        client.set_pipeline(p4info=info, device_config=blob)  # start from empty tables
+        requests = []
+        for i in range(0, n, batch):
+            req = p4r.WriteRequest(device_id=1, role=client.role)
+            req.election_id.low = client.election_id
+            for j in range(i, min(n, i + batch)):
+                req.updates.add(type=p4r.Update.INSERT).entity.table_entry.CopyFrom(route_entry(info, j))
+            requests.append(req)
+        conn.send(("start", batch))
+        conn.recv()
+        t0 = time.perf_counter()
+        for req in requests:
+            client.stub.Write(req)
+        wt = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        got = client.read(p4r.Entity(table_entry=p4r.TableEntry(table_id=table_id)))
+        rt = time.perf_counter() - t0
+        if len(got) != n:
+            raise SystemExit(f"read back {len(got)} of {n}")
+        conn.send(("end", (batch, n / wt, n / rt)))
+    client.close()
+    conn.send(("done", None))
+
+
+class PacketLoad:
+    """A thread sending IPv4 packets that hit the routes through the pipeline at `pps` (0: flat out)."""
+
+    def __init__(self, process, pps: float, frames: list[bytes]) -> None:
+        self.frames = frames
+        self.process = process
+        self.pps = pps
+        self.sent = 0
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self._run, daemon=True)
+
+    def _run(self) -> None:
+        frames, process, i = self.frames, self.process, 0
+        gap = 1.0 / self.pps if self.pps else 0.0
+        t = time.perf_counter()
+        while not self.stop.is_set():
+            process(1, frames[i & 255])
+            i += 1
+            if gap:
+                t += gap
+                d = t - time.perf_counter()
+                if d > 0:
+                    time.sleep(d)
+        self.sent = i
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--entries", type=int, default=1000,
-                    help="entries per batch size (default 1000; capped at the table size)")
-    ap.add_argument("--fake", action="store_true", help="use the in-memory test device")
+    ap.add_argument("--entries", type=int, default=5000, help="entries per batch size (default 5000)")
+    ap.add_argument("--pps", type=float, default=2000,
+                    help="packets/s forwarded during the measurement (default 2000; 0: flat out)")
+    ap.add_argument("--profile", metavar="FILE", help="write a cProfile of the server process")
+    ap.add_argument("--switch-interval", type=float, default=None, metavar="S",
+                    help="sys.setswitchinterval for the server process (default: Python's 0.005)")
     args = ap.parse_args()
-    factory, info, blob = fake_target() if args.fake else real_target()
-    server = P4RuntimeServer(device_id=1, factory=factory, address="127.0.0.1:0").start()
-    client = Client(f"127.0.0.1:{server.port}")
+    if args.switch_interval:
+        sys.setswitchinterval(args.switch_interval)
+
+    from scapy.all import IP, UDP, Ether, Raw
+
+    from p4switch.pipeline import Switch
+    from p4switch.server import P4RuntimeServer
+
+    info_bytes, blob = build_program()
+    frames = [bytes(Ether(dst="02:00:00:00:00:01", src="02:00:00:00:01:01")
+                    / IP(dst=f"10.0.{i}.1") / UDP(dport=4791) / Raw(b"x" * 64)) for i in range(256)]
+    n = min(args.entries, TABLE_SIZE)
+    sink = {"n": 0}
+
+    def transmit(port: int, frame: bytes) -> None:  # count, don't keep
+        sink["n"] += 1
+
+    server = P4RuntimeServer(device_id=1, address="127.0.0.1:0", transmit=transmit, cpu_port=255,
+                             factory=lambda prog, tx: Switch(prog, tx, cpu_port=255)).start()
+    here, there = mp.Pipe()
+    proc = mp.get_context("spawn").Process(
+        target=client_main, args=(f"127.0.0.1:{server.port}", info_bytes, blob, n, there))
+    proc.start()
+    prof = None
+    if args.profile:
+        import cProfile
+
+        prof = cProfile.Profile()
+    print(f"p4switch P4Runtime write/read: {n} LPM entries per run, client in another process, "
+          f"packet load {'flat out' if not args.pps else f'{args.pps:.0f} pps'}")
     try:
-        client.stream(10)
-        table = next(t for t in info.tables if t.match_fields
-                     and t.match_fields[0].match_type == p4i.MatchField.LPM)
-        n = min(args.entries, table.size or args.entries)
-        print(f"p4switch P4Runtime write/read, {n} LPM entries per run "
-              f"({'fake device' if args.fake else 'real pipeline'})")
-        for batch in (1, 100, 1000):
-            client.set_pipeline(p4info=info, device_config=blob)  # start from empty tables
-            entries = [route_entry(info, i) for i in range(n)]
+        while True:
+            kind, _ = here.recv()
+            if kind == "done":
+                break
+            load = PacketLoad(server.process, args.pps, frames)
+            sink["n"] = 0
+            load.thread.start()
+            time.sleep(0.2)  # let the load settle before the clock starts
             t0 = time.perf_counter()
-            for i in range(0, n, batch):
-                client.write(*[update("INSERT", table_entry=e) for e in entries[i:i + batch]])
-            wt = time.perf_counter() - t0
-            t0 = time.perf_counter()
-            got = client.read(p4r.Entity(table_entry=p4r.TableEntry(table_id=entries[0].table_id)))
-            rt = time.perf_counter() - t0
-            assert len(got) == n, f"read back {len(got)} of {n}"
-            print(f"  batch {batch:>4}: write {n / wt:10.0f} entries/s   read back {n / rt:10.0f} entries/s")
+            if prof is not None:
+                prof.enable()
+            here.send("go")
+            kind, (batch, w, r) = here.recv()  # "end": this batch size is written and read back
+            if prof is not None:
+                prof.disable()
+            secs = time.perf_counter() - t0
+            load.stop.set()
+            load.thread.join()
+            print(f"  batch {batch:>4}: write {w:8.0f} entries/s   read back {r:8.0f} entries/s"
+                  f"   (forwarding {sink['n'] / secs:.0f} pps meanwhile)")
     finally:
-        client.close()
+        proc.join(10)
         server.stop(grace=0)
+        if prof is not None:
+            prof.dump_stats(args.profile)
 
 
 if __name__ == "__main__":

@@ -115,6 +115,10 @@ class CtlServer:
             raise CtlError(f"{cmd}: 'port' is required")
         if dev is None:
             raise CtlError("no program is running")
+        if cmd == "set_pfc":
+            prios = req.get("priorities") or []
+            if not isinstance(prios, list) or any(not isinstance(p, int) or not 0 <= p <= 7 for p in prios):
+                raise CtlError("set_pfc: priorities must be a list of ints 0..7 (IEEE 802.1Qbb classes)")
         fn = getattr(dev, cmd, None)
         if fn is None:
             raise CtlError(f"{cmd}: not supported by the running pipeline")

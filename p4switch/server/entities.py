@@ -6,7 +6,7 @@ configs. Each `write_*` checks the update as P4Runtime spec §9 prescribes and
 either changes state or raises `P4RTError` with nothing changed; each
 `read_*` yields entities in canonical form, wildcards included.
 
-Names defined here: `WRITERS`, `READERS` (entity oneof name -> function),
+Names defined here: `WRITERS`, `READERS`, `READERS_INTO` (entity oneof name -> function),
 and the functions they map to.
 """
 
@@ -505,6 +505,11 @@ WRITERS: dict[str, Callable[[PipelineState, int, Any], None]] = {
     "digest_entry": write_digest,
     "value_set_entry": write_value_set,
     "extern_entry": _unimplemented("ExternEntry"),
+}
+
+# Readers that fill messages in place: fn(state, request, new) where new() gives a fresh message.
+READERS_INTO: dict[str, Callable[[PipelineState, Any, Callable[[], Any]], None]] = {
+    "table_entry": tables.read_table_entries_into,
 }
 
 READERS: dict[str, Callable[[PipelineState, Any], Iterator[Any]]] = {

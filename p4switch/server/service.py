@@ -44,7 +44,6 @@ from p4switch.translate import (
 log = logging.getLogger("p4switch.server")
 
 P4RUNTIME_API_VERSION = "1.4.1"
-READ_CHUNK = 1000  # entities per ReadResponse message
 
 _CODES = {c.value[0]: c for c in grpc.StatusCode}
 
@@ -125,13 +124,10 @@ class P4RuntimeService(p4r_grpc.P4RuntimeServicer):
     def Read(self, request: p4r.ReadRequest, context: grpc.ServicerContext) -> Iterator[p4r.ReadResponse]:
         try:
             self._check_device(request.device_id)
-            found, results = self.runtime.read(request.entities)
+            chunks, results = self.runtime.read(request.entities)
         except P4RTError as e:
             _abort(context, e)
-        for i in range(0, len(found), READ_CHUNK):
-            yield p4r.ReadResponse(entities=found[i:i + READ_CHUNK])
-        if not found:
-            yield p4r.ReadResponse()
+        yield from chunks
         if any(r is not None for r in results):
             _abort_batch(context, results, "Read")
 

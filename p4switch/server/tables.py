@@ -11,23 +11,23 @@ Names defined here: `write_table_entry`, `read_table_entries`,
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 
 from p4switch.pipeline.state import ActionCall, FieldMatch, TableEntry
 from p4switch.proto import p4i, p4r
+from p4switch.server import codecs
+from p4switch.server.codecs import TableCodec
 from p4switch.server.pipeline_state import PipelineState, entry_key
 from p4switch.translate import (
-    INVALID_ARGUMENT,
     NOT_FOUND,
     PERMISSION_DENIED,
+    UNIMPLEMENTED,
     P4RTError,
-    decode_value,
-    encode_value,
     invalid,
 )
 
 INSERT, MODIFY, DELETE = p4r.Update.INSERT, p4r.Update.MODIFY, p4r.Update.DELETE
-_NEEDS_PRIORITY = {"ternary", "range", "optional"}
 
 
 # --------------------------------------------------------------------------
@@ -35,93 +35,27 @@ _NEEDS_PRIORITY = {"ternary", "range", "optional"}
 # --------------------------------------------------------------------------
 
 
+def _codec(st: PipelineState, table_id: int) -> TableCodec:
+    tc = st.tcodec.get(table_id)
+    if tc is None:
+        st.index.table(table_id)  # raises the spec's error for an unknown id
+    return tc  # type: ignore[return-value]
+
+
 def decode_match(st: PipelineState, t: p4i.Table, fields) -> dict[int, FieldMatch]:
     """The key of an entry, canonical, by key position; don't-care fields are absent."""
-    tid = t.preamble.id
-    known = st.index.match_fields[tid]
-    pos = st.key_pos[tid]
-    out: dict[int, FieldMatch] = {}
-    seen: set[int] = set()
-    for fm in fields:
-        if fm.field_id not in known:
-            raise invalid(f"table {t.preamble.name!r} has no match field id {fm.field_id}")
-        if fm.field_id in seen:
-            raise invalid(f"match field id {fm.field_id} given twice")
-        seen.add(fm.field_id)
-        _, mf = known[fm.field_id]
-        kind = st.index.match_type(mf)
-        which = fm.WhichOneof("field_match_type")
-        if which != kind:
-            raise invalid(f"match field {mf.name!r} is {kind}, got {which}")
-        w = mf.bitwidth
-        what = f"match field {mf.name!r}"
-        if kind == "exact":
-            out[pos[fm.field_id]] = FieldMatch(kind="exact", value=decode_value(fm.exact.value, w, what))
-        elif kind == "optional":
-            out[pos[fm.field_id]] = FieldMatch(kind="optional", value=decode_value(fm.optional.value, w, what))
-        elif kind == "lpm":
-            plen = fm.lpm.prefix_len
-            value = decode_value(fm.lpm.value, w, what)
-            if plen <= 0 or plen > w:
-                raise invalid(f"{what}: prefix length {plen} not in 1..{w} (omit don't-care fields)")
-            if value & ((1 << (w - plen)) - 1):
-                raise invalid(f"{what}: value has bits set beyond the /{plen} prefix")
-            out[pos[fm.field_id]] = FieldMatch(kind="lpm", value=value, prefix_len=plen)
-        elif kind == "ternary":
-            value = decode_value(fm.ternary.value, w, what)
-            mask = decode_value(fm.ternary.mask, w, what + " mask")
-            if mask == 0:
-                raise invalid(f"{what}: mask is zero (omit don't-care fields)")
-            if value & ~mask:
-                raise invalid(f"{what}: value has bits set outside the mask")
-            out[pos[fm.field_id]] = FieldMatch(kind="ternary", value=value, mask=mask)
-        elif kind == "range":
-            low = decode_value(fm.range.low, w, what + " low")
-            high = decode_value(fm.range.high, w, what + " high")
-            if low > high:
-                raise invalid(f"{what}: low bound {low} is above high bound {high}")
-            if low == 0 and high == (1 << w) - 1:
-                raise invalid(f"{what}: full range (omit don't-care fields)")
-            out[pos[fm.field_id]] = FieldMatch(kind="range", value=low, high=high)
-        else:
-            raise P4RTError(INVALID_ARGUMENT, f"{what}: match kind {kind} is not supported")
-    for fid, (_, mf) in known.items():
-        if fid not in seen and st.index.match_type(mf) == "exact":
-            raise invalid(f"exact match field {mf.name!r} is missing")
-    return out
+    return codecs.decode_match(st.tcodec[t.preamble.id], fields)
 
 
 def needs_priority(st: PipelineState, t: p4i.Table) -> bool:
-    return any(st.index.match_type(mf) in _NEEDS_PRIORITY for mf in t.match_fields)
+    return st.tcodec[t.preamble.id].needs_priority
 
 
 def decode_action(st: PipelineState, t: p4i.Table | None, action: p4r.Action,
                   *, default: bool = False) -> ActionCall:
     """An Action spec, checked against the table's action refs and scopes."""
-    a = st.index.action(action.action_id) if action.action_id in st.index.actions else None
-    if a is None:
-        raise invalid(f"unknown action id {action.action_id}")
-    if t is not None:
-        ref = st.index.action_refs[t.preamble.id].get(action.action_id)
-        if ref is None:
-            raise invalid(f"action {a.preamble.name!r} is not an action of table {t.preamble.name!r}")
-        if default and ref.scope == p4i.ActionRef.TABLE_ONLY:
-            raise P4RTError(PERMISSION_DENIED, f"action {a.preamble.name!r} is @tableonly")
-        if not default and ref.scope == p4i.ActionRef.DEFAULT_ONLY:
-            raise P4RTError(PERMISSION_DENIED, f"action {a.preamble.name!r} is @defaultonly")
-    given = {}
-    for p in action.params:
-        if p.param_id in given:
-            raise invalid(f"action {a.preamble.name!r}: parameter id {p.param_id} given twice")
-        given[p.param_id] = p.value
-    args = []
-    for p in a.params:
-        if p.id not in given:
-            raise invalid(f"action {a.preamble.name!r}: parameter {p.name!r} is missing")
-        args.append(decode_value(given.pop(p.id), p.bitwidth, f"parameter {p.name!r}"))
-    if given:
-        raise invalid(f"action {a.preamble.name!r} has no parameter id {sorted(given)[0]}")
-    return ActionCall(action=a.preamble.name, args=tuple(args))
+    tc = st.tcodec[t.preamble.id] if t is not None else None
+    return codecs.decode_action(tc, st.acodec, action, default=default)
 
 
 def _meter_tuple(cfg: p4r.MeterConfig) -> tuple[int, int, int, int]:
@@ -144,52 +78,36 @@ def _check_meter_counter_data(data: p4r.MeterCounterData) -> None:
 # --------------------------------------------------------------------------
 
 
-def encode_match(st: PipelineState, t: p4i.Table, match: dict[int, FieldMatch]) -> list[p4r.FieldMatch]:
-    pos = st.key_pos[t.preamble.id]
-    out = []
-    for fid, p in pos.items():
-        m = match.get(p)
-        if m is None:
-            continue
-        fm = p4r.FieldMatch(field_id=fid)
-        if m.kind == "exact":
-            fm.exact.value = encode_value(m.value)
-        elif m.kind == "optional":
-            fm.optional.value = encode_value(m.value)
-        elif m.kind == "lpm":
-            fm.lpm.value = encode_value(m.value)
-            fm.lpm.prefix_len = m.prefix_len
-        elif m.kind == "ternary":
-            fm.ternary.value = encode_value(m.value)
-            fm.ternary.mask = encode_value(m.mask)
-        elif m.kind == "range":
-            fm.range.low = encode_value(m.value)
-            fm.range.high = encode_value(m.high)
-        out.append(fm)
-    return out
-
-
 def encode_action(st: PipelineState, call: ActionCall) -> p4r.Action:
-    a = st.index.action_by_name.get(call.action)
-    if a is None:
-        raise P4RTError(13, f"pipeline action {call.action!r} is not in the P4Info")
-    msg = p4r.Action(action_id=a.preamble.id)
-    for p, v in zip(a.params, call.args, strict=False):
-        msg.params.add(param_id=p.id, value=encode_value(v))
+    msg = p4r.Action()
+    _encode_action_into(st, call, msg)
     return msg
 
 
-def encode_entry(st: PipelineState, t: p4i.Table, e: TableEntry, req: p4r.TableEntry) -> p4r.TableEntry:
-    """A pipeline entry as P4Runtime; direct resources only when the request asks for them."""
-    tid = t.preamble.id
-    out = p4r.TableEntry(table_id=tid)
+def _encode_action_into(st: PipelineState, call: ActionCall, msg: p4r.Action) -> None:
+    a = st.acodec_by_name.get(call.action)
+    if a is None:
+        raise P4RTError(13, f"pipeline action {call.action!r} is not in the P4Info")
+    codecs.encode_action_into(a, call, msg)
+
+
+def encode_entry(st: PipelineState, t: p4i.Table, e: TableEntry, req: p4r.TableEntry,
+                 out: p4r.TableEntry | None = None) -> p4r.TableEntry:
+    """A pipeline entry as P4Runtime (filled into `out` when given); direct resources
+    only when the request asks for them."""
+    tc = st.tcodec[t.preamble.id]
+    if out is None:
+        out = p4r.TableEntry()
+    out.table_id = tc.id
     if e.is_default:
         out.is_default_action = True
     else:
-        out.match.extend(encode_match(st, t, e.match))
-        out.priority = e.priority
+        if e.match:
+            codecs.encode_match_into(tc, e.match, out)
+        if e.priority:
+            out.priority = e.priority
     if e.action is not None:
-        out.action.action.CopyFrom(encode_action(st, e.action))
+        _encode_action_into(st, e.action, out.action.action)
     elif e.member_id is not None:
         out.action.action_profile_member_id = e.member_id
     elif e.group_id is not None:
@@ -197,26 +115,36 @@ def encode_entry(st: PipelineState, t: p4i.Table, e: TableEntry, req: p4r.TableE
     elif e.action_set is not None:
         aset = out.action.action_profile_action_set
         for call, weight in e.action_set:
-            aset.action_profile_actions.add(action=encode_action(st, call), weight=weight)
+            apa = aset.action_profile_actions.add(weight=weight)
+            _encode_action_into(st, call, apa.action)
     if e.metadata:
         out.metadata = e.metadata
     if e.idle_timeout_ns:
         out.idle_timeout_ns = e.idle_timeout_ns
-    if not e.is_default:
-        cm = st.controller_metadata.get((tid, entry_key(e.match, e.priority)))
+    if st.controller_metadata and not e.is_default:
+        cm = st.controller_metadata.get((tc.id, entry_key(e.match, e.priority)))
         if cm:
             out.controller_metadata = cm
-    if t.is_const_table and not e.is_default:
+    if tc.is_const and not e.is_default:
         out.is_const = True
-    if req.HasField("counter_data") and tid in st.index.table_counter:
+    if tc.counter and req.HasField("counter_data"):
         out.counter_data.packet_count = e.counter_packets
         out.counter_data.byte_count = e.counter_bytes
-    if req.HasField("meter_config") and tid in st.index.table_meter and e.meter_config:
+    if tc.meter and e.meter_config and req.HasField("meter_config"):
         cir, cburst, pir, pburst = e.meter_config
-        out.meter_config.CopyFrom(p4r.MeterConfig(cir=cir, cburst=cburst, pir=pir, pburst=pburst))
+        mc = out.meter_config
+        mc.cir, mc.cburst, mc.pir, mc.pburst = cir, cburst, pir, pburst
     if req.HasField("time_since_last_hit"):
-        out.time_since_last_hit.elapsed_ns = 0
+        out.time_since_last_hit.elapsed_ns = _elapsed_ns(st, tc, e)
     return out
+
+
+def _elapsed_ns(st: PipelineState, tc: TableCodec, e: TableEntry) -> int:
+    """Time since the entry was last hit (or installed), from the pipeline when it records hits."""
+    last = getattr(e, "last_hit_ns", None)
+    if last is None:
+        return 0
+    return max(0, time.monotonic_ns() - last)
 
 
 # --------------------------------------------------------------------------
@@ -238,20 +166,20 @@ def find_entry(st: PipelineState, t: p4i.Table, match: dict[int, FieldMatch], pr
     raise P4RTError(NOT_FOUND, f"table {t.preamble.name!r}: no entry with this key")
 
 
-def _decode_table_action(st: PipelineState, t: p4i.Table, ta: p4r.TableAction, entry: TableEntry) -> None:
+def _decode_table_action(st: PipelineState, tc: TableCodec, ta: p4r.TableAction, entry: TableEntry) -> None:
     which = ta.WhichOneof("type")
-    impl = t.implementation_id
+    impl = tc.impl_id
     if which is None:
         raise invalid("table action is empty")
     if impl == 0:
         if which != "action":
-            raise invalid(f"table {t.preamble.name!r} is direct: use an action, not {which}")
-        entry.action = decode_action(st, t, ta.action)
+            raise invalid(f"table {tc.name!r} is direct: use an action, not {which}")
+        entry.action = codecs.decode_action(tc, st.acodec, ta.action)
         return
     prof = st.index.profile(impl)
     pid = prof.preamble.id
     if which == "action":
-        raise invalid(f"table {t.preamble.name!r} is indirect: use a member, group or action set")
+        raise invalid(f"table {tc.name!r} is indirect: use a member, group or action set")
     style = "oneshot" if which == "action_profile_action_set" else "members"
     if st.profile_style.get(pid, style) != style:
         raise invalid(f"action profile {prof.preamble.name!r} is programmed with "
@@ -272,7 +200,7 @@ def _decode_table_action(st: PipelineState, t: p4i.Table, ta: p4r.TableAction, e
                 raise invalid("action profile action weight must be positive")
             if apa.watch_port:
                 raise P4RTError(12, "watch_port is not supported")
-            actions.append((decode_action(st, t, apa.action), apa.weight))
+            actions.append((codecs.decode_action(tc, st.acodec, apa.action), apa.weight))
             total += apa.weight
         if not actions:
             raise invalid("one-shot action set is empty")
@@ -283,24 +211,23 @@ def _decode_table_action(st: PipelineState, t: p4i.Table, ta: p4r.TableAction, e
         entry.action_set = tuple(actions)
 
 
-def _direct_resources(st: PipelineState, t: p4i.Table, msg: p4r.TableEntry) -> dict:
+def _direct_resources(st: PipelineState, tc: TableCodec, msg: p4r.TableEntry) -> dict:
     """The direct counter/meter writes a TableEntry asks for, checked, as set_direct() options."""
-    tid = t.preamble.id
     out: dict = {}
     if msg.HasField("counter_data"):
-        if tid not in st.index.table_counter:
-            raise invalid(f"table {t.preamble.name!r} has no direct counter")
+        if not tc.counter:
+            raise invalid(f"table {tc.name!r} has no direct counter")
         out["packets"] = msg.counter_data.packet_count
         out["bytes_"] = msg.counter_data.byte_count
     if msg.HasField("meter_config"):
-        if tid not in st.index.table_meter:
-            raise invalid(f"table {t.preamble.name!r} has no direct meter")
+        if not tc.meter:
+            raise invalid(f"table {tc.name!r} has no direct meter")
         out["meter_config"] = _meter_tuple(msg.meter_config)
-    elif tid in st.index.table_meter:
+    elif tc.meter:
         out["meter_config"] = None  # unset in a write: the default (all GREEN) config
     if msg.HasField("meter_counter_data"):
-        if tid not in st.index.table_meter:
-            raise invalid(f"table {t.preamble.name!r} has no direct meter")
+        if not tc.meter:
+            raise invalid(f"table {tc.name!r} has no direct meter")
         _check_meter_counter_data(msg.meter_counter_data)
     return out
 
@@ -333,90 +260,103 @@ def set_direct(st: PipelineState, t: p4i.Table, entry: TableEntry, **kw) -> None
 
 
 def write_table_entry(st: PipelineState, utype: int, msg: p4r.TableEntry) -> None:
-    t = st.index.table(msg.table_id)
-    name = t.preamble.name
+    tc = _codec(st, msg.table_id)
+    name = tc.name
     dev = _device(st)
     if msg.is_const:
         raise invalid("is_const must be false in a write")
     if msg.HasField("time_since_last_hit"):
         raise invalid("time_since_last_hit must be unset in a write")
-    if msg.idle_timeout_ns and t.idle_timeout_behavior == p4i.Table.NO_TIMEOUT:
+    idle = msg.idle_timeout_ns
+    if idle and not tc.idle_ok:
         raise invalid(f"table {name!r} does not support idle timeout")
 
     if msg.is_default_action:
-        if msg.match or msg.priority:
-            raise invalid("the default entry has no match and priority 0")
-        if utype != MODIFY:
-            raise invalid("the default entry can only be modified")
-        if msg.idle_timeout_ns:
-            raise invalid("the default entry has no idle timeout")
-        if t.const_default_action_id:
-            raise P4RTError(PERMISSION_DENIED, f"table {name!r} has a const default action")
-        if not msg.HasField("action"):
-            dev.table_set_default(name, None)
-            return
-        if t.implementation_id:
-            raise P4RTError(PERMISSION_DENIED,
-                            f"table {name!r} is indirect: its default action is const NoAction")
-        if msg.action.WhichOneof("type") != "action":
-            raise invalid("the default entry of a direct table takes an action")
-        dev.table_set_default(name, decode_action(st, t, msg.action.action, default=True))
+        _write_default(st, tc, utype, msg)
         return
 
-    if not t.match_fields and utype == INSERT:
+    if tc.keyless and utype == INSERT:
         raise invalid(f"table {name!r} is keyless: only its default entry can be set")
-    match = decode_match(st, t, msg.match)
-    if needs_priority(st, t):
-        if msg.priority <= 0:
+    match = codecs.decode_match(tc, msg.match)
+    priority = msg.priority
+    if tc.needs_priority:
+        if priority <= 0:
             raise invalid(f"table {name!r} needs a positive priority (ternary/range/optional key)")
-    elif msg.priority != 0:
+    elif priority != 0:
         raise invalid(f"table {name!r} has no ternary/range/optional key: priority must be 0")
-    key = (t.preamble.id, entry_key(match, msg.priority))
-
-    if t.is_const_table and (utype != MODIFY or msg.HasField("action")):
+    has_action = msg.HasField("action")
+    if tc.is_const and (utype != MODIFY or has_action):
         raise P4RTError(PERMISSION_DENIED, f"table {name!r} is const")
+    cmeta = msg.controller_metadata
+    # controller_metadata is P4Runtime-only state, keyed by the entry; most
+    # controllers never set it, so the key is only built when it matters.
+    key = (tc.id, entry_key(match, priority)) if cmeta or st.controller_metadata else None
 
     if utype == DELETE:
-        dev.table_delete(name, TableEntry(match=match, priority=msg.priority))
-        st.controller_metadata.pop(key, None)
-        st.written.pop(key, None)
+        dev.table_delete(name, TableEntry(match=match, priority=priority))
+        if key is not None:
+            st.controller_metadata.pop(key, None)
         return
 
-    entry = TableEntry(match=match, priority=msg.priority, idle_timeout_ns=msg.idle_timeout_ns,
-                       metadata=msg.metadata)
-    direct = _direct_resources(st, t, msg)
+    entry = TableEntry(match=match, priority=priority, idle_timeout_ns=idle, metadata=msg.metadata)
+    direct = _direct_resources(st, tc, msg)
     if utype == INSERT:
-        if not msg.HasField("action"):
+        if not has_action:
             raise invalid("INSERT needs an action")
-        _decode_table_action(st, t, msg.action, entry)
-        entry.counter_packets = direct.get("packets", 0)
-        entry.counter_bytes = direct.get("bytes_", 0)
-        entry.meter_config = direct.get("meter_config")
+        _decode_table_action(st, tc, msg.action, entry)
+        if direct:
+            entry.counter_packets = direct.get("packets", 0)
+            entry.counter_bytes = direct.get("bytes_", 0)
+            entry.meter_config = direct.get("meter_config")
         dev.table_insert(name, entry)
     elif utype == MODIFY:
-        if msg.HasField("action"):
-            _decode_table_action(st, t, msg.action, entry)
+        if has_action:
+            _decode_table_action(st, tc, msg.action, entry)
         else:
-            # Keep the action: from what we wrote, or (const entries) from the device.
-            old = st.written.get(key)
-            if old is None:
-                live = find_entry(st, t, match, msg.priority)
-                old = (live.action, live.member_id, live.group_id, live.action_set)
-            entry.action, entry.member_id, entry.group_id, entry.action_set = old
+            # Keep the entry's action (e.g. only its direct resources change).
+            live = find_entry(st, tc.table, match, priority)
+            entry.action, entry.member_id, entry.group_id, entry.action_set = (
+                live.action, live.member_id, live.group_id, live.action_set)
         # meter_config None: the device keeps the entry's meter; set_direct() then
         # applies what the request says (a config, or the default when unset).
         dev.table_modify(name, entry)
-        set_direct(st, t, entry, **direct)
+        set_direct(st, tc.table, entry, **direct)
     else:
         raise invalid("update type must be INSERT, MODIFY or DELETE")
-    st.written[key] = (entry.action, entry.member_id, entry.group_id, entry.action_set)
-    if entry.action_set is not None or entry.member_id is not None or entry.group_id is not None:
-        st.profile_style.setdefault(t.implementation_id,
-                                    "oneshot" if entry.action_set is not None else "members")
-    if msg.controller_metadata:
-        st.controller_metadata[key] = msg.controller_metadata
-    else:
-        st.controller_metadata.pop(key, None)
+    if tc.impl_id and (entry.action_set is not None or entry.member_id is not None
+                       or entry.group_id is not None):
+        st.profile_style.setdefault(tc.impl_id, "oneshot" if entry.action_set is not None else "members")
+    if key is not None:
+        if cmeta:
+            st.controller_metadata[key] = cmeta
+        else:
+            st.controller_metadata.pop(key, None)
+
+
+def _write_default(st: PipelineState, tc: TableCodec, utype: int, msg: p4r.TableEntry) -> None:
+    name = tc.name
+    dev = _device(st)
+    if msg.match or msg.priority:
+        raise invalid("the default entry has no match and priority 0")
+    if utype != MODIFY:
+        raise invalid("the default entry can only be modified")
+    if msg.idle_timeout_ns:
+        raise invalid("the default entry has no idle timeout")
+    if msg.HasField("counter_data") or msg.HasField("meter_config") or msg.HasField("meter_counter_data"):
+        _direct_resources(st, tc, msg)  # INVALID_ARGUMENT when the table has none
+        raise P4RTError(UNIMPLEMENTED, "direct counters/meters of the default entry are not "
+                                       "supported by p4switch (the pipeline does not count misses)")
+    if tc.const_default:
+        raise P4RTError(PERMISSION_DENIED, f"table {name!r} has a const default action")
+    if not msg.HasField("action"):
+        dev.table_set_default(name, None)  # MODIFY without action: back to the program's default
+        return
+    if tc.impl_id:
+        raise P4RTError(PERMISSION_DENIED,
+                        f"table {name!r} is indirect: its default action is const NoAction")
+    if msg.action.WhichOneof("type") != "action":
+        raise invalid("the default entry of a direct table takes an action")
+    dev.table_set_default(name, codecs.decode_action(tc, st.acodec, msg.action.action, default=True))
 
 
 # --------------------------------------------------------------------------
@@ -424,37 +364,53 @@ def write_table_entry(st: PipelineState, utype: int, msg: p4r.TableEntry) -> Non
 # --------------------------------------------------------------------------
 
 
-def read_table_entries(st: PipelineState, req: p4r.TableEntry) -> Iterator[p4r.TableEntry]:
+def read_table_entries_into(st: PipelineState, req: p4r.TableEntry,
+                            new: Callable[[], p4r.TableEntry]) -> None:
+    """Answer a TableEntry read: each match is filled into a fresh message from `new()`."""
     dev = _device(st)
     if req.table_id == 0:
         for t in st.p4info.tables:
             for e in dev.table_entries(t.preamble.name):
                 if not e.is_default:
-                    yield encode_entry(st, t, e, req)
+                    encode_entry(st, t, e, req, new())
         return
-    t = st.index.table(req.table_id)
+    tc = _codec(st, req.table_id)
+    t = tc.table
     if req.is_default_action:
-        yield encode_entry(st, t, dev.table_default(t.preamble.name), req)
+        encode_entry(st, t, dev.table_default(tc.name), req, new())
         return
-    key = None
-    if req.match:
-        key = entry_key(decode_match(st, t, req.match), req.priority)
-    want_action = req.action.action.action_id if req.action.WhichOneof("type") == "action" else 0
-    for e in dev.table_entries(t.preamble.name):
+    key = entry_key(codecs.decode_match(tc, req.match), req.priority) if req.match else None
+    # Filters, checked on the pipeline's entry before anything is encoded.
+    want_action = None
+    if req.action.WhichOneof("type") == "action":
+        a = st.acodec.get(req.action.action.action_id)
+        want_action = a.name if a is not None else ""
+    want_prio, want_meta, want_cm = req.priority, req.metadata, req.controller_metadata
+    for e in dev.table_entries(tc.name):
         if e.is_default:
             continue
         if key is not None and entry_key(e.match, e.priority) != key:
             continue
-        if req.priority and e.priority != req.priority:
+        if want_prio and e.priority != want_prio:
             continue
-        if req.metadata and e.metadata != req.metadata:
+        if want_meta and e.metadata != want_meta:
             continue
-        out = encode_entry(st, t, e, req)
-        if want_action and out.action.action.action_id != want_action:
+        if want_action is not None and (e.action is None or e.action.action != want_action):
             continue
-        if req.controller_metadata and out.controller_metadata != req.controller_metadata:
+        if want_cm and st.controller_metadata.get((tc.id, entry_key(e.match, e.priority))) != want_cm:
             continue
-        yield out
+        encode_entry(st, t, e, req, new())
+
+
+def read_table_entries(st: PipelineState, req: p4r.TableEntry) -> Iterator[p4r.TableEntry]:
+    out: list[p4r.TableEntry] = []
+
+    def new() -> p4r.TableEntry:
+        out.append(p4r.TableEntry())
+        return out[-1]
+
+    read_table_entries_into(st, req, new)
+    return iter(out)
 
 
 # --------------------------------------------------------------------------

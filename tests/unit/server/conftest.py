@@ -1,13 +1,19 @@
 """Fixtures: an in-process P4Runtime server on a free port, and a small client.
 
-`server` runs `P4RuntimeServer` with the in-memory `FakeDevice` and
-`MemoryPorts`; `client` talks to it through the real generated gRPC stub.
+`server` runs `P4RuntimeServer` with the real pipeline (`p4switch.pipeline.Switch`)
+on `MemoryPorts`; the default program is `small.p4` (one object of every
+P4Runtime kind, ids pinned with @id), compiled once by the front end.
+`client` talks to it through the real generated gRPC stub.
 `Client.stream(...)` opens a StreamChannel and arbitrates; `Client.write`,
 `read` and `set_pipeline` fill in device id, role and election id.
+`compiled(name)` gives (P4Info, device config) of any .p4 file in this folder;
+`p4_id(kind, name)` the id of a P4Info object of small.p4.
 """
 
 from __future__ import annotations
 
+import functools
+import os
 import queue
 import threading
 from collections.abc import Iterator
@@ -16,18 +22,51 @@ import grpc
 import pytest
 from google.protobuf import text_format
 
+from p4switch import ir
+from p4switch.frontend import compile_file
 from p4switch.io import MemoryPorts
+from p4switch.p4info import build_p4info
+from p4switch.pipeline import Switch
 from p4switch.proto import p4i, p4r, p4r_grpc, rpc_status
 from p4switch.server import P4RuntimeServer
 
-from .fakedevice import FakeDevice, make_program_file, p4info_text
-
 DEVICE_ID = 1
 CPU_PORT = 255
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+@functools.cache
+def _compiled(name: str) -> tuple[bytes, bytes]:
+    program = compile_file(os.path.join(HERE, name))
+    info = build_p4info(program)
+    text = text_format.MessageToString(info)
+    return info.SerializeToString(), ir.to_json(program, text).encode()
+
+
+def compiled(name: str = "small.p4") -> tuple[p4i.P4Info, bytes]:
+    """(P4Info, p4switch program file) of a P4 program in this folder (a fresh P4Info copy)."""
+    info, blob = _compiled(name)
+    return p4i.P4Info.FromString(info), blob
 
 
 def load_p4info() -> p4i.P4Info:
-    return text_format.Parse(p4info_text(), p4i.P4Info())
+    return compiled()[0]
+
+
+def make_program_file() -> bytes:
+    return compiled()[1]
+
+
+def p4_id(kind: str, name: str) -> int:
+    """The id of P4Info object `name` among `kind` (e.g. "actions", "NoAction") of small.p4."""
+    for obj in getattr(load_p4info(), kind):
+        if obj.preamble.name == name:
+            return obj.preamble.id
+    raise KeyError(name)
+
+
+def switch_factory(program: ir.Program, transmit) -> Switch:
+    return Switch(program, transmit, cpu_port=CPU_PORT)
 
 
 class Stream:
@@ -176,7 +215,7 @@ def ports() -> MemoryPorts:
 
 @pytest.fixture
 def server(ports: MemoryPorts) -> Iterator[P4RuntimeServer]:
-    srv = P4RuntimeServer(device_id=DEVICE_ID, factory=FakeDevice, address="127.0.0.1:0",
+    srv = P4RuntimeServer(device_id=DEVICE_ID, factory=switch_factory, address="127.0.0.1:0",
                           transmit=ports.transmit, cpu_port=CPU_PORT).start()
     ports.start(srv.process)
     yield srv

@@ -11,21 +11,6 @@ from p4switch.server import P4RuntimeServer
 from .conftest import Client
 
 
-class TmDevice:
-    """Stands in for a pipeline with traffic manager settings."""
-
-    def __init__(self) -> None:
-        self.calls: list[tuple] = []
-
-    def set_port_speed(self, port: int, gbps: float) -> None:
-        self.calls.append(("speed", port, gbps))
-
-    def set_pfc(self, port: int, priorities: list[int], xoff=None, xon=None) -> None:
-        if any(p > 7 for p in priorities):
-            raise ValueError("priority must be 0..7")
-        self.calls.append(("pfc", port, tuple(priorities), xoff, xon))
-
-
 @pytest.fixture
 def ctl(server: P4RuntimeServer, primary: Client, ports: MemoryPorts):
     srv = CtlServer("127.0.0.1:0", server.runtime, ports).start()
@@ -40,24 +25,28 @@ def test_ports_reports_counters(ctl, ports: MemoryPorts) -> None:
     assert reply["ok"] and reply["ports"]["1"]["rx_packets"] == 1
 
 
-def test_settings_reach_the_pipeline(ctl, monkeypatch) -> None:
-    """A setting calls the pipeline method of the same name."""
+def test_settings_reach_the_pipeline(ctl) -> None:
+    """Port speed, queue depth/rate and PFC settings change the running traffic manager."""
     addr, dev = ctl
-    tm = TmDevice()
-    monkeypatch.setattr(dev, "set_port_speed", tm.set_port_speed, raising=False)
-    monkeypatch.setattr(dev, "set_pfc", tm.set_pfc, raising=False)
     assert request(addr, {"cmd": "set_port_speed", "port": 1, "gbps": 25}) == {"ok": True}
+    assert request(addr, {"cmd": "set_queue_depth", "port": 1, "depth": 16, "priority": 2}) == {"ok": True}
+    assert request(addr, {"cmd": "set_queue_rate", "port": 3, "pps": 500}) == {"ok": True}
     assert request(addr, {"cmd": "set_pfc", "port": 2, "priorities": [3], "xoff": 40}) == {"ok": True}
-    assert tm.calls == [("speed", 1, 25), ("pfc", 2, (3,), 40, None)]
-    bad = request(addr, {"cmd": "set_pfc", "port": 2, "priorities": [9]})
-    assert not bad["ok"] and "0..7" in bad["error"]
+    settings = dev.tm.settings
+    assert settings.speed_of(1) == 25e9 and settings.depth_of(1, 2) == 16
+    assert settings.rate_of(3, 0) == 500
+    pfc = settings.pfc_of(2)
+    assert pfc.priorities == {3} and pfc.xoff == 40
+    reply = request(addr, {"cmd": "tm"})
+    assert reply["ok"] and "queues" in reply["tm"]
 
 
 @pytest.mark.parametrize("req,needle", [
     ({"cmd": "reboot"}, "unknown command"),
-    ({"cmd": "set_queue_rate", "port": 1, "pps": 5}, "not supported"),
+    ({"cmd": "set_queue_rate", "pps": 5}, "'port' is required"),
+    ({"cmd": "set_pfc", "port": 2, "priorities": [9]}, "0..7"),
     ({"cmd": "set_port_speed", "gbps": 5, "speed": 1}, "unknown field"),
-], ids=["unknown-command", "unsupported-by-pipeline", "unknown-field"])
+], ids=["unknown-command", "no-port", "pfc-priority-out-of-range", "unknown-field"])
 def test_bad_requests_answer_errors(ctl, req, needle) -> None:
     """Errors are answered, never raised."""
     reply = request(ctl[0], req)

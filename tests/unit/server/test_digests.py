@@ -5,9 +5,9 @@ from __future__ import annotations
 from p4switch.io import MemoryPorts
 from p4switch.proto import p4r
 
-from .conftest import Client, update
+from .conftest import Client, p4_id, update
 
-DIGEST = 385875969
+DIGEST = p4_id("digests", "learn_t")
 
 
 def learn_frame(src: int) -> bytes:

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import pytest
 
+from p4switch.io import MemoryPorts
 from p4switch.proto import p4d, p4r
 
-from .conftest import Client, update
+from .conftest import Client, p4_id, update
 from .test_tables import ECMP, SET_PORT, action, fail_code
 
-PROFILE, COUNTER, PKT_COUNTER, METER, REG, DIGEST = (285212673, 302055425, 302055426, 335544321,
-                                                     369098753, 385875969)
+PROFILE, COUNTER, PKT_COUNTER, METER, REG = 285212673, 302055425, 302055426, 335544321, 369098753
+DIGEST = p4_id("digests", "learn_t")
 
 
 def member(mid: int, port: int = 1) -> p4r.ActionProfileMember:
@@ -191,12 +192,26 @@ def vs_entry(*values: bytes) -> p4r.ValueSetEntry:
     return e
 
 
-def test_value_set_modify_and_read(primary: Client, server) -> None:
-    """ValueSetEntry MODIFY replaces the members; reads answer them canonical."""
+def ipv4_over(ether_type: int, src: int) -> bytes:
+    """An Ethernet frame of `ether_type` carrying an IPv4 header (protocol 0xfd) from `src`."""
+    ip = bytes.fromhex("4500001400000000" "40fd0000") + src.to_bytes(4, "big") + bytes(4)
+    return bytes(6 * [0x02]) + bytes(6 * [0x04]) + ether_type.to_bytes(2, "big") + ip
+
+
+def reg0(c: Client) -> bytes:
+    e = p4r.RegisterEntry(register_id=REG, index=p4r.Index(index=0))
+    return c.read(p4r.Entity(register_entry=e))[0].register_entry.data.bitstring
+
+
+def test_value_set_modify_and_read(primary: Client, ports: MemoryPorts) -> None:
+    """ValueSetEntry MODIFY replaces the members (the parser matches them); reads answer them canonical."""
+    ports.inject(1, ipv4_over(0x22F3, 0x0A000001))  # not in the set yet: not parsed as IPv4
+    assert reg0(primary) == b"\x00"
     primary.write(update("MODIFY", value_set_entry=vs_entry(b"\x00\x22\xf3", b"\x89\x3b")))
     got = primary.read(p4r.Entity(value_set_entry=p4r.ValueSetEntry(value_set_id=PVS)))
     assert got[0].value_set_entry == vs_entry(b"\x22\xf3", b"\x89\x3b")
-    assert server.runtime.committed.device.value_sets["p.pvs"] == [(0x22F3, 0xFFFF), (0x893B, 0xFFFF)]
+    ports.inject(1, ipv4_over(0x22F3, 0x0A000002))
+    assert reg0(primary) == b"\x0a\x00\x00\x02"
     primary.write(update("MODIFY", value_set_entry=vs_entry()))
     assert primary.read(p4r.Entity(value_set_entry=p4r.ValueSetEntry()))[0].value_set_entry == vs_entry()
 

@@ -15,12 +15,10 @@ import time
 import uuid
 
 import pytest
-from google.protobuf import text_format
 
-from p4switch import ir
 from p4switch.proto import p4r
 
-from .conftest import Client, update
+from .conftest import Client, compiled, update
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(HERE)))
@@ -37,19 +35,9 @@ def free_port() -> int:
 
 @pytest.fixture(scope="module")
 def program_file(tmp_path_factory) -> str:
-    """route.p4 compiled to a p4switch program file (skips until the front end exists)."""
-    frontend = pytest.importorskip("p4switch.frontend")
-    pytest.importorskip("p4switch.pipeline", reason="needs the pipeline").Switch  # noqa: B018
-    program = frontend.compile_file(os.path.join(HERE, "route.p4"))
-    try:
-        from p4switch.p4info import build_p4info
-
-        info_text = text_format.MessageToString(build_p4info(program))
-    except ImportError:  # until the P4Info generator exists
-        with open(os.path.join(HERE, "route.p4info.txtpb")) as f:
-            info_text = f.read()
+    """route.p4 compiled to a p4switch program file."""
     path = tmp_path_factory.mktemp("prog") / "route.json"
-    path.write_text(ir.to_json(program, info_text))
+    path.write_bytes(compiled("route.p4")[1])
     return str(path)
 
 

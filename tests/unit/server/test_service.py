@@ -9,8 +9,7 @@ from p4switch.io import MemoryPorts
 from p4switch.proto import p4r
 from p4switch.server import P4RUNTIME_API_VERSION, P4RuntimeServer
 
-from .conftest import DEVICE_ID, Client, load_p4info, update, write_errors
-from .fakedevice import make_program_file
+from .conftest import DEVICE_ID, Client, load_p4info, make_program_file, update, write_errors
 
 A = p4r.SetForwardingPipelineConfigRequest
 R = p4r.GetForwardingPipelineConfigRequest

@@ -7,10 +7,11 @@ import pytest
 
 from p4switch.proto import p4r
 
-from .conftest import Client, update, write_errors
+from .conftest import Client, p4_id, update, write_errors
 
 LPM, ACL, MAC, CONST, ECMP, KEYLESS = 33554433, 33554434, 33554435, 33554436, 33554437, 33554438
-SET_NHOP, NOACTION, MISS, DROP, SET_PORT = 16777217, 16777218, 16777219, 16777220, 16777221
+SET_NHOP, MISS, DROP, SET_PORT = 16777217, 16777219, 16777220, 16777221
+NOACTION = p4_id("actions", "NoAction")
 
 
 def action(aid: int, *params: bytes) -> p4r.TableAction:
