@@ -17,7 +17,8 @@ architecture (v1model):
 Names defined here: `Coord`; types (`BitsType`, `BoolType`, `IntType`,
 `VarbitType`, `StringType`, `ErrorType`, `MatchKindType`, `VoidType`,
 `EnumType`, `HeaderType`, `HeaderUnionType`, `StructType`, `StackType`,
-`TupleType`, `ExternType`, `TypeName`); expressions; statements;
+`TupleType`, `ExternType`, `TypeName`, and `NewType` for `type`
+declarations); expressions; statements;
 declarations; `Program`; and `to_json` / `from_json`, the versioned program
 file written by ``p4switch-compile`` and read by ``p4switch``.
 
@@ -139,6 +140,7 @@ class Field:
     name: str
     type: "Type"
     annotations: tuple["Annotation", ...] = ()
+    type_name: str = ""  # the `type` (NewType) it was declared with, if any (P4Info type_name)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -492,6 +494,7 @@ class Param:
     direction: str  # "in" | "out" | "inout" | "" (directionless: action data / ctor)
     type: Type
     annotations: tuple[Annotation, ...] = ()
+    type_name: str = ""  # the `type` (NewType) it was declared with, if any (P4Info type_name)
     default: Expr | None = None
     coord: Coord = NO_COORD
 
@@ -539,6 +542,7 @@ class KeyElement:
     match_kind: str  # exact | lpm | ternary | range | optional | selector
     name: str  # control-plane name of the match field (@name or source text)
     annotations: tuple[Annotation, ...] = ()
+    type_name: str = ""  # the `type` (NewType) of the key expression, if any (P4Info type_name)
     coord: Coord = NO_COORD
 
 
@@ -701,6 +705,18 @@ class Digest:
     type: Type
 
 
+@dataclass(frozen=True, kw_only=True)
+class NewType:
+    """`type T N;`. In the IR, values of N simply have type T (the front end
+    resolves N to T everywhere); the declaration is kept for P4Info
+    (`type_info.new_types`, `@p4runtime_translation`)."""
+
+    name: str
+    type: "Type"
+    annotations: tuple[Annotation, ...] = ()
+    coord: Coord = NO_COORD
+
+
 @dataclass(kw_only=True)
 class Program:
     """A whole v1model program after the front end.
@@ -722,6 +738,7 @@ class Program:
     controller_headers: list[ControllerHeader] = field(default_factory=list)
     digests: list[Digest] = field(default_factory=list)
     annotations: tuple[Annotation, ...] = ()
+    new_types: dict[str, "NewType"] = field(default_factory=dict)  # `type` declarations, for P4Info
 
 
 # --------------------------------------------------------------------------

@@ -77,16 +77,36 @@ def _fmt_arg(v: Any) -> str:
     return json.dumps(v)
 
 
+# Annotations p4c's front end parses into expressions (ParseAnnotations and
+# the P4Runtime ones); ToP4 prints their arguments separated by ", ". Any other
+# annotation keeps its unparsed token list, printed with single spaces between
+# tokens, so `@my(1, 2)` reads `@my(1 , 2)` in p4c's P4Info.
+_PARSED_ANNOS = {
+    "name", "deprecated", "noWarn", "length", "pkginfo", "synchronous", "field_list", "match",
+    "priority", "id", "brief", "description", "controller_header", "max_group_size",
+    "selector_size_semantics", "max_member_weight", "p4runtime_translation", "platform_property",
+}
+
+
 def _anno_strings(annos: tuple[ir.Annotation, ...], skip: tuple[str, ...] = ()) -> list[str]:
     out = []
     for a in annos:
         if a.name in _HIDDEN_ANNOS or a.name in skip:
             continue
         if a.args:
-            out.append(f"@{a.name}({', '.join(_fmt_arg(x) for x in a.args)})")
+            sep = ", " if a.name in _PARSED_ANNOS else " , "
+            out.append(f"@{a.name}({sep.join(_fmt_arg(x) for x in a.args)})")
         else:
             out.append(f"@{a.name}")
     return out
+
+
+def _cp_name(name: str, annos: tuple[ir.Annotation, ...]) -> str:
+    """A parameter's or field's control-plane name: its @name if it has one."""
+    a = _anno(annos, "name")
+    if a is not None and a.args and isinstance(a.args[0], str):
+        return a.args[0]
+    return name
 
 
 def _doc(msg: Any, annos: tuple[ir.Annotation, ...]) -> None:
@@ -281,6 +301,8 @@ class _Builder:
                     tables.append(loc)
                 elif isinstance(loc, ir.ExternInstance):
                     externs.append(loc)
+        # a top-level extern instance is a local of every block using it: one entity
+        externs = list({e.cp_name: e for e in reversed(externs)}.values())[::-1]
         by_name = {e.cp_name: e for e in externs}
         headers = [(h, self.p.types[h.header]) for h in self.p.controller_headers]
 
@@ -308,6 +330,7 @@ class _Builder:
 
         info = self.info
         info.pkg_info.arch = "v1model"
+        self.add_pkg_info()
         for t in tables:
             self.add_table(t, by_name)
         for a in actions:
@@ -335,6 +358,24 @@ class _Builder:
                     raise P4InfoError(f"Name '{m.preamble.name}' is used for multiple {field_name[:-1].replace('_', ' ')} objects in the P4Info message")
                 s.add(m.preamble.name)
         return info
+
+    def add_pkg_info(self) -> None:
+        """pkg_info from the annotations on `main`: @pkginfo keys, others as annotations."""
+        pkg = self.info.pkg_info
+        for a in self.p.annotations:
+            if a.name != "pkginfo":
+                continue
+            for kv in a.args:
+                if not isinstance(kv, str) or "=" not in kv:
+                    continue
+                key, _, value = kv.partition("=")
+                key, value = key.strip(), value.strip()
+                if value[:1] in ("'", '"'):
+                    value = value[1:-1]
+                if key in ("name", "version", "organization", "contact", "url", "arch"):
+                    setattr(pkg, key, value)
+        pkg.annotations.extend(_anno_strings(self.p.annotations, skip=("pkginfo",)))
+        _doc(pkg, self.p.annotations)
 
     def preamble(self, pre: Any, kind: int, name: str, annos: tuple[ir.Annotation, ...], alias: str | None = None) -> None:
         pre.id = self.sym.id(kind, name)
@@ -365,7 +406,7 @@ class _Builder:
             mf.name = k.name
             mf.annotations.extend(_anno_strings(k.annotations))
             _doc(mf, k.annotations)
-            mf.bitwidth = self.width(k.expr.type)
+            self.typed(mf, k.expr.type, k.type_name, enum_name=False)
             if k.match_kind in _MATCH:
                 mf.match_type = _MATCH[k.match_kind]
             else:
@@ -388,7 +429,7 @@ class _Builder:
         if t.direct_meter:
             m.direct_resource_ids.append(self.sym.id(DIRECT_METER, t.direct_meter))
             self.add_counterlike(by_name[t.direct_meter], table=t.cp_name)
-        m.size = t.size if t.size is not None else DEFAULT_TABLE_SIZE
+        m.size = t.size if t.size else DEFAULT_TABLE_SIZE  # p4c: a size of 0 means the default
         if t.support_timeout:
             m.idle_timeout_behavior = p4i.Table.NOTIFY_CONTROL
         if t.const_entries is not None:
@@ -403,14 +444,53 @@ class _Builder:
         for p, pid in zip(data, _field_ids([p.annotations for p in data]), strict=True):
             pm = m.params.add()
             pm.id = pid
-            pm.name = p.name
+            pm.name = _cp_name(p.name, p.annotations)
             pm.annotations.extend(_anno_strings(p.annotations))
             _doc(pm, p.annotations)
-            t = self.p.types.get(p.type.name) if isinstance(p.type, ir.TypeName) else p.type
-            if isinstance(t, ir.EnumType) and t.underlying is None:
-                pm.type_name.name = t.name
+            self.typed(pm, p.type, p.type_name, enum_name=True)
+
+    def typed(self, msg: Any, t: Any, type_name: str, enum_name: bool) -> None:
+        """bitwidth and type_name of a match field / param / metadata, as p4c sets them.
+
+        p4c also runs its TypeSpecConverter on the type for the side effect of
+        registering user-defined types (enums, serializable enums, `type`s,
+        error) in `type_info`; so do we.
+        """
+        if type_name and type_name in self.p.new_types:
+            nt = self.p.new_types[type_name]
+            self.new_type(nt)
+            msg.type_name.name = type_name
+            tr = _anno(nt.annotations, "p4runtime_translation")
+            if tr is not None and len(tr.args) >= 2:
+                msg.bitwidth = tr.args[1] if isinstance(tr.args[1], int) and not isinstance(tr.args[1], bool) else 0
             else:
-                pm.bitwidth = self.width(p.type)
+                msg.bitwidth = self.width(nt.type)
+            return
+        named = self.p.types.get(t.name) if isinstance(t, ir.TypeName) else t
+        if isinstance(named, (ir.EnumType, ir.ErrorType)):
+            self.type_spec(t)
+        if isinstance(named, ir.EnumType) and named.underlying is None:
+            if enum_name:
+                msg.type_name.name = named.name
+            return
+        msg.bitwidth = self.width(t)
+
+    def new_type(self, nt: ir.NewType) -> None:
+        """Register a `type` in type_info.new_types (translated or original type)."""
+        types = self.info.type_info.new_types
+        if nt.name in types:
+            return
+        spec = types[nt.name]
+        spec.annotations.extend(_anno_strings(nt.annotations, skip=("p4runtime_translation",)))
+        tr = _anno(nt.annotations, "p4runtime_translation")
+        if tr is not None and len(tr.args) >= 2:
+            spec.translated_type.uri = str(tr.args[0])
+            if isinstance(tr.args[1], int) and not isinstance(tr.args[1], bool):
+                spec.translated_type.sdn_bitwidth = tr.args[1]
+            else:
+                spec.translated_type.sdn_string.SetInParent()
+        else:
+            spec.original_type.CopyFrom(self.type_spec(nt.type))
 
     def add_extern(self, e: ir.ExternInstance, profile_tables: dict[str, list[str]]) -> None:
         name = e.type.name
@@ -462,9 +542,9 @@ class _Builder:
         for f, fid in zip(ht.fields, _field_ids([f.annotations for f in ht.fields]), strict=True):
             md = m.metadata.add()
             md.id = fid
-            md.name = f.name
+            md.name = _cp_name(f.name, f.annotations)
             md.annotations.extend(_anno_strings(f.annotations))
-            md.bitwidth = self.width(f.type)
+            self.typed(md, f.type, f.type_name, enum_name=False)
 
     def add_value_set(self, vs: ir.ValueSet) -> None:
         m = self.info.value_sets.add()

@@ -174,8 +174,14 @@ class CallResolver:
         self._explicit(e, proto, ctx, binding)
         args = self.bind(proto.name, proto.params, e.args, ctx, e.coord, tv, binding)
         ret = substitute(self.x.env.resolve(proto.ret, tv), binding)
+        callee = b.uid
+        if proto.tparams:
+            missing = [n for n in proto.tparams if n not in binding]
+            if missing:
+                raise P4Error(e.coord, f"{proto.name}: cannot infer type argument {missing[0]}; give it explicitly")
+            callee = self.x.specialize(b.decl, binding)  # type: ignore[attr-defined]
         return ir.MethodCall(kind=ir.CallKind.FUNCTION, method=proto.name, target=None, args=args,
-                             type=ret, callee=b.uid, coord=e.coord,
+                             type=ret, callee=callee, coord=e.coord,
                              type_args=[binding[n] for n in proto.tparams if n in binding])
 
     def extern_function(self, name: str, e: A.ECall, ctx: Ctx) -> ir.MethodCall:

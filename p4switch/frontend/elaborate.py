@@ -52,6 +52,12 @@ class Elaborator:
         self.g = Globals()
         self.env = TypeEnv(self.g, self._fold_const)
         self.low = BlockLowering(self.g, self.env)
+        self.low.inline_locals = []
+        self.low.make_extern = lambda d, ctx: self._inline_extern(d, ctx)  # type: ignore[attr-defined]
+        self.low.global_instance = self._global_instance  # type: ignore[attr-defined]
+        self.low.specialize = self._specialize  # type: ignore[attr-defined]
+        self.specialized: dict[tuple[str, tuple[Any, ...]], str] = {}
+        self.low.direct_instance = self._direct_instance  # type: ignore[attr-defined]
         self.calls = CallResolver(self.low)
         self.top_actions: list[ir.Action] = []
         self.functions: list[ir.Function] = []
@@ -79,7 +85,17 @@ class Elaborator:
                 g.consts[d.name] = v
             elif isinstance(d, A.DTypedef):
                 self._declare(d.name, "type", d.coord)
-                g.typedefs[d.name] = self.env.resolve(d.type)
+                t = self.env.resolve(d.type)
+                g.typedefs[d.name] = t
+                if d.newtype:
+                    nt = self.env.named(t)
+                    if not isinstance(nt, (ir.BitsType, ir.BoolType, ir.EnumType)) and not isinstance(t, ir.TypeName):
+                        raise P4Error(d.coord, f"type {d.name}: the underlying type cannot be {type_str(t)}")
+                    if A.find_anno(d.annos, "p4runtime_translation") is not None and not isinstance(nt, ir.BitsType):
+                        raise P4Error(d.coord, f"{d.name}: P4Runtime requires the underlying type of a type with @p4runtime_translation to be bit<W>, not {type_str(t)}")
+                    g.newtypes[d.name] = ir.NewType(name=d.name, type=t, annotations=annos_ir(d.annos), coord=d.coord)
+                elif self.env.newtype_of(d.type):
+                    g.newtype_alias[d.name] = self.env.newtype_of(d.type)
             elif isinstance(d, A.DStruct):
                 self._declare(d.name, "type", d.coord)
                 g.types[d.name] = self._struct(d)
@@ -154,7 +170,8 @@ class Elaborator:
                     raise P4Error(f.coord, f"{f.name}: header_union fields must be headers")
             elif isinstance(nt, (ir.IntType, ir.StringType, ir.VoidType, ir.ExternType)):
                 raise P4Error(f.coord, f"{f.name}: a struct field cannot have type {type_str(t)}")
-            fields.append(ir.Field(name=f.name, type=t, annotations=annos_ir(f.annos)))
+            fields.append(ir.Field(name=f.name, type=t, annotations=annos_ir(f.annos),
+                                   type_name=self.env.newtype_of(f.type)))
         cls = {"header": ir.HeaderType, "header_union": ir.HeaderUnionType, "struct": ir.StructType}[d.kind]
         return cls(name=d.name, fields=tuple(fields), annotations=annos_ir(d.annos), coord=d.coord)
 
@@ -181,7 +198,8 @@ class Elaborator:
             readonly = p.direction in ("in", "") and not isinstance(t, ir.ExternType)
             ctx.scope.declare(p.name, BVar(var=var, readonly=readonly, direction=p.direction or "directionless"), p.coord)
             out.append(ir.Param(name=p.name, uid=uid, direction=p.direction, type=t,
-                                annotations=annos_ir(p.annos), coord=p.coord))
+                                annotations=annos_ir(p.annos), coord=p.coord,
+                                type_name=self.env.newtype_of(p.type)))
         return out
 
     # ------------------------------------------------------------------ actions & functions
@@ -207,9 +225,13 @@ class Elaborator:
         self.low.global_actions[d.name] = b
         self.top_actions.append(act)
 
-    def _function(self, d: A.DFunction) -> None:
+    def _function(self, d: A.DFunction, binding: dict[str, Any] | None = None, uid: str = "") -> None:
+        """Lower a function; a generic one only once per set of type arguments (p4c's
+        SpecializeGenericFunctions), when a call binds them."""
         proto = d.proto
-        tv = {n: TVar(name=n) for n in proto.tparams}
+        if proto.tparams and binding is None:
+            return
+        tv = {n: (binding or {}).get(n, TVar(name=n)) for n in proto.tparams}
         ctx = Ctx(scope=Scope(), block=BlockCtx(prefix="", kind="function"), tvars=tv)
         ret = self.env.resolve(proto.ret, tv)
         ctx.return_type = ret
@@ -217,7 +239,19 @@ class Elaborator:
         body = self.low.block(d.body, ctx, new_scope=False)
         if not isinstance(ret, ir.VoidType) and not _always_returns(body):
             raise P4Error(d.coord, f"{proto.name}: function does not return a value on every path")
-        self.functions.append(ir.Function(name=proto.name, uid=proto.name, return_type=ret, params=params, body=body, coord=d.coord))
+        self.functions.append(ir.Function(name=proto.name, uid=uid or proto.name, return_type=ret, params=params,
+                                          body=body, coord=d.coord))
+
+    def _specialize(self, d: A.DFunction, binding: dict[str, Any]) -> str:
+        """uid of `d` specialized for `binding` (lowered on first use)."""
+        targs = tuple(binding.get(n) for n in d.proto.tparams)
+        key = (d.proto.name, targs)
+        uid = self.specialized.get(key)
+        if uid is None:
+            uid = f"{d.proto.name}<{', '.join(type_str(t) for t in targs)}>"
+            self.specialized[key] = uid
+            self._function(d, dict(binding), uid)
+        return uid
 
     # ------------------------------------------------------------------ instances
     def _ctor_args(self, proto_params: list[A.ParamAst], args: list[A.Arg], ctx: Ctx, fname: str,
@@ -225,7 +259,51 @@ class Elaborator:
         bound = self.calls.bind(fname, proto_params, args, ctx, coord, tvars, binding)
         return [a.value for a in bound]
 
-    def extern_instance(self, d: A.DInstance, ctx: Ctx, prefix: str) -> BExtern:
+    def _inline_extern(self, d: A.DInstance, ctx: Ctx) -> BExtern:
+        t = self.env.resolve(d.type, ctx.tvars)
+        if not isinstance(t, ir.ExternType) or t.name in ("packet_in", "packet_out"):
+            raise P4Error(d.coord, f"{type_str(t)}: not an extern that a table property can construct")
+        return self.extern_instance(d, ctx, ctx.block.prefix, declare=False)
+
+    def _global_instance(self, name: str, ctx: Ctx, coord: ir.Coord) -> Any:
+        """A top-level extern instance used inside a block: bound once per block instance.
+
+        The IR keeps instances in the blocks that use them, so the instance
+        becomes a local of this block with its top-level control-plane name.
+        """
+        b = ctx.block.global_externs.get(name)
+        if b is not None:
+            return b
+        d = self.g.instances[name]
+        t = self.env.resolve(d.type)
+        if not isinstance(t, ir.ExternType):
+            raise P4Error(coord, f"{name}: a {type_str(t)} instance can only be used as an argument of main")
+        if ctx.block.kind not in ("control", "parser"):
+            raise unsupported(coord, f"the top-level instance '{name}' used outside a control or parser")
+        b = self.extern_instance(d, Ctx(scope=Scope(), block=ctx.block), "", declare=False)
+        ctx.block.global_externs[name] = b
+        self.low.inline_locals.append(b.inst)
+        return b
+
+    def _direct_instance(self, s: A.SDirectApply, ctx: Ctx) -> BSub:
+        t = s.type
+        name = t.base.name if isinstance(t, A.TSpecialized) else t.name
+        decl = self.g.controls.get(name) or self.g.parsers.get(name)
+        if decl is None:
+            raise P4Error(s.coord, f"{name}: only a control or parser type can be applied directly")
+        kind = "control" if isinstance(decl, A.DControl) else "parser"
+        if kind != ctx.block.kind:
+            raise P4Error(s.coord, f"a {kind} cannot be applied inside a {ctx.block.kind}")
+        if decl.ctor_params:
+            raise P4Error(s.coord, f"{name}: a {kind} with constructor parameters cannot be applied directly")
+        uid = ctx.block.uid(name + "_inst")
+        prefix = cp_name(ctx.block.prefix, name, None)
+        inst = self.instantiate(decl, prefix, uid, uid, {}, s.coord)
+        var = ir.Var(name=uid, uid=uid, scope=ir.Scope.INSTANCE, type=ir.ExternType(name=name), coord=s.coord)
+        self.low.inline_locals.append(inst)
+        return BSub(var=var, kind=kind, inst=inst)
+
+    def extern_instance(self, d: A.DInstance, ctx: Ctx, prefix: str, declare: bool = True) -> BExtern:
         t = self.env.resolve(d.type, ctx.tvars)
         info = self.g.externs[t.name]
         binding = {n: a for n, a in zip(info.decl.tparams, t.type_args, strict=False) if not isinstance(a, TVar)}
@@ -243,7 +321,8 @@ class Elaborator:
                                  args=args, annotations=annos_ir(d.annos), coord=d.coord)
         var = ir.Var(name=d.name, uid=uid, scope=ir.Scope.INSTANCE, type=et, coord=d.coord)
         b = BExtern(var=var, inst=inst)
-        ctx.scope.declare(d.name, b, d.coord)
+        if declare:
+            ctx.scope.declare(d.name, b, d.coord)
         return b
 
     def local_instance(self, d: A.DInstance, ctx: Ctx, prefix: str, kind: str) -> Any:
@@ -280,6 +359,14 @@ class Elaborator:
 
     def instantiate(self, decl: Any, prefix: str, name: str, uid: str, ctor_vals: dict[str, ir.Expr],
                     coord: ir.Coord, annos: list[A.Anno] | None = None) -> Any:
+        saved, self.low.inline_locals = self.low.inline_locals, []
+        try:
+            return self._instantiate(decl, prefix, name, uid, ctor_vals, coord)
+        finally:
+            self.low.inline_locals = saved
+
+    def _instantiate(self, decl: Any, prefix: str, name: str, uid: str, ctor_vals: dict[str, ir.Expr],
+                     coord: ir.Coord) -> Any:
         kind = "control" if isinstance(decl, A.DControl) else "parser"
         block = BlockCtx(prefix=prefix, kind=kind)
         ctx = Ctx(scope=Scope(), block=block, in_parser=kind == "parser")
@@ -308,6 +395,8 @@ class Elaborator:
                 b = BTable(var=var, cp_name=cp_name(prefix, d.name, d.annos), decl=d)
                 b.table = self.low.table(d, ctx, b)
                 ctx.scope.declare(d.name, b, d.coord)
+                locals_.extend(self.low.inline_locals)  # externs constructed in its properties
+                self.low.inline_locals.clear()
                 locals_.append(b.table)
             elif isinstance(d, A.DValueSet) and kind == "parser":
                 locals_.append(self._value_set(d, ctx, prefix))
@@ -317,6 +406,7 @@ class Elaborator:
                 raise P4Error(getattr(d, "coord", None), f"{type(d).__name__[1:].lower()} not allowed in a {kind}")
         if kind == "control":
             body = self.low.block(decl.apply, ctx)
+            locals_.extend(self.low.inline_locals)  # direct applications, top-level externs
             ctl = ir.Control(name=decl.name, params=params, ctor_params=ctor_params, locals=locals_, apply=body,
                              annotations=annos_ir(decl.annos), coord=decl.coord)
             return ir.ControlInstance(name=name, uid=uid, cp_name=prefix, decl=ctl, coord=coord)
@@ -331,6 +421,7 @@ class Elaborator:
         if "start" not in seen:
             raise P4Error(decl.coord, f"parser {decl.name}: no 'start' state")
         states = [self.low.parser_state(s, ctx, set(names)) for s in decl.states]
+        locals_.extend(self.low.inline_locals)  # direct applications, top-level externs
         prs = ir.Parser(name=decl.name, params=params, ctor_params=ctor_params, locals=locals_, states=states,
                         annotations=annos_ir(decl.annos), coord=decl.coord)
         return ir.ParserInstance(name=name, uid=uid, cp_name=prefix, decl=prs, coord=coord)
@@ -371,8 +462,9 @@ class Elaborator:
             prefix = cp_name("", decl.name, decl.annos)
             pipeline[p.name] = self.instantiate(decl, prefix, decl.name, p.name, ctor_vals, coord, annos)
         for name, inst in self.g.instances.items():
-            if name != "main":
-                raise unsupported(inst.coord, "a top-level instance other than main")
+            t = self.env.resolve(inst.type)
+            if name != "main" and not isinstance(t, ir.ExternType):
+                raise unsupported(inst.coord, f"a top-level {type_str(t)} instance not passed to main")
         headers = []
         for tname, t in self.g.types.items():
             if isinstance(t, ir.HeaderType):
@@ -386,6 +478,7 @@ class Elaborator:
             match_kinds=list(self.g.match_kinds), constants=dict(self.g.consts), functions=self.functions,
             actions=self.top_actions, pipeline=pipeline, controller_headers=headers,
             digests=list(self.low.digests.values()), annotations=annos_ir(main.annos),
+            new_types=dict(self.g.newtypes),
         )
 
     def _main_arg(self, a: A.Arg) -> tuple[Any, list[A.Arg], list[A.Anno], ir.Coord]:

@@ -203,6 +203,8 @@ class ExprChecker:
             return self.global_actions[name]
         if name in self.g.functions:
             return BFunction(decl=self.g.functions[name], uid=name)
+        if name in self.g.instances and name != "main":
+            return self.global_instance(name, ctx, coord)  # type: ignore[attr-defined]
         return None
 
     def _e_EName(self, e: A.EName, ctx: Ctx, expected: Any) -> ir.Expr:

@@ -40,13 +40,22 @@ class P4PostLex:
         self.type_names: set[str] = set()
         # (line, column) of an ANNOTATION token -> (name, body tokens or None)
         self.annotations: dict[tuple[int, int], tuple[str, list[Token] | None]] = {}
+        self.tokens: list[Token] = []
 
     def process(self, stream: Iterator[Token]) -> Iterator[Token]:
         toks = self._annotations(list(stream))
-        self._collect_types(toks)
+        self.tokens = toks  # kept for syntax-error messages
+        scopes = self._collect_types(toks)
         for t in toks:
             if t.type == "IDENT" and t.value in self.type_names:
                 t.type = "TYPE_IDENT"
+        # Type parameters are type names only inside their generic
+        # declaration (P4-16 7.2.13), so a variable may be called `T` or `H`.
+        for start, end, params in scopes:
+            for k in range(start, end):
+                t = toks[k]
+                if t.type == "IDENT" and t.value in params:
+                    t.type = "TYPE_IDENT"
         self._mark_tlt(toks)
         yield from self._merge_shr(toks)
 
@@ -82,8 +91,10 @@ class P4PostLex:
             i += 1
         return out
 
-    def _collect_types(self, toks: list[Token]) -> None:
+    def _collect_types(self, toks: list[Token]) -> list[tuple[int, int, set[str]]]:
+        """Collect global type names; return the (start, end, names) scopes of type parameters."""
         names = self.type_names
+        scopes: list[tuple[int, int, set[str]]] = []
         n = len(toks)
 
         def val(k: int) -> str | None:
@@ -133,7 +144,49 @@ class P4PostLex:
                         break
                     k += 1
                 if ok and params and val(k + 1) in ("(", "{"):
-                    names.update(params)
+                    scopes.append((self._decl_start(toks, i), self._decl_end(toks, k + 1), set(params)))
+        return scopes
+
+    @staticmethod
+    def _decl_start(toks: list[Token], i: int) -> int:
+        """Index of the first token of the declaration whose name is at i (return type included)."""
+        k = i - 1
+        while k >= 0:
+            t = toks[k]
+            if t.type != "STRING" and t.value in (";", "{", "}"):
+                return k + 1
+            k -= 1
+        return 0
+
+    @staticmethod
+    def _decl_end(toks: list[Token], k: int) -> int:
+        """End (exclusive) of a generic declaration whose parameter list or body opens at k."""
+        n = len(toks)
+
+        def match(i: int, open_: str, close: str) -> int:
+            depth = 0
+            for j in range(i, n):
+                t = toks[j]
+                if t.type == "STRING":
+                    continue
+                if t.value == open_:
+                    depth += 1
+                elif t.value == close:
+                    depth -= 1
+                    if depth == 0:
+                        return j
+            return n - 1
+
+        while k < n:
+            v = toks[k].value if toks[k].type != "STRING" else None
+            if v == "(":
+                k = match(k, "(", ")") + 1
+            elif v == "{":
+                return match(k, "{", "}") + 1
+            else:
+                # `;` ends a prototype; anything else ends the declaration head
+                return k + 1
+        return n
 
     @staticmethod
     def _match_angle(toks: list[Token], i: int) -> int | None:

@@ -556,7 +556,7 @@ def parse_source(src: Source) -> A.Program:
     try:
         tree = lark.parse(src.text)
     except UnexpectedInput as e:
-        raise _syntax_error(src, e) from None
+        raise _syntax_error(src, e, postlex.tokens) from None
     try:
         return _ToAst(src, postlex).transform(tree)
     except Exception as e:  # VisitError wraps our P4Error
@@ -566,7 +566,7 @@ def parse_source(src: Source) -> A.Program:
         raise
 
 
-def _syntax_error(src: Source, e: UnexpectedInput) -> P4Error:
+def _syntax_error(src: Source, e: UnexpectedInput, toks: list[Token] | None = None) -> P4Error:
     line, col = getattr(e, "line", 0), getattr(e, "column", 0)
     if isinstance(e, UnexpectedToken):
         tok = e.token
@@ -575,6 +575,13 @@ def _syntax_error(src: Source, e: UnexpectedInput) -> P4Error:
         else:
             msg = f"syntax error, unexpected '{tok.value}'"
         line, col = tok.line or line, tok.column or col
+        if tok.type == "IDENT" and tok.value == "abstract":
+            return P4Error(src.coord(line, col), "abstract extern methods are not supported")
+        prev = _previous(toks or [], tok)
+        if tok.type == "IDENT" and prev is not None and prev.type == "IDENT":
+            # `name x` where name is not a type: the usual cause is an
+            # undeclared (or out-of-scope) type name
+            return P4Error(src.coord(prev.line, prev.column), f"{prev.value}: type not declared")
     elif isinstance(e, UnexpectedCharacters):
         msg = f"syntax error: unexpected character '{src.text[e.pos_in_stream]}'"
     elif isinstance(e, UnexpectedEOF):
@@ -583,6 +590,15 @@ def _syntax_error(src: Source, e: UnexpectedInput) -> P4Error:
         msg = "syntax error"
     coord = src.coord(line if isinstance(line, int) else 0, col if isinstance(col, int) else 0)
     return P4Error(coord, msg)
+
+
+def _previous(toks: list[Token], tok: Token) -> Token | None:
+    """The token before `tok` in the post-lexed stream (by position)."""
+    import bisect
+
+    starts = [t.start_pos for t in toks]
+    i = bisect.bisect_left(starts, tok.start_pos)
+    return toks[i - 1] if 0 < i <= len(toks) and (i == len(toks) or toks[i].start_pos == tok.start_pos) else None
 
 
 def dump(tree: Tree) -> str:

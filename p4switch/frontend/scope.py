@@ -103,6 +103,8 @@ class BlockCtx:
     prefix: str  # cp_name prefix, "" at top level
     kind: str  # parser | control | action | function
     used: set[str] = field(default_factory=set)
+    # top-level extern instances this block uses, bound on first use
+    global_externs: dict[str, Any] = field(default_factory=dict)
 
     def uid(self, name: str) -> str:
         cand, n = name, 1

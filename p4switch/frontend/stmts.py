@@ -35,7 +35,14 @@ def annos_ir(annos: list[A.Anno] | None) -> tuple[ir.Annotation, ...]:
 
 
 class BlockLowering(ExprChecker):
-    """Statement/table/parser-state lowering (see module docstring)."""
+    """Statement/table/parser-state lowering (see module docstring).
+
+    `make_extern` (set by the elaborator) instantiates an extern from a
+    declaration; instances constructed inside table properties are collected
+    in `inline_locals` for the enclosing control's locals.
+    """
+
+    inline_locals: list[ir.ExternInstance]
 
     # ------------------------------------------------------------------ statements
     def block(self, b: A.SBlock, ctx: Ctx, new_scope: bool = True) -> ir.Block:
@@ -49,6 +56,11 @@ class BlockLowering(ExprChecker):
 
     def stmt(self, s: Any, ctx: Ctx) -> list[ir.Stmt]:
         if isinstance(s, A.SAssign):
+            root = s.lhs
+            while isinstance(root, (A.EMember, A.EIndex, A.ESlice)):
+                root = root.expr
+            if isinstance(root, A.EName) and isinstance(self.lookup(root.name, ctx, root.coord, root.dot), BConst):
+                raise P4Error(s.coord, f"assignment: cannot write to constant '{root.name}'")
             lhs = self.expr(s.lhs, ctx)
             self.check_lvalue(lhs, ctx, s.coord)
             rhs = self.expr(s.rhs, ctx, lhs.type)
@@ -96,7 +108,12 @@ class BlockLowering(ExprChecker):
         if isinstance(s, A.DVar):
             return [self.local_var(s, ctx)]
         if isinstance(s, A.SDirectApply):
-            raise unsupported(s.coord, "direct application of a control or parser type")
+            # p4c's InstantiateDirectCalls: `C.apply(...)` instantiates C in
+            # place (an instance per call, control-plane name "C").
+            b = self.direct_instance(s, ctx)  # type: ignore[attr-defined]
+            f = A.EMember(expr=A.EName(name=b.var.name, coord=s.coord), name="apply", coord=s.coord)
+            call = self.calls.sub_apply(b, f, A.ECall(func=f, type_args=[], args=s.args, coord=s.coord), ctx)  # type: ignore[attr-defined]
+            return [ir.CallStmt(call=call, coord=s.coord)]
         if isinstance(s, A.DInstance):
             raise P4Error(s.coord, "instantiations are not allowed inside a block")
         raise unsupported(getattr(s, "coord", None), f"statement {type(s).__name__}")
@@ -191,6 +208,17 @@ class BlockLowering(ExprChecker):
     def keysets(self, k: Any, types: list[Any], ctx: Ctx) -> list[ir.Keyset]:
         if isinstance(k, (A.EDefault, A.EDontCare)) and len(types) != 1:
             return [ir.Keyset(kind="default", coord=k.coord) for _ in types]
+        if isinstance(k, A.EName) and len(types) > 1:
+            # A struct value set matches the whole tuple of select keys: one
+            # keyset covers every key (the pipeline packs the keys).
+            b = self.lookup(k.name, ctx, k.coord, k.dot)
+            if isinstance(b, BValueSet):
+                st = self.named(b.vs.type)
+                ftypes = [f.type for f in getattr(st, "fields", ())]
+                if not isinstance(st, ir.StructType) or ftypes != list(types):
+                    raise P4Error(k.coord, f"value_set {k.name} of type {type_str(b.vs.type)} does not match the {len(types)} select keys")
+                v = b.var
+                return [ir.Keyset(kind="value_set", value=ir.Var(name=v.name, uid=v.uid, scope=v.scope, type=v.type, coord=k.coord), coord=k.coord)]
         items = k.items if isinstance(k, A.ETuple) else [k]
         if isinstance(k, A.EList) and len(types) > 1:
             items = k.items
@@ -293,7 +321,8 @@ class BlockLowering(ExprChecker):
                     anno = A.find_anno(k.annos, "name")
                     name = anno.args[0] if anno and anno.args else expr_text(k.expr)
                     keys.append(ir.KeyElement(expr=x, match_kind=k.match_kind, name=name,
-                                              annotations=annos_ir(k.annos), coord=k.coord))
+                                              annotations=annos_ir(k.annos), coord=k.coord,
+                                              type_name=self.expr_type_name(x)))
             elif p.kind == "actions":
                 for it in p.value:
                     ab = self._action_binding(it.name, it.dot, ctx, it.coord)
@@ -337,7 +366,7 @@ class BlockLowering(ExprChecker):
             elif pname == "size":
                 size = self.const_int(p.value, tctx, "table size")
             elif pname in ("implementation", "counters", "meters"):
-                target = self._extern_prop(p, tctx)
+                target = self._extern_prop(p, tctx, b.cp_name)
                 expect = {"implementation": ("action_profile", "action_selector"),
                           "counters": ("direct_counter",), "meters": ("direct_meter",)}[pname]
                 if target.inst.type.name not in expect:
@@ -367,9 +396,29 @@ class BlockLowering(ExprChecker):
             support_timeout=timeout, annotations=annos_ir(d.annos), coord=d.coord,
         )
 
-    def _extern_prop(self, p: A.TableProp, ctx: Ctx) -> BExtern:
+    def expr_type_name(self, x: ir.Expr) -> str:
+        """The `type` name a key expression was declared with (struct/header fields), or ''."""
+        if isinstance(x, ir.Member):
+            bt = self.named(x.expr.type)
+            for f in getattr(bt, "fields", ()):
+                if f.name == x.name:
+                    return f.type_name
+        return ""
+
+    def _extern_prop(self, p: A.TableProp, ctx: Ctx, table: str = "") -> BExtern:
         if isinstance(p.value, A.ECtor):
-            raise unsupported(p.coord, f"an extern constructed in the '{p.name}' property (declare the instance and name it)")
+            # p4c names an instance constructed in a table property after the
+            # property's @name (hierarchically, like any other name) and
+            # rejects it without one: P4Runtime needs a name.
+            anno = A.find_anno(p.annos, "name")
+            if anno is None or not anno.args or not isinstance(anno.args[0], str):
+                raise P4Error(p.coord, f"table '{table}' has an anonymous table property '{p.name}' with no "
+                                       "@name annotation, which is not supported by P4Runtime")
+            name = anno.args[0].lstrip(".")
+            d = A.DInstance(type=p.value.type, args=p.value.args, name=name, annos=p.annos, coord=p.value.coord)
+            b = self.make_extern(d, ctx)  # type: ignore[attr-defined]
+            self.inline_locals.append(b.inst)
+            return b
         if not isinstance(p.value, A.EName):
             raise P4Error(p.coord, f"'{p.name}' must name an extern instance")
         b = self.lookup(p.value.name, ctx, p.coord, p.value.dot)

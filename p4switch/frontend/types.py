@@ -50,6 +50,10 @@ class Globals:
 
     types: dict[str, ir.Type] = field(default_factory=dict)  # header/struct/union/enum
     typedefs: dict[str, Any] = field(default_factory=dict)  # name -> resolved ir type
+    # `type` declarations (resolved like typedefs in the IR, kept for P4Info),
+    # and typedef name -> the `type` it names (p4c follows typedefs to it)
+    newtypes: dict[str, ir.NewType] = field(default_factory=dict)
+    newtype_alias: dict[str, str] = field(default_factory=dict)
     externs: dict[str, ExternInfo] = field(default_factory=dict)
     extern_funcs: dict[str, list[A.MethodProto]] = field(default_factory=dict)
     block_types: dict[str, A.DBlockType] = field(default_factory=dict)
@@ -115,6 +119,14 @@ class TypeEnv:
         if isinstance(t, ir.TypeName):
             return self.g.types[t.name]
         return t
+
+    def newtype_of(self, t: Any) -> str:
+        """The `type` name that type syntax `t` denotes (through typedefs), or ''."""
+        if isinstance(t, A.TName):
+            if t.name in self.g.newtypes:
+                return t.name
+            return self.g.newtype_alias.get(t.name, "")
+        return ""
 
     def resolve(self, t: Any, tvars: dict[str, Any] | None = None) -> Any:
         tvars = tvars or {}

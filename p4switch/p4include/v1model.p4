@@ -2,7 +2,12 @@
  * simple_switch model), declared by the project from the v1model
  * documentation. Names, signatures, enum members and their order are those
  * programs written for p4c expect (standard_metadata field order matters: it
- * is the metadata layout). */
+ * is the metadata layout).
+ *
+ * As in p4c, V1MODEL_VERSION defaults to 20180101; a program that defines it
+ * as 20200408 or later before including this file gets the newer API:
+ * counter<I>, meter<I> and register<T, I> take their index type as a type
+ * parameter, and ports are typed PortId_t. */
 
 #ifndef _V1_MODEL_P4_
 #define _V1_MODEL_P4_
@@ -21,11 +26,21 @@ match_kind {
 
 const bit<32> __v1model_version = V1MODEL_VERSION;
 
+#if V1MODEL_VERSION >= 20200408
+typedef bit<9>  PortId_t;
+#endif
+
 @metadata @name("standard_metadata")
 struct standard_metadata_t {
+#if V1MODEL_VERSION >= 20200408
+    PortId_t ingress_port;
+    PortId_t egress_spec;
+    PortId_t egress_port;
+#else
     bit<9>  ingress_port;
     bit<9>  egress_spec;
     bit<9>  egress_port;
+#endif
     bit<32> instance_type;
     bit<32> packet_length;
     @alias("queueing_metadata.enq_timestamp")  bit<32> enq_timestamp;
@@ -56,9 +71,17 @@ enum MeterType {
 }
 
 /* An array of `size` counters indexed from 0. */
-extern counter {
+extern counter
+#if V1MODEL_VERSION >= 20200408
+<I>
+#endif
+{
     counter(bit<32> size, CounterType type);
+#if V1MODEL_VERSION >= 20200408
+    void count(in I index);
+#else
     void count(in bit<32> index);
+#endif
 }
 
 /* One counter per entry of the table that names it in `counters`. */
@@ -72,9 +95,17 @@ extern direct_counter {
 #define V1MODEL_METER_COLOR_RED    2
 
 /* An array of two-rate three-color meters; result 0 green, 1 yellow, 2 red. */
-extern meter {
+extern meter
+#if V1MODEL_VERSION >= 20200408
+<I>
+#endif
+{
     meter(bit<32> size, MeterType type);
+#if V1MODEL_VERSION >= 20200408
+    void execute_meter<T>(in I index, out T result);
+#else
     void execute_meter<T>(in bit<32> index, out T result);
+#endif
 }
 
 /* One meter per entry of the table that names it in `meters`. */
@@ -84,11 +115,21 @@ extern direct_meter<T> {
 }
 
 /* An array of `size` values of type T, kept across packets. */
-extern register<T> {
+#if V1MODEL_VERSION >= 20200408
+extern register<T, I>
+#else
+extern register<T>
+#endif
+{
     register(bit<32> size);
     @noSideEffects
+#if V1MODEL_VERSION >= 20200408
+    void read(out T result, in I index);
+    void write(in I index, in T value);
+#else
     void read(out T result, in bit<32> index);
     void write(in bit<32> index, in T value);
+#endif
 }
 
 /* A table implementation whose entries point to shared action members. */

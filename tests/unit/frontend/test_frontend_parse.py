@@ -84,3 +84,16 @@ def test_syntax_error_points_at_original_file(tmp_path: Path) -> None:
     with pytest.raises(P4Error) as info:
         _compile(tmp_path, "apply { m.a = = 1; }")
     assert info.value.coord.file.endswith("t.p4") and info.value.coord.line == 3
+
+
+def test_type_parameters_are_types_only_inside_their_declaration(tmp_path: Path) -> None:
+    """v1model declares Parser<H, M>; a program may still name a variable H or T."""
+    prog = _compile(tmp_path, "apply { bit<8> H = 1; bit<8> T = H + 1; m.a = T; }")
+    assert _apply_stmts(prog)[2].rhs.name == "T"
+
+
+def test_generic_functions_are_specialized_per_type(tmp_path: Path) -> None:
+    """A generic function is lowered once per set of type arguments."""
+    src = (Path(__file__).resolve().parent / "corpus" / "valid" / "control_flow.p4")
+    prog = compile_file(src)
+    assert sorted(f.uid for f in prog.functions) == ["max16", "pick<bit<16>>", "swap_macs", "ttl_class"]

@@ -119,3 +119,85 @@ def test_all_ids_have_their_kind_prefix(features) -> None:
     for field, kind in kinds.items():
         for e in getattr(features, field):
             assert e.preamble.id >> 24 == kind, (field, e.preamble.name)
+
+
+def _info(name: str):
+    return build_p4info(compile_file(CORPUS / "valid" / f"{name}.p4"))
+
+
+def test_new_types_carry_type_name_and_translation() -> None:
+    """`type` with @p4runtime_translation: sdn_bitwidth as bitwidth, type_name, new_types entry."""
+    info = _info("newtype")
+    (t,) = info.tables
+    assert [(f.name, f.bitwidth, f.type_name.name) for f in t.match_fields] == [
+        ("meta.in_port", 32, "PortId_t"), ("hdr.vlan.vid", 12, "VlanId_t")]
+    nts = info.type_info.new_types
+    assert nts["PortId_t"].translated_type.uri == "p4.org/psa/v1/PortId_t"
+    assert nts["PortId_t"].translated_type.sdn_bitwidth == 32
+    assert nts["VlanId_t"].original_type.bitstring.bit.bitwidth == 12
+    md = info.controller_packet_metadata[0].metadata[0]
+    assert (md.name, md.bitwidth, md.type_name.name) == ("ingress_port", 32, "PortId_t")
+
+
+def test_externs_constructed_in_table_properties_take_the_property_name() -> None:
+    """`@name("x") implementation = action_selector(...)` is the profile <control>.x."""
+    info = _info("ecmp_selector")
+    profiles = {p.preamble.name: p for p in info.action_profiles}
+    wcmp = next(t for t in info.tables if t.preamble.name == "MyIngress.wcmp")
+    assert wcmp.implementation_id == profiles["MyIngress.wcmp_selector"].preamble.id
+    assert profiles["MyIngress.wcmp_selector"].with_selector and profiles["MyIngress.wcmp_selector"].size == 256
+    assert [c.preamble.name for c in info.direct_counters] == ["MyIngress.wcmp_counter"]
+    ids = {t.preamble.name: t.preamble.id for t in info.tables}
+    assert list(profiles["MyIngress.nhop_profile"].table_ids) == [ids["MyIngress.nhop"], ids["MyIngress.nhop_v2"]]
+
+
+def test_names_ids_pkginfo_and_param_names() -> None:
+    """@pkginfo fills pkg_info, @name renames params, @id fixes ids, leading-dot names are global."""
+    info = _info("names_ids")
+    assert (info.pkg_info.name, info.pkg_info.version, info.pkg_info.arch) == ("names_ids.p4", "1.0.0", "v1model")
+    tables = {t.preamble.name: t for t in info.tables}
+    assert set(tables) == {"ingress.port_bd", "l2_fwd"}
+    assert tables["ingress.port_bd"].preamble.id == 0x02000042
+    assert tables["ingress.port_bd"].preamble.doc.brief == "Port to bridge domain"
+    actions = {a.preamble.name: a for a in info.actions}
+    assert actions["set_bd"].preamble.id == 0x01000101
+    assert [(p.id, p.name) for p in actions["set_bd"].params] == [(7, "bd"), (2, "extra")]
+    assert info.counters[0].preamble.name == "port_packets" and info.counters[0].preamble.id == 0x12000001
+
+
+def test_enum_types_are_registered_in_type_info() -> None:
+    """Serializable enums used as keys/params and plain enums used as params appear in type_info."""
+    info = _info("enum_keys")
+    assert set(info.type_info.serializable_enums) == {"EtherType", "Verdict"}
+    assert info.type_info.serializable_enums["EtherType"].members[0].value == b"\x08\x00"
+    assert [m.name for m in info.type_info.enums["Color"].members] == ["GREEN", "YELLOW", "RED"]
+    color = next(a for a in info.actions if a.preamble.name == "MyIngress.set_color")
+    assert color.params[0].type_name.name == "Color" and color.params[0].bitwidth == 0
+
+
+def test_struct_value_set_and_top_level_externs() -> None:
+    """A struct value_set lists its fields (@match kinds); top-level externs keep their bare names."""
+    vs = _info("value_set").value_sets[1]
+    assert vs.preamble.name == "MyParser.tunnel_ports"
+    assert [(m.name, m.bitwidth, m.match_type) for m in vs.match] == [("protocol", 8, 2), ("port", 16, 4)]
+    info = _info("globals_direct")
+    assert [c.preamble.name for c in info.counters] == ["global_port_counter"]
+    assert [r.preamble.name for r in info.registers] == ["global_state"]
+    assert [t.preamble.name for t in info.tables] == ["MyIngress.Learn.learn"]
+
+
+def test_v1model_2020_registers_keep_their_value_type() -> None:
+    """With V1MODEL_VERSION 20200408, register<T, I> describes T in P4Info."""
+    info = _info("v1model_2020")
+    (reg,) = info.registers
+    assert reg.preamble.name == "MyIngress.flow_bytes" and reg.size == 256
+    assert reg.type_spec.bitstring.bit.bitwidth == 32
+
+
+def test_unknown_annotations_render_token_by_token() -> None:
+    """p4c prints unparsed annotation bodies token by token; parsed ones with ', '."""
+    from p4switch.p4info import _anno_strings
+
+    annos = (ir.Annotation(name="my_anno", args=(1, "x")), ir.Annotation(name="noWarn", args=("unused",)),
+             ir.Annotation(name="defaultonly"))
+    assert _anno_strings(annos) == ['@my_anno(1 , "x")', '@noWarn("unused")', "@defaultonly"]

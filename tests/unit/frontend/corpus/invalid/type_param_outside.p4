@@ -1,0 +1,7 @@
+#include "../include/pre.p4"
+control I(inout h_t h, inout m_t m, inout standard_metadata_t sm) {
+    apply {
+        T x; // expect: error: T: type not declared
+    }
+}
+#include "../include/post.p4"
