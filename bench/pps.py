@@ -34,12 +34,12 @@ def udp_frame(dst: int, sport: int) -> bytes:
 
 
 def setup_rtsw(sw: Switch, routes: list[int]) -> None:
-    for m in range(4):
+    for m in range(8):
         sw.member_insert("FabricIngress.routing.ecmp_selector", Member(
             member_id=m + 1, action=ActionCall(action="FabricIngress.routing.set_output",
                                                args=(m + 1, 0x020000000000 + m, 0x020000000100 + m))))
     sw.group_insert("FabricIngress.routing.ecmp_selector",
-                    Group(group_id=1, members=[(m + 1, 1) for m in range(4)]))
+                    Group(group_id=1, members=[(m + 1, 1) for m in range(8)]))
     sw.table_insert("FabricIngress.routing.next_hop", TableEntry(
         match={0: FieldMatch(kind="exact", value=1)}, group_id=1))
     for r in routes:
@@ -65,7 +65,8 @@ def main() -> int:
     ap.add_argument("--program", choices=["rtsw", "l3"], default="rtsw")
     args = ap.parse_args()
     rng = random.Random(1)
-    routes = sorted({(10 << 24) | (rng.randrange(1 << 16) << 8) for _ in range(args.routes)})
+    routes = sorted(set(rng.sample(range(1 << 16), args.routes)))
+    routes = [(10 << 24) | (r << 8) for r in routes]
     if args.program == "rtsw" and (REPO / "p4" / "rtsw.p4").exists():
         prog = compile_file(REPO / "p4" / "rtsw.p4", include_dirs=[REPO / "p4" / "include"])
         setup = setup_rtsw

@@ -1,27 +1,36 @@
-"""Traffic manager: per-port strict-priority egress queues, port speed, PFC.
+"""Traffic manager: per-port strict-priority egress queues, port speed, PFC, PFC watchdog.
 
 Each egress port has `queues` FIFO queues; queue i holds the packets whose
 `standard_metadata.priority` is i and a higher i is served first (BMv2
-simple_switch with priority queues). Depth is counted in packets (tail drop,
-counted per queue); a queue may have a rate limit in packets/s; a port may
-have a speed in bits/s, in which case a packet occupies the port for its
-serialisation time before the next one leaves.
+simple_switch with priority queues). Per (port, priority): a depth in
+packets (tail drop, counted) and an optional drain rate in packets/s. Per
+port: a speed in bits/s; a packet then holds the port for its serialisation
+time before the next one leaves.
 
-PFC (IEEE 802.1Qbb) is per (port, priority):
+PFC (IEEE 802.1Qbb), per (port, priority), beyond BMv2:
 
-* XOFF/XON accounting: every queued packet is charged to the (ingress port,
-  priority) it came from; when the charge reaches `xoff` packets a PAUSE
-  frame with quanta 0xFFFF for that priority is sent out of the ingress port
-  (upstream); when it falls to `xon` a PAUSE with quanta 0 (resume) is sent.
-* A PAUSE frame received on a port (ethertype 0x8808, opcode 0x0101) is
-  consumed (never reaches the pipeline) and stops the listed priorities'
-  egress on that port for quanta x 512 bit-times at the port's speed.
+* XOFF/XON: every queued packet is charged to the (ingress port, priority)
+  it came from. When the charge reaches the ingress port's `xoff` a PAUSE
+  frame (`build_pause_frame`) for that priority goes out of the ingress port
+  (upstream); while the charge stays above `xon` the PAUSE is sent again
+  before the previous one expires (half its quanta x 512 bit-times at the
+  ingress port's speed); falling to `xon` sends a PAUSE with quanta 0.
+* A PAUSE frame received on a port is consumed and stops the enabled
+  priorities' egress queues of that port for quanta x 512 bit-times at the
+  port's speed (10 Gb/s when none is set); quanta 0 resumes at once.
+* Watchdog (as SONiC's pfcwd, off by default, per priority): a queue paused
+  without a break for `detection_s` is in a PFC storm; its packets are then
+  dropped (queued ones and arrivals, counted) or forwarded ignoring PAUSE
+  (`action`), until no PAUSE has been received on it for `restoration_s`.
 
-A scheduler thread delivers dequeued packets to `deliver(port, priority,
-item, deq_depth)`.
+Time: `clock` (default `time.monotonic`). With `threaded=True` a scheduler
+thread runs egress as packets become ready; with `threaded=False` nothing
+moves until `poll()` (deliver what is ready now) or `advance(seconds)` (a
+`VirtualClock` stepped through every event), which makes tests exact.
 
-Names defined here: `TmConfig`, `TrafficManager`, `PfcConfig`,
-`build_pause_frame`, `parse_pause_frame`, `PFC_ETHERTYPE`, `PFC_OPCODE`.
+Names defined here: `TmConfig`, `PfcConfig`, `WatchdogConfig`,
+`TrafficManager`, `VirtualClock`, `build_pause_frame`, `parse_pause_frame`,
+`PFC_ETHERTYPE`, `PFC_OPCODE`, `PFC_DST`, `DEFAULT_SPEED`.
 """
 
 from __future__ import annotations
@@ -40,10 +49,17 @@ PFC_ETHERTYPE = 0x8808
 PFC_OPCODE = 0x0101
 PFC_DST = bytes.fromhex("0180c2000001")
 DEFAULT_SPEED = 10_000_000_000  # bits/s, for pause quanta when no speed is set
+MIN_FRAME = 60  # bytes without the FCS
+INF = float("inf")
 
 
 def build_pause_frame(quanta: dict[int, int], src_mac: bytes = b"\x00" * 6) -> bytes:
-    """A PFC PAUSE frame (60 bytes, no FCS) pausing priority p for quanta[p] (0 = resume)."""
+    """A PFC PAUSE frame (60 bytes, no FCS) pausing priority p for quanta[p] (0 = resume).
+
+    Destination 01:80:c2:00:00:01, EtherType 0x8808, opcode 0x0101, the
+    class-enable vector (bit p set for each listed priority), then eight
+    16-bit quanta (priority 0 first), zero padding to the minimum frame size.
+    """
     enable = 0
     times = [0] * 8
     for p, q in quanta.items():
@@ -51,7 +67,12 @@ def build_pause_frame(quanta: dict[int, int], src_mac: bytes = b"\x00" * 6) -> b
         times[p] = q & 0xFFFF
     body = PFC_DST + src_mac + PFC_ETHERTYPE.to_bytes(2, "big") + PFC_OPCODE.to_bytes(2, "big")
     body += enable.to_bytes(2, "big") + b"".join(t.to_bytes(2, "big") for t in times)
-    return body + b"\x00" * (60 - len(body))
+    return body + b"\x00" * (MIN_FRAME - len(body))
+
+
+def is_mac_control(frame: bytes) -> bool:
+    """EtherType 0x8808 (MAC control: PAUSE/PFC): never forwarded by a bridge."""
+    return len(frame) >= 14 and frame[12] == 0x88 and frame[13] == 0x08
 
 
 def parse_pause_frame(frame: bytes) -> dict[int, int] | None:
@@ -62,18 +83,40 @@ def parse_pause_frame(frame: bytes) -> dict[int, int] | None:
     return {p: int.from_bytes(frame[18 + 2 * p:20 + 2 * p], "big") for p in range(8) if enable >> p & 1}
 
 
+def port_mac(port: int) -> bytes:
+    """The source MAC of PAUSE frames sent out of `port` (locally administered, per port)."""
+    return bytes((0x02, 0x50, 0x46, 0x43)) + (port & 0xFFFF).to_bytes(2, "big")
+
+
 @dataclass(frozen=True, kw_only=True)
 class PfcConfig:
-    """PFC on one port: the priorities it covers and the XOFF/XON thresholds (packets)."""
+    """PFC on one port: the priorities it covers, XOFF/XON thresholds (packets), PAUSE quanta."""
 
     priorities: frozenset[int]
     xoff: int = 48
     xon: int = 32
+    quanta: int = 0xFFFF
+
+
+@dataclass(frozen=True, kw_only=True)
+class WatchdogConfig:
+    """PFC watchdog on one port: priorities watched, detection/restoration times, action."""
+
+    priorities: frozenset[int]
+    detection_s: float = 0.2
+    restoration_s: float = 0.2
+    action: str = "drop"  # drop | forward
+
+    def __post_init__(self) -> None:
+        if self.action not in ("drop", "forward"):
+            raise ValueError(f"watchdog action must be 'drop' or 'forward', not {self.action!r}")
+        if self.detection_s <= 0 or self.restoration_s <= 0:
+            raise ValueError("watchdog detection and restoration times must be > 0")
 
 
 @dataclass(frozen=True, kw_only=True)
 class TmConfig:
-    """Initial settings; `TrafficManager.set_*` change them at run time."""
+    """Initial settings; `TrafficManager.set_*` change them at run time. None keys: every port."""
 
     queues: int = 1
     depth: int = 64
@@ -82,7 +125,18 @@ class TmConfig:
     port_rate_pps: dict[int, float] = field(default_factory=dict)
     speed_bps: float | None = None
     port_speed_bps: dict[int, float] = field(default_factory=dict)
-    pfc: dict[int | None, PfcConfig] = field(default_factory=dict)  # None: every port
+    pfc: dict[int | None, PfcConfig] = field(default_factory=dict)
+    watchdog: dict[int | None, WatchdogConfig] = field(default_factory=dict)
+
+
+class VirtualClock:
+    """A clock that only moves when told to (`TrafficManager.advance`)."""
+
+    def __init__(self, start: float = 0.0) -> None:
+        self.t = start
+
+    def __call__(self) -> float:
+        return self.t
 
 
 class _Settings:
@@ -93,11 +147,15 @@ class _Settings:
         self.rate: dict[Any, float | None] = {None: c.rate_pps, **c.port_rate_pps}
         self.speed: dict[Any, float | None] = {None: c.speed_bps, **c.port_speed_bps}
         self.pfc: dict[Any, PfcConfig | None] = dict(c.pfc)
+        self.thresholds: dict[tuple[int | None, int], tuple[int, int]] = {}
+        self.watchdog: dict[Any, WatchdogConfig | None] = dict(c.watchdog)
 
     @staticmethod
     def _get(d: dict, port: int, prio: int | None = None) -> Any:
-        if prio is not None and (port, prio) in d:
-            return d[(port, prio)]
+        if prio is not None:
+            for k in ((port, prio), (None, prio)):
+                if k in d:
+                    return d[k]
         if port in d:
             return d[port]
         return d.get(None)
@@ -108,49 +166,78 @@ class _Settings:
     def rate_of(self, port: int, prio: int) -> float | None:
         return self._get(self.rate, port, prio)
 
-    def speed_of(self, port: int) -> float | None:
-        return self._get(self.speed, port)
+    def speed_of(self, port: int) -> float:
+        return self._get(self.speed, port) or DEFAULT_SPEED
 
     def pfc_of(self, port: int) -> PfcConfig | None:
+        """The PfcConfig of a port (None: PFC off there)."""
         return self._get(self.pfc, port)
+
+    def pfc_for(self, port: int, prio: int) -> tuple[int, int, int] | None:
+        """(xoff, xon, quanta) when PFC covers (port, prio), else None."""
+        cfg = self._get(self.pfc, port)
+        if cfg is None or prio not in cfg.priorities:
+            return None
+        xoff, xon = self._get(self.thresholds, port, prio) or (cfg.xoff, cfg.xon)
+        return xoff, xon, cfg.quanta
+
+    def watchdog_of(self, port: int, prio: int) -> WatchdogConfig | None:
+        cfg = self._get(self.watchdog, port)
+        return cfg if cfg is not None and prio in cfg.priorities else None
 
 
 class _Port:
-    __slots__ = ("queues", "busy_until", "paused_until", "next_ok")
+    __slots__ = ("queues", "busy_until", "paused_until", "paused_since", "paused_total", "next_ok",
+                 "last_pause_rx", "storm", "wd_ref")
 
     def __init__(self, n: int) -> None:
         self.queues: list[collections.deque] = [collections.deque() for _ in range(n)]
         self.busy_until = 0.0
         self.paused_until = [0.0] * n
+        self.paused_since: list[float | None] = [None] * n  # start of the current pause
+        self.paused_total = [0.0] * n  # seconds paused, closed intervals
         self.next_ok = [0.0] * n  # rate limit: earliest next dequeue per queue
+        self.last_pause_rx = [-INF] * n  # last PAUSE (quanta > 0) received
+        self.storm = [False] * n  # watchdog: PFC storm detected
+        self.wd_ref = [-INF] * n  # watchdog: a storm ended here; detection counts from then
 
 
 class TrafficManager:
-    """Queues + scheduler thread. `enqueue` is called with the switch lock held or not; it locks itself."""
+    """Queues + scheduler. Thread-safe: every entry point takes the TM's own lock."""
 
     def __init__(self, deliver: Callable[[int, int, Any, int], None], config: TmConfig, *,
                  send_raw: Callable[[int, bytes], None] | None = None,
                  size_of: Callable[[Any], int] = lambda item: 0,
-                 clock: Callable[[], float] = time.monotonic) -> None:
+                 clock: Callable[[], float] = time.monotonic, threaded: bool = True,
+                 on_drop: Callable[[Any], None] | None = None) -> None:
         self.deliver = deliver
         self.config = config
         self.settings = _Settings(config)
         self.send_raw = send_raw
         self.size_of = size_of
         self.clock = clock
+        self.on_drop = on_drop
         self.cv = threading.Condition()
         self.ports: dict[int, _Port] = {}
-        self.drops: collections.Counter[tuple[int, int]] = collections.Counter()
-        self.enqueued: collections.Counter[tuple[int, int]] = collections.Counter()
-        self.dequeued: collections.Counter[tuple[int, int]] = collections.Counter()
-        self.pauses_sent: collections.Counter[tuple[int, int]] = collections.Counter()
-        self.pauses_received: collections.Counter[tuple[int, int]] = collections.Counter()
-        self.charge: collections.Counter[tuple[int, int]] = collections.Counter()
-        self.xoff_sent: set[tuple[int, int]] = set()
+        C = collections.Counter
+        self.drops: collections.Counter[tuple[int, int]] = C()  # tail drops
+        self.wd_drops: collections.Counter[tuple[int, int]] = C()
+        self.enqueued: collections.Counter[tuple[int, int]] = C()
+        self.dequeued: collections.Counter[tuple[int, int]] = C()
+        self.pauses_sent: collections.Counter[tuple[int, int]] = C()  # XOFF incl. refreshes
+        self.resumes_sent: collections.Counter[tuple[int, int]] = C()
+        self.pauses_received: collections.Counter[tuple[int, int]] = C()
+        self.storms: collections.Counter[tuple[int, int]] = C()
+        self.charge: collections.Counter[tuple[int, int]] = C()
+        self.xoff: dict[tuple[int, int], float] = {}  # (ingress port, prio) -> next refresh time
+        self.max_depth: collections.Counter[tuple[int, int]] = C()
         self.in_flight = 0
         self._stop = False
-        self.thread = threading.Thread(target=self._run, name="p4switch-tm", daemon=True)
-        self.thread.start()
+        self.threaded = threaded
+        self.thread: threading.Thread | None = None
+        if threaded:
+            self.thread = threading.Thread(target=self._run, name="p4switch-tm", daemon=True)
+            self.thread.start()
 
     # ------------------------------------------------------------ queues
     def _port(self, port: int) -> _Port:
@@ -164,77 +251,172 @@ class TrafficManager:
         return len(p.queues[prio]) if p is not None else 0
 
     def enqueue(self, port: int, prio: int, item: Any, ingress_port: int | None = None) -> int | None:
-        """Queue an item; returns the queue depth found (enq_qdepth) or None when tail-dropped."""
-        pause: list[tuple[int, dict[int, int]]] = []
+        """Queue an item; returns the queue's depth found (BMv2 enq_qdepth), None when dropped."""
+        frames: list[tuple[int, bytes]] = []
         with self.cv:
             p = self._port(port)
             q = p.queues[prio]
             depth = len(q)
-            if depth >= self.settings.depth_of(port, prio):
-                self.drops[(port, prio)] += 1
+            k = (port, prio)
+            if p.storm[prio] and self._wd_action(port, prio) == "drop":
+                self.wd_drops[k] += 1
                 return None
-            q.append((item, ingress_port))
-            self.enqueued[(port, prio)] += 1
+            if depth >= self.settings.depth_of(port, prio):
+                self.drops[k] += 1
+                return None
+            q.append((item, ingress_port, self.clock()))
+            self.enqueued[k] += 1
+            if depth + 1 > self.max_depth[k]:
+                self.max_depth[k] = depth + 1
             if ingress_port is not None:
-                pause = self._charge(ingress_port, prio, +1)
+                self._charge(ingress_port, prio, +1, frames)
             self.cv.notify()
-        self._send_pauses(pause)
+        self._send(frames)
         return depth
 
-    def _charge(self, ingress_port: int, prio: int, delta: int) -> list[tuple[int, dict[int, int]]]:
-        cfg = self.settings.pfc_of(ingress_port)
-        k = (ingress_port, prio)
-        self.charge[k] += delta
-        if cfg is None or prio not in cfg.priorities:
-            return []
-        n = self.charge[k]
-        if delta > 0 and n >= cfg.xoff and k not in self.xoff_sent:
-            self.xoff_sent.add(k)
-            self.pauses_sent[k] += 1
-            return [(ingress_port, {prio: 0xFFFF})]
-        if delta < 0 and n <= cfg.xon and k in self.xoff_sent:
-            self.xoff_sent.discard(k)
-            return [(ingress_port, {prio: 0})]
-        return []
+    def _wd_action(self, port: int, prio: int) -> str | None:
+        cfg = self.settings.watchdog_of(port, prio)
+        return cfg.action if cfg is not None else None
 
-    def _send_pauses(self, pauses: list[tuple[int, dict[int, int]]]) -> None:
+    def _pause_time(self, port: int, quanta: int) -> float:
+        return quanta * 512 / self.settings.speed_of(port)
+
+    def _charge(self, ingress_port: int, prio: int, delta: int, frames: list) -> None:
+        k = (ingress_port, prio)
+        n = self.charge[k] + delta
+        self.charge[k] = n
+        cfg = self.settings.pfc_for(ingress_port, prio)
+        if cfg is None:
+            if k in self.xoff and delta < 0 and n <= 0:  # PFC switched off while asserted
+                del self.xoff[k]
+                self.resumes_sent[k] += 1
+                frames.append((ingress_port, {prio: 0}))
+            return
+        xoff, xon, quanta = cfg
+        if delta > 0 and n >= xoff and k not in self.xoff:
+            self.xoff[k] = self.clock() + self._pause_time(ingress_port, quanta) / 2
+            self.pauses_sent[k] += 1
+            frames.append((ingress_port, {prio: quanta}))
+        elif delta < 0 and n <= xon and k in self.xoff:
+            del self.xoff[k]
+            self.resumes_sent[k] += 1
+            frames.append((ingress_port, {prio: 0}))
+
+    def _send(self, frames: list[tuple[int, dict[int, int]]]) -> None:
         if self.send_raw is None:
             return
-        for port, quanta in pauses:
+        for port, quanta in frames:
             try:
-                self.send_raw(port, build_pause_frame(quanta))
+                self.send_raw(port, build_pause_frame(quanta, port_mac(port)))
             except Exception:  # a port that cannot send must not stop the TM
-                log.exception("sending PFC frame on port %d failed", port)
+                log.exception("sending a PFC frame on port %d failed", port)
 
     # ------------------------------------------------------------ PFC input
     def receive_pause(self, port: int, frame: bytes) -> bool:
-        """Handle a frame received on `port`; True when it was a PAUSE frame (consumed)."""
-        cfg = self.settings.pfc_of(port)
-        if cfg is None:
+        """Handle a frame received on `port`; True when it was MAC control (consumed)."""
+        if not is_mac_control(frame):
             return False
         quanta = parse_pause_frame(frame)
-        if quanta is None:
-            return False
-        speed = self.settings.speed_of(port) or DEFAULT_SPEED
-        now = self.clock()
+        if not quanta:
+            return True  # other MAC control (802.3x PAUSE...): consumed, not forwarded
         with self.cv:
+            now = self.clock()
             p = self._port(port)
             for prio, q in quanta.items():
-                if prio >= self.config.queues or prio not in cfg.priorities:
+                if prio >= self.config.queues or self.settings.pfc_for(port, prio) is None:
                     continue
                 self.pauses_received[(port, prio)] += 1
-                p.paused_until[prio] = now + q * 512 / speed if q else 0.0
+                if q:
+                    p.last_pause_rx[prio] = now
+                    self._pause(p, prio, now, now + self._pause_time(port, q))
+                else:
+                    self._resume(p, prio, now)
             self.cv.notify()
         return True
+
+    @staticmethod
+    def _pause(p: _Port, prio: int, now: float, until: float) -> None:
+        since = p.paused_since[prio]
+        if since is not None and p.paused_until[prio] < now:  # the last pause had expired
+            p.paused_total[prio] += p.paused_until[prio] - since
+            since = None
+        if since is None:
+            p.paused_since[prio] = now
+        p.paused_until[prio] = until
+
+    @staticmethod
+    def _resume(p: _Port, prio: int, now: float) -> None:
+        since = p.paused_since[prio]
+        if since is not None:
+            p.paused_total[prio] += min(now, p.paused_until[prio]) - since
+            p.paused_since[prio] = None
+        p.paused_until[prio] = 0.0
 
     def paused(self, port: int, prio: int) -> bool:
         p = self.ports.get(port)
         return p is not None and p.paused_until[prio] > self.clock()
 
     # ------------------------------------------------------------ scheduler
+    def _housekeeping(self, now: float, frames: list) -> float:
+        """PAUSE refreshes and watchdog transitions due by `now`; returns the next such time."""
+        wake = INF
+        for k, due in list(self.xoff.items()):
+            port, prio = k
+            cfg = self.settings.pfc_for(port, prio)
+            if cfg is None:
+                continue
+            if due <= now:
+                self.pauses_sent[k] += 1
+                frames.append((port, {prio: cfg[2]}))
+                due = self.xoff[k] = now + self._pause_time(port, cfg[2]) / 2
+            wake = min(wake, due)
+        if not self.settings.watchdog or not any(self.settings.watchdog.values()):
+            return wake
+        for port, p in self.ports.items():
+            for prio in range(len(p.queues)):
+                cfg = self.settings.watchdog_of(port, prio)
+                if cfg is None:
+                    if p.storm[prio]:
+                        p.storm[prio] = False
+                    continue
+                if p.storm[prio]:
+                    end = p.last_pause_rx[prio] + cfg.restoration_s
+                    if end <= now:
+                        p.storm[prio] = False
+                        p.wd_ref[prio] = now
+                        log.info("PFC storm on port %d priority %d ended", port, prio)
+                    else:
+                        wake = min(wake, end)
+                        continue
+                since = p.paused_since[prio]
+                if since is None or p.paused_until[prio] <= now:
+                    continue
+                start = max(since, p.wd_ref[prio]) + cfg.detection_s
+                # a storm is PAUSE still arriving: a single long PAUSE long ago is not one
+                if start <= now and now - p.last_pause_rx[prio] < cfg.restoration_s:
+                    p.storm[prio] = True
+                    self.storms[(port, prio)] += 1
+                    log.warning("PFC storm on port %d priority %d: %s", port, prio, cfg.action)
+                    if cfg.action == "drop":
+                        self._wd_flush(port, prio, p, frames)
+                    wake = min(wake, p.last_pause_rx[prio] + cfg.restoration_s)
+                elif now < start < p.paused_until[prio]:
+                    wake = min(wake, start)
+        return wake
+
+    def _wd_flush(self, port: int, prio: int, p: _Port, frames: list) -> None:
+        q = p.queues[prio]
+        while q:
+            item, ingress_port, _ = q.popleft()
+            self.wd_drops[(port, prio)] += 1
+            if ingress_port is not None:
+                self._charge(ingress_port, prio, -1, frames)
+            if self.on_drop is not None:
+                self.on_drop(item)
+
     def _pick(self, now: float) -> tuple[float, tuple | None]:
         """(earliest time something may become ready, (port, prio, entry) ready now or None)."""
-        wake = float("inf")
+        wake = INF
         for port, p in self.ports.items():
             if p.busy_until > now:
                 if any(p.queues):
@@ -244,8 +426,9 @@ class TrafficManager:
                 q = p.queues[prio]
                 if not q:
                     continue
-                if p.paused_until[prio] > now:
-                    wake = min(wake, p.paused_until[prio])
+                pu = p.paused_until[prio]
+                if pu > now and not p.storm[prio]:
+                    wake = min(wake, pu)
                     continue
                 if p.next_ok[prio] > now:
                     wake = min(wake, p.next_ok[prio])
@@ -253,81 +436,193 @@ class TrafficManager:
                 return now, (port, prio, q.popleft())
         return wake, None
 
+    def _take(self, now: float, frames: list) -> tuple[float, tuple | None]:
+        """Housekeeping then one ready packet (bookkept as dequeued); caller holds the lock."""
+        wake = self._housekeeping(now, frames)
+        w2, got = self._pick(now)
+        if got is None:
+            return min(wake, w2), None
+        port, prio, (item, ingress_port, t_enq) = got
+        p = self.ports[port]
+        rate = self.settings.rate_of(port, prio)
+        if rate:
+            p.next_ok[prio] = now + 1.0 / rate
+        speed = self.settings._get(self.settings.speed, port)
+        if speed:
+            p.busy_until = now + self.size_of(item) * 8 / speed
+        self.dequeued[(port, prio)] += 1
+        self.in_flight += 1
+        if ingress_port is not None:
+            self._charge(ingress_port, prio, -1, frames)
+        return now, (port, prio, item, len(p.queues[prio]))
+
+    def _deliver(self, got: tuple) -> None:
+        port, prio, item, deq_depth = got
+        try:
+            self.deliver(port, prio, item, deq_depth)
+        except Exception:
+            log.exception("egress processing failed")
+        finally:
+            with self.cv:
+                self.in_flight -= 1
+                self.cv.notify_all()
+
     def _run(self) -> None:
         while True:
+            frames: list = []
             with self.cv:
                 while True:
                     if self._stop:
                         return
                     now = self.clock()
-                    wake, got = self._pick(now)
-                    if got is not None:
+                    wake, got = self._take(now, frames)
+                    if got is not None or frames:
                         break
-                    self.cv.wait(None if wake == float("inf") else max(0.0, wake - now))
-                port, prio, (item, ingress_port) = got
-                p = self.ports[port]
-                rate = self.settings.rate_of(port, prio)
-                if rate:
-                    p.next_ok[prio] = now + 1.0 / rate
-                speed = self.settings.speed_of(port)
-                if speed:
-                    p.busy_until = now + self.size_of(item) * 8 / speed
-                self.dequeued[(port, prio)] += 1
-                deq_depth = len(p.queues[prio])
-                self.in_flight += 1
-                pause = self._charge(ingress_port, prio, -1) if ingress_port is not None else []
-            self._send_pauses(pause)
-            try:
-                self.deliver(port, prio, item, deq_depth)
-            except Exception:
-                log.exception("egress processing failed")
-            finally:
-                with self.cv:
-                    self.in_flight -= 1
-                    self.cv.notify_all()
+                    self.cv.wait(None if wake == INF else max(0.0, wake - now))
+            self._send(frames)
+            if got is not None:
+                self._deliver(got)
+
+    def poll(self) -> int:
+        """Manual mode: deliver everything ready at the clock's current time; returns how many."""
+        n = 0
+        while True:
+            frames: list = []
+            with self.cv:
+                _, got = self._take(self.clock(), frames)
+            self._send(frames)
+            if got is None:
+                return n
+            self._deliver(got)
+            n += 1
+
+    def next_event(self) -> float:
+        """Manual mode: the time of the next thing the TM will do (inf: nothing pending)."""
+        with self.cv:
+            frames: list = []
+            now = self.clock()
+            wake = self._housekeeping(now, frames)
+            w2, got = self._pick(now)
+            if got is not None:  # put it back: this was a peek
+                port, prio, entry = got
+                self.ports[port].queues[prio].appendleft(entry)
+                w2 = now
+        self._send(frames)
+        return min(wake, w2)
+
+    def advance(self, seconds: float) -> int:
+        """Manual mode with a VirtualClock: move time forward, running every event on the way."""
+        clock = self.clock
+        if not isinstance(clock, VirtualClock):
+            raise TypeError("advance() needs a VirtualClock")
+        end = clock.t + seconds
+        n = self.poll()
+        while True:
+            t = self.next_event()
+            if t > end:
+                clock.t = end
+                return n + self.poll()
+            if t <= clock.t:  # nothing moved at this instant: step past it
+                t = clock.t + 1e-9
+            clock.t = t
+            n += self.poll()
 
     # ------------------------------------------------------------ run-time settings
     def set_depth(self, port: int | None, depth: int, prio: int | None = None) -> None:
+        if int(depth) < 0:
+            raise ValueError("queue depth must be >= 0")
         with self.cv:
             self.settings.depth[port if prio is None else (port, prio)] = int(depth)
 
     def set_rate(self, port: int | None, pps: float | None, prio: int | None = None) -> None:
+        if pps is not None and float(pps) < 0:
+            raise ValueError("queue rate must be >= 0")
         with self.cv:
             self.settings.rate[port if prio is None else (port, prio)] = float(pps) if pps else None
             self.cv.notify()
 
     def set_speed(self, port: int | None, bps: float | None) -> None:
+        if bps is not None and float(bps) < 0:
+            raise ValueError("port speed must be >= 0")
         with self.cv:
             self.settings.speed[port] = float(bps) if bps else None
             self.cv.notify()
 
     def set_pfc(self, port: int | None, cfg: PfcConfig | None) -> None:
+        frames: list = []
         with self.cv:
             self.settings.pfc[port] = cfg
+            for k in list(self.xoff):  # release upstream ports no longer covered
+                if (port is None or k[0] == port) and self.settings.pfc_for(*k) is None:
+                    del self.xoff[k]
+                    self.resumes_sent[k] += 1
+                    frames.append((k[0], {k[1]: 0}))
+            self.cv.notify()
+        self._send(frames)
 
-    def stats(self) -> dict[str, Any]:
-        """Counters and depths per "port/priority" (JSON-friendly)."""
+    def set_thresholds(self, port: int | None, prio: int, xoff: int, xon: int) -> None:
+        if not 0 <= xon < xoff:
+            raise ValueError(f"PFC thresholds need 0 <= xon < xoff, got xoff={xoff} xon={xon}")
         with self.cv:
-            keys = set(self.enqueued) | set(self.drops) | {
-                (port, q) for port, p in self.ports.items() for q in range(len(p.queues))}
+            self.settings.thresholds[(port, prio)] = (int(xoff), int(xon))
+
+    def set_watchdog(self, port: int | None, cfg: WatchdogConfig | None) -> None:
+        with self.cv:
+            self.settings.watchdog[port] = cfg
+            self.cv.notify()
+
+    # ------------------------------------------------------------ reading
+    def stats(self) -> dict[str, Any]:
+        """Counters and depths per "port/priority" (JSON-friendly); times in seconds."""
+        with self.cv:
             now = self.clock()
+            keys = set(self.enqueued) | set(self.drops) | set(self.pauses_sent) | \
+                set(self.pauses_received) | {(port, q) for port, p in self.ports.items()
+                                             for q in range(len(p.queues))}
             out = {}
             for port, q in sorted(keys):
                 p = self.ports.get(port)
+                k = (port, q)
+                paused_time = 0.0
+                if p is not None:
+                    paused_time = p.paused_total[q]
+                    since = p.paused_since[q]
+                    if since is not None:
+                        paused_time += min(now, p.paused_until[q]) - since
+                pfc = self.settings.pfc_for(port, q)
+                wd = self.settings.watchdog_of(port, q)
                 out[f"{port}/{q}"] = {
                     "depth": len(p.queues[q]) if p else 0,
-                    "enqueued": self.enqueued[(port, q)],
-                    "dequeued": self.dequeued[(port, q)],
-                    "dropped": self.drops[(port, q)],
+                    "max_depth": self.max_depth[k],
+                    "capacity": self.settings.depth_of(port, q),
+                    "rate_pps": self.settings.rate_of(port, q),
+                    "enqueued": self.enqueued[k],
+                    "dequeued": self.dequeued[k],
+                    "dropped": self.drops[k],
+                    "wd_dropped": self.wd_drops[k],
                     "paused": bool(p and p.paused_until[q] > now),
-                    "pauses_received": self.pauses_received[(port, q)],
-                    "pauses_sent": self.pauses_sent[(port, q)],
-                    "charge": self.charge[(port, q)],
+                    "paused_time": paused_time,
+                    "pauses_received": self.pauses_received[k],
+                    "pauses_sent": self.pauses_sent[k],
+                    "resumes_sent": self.resumes_sent[k],
+                    "xoff": k in self.xoff,
+                    "charge": self.charge[k],
+                    "pfc": None if pfc is None else {"xoff": pfc[0], "xon": pfc[1], "quanta": pfc[2]},
+                    "watchdog": None if wd is None else {
+                        "action": wd.action, "detection_s": wd.detection_s,
+                        "restoration_s": wd.restoration_s, "storm": bool(p and p.storm[q]),
+                        "storms": self.storms[k]},
                 }
             return out
 
+    def port_stats(self) -> dict[str, Any]:
+        with self.cv:
+            return {str(port): {"speed_bps": self.settings._get(self.settings.speed, port)}
+                    for port in sorted(self.ports)}
+
     def flush(self) -> int:
         """Drop everything queued (a new program is loaded); returns how many."""
+        frames: list = []
         with self.cv:
             n = 0
             for p in self.ports.values():
@@ -335,7 +630,12 @@ class TrafficManager:
                     n += len(q)
                     q.clear()
             self.charge.clear()
+            for k in list(self.xoff):
+                del self.xoff[k]
+                self.resumes_sent[k] += 1
+                frames.append((k[0], {k[1]: 0}))
             self.cv.notify_all()
+        self._send(frames)
         return n
 
     def idle(self) -> bool:
@@ -343,7 +643,10 @@ class TrafficManager:
             return self.in_flight == 0 and not any(any(p.queues) for p in self.ports.values())
 
     def drain(self, timeout: float = 5.0) -> bool:
-        """Wait until every queue is empty and nothing is being delivered."""
+        """Wait until every queue is empty and nothing is being delivered (threaded mode)."""
+        if not self.threaded:
+            self.poll()
+            return self.idle()
         end = time.monotonic() + timeout
         with self.cv:
             while self.in_flight or any(any(p.queues) for p in self.ports.values()):
@@ -357,5 +660,5 @@ class TrafficManager:
         with self.cv:
             self._stop = True
             self.cv.notify_all()
-        if threading.current_thread() is not self.thread:
+        if self.thread is not None and threading.current_thread() is not self.thread:
             self.thread.join(timeout=2.0)

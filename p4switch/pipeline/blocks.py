@@ -84,6 +84,7 @@ class BlockGen:
     def __init__(self, mb: ModuleBuilder) -> None:
         self.mb = mb
         self.ti = mb.ti
+        self.copy_outs: list[tuple[str, str]] = []  # set by _args_for, emitted after the call
         self.xg = ExprGen(mb, self._call_expr)
         self.fn_stack: list[Fn] = []
         self.top_actions = {a.cp_name: a for a in mb.program.actions}
@@ -97,6 +98,7 @@ class BlockGen:
         self.direct_counters: set[str] = set()
         self.direct_meters: dict[str, bool] = {}  # cp_name -> counts bytes
         self.validity_changes = False  # set when a control can change header validity
+        self.extra_field_lists: dict[int, list[tuple[str, ...]]] = {}  # deprecated data forms
         self._instances: dict[str, tuple[str, Any]] = {}  # instance key -> (function, decl)
         self._inlinable: dict[str, tuple[ControlCtx, list[str]]] = {}
         self._extern_globals: dict[str, str] = {}  # extern cp_name -> global name
@@ -108,6 +110,12 @@ class BlockGen:
                 self.instantiate(inst, self.global_env)
                 self.global_env.bind(inst.name, self.global_env.lookup(inst.uid) or "")
                 self.global_env.bind("@extern:" + inst.name, inst.type.name)
+
+    def meta_type_name(self) -> str | None:
+        """The user-metadata struct type's name (the parser's third parameter)."""
+        p = self.mb.program.pipeline.get("p")
+        params = [x for x in p.decl.params if not _is_packet_param(self, x)] if p is not None else []
+        return getattr(self.ti.resolve(params[1].type), "name", None) if len(params) > 1 else None
 
     @property
     def fn(self) -> Fn:
@@ -380,16 +388,32 @@ class BlockGen:
         self.call_stmt(s.call)
 
     # ------------------------------------------------------------ calls
-    def _args_for(self, call: ir.MethodCall, params: list[ir.Param]) -> tuple[list[str], list[tuple[Any, int]]]:
-        """Python argument codes in parameter order, and (lhs, index-in-result) write-backs."""
+    def _args_for(self, call: ir.MethodCall, params: list[ir.Param],
+                  callee: Any = None) -> tuple[list[str], list[tuple[Any, int]]]:
+        """Python argument codes in parameter order, and (lhs, index-in-result) write-backs.
+
+        Composite arguments go by reference (no copy per call) unless P4-16
+        copy-in/copy-out (§6.8) could be observed: an `out` composite starts
+        from a fresh (invalid) value; an argument that overlaps another
+        out/inout argument, or storage the callee (an action) reaches
+        directly, is copied in. Their copy-outs are left in `self.copy_outs`
+        for the caller to emit after the call.
+        """
         by_name = {a.name: a for a in call.args}
         codes: list[str] = []
         outs: list[tuple[Any, int]] = []
+        self.copy_outs = []
         k = 0
+        picked: list[tuple[ir.Param, Any]] = []
         for i, p in enumerate(params):
             a = by_name.get(p.name)
             if a is None and i < len(call.args) and call.args[i].name in ("", None):
                 a = call.args[i]
+            picked.append((p, a))
+        paths = [(p, _path(a.value)) for p, a in picked
+                 if a is not None and self.ti.is_composite(p.type)]
+        uses = _uses(callee) if callee is not None else set()
+        for p, a in picked:
             if a is None:
                 if p.default is not None:
                     codes.append(self.ex(p.default))
@@ -403,10 +427,39 @@ class BlockGen:
                     codes.append(self.ex(a.value))
                 outs.append((a.value, k))
                 k += 1
+            elif composite and not isinstance(a.value, ir.DontCare) and \
+                    self._needs_copy(p, a.value, paths, uses):
+                t = self.tmp()
+                if p.direction == "out":
+                    self.fn.w(f"{t} = {self.mb.new_expr(p.type)}")
+                else:
+                    self.fn.w(f"{t} = deep_copy({self.ex(a.value)})")
+                if p.direction in ("out", "inout"):
+                    self.copy_outs.append((self.ex(a.value), t))
+                codes.append(t)
             else:
                 codes.append(self.ex(a.value) if not isinstance(a.value, ir.DontCare) else
                              (self.mb.new_expr(p.type) if composite else self.ti.zero(p.type)))
         return codes, outs
+
+    def _needs_copy(self, p: ir.Param, value: Any, paths: list, uses: set[str]) -> bool:
+        if p.direction == "out":
+            return True
+        me = _path(value)
+        if me is None:
+            return False
+        if me[0] in uses:
+            return True
+        for q, other in paths:
+            if q is p or other is None:
+                continue
+            if (p.direction in ("out", "inout") or q.direction in ("out", "inout")) and _overlap(me, other):
+                return True
+        return False
+
+    def _emit_copy_outs(self, copies: list[tuple[str, str]]) -> None:
+        for dst, t in copies:
+            self.fn.w(f"copy_into({dst}, {t})")
 
     def _write_back(self, result: str, outs: list[tuple[Any, int]], offset: int = 0) -> None:
         for lhs, i in outs:
@@ -425,12 +478,22 @@ class BlockGen:
         if k in (ir.CallKind.ACTION, ir.CallKind.FUNCTION, ir.CallKind.CONTROL_APPLY,
                  ir.CallKind.PARSER_APPLY):
             code, outs, offset = self._invoke(call)
+            copies = self.copy_outs
+            if copies:
+                fn.w("try:")
+                fn.ind += 1
             if outs:
                 t = self.tmp()
                 fn.w(f"{t} = {code}")
                 self._write_back(t, outs, offset)
             else:
                 fn.w(code)
+            if copies:
+                fn.ind -= 1
+                fn.w("finally:")
+                fn.ind += 1
+                self._emit_copy_outs(copies)
+                fn.ind -= 1
             return
         if k == ir.CallKind.TABLE_APPLY:
             if self.apply_inline(call) is None:
@@ -457,8 +520,10 @@ class BlockGen:
         if got is None:
             return False
         ctx, sig = got
+        mark = len(fn.lines)
         codes, outs = self._args_for(call, [p for p in decl.params if not _is_packet_param(self, p)])
-        if outs or len(codes) != len(sig):
+        if outs or len(codes) != len(sig) or self.copy_outs:
+            del fn.lines[mark:]  # copies needed: call it instead
             return False
         for pn, code in zip(sig, codes, strict=True):
             if pn != code:
@@ -492,7 +557,7 @@ class BlockGen:
             if decl is None:
                 raise _fail(call, f"call of unknown action '{call.callee}'")
             name = self.action_fn(ctl, decl)
-            codes, outs = self._args_for(call, decl.params)
+            codes, outs = self._args_for(call, decl.params, callee=decl)
             return f"{name}({', '.join([ctl.pass_args] + codes)})", outs, 0
         if k == ir.CallKind.FUNCTION:
             decl = self.functions.get(call.callee)
@@ -541,7 +606,7 @@ class BlockGen:
             raise _fail(call, "apply of an unknown table")
         if k in (ir.CallKind.ACTION, ir.CallKind.FUNCTION):
             code, outs, _ = self._invoke(call)
-            if outs:
+            if outs or self.copy_outs:
                 raise _fail(call, "a call with out arguments inside an expression")
             return code
         return externgen.call_expr(self, call)
@@ -742,6 +807,63 @@ def _has_return(node: Any) -> bool:
     if isinstance(node, ir.Switch):
         return any(c.body is not None and _has_return(c.body) for c in node.cases)
     return False
+
+
+def _path(e: Any) -> tuple | None:
+    """An lvalue as (root uid, member/index...) ('*' for a run-time index); None if not one."""
+    out: list[Any] = []
+    while True:
+        if isinstance(e, ir.Member):
+            out.append(e.name)
+            e = e.expr
+        elif isinstance(e, ir.Index):
+            out.append(e.index.value if isinstance(e.index, ir.Constant) else "*")
+            e = e.expr
+        elif isinstance(e, ir.Var):
+            return (e.uid, *reversed(out))
+        else:
+            return None
+
+
+def _overlap(a: tuple, b: tuple) -> bool:
+    """Do two lvalue paths share storage (one is a prefix of the other)?"""
+    for x, y in zip(a, b, strict=False):
+        if x != y and x != "*" and y != "*":
+            return False
+    return True
+
+
+_USES: dict[int, set[str]] = {}
+
+
+def _uses(decl: Any) -> set[str]:
+    """uids of every variable an action/function body names (not its own parameters)."""
+    key = id(decl)
+    got = _USES.get(key)
+    if got is not None:
+        return got
+    found: set[str] = set()
+    seen: set[int] = set()
+
+    def walk(node: Any) -> None:
+        if isinstance(node, (list, tuple)):
+            for x in node:
+                walk(x)
+            return
+        if not hasattr(node, "__dataclass_fields__") or id(node) in seen:
+            return
+        seen.add(id(node))
+        if isinstance(node, ir.Var):
+            found.add(node.uid)
+        for name in node.__dataclass_fields__:
+            if name in ("type", "coord", "annotations"):
+                continue
+            walk(getattr(node, name, None))
+
+    walk(getattr(decl, "body", None))
+    own = {p.uid for p in getattr(decl, "params", ())}
+    got = _USES[key] = found - own
+    return got
 
 
 def _is_packet_param(bg: BlockGen, p: ir.Param) -> bool:

@@ -194,6 +194,50 @@ def _checksum_code(bg: Any, algo: str, data: Any, payload: bool) -> str:
     return res
 
 
+def _data_field_list(bg: Any, data: Any) -> int:
+    """A field list for the deprecated `resubmit(data)` / `recirculate(data)` / `clone3(.., data)`.
+
+    p4c-bm2-ss turns `data` into a BMv2 field list: the user-metadata fields
+    it names are copied into the new packet (read at the end of the block).
+    Returns a synthetic field-list index (above the bit<8> @field_list ones).
+    """
+    paths: list[tuple[str, ...]] = []
+    meta_t = bg.meta_type_name()
+
+    def walk(e: Any) -> None:
+        if isinstance(e, ir.ListExpr):
+            for x in e.items:
+                walk(x)
+            return
+        if isinstance(e, ir.StructExpr):
+            for _, v in e.fields:
+                walk(v)
+            return
+        names: list[str] = []
+        x = e
+        while isinstance(x, ir.Member):
+            names.append(py_name(x.name))
+            x = x.expr
+        if isinstance(x, ir.Var) and getattr(bg.ti.resolve(x.type), "name", None) == meta_t:
+            t = bg.ti.resolve(e.type)
+            paths.extend(_expand(bg, t, tuple(reversed(names))))
+
+    walk(data)
+    idx = 256 + len(bg.extra_field_lists)
+    bg.extra_field_lists[idx] = paths
+    return idx
+
+
+def _expand(bg: Any, t: Any, path: tuple[str, ...]) -> list[tuple[str, ...]]:
+    """A metadata path as its scalar leaves (a nested struct copies every field)."""
+    if isinstance(t, ir.StructType):
+        out: list[tuple[str, ...]] = []
+        for f in t.fields:
+            out.extend(_expand(bg, bg.ti.resolve(f.type), path + (py_name(f.name),)))
+        return out
+    return [path] if path else []
+
+
 def _enum_member(e: Any) -> str:
     if isinstance(e, ir.EnumMember):
         return e.member
@@ -234,7 +278,13 @@ def _builtin_stmt(bg: Any, call: ir.MethodCall) -> None:
                 for f in parent_t.fields:
                     if f.name != target.name:
                         fn.w(f"{parent}.{py_name(f.name)}._v = False")
-        fn.w(f"{bg.ex(target)}._v = {valid}")
+        h = bg.ex(target)
+        nb = _header_bytes(bg, target)
+        if nb and fn.kind != "parser":
+            # BMv2 add_header/remove_header move the packet-length register
+            # (egress packet_length, byte counters) by the header's size
+            fn.w(f"if {'not ' if valid else ''}{h}._v: _pk.length {'+' if valid else '-'}= {nb}")
+        fn.w(f"{h}._v = {valid}")
     elif m in ("push_front", "pop_front"):
         fn.w(f"{bg.ex(target)}.{m}({bg.ex(call.args[0].value)})")
     elif m in ("isValid", "minSizeInBits", "minSizeInBytes"):
@@ -243,12 +293,26 @@ def _builtin_stmt(bg: Any, call: ir.MethodCall) -> None:
         raise _fail(call, f"method {m}")
 
 
+def _header_bytes(bg: Any, target: Any) -> int:
+    t = bg.ti.resolve(target.type)
+    if not isinstance(t, ir.HeaderType):
+        return 0
+    return sum(bg.ti.width(f.type) for f in t.fields
+               if not isinstance(bg.ti.resolve(f.type), ir.VarbitType)) // 8
+
+
 def _method_stmt(bg: Any, call: ir.MethodCall) -> None:
     fn = bg.fn
     kind, g = bg.extern_kind(call.target)
     m = call.method
     if kind == "counter" and m == "count":
-        fn.w(f"{g}.count({bg.ex(_arg(call, 0, 'index'))}, _pk)")
+        # in line (no call per count): the arrays' lists are bound as globals
+        obj = bg.mb.globals[g]
+        gp = bg.mb.add_global(obj.packets, "CP")
+        gb = bg.mb.add_global(obj.bytes, "CB")
+        i = bg.tmp()
+        fn.w(f"{i} = {bg.ex(_arg(call, 0, 'index'))}")
+        fn.w(f"if 0 <= {i} < {obj.size}: {gp}[{i}] += 1; {gb}[{i}] += _pk.length")
     elif kind == "direct_counter" and m == "count":
         pass  # BMv2 counts every hit of the owning table
     elif kind == "meter" and m == "execute_meter":
@@ -309,19 +373,26 @@ def _function_stmt(bg: Any, call: ir.MethodCall) -> None:
         dt = bg.ti.resolve(data.type)
         name = getattr(dt, "name", "") or (call.type_args and getattr(call.type_args[0], "name", "")) or "digest"
         lv = leaves(bg, data)
-        fn.w(f"_pk.digests = ({name!r}, ({''.join(c + ', ' for c, _, _ in lv)}))")
-    elif m in ("clone", "clone3"):
+        # BMv2 reads the digest's field list at the end of ingress, not here
+        fn.w(f"_pk.digests = ({name!r}, lambda: ({''.join(c + ', ' for c, _, _ in lv)}))")
+    elif m == "clone":
         fn.w(f"_pk.clone_session = {bg.ex(_arg(call, 1, 'session'))}")
         fn.w("_pk.clone_fl = None")
+    elif m == "clone3":
+        fn.w(f"_pk.clone_session = {bg.ex(_arg(call, 1, 'session'))}")
+        fl = _data_field_list(bg, call.args[2].value) if len(call.args) > 2 else None
+        fn.w(f"_pk.clone_fl = {fl}")
     elif m == "clone_preserving_field_list":
         fn.w(f"_pk.clone_session = {bg.ex(_arg(call, 1, 'session'))}")
         fn.w(f"_pk.clone_fl = {bg.ex(_arg(call, 2, 'index'))}")
     elif m == "resubmit":
-        fn.w("_pk.resubmit_fl = -1")
+        fl = _data_field_list(bg, call.args[0].value) if call.args else -1
+        fn.w(f"_pk.resubmit_fl = {fl}")
     elif m == "resubmit_preserving_field_list":
         fn.w(f"_pk.resubmit_fl = {bg.ex(_arg(call, 0, 'index'))}")
     elif m == "recirculate":
-        fn.w("_pk.recirc_fl = -1")
+        fl = _data_field_list(bg, call.args[0].value) if call.args else -1
+        fn.w(f"_pk.recirc_fl = {fl}")
     elif m == "recirculate_preserving_field_list":
         fn.w(f"_pk.recirc_fl = {bg.ex(_arg(call, 0, 'index'))}")
     elif m == "truncate":

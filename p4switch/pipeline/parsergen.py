@@ -190,10 +190,12 @@ def _transition(bg: Any, tr: ir.Transition, index: dict[str, int]) -> None:
 def sub_parser_call(bg: Any, call: ir.MethodCall) -> None:
     fn = bg.fn
     code, outs, _ = bg._invoke(call)
+    copies = bg.copy_outs
     t = bg.tmp()
     fn.w("_pk.pos = pos")
     fn.w(f"{t} = {code}")
     fn.w("pos = _pk.pos")
+    bg._emit_copy_outs(copies)
     if outs:
         bg._write_back(t, outs, 1)
         fn.w(f"if {t}[0]: {_fail_line(bg, t + '[0]')}")
@@ -271,10 +273,11 @@ def _extract_varbit(bg: Any, call: ir.MethodCall, h: str, ht: Any, fields: list,
     fixed = [0 if i == vi else bg.ti.width(ft) for i, (_, _, ft) in enumerate(fields)]
     wv = bg.tmp()
     fn.w(f"{wv} = {bg.ex(call.args[1].value)}")
-    fn.w(f"if {wv} > {vt.max_width}: {_fail_line(bg, _err(bg, 'HeaderTooShort'))}")
-    fn.w(f"if ({sum(fixed)} + {wv}) % 8: {_fail_line(bg, _err(bg, 'ParserInvalidArgument'))}")
+    # BMv2 extract_VL order: size not whole bytes, then too short, then over the max
+    fn.w(f"if {wv} % 8: {_fail_line(bg, _err(bg, 'ParserInvalidArgument'))}")
     fn.w(f"_e = pos + (({sum(fixed)} + {wv}) >> 3)")
     fn.w(f"if _e > _n: {_fail_line(bg, _err(bg, 'PacketTooShort'))}")
+    fn.w(f"if {wv} > {vt.max_width}: {_fail_line(bg, _err(bg, 'HeaderTooShort'))}")
     x = bg.tmp()
     fn.w(f"{x} = int.from_bytes(_d[pos:_e], 'big')")
     after = 0
@@ -319,8 +322,11 @@ def packet_call(bg: Any, call: ir.MethodCall) -> None:
             raise _fail(call, "extract outside a parser")
         _extract(bg, call)
     elif m == "advance":
-        n = bg.ex(call.args[0].value)
-        fn.w(f"_e = pos + (({n}) >> 3)")
+        n = bg.tmp()
+        fn.w(f"{n} = {bg.ex(call.args[0].value)}")
+        # BMv2: the amount must be whole bytes (else ParserInvalidArgument)
+        fn.w(f"if {n} & 7: {_fail_line(bg, _err(bg, 'ParserInvalidArgument'))}")
+        fn.w(f"_e = pos + ({n} >> 3)")
         fn.w(f"if _e > _n: {_fail_line(bg, _err(bg, 'PacketTooShort'))}")
         fn.w("_pk.skipped += _e - pos")
         fn.w("pos = _e")

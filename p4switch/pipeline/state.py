@@ -22,6 +22,7 @@ from typing import Protocol
 class Code(enum.IntEnum):
     """google.rpc.Code values a state operation can fail with (P4Runtime spec §12)."""
 
+    UNKNOWN = 2
     INVALID_ARGUMENT = 3
     NOT_FOUND = 5
     ALREADY_EXISTS = 6
@@ -90,6 +91,9 @@ class TableEntry:
     counter_packets: int = 0
     counter_bytes: int = 0
     meter_config: tuple[int, int, int, int] | None = None  # cir, cburst, pir, pburst
+    # Idle timeout: time.monotonic_ns() of the last hit (or of the insert), kept by
+    # the pipeline for tables with `support_timeout`; 0 where it is not tracked.
+    last_hit_ns: int = 0
 
 
 @dataclass(kw_only=True)

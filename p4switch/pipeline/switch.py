@@ -13,11 +13,12 @@ from __future__ import annotations
 import collections
 import logging
 import threading
+import time
 from collections.abc import Callable, Iterable
 from typing import Any
 
 from .. import ir
-from ..tm import PfcConfig, TmConfig, TrafficManager
+from ..tm import PfcConfig, TmConfig, TrafficManager, VirtualClock, WatchdogConfig
 from . import runtime
 from .codegen import CodegenError
 from .state import (
@@ -35,6 +36,11 @@ from .v1model import CompiledProgram, V1Model, compile_program
 log = logging.getLogger("p4switch.pipeline")
 
 SwitchError = CodegenError
+
+
+def _size_of(pk: runtime.Packet) -> int:
+    """Bytes on the wire (serialisation time): the frame as it will leave, at least 60."""
+    return max(60, pk.length)
 
 
 def _per_port(value: Any, conv: Callable[[Any], Any]) -> tuple[Any, dict[int, Any]]:
@@ -55,25 +61,54 @@ def _pfc(v: Any) -> PfcConfig:
     if isinstance(v, PfcConfig):
         return v
     prios = v if isinstance(v, (set, frozenset, list, tuple)) else [int(x) for x in str(v).split(",") if x.strip()]
-    return PfcConfig(priorities=frozenset(int(p) for p in prios))
+    return PfcConfig(priorities=frozenset(_prio(p) for p in prios))
+
+
+def _prio(p: Any) -> int:
+    p = int(p)
+    if not 0 <= p <= 7:
+        raise ValueError(f"priority {p} is not in 0..7 (IEEE 802.1Qbb classes)")
+    return p
+
+
+def _watchdog(v: Any) -> WatchdogConfig:
+    if isinstance(v, WatchdogConfig):
+        return v
+    if isinstance(v, dict):
+        return WatchdogConfig(priorities=frozenset(_prio(p) for p in v.get("priorities", ())),
+                              detection_s=float(v.get("detection_ms", 200)) / 1e3,
+                              restoration_s=float(v.get("restoration_ms", 200)) / 1e3,
+                              action=str(v.get("action", "drop")))
+    return WatchdogConfig(priorities=_pfc(v).priorities)
 
 
 class Switch:
-    """A v1model switch running `program`; output frames go to `transmit(port, data)`."""
+    """A v1model switch running `program`; output frames go to `transmit(port, data)`.
+
+    Traffic-manager options take a scalar (every port) or {port or None: value}:
+    `queue_depth` (packets), `queue_rate` (packets/s), `port_speed` (Gb/s),
+    `pfc` (priorities, e.g. "3,4"), `pfc_watchdog` (priorities, or a dict as
+    `set_pfc_watchdog` takes). `clock`: a `tm.VirtualClock` runs the traffic
+    manager without a thread, moved by `advance(seconds)` (deterministic tests).
+    """
 
     def __init__(self, program: ir.Program, transmit: Callable[[int, bytes], None], *,
                  cpu_port: int | None = None, drop_port: int = 511, priority_queues: int = 1,
                  queue_depth: Any = None, queue_rate: Any = None, port_speed: Any = None,
-                 pfc: Any = None, egress_spec_init_to_drop: bool = False) -> None:
+                 pfc: Any = None, pfc_watchdog: Any = None, egress_spec_init_to_drop: bool = False,
+                 clock: Callable[[], float] | None = None) -> None:
         self.transmit = transmit
         self.cpu_port = cpu_port
         self.drop_port = drop_port
         self.queues = max(1, int(priority_queues))
         self.spec_init = egress_spec_init_to_drop
+        self.clock = clock or time.monotonic
+        self.manual = isinstance(clock, VirtualClock)
         self.lock = threading.RLock()
         self.packet_in_handler: Callable[[bytes, dict[str, int]], None] | None = None
         self.digest_handler: Callable[[str, tuple], None] | None = None
         self.digests: collections.deque = collections.deque(maxlen=1024)
+        self.mac_control_rx = 0
         depth, port_depth = _per_port(queue_depth, int)
         rate, port_rate = _per_port(queue_rate, float)
         speed, port_speed_d = _per_port(port_speed, _gbps)
@@ -81,11 +116,16 @@ class Switch:
         pfc_map: dict[int | None, PfcConfig] = dict(pfc_ports)
         if pfc_default is not None:
             pfc_map[None] = pfc_default
+        wd_default, wd_ports = _per_port(pfc_watchdog, _watchdog)
+        wd_map: dict[int | None, WatchdogConfig] = dict(wd_ports)
+        if wd_default is not None:
+            wd_map[None] = wd_default
         self.tm_config = TmConfig(queues=self.queues, depth=depth or 64, port_depth=port_depth,
                                   rate_pps=rate, port_rate_pps=port_rate, speed_bps=speed,
-                                  port_speed_bps=port_speed_d, pfc=pfc_map)
+                                  port_speed_bps=port_speed_d, pfc=pfc_map, watchdog=wd_map)
         self.tm: TrafficManager | None = None
-        if self.queues > 1 or rate or port_rate or speed or port_speed_d or pfc_map:
+        if self.manual or self.queues > 1 or rate or port_rate or speed or port_speed_d or pfc_map \
+                or port_depth or queue_depth is not None:
             self._start_tm()
         self._pending: collections.deque = collections.deque()
         self._out: list[tuple] = []
@@ -95,43 +135,89 @@ class Switch:
     def _start_tm(self) -> TrafficManager:
         if self.tm is None:
             self.tm = TrafficManager(self._tm_deliver, self.tm_config, send_raw=self._send_raw,
-                                     size_of=lambda pk: pk.length)
+                                     size_of=_size_of, clock=self.clock, threaded=not self.manual,
+                                     on_drop=self._tm_dropped)
             if getattr(self, "v1", None) is not None:
                 self.v1.pending = None
         return self.tm
 
+    def _tm_dropped(self, pk: Any) -> None:
+        self.v1.stats["dropped"] += 1
+
     # ------------------------------------------------------------ traffic manager settings
     def set_port_speed(self, port: int | None, gbps: float) -> None:
-        """Port speed in Gb/s (serialisation delay; PFC pause duration)."""
+        """Port speed in Gb/s (serialisation delay; PFC pause duration); 0: unlimited."""
         with self.lock:
             self._start_tm().set_speed(port, float(gbps) * 1e9)
 
     def set_queue_depth(self, port: int | None, depth: int, priority: int | None = None) -> None:
         """Egress queue depth in packets for a port (all queues or one priority)."""
         with self.lock:
-            self._start_tm().set_depth(port, int(depth), priority)
+            self._start_tm().set_depth(port, int(depth), None if priority is None else _prio(priority))
 
     def set_queue_rate(self, port: int | None, pps: float, priority: int | None = None) -> None:
         """Egress drain rate in packets/s (0: unlimited)."""
         with self.lock:
-            self._start_tm().set_rate(port, pps, priority)
+            self._start_tm().set_rate(port, pps, None if priority is None else _prio(priority))
 
     def set_pfc(self, port: int | None, priorities: Any, xoff: int | None = None,
-                xon: int | None = None) -> None:
-        """Enable PFC on a port for the given priorities (empty: disable)."""
-        prios = frozenset(int(p) for p in (priorities or ()))
+                xon: int | None = None, quanta: int | None = None) -> None:
+        """Enable PFC on a port (None: every port) for exactly these priorities (empty: disable).
+
+        `xoff`/`xon` (packets charged to the ingress port and priority) and the
+        PAUSE `quanta` apply to every listed priority; see `set_pfc_thresholds`.
+        """
+        prios = frozenset(_prio(p) for p in (priorities or ()))
         cfg = None
         if prios:
             base = PfcConfig(priorities=prios)
             cfg = PfcConfig(priorities=prios, xoff=base.xoff if xoff is None else int(xoff),
-                            xon=base.xon if xon is None else int(xon))
+                            xon=base.xon if xon is None else int(xon),
+                            quanta=base.quanta if quanta is None else int(quanta))
+            if not 0 <= cfg.xon < cfg.xoff or not 0 < cfg.quanta <= 0xFFFF:
+                raise ValueError(f"PFC needs 0 <= xon < xoff and 0 < quanta <= 65535, "
+                                 f"got xoff={cfg.xoff} xon={cfg.xon} quanta={cfg.quanta}")
         with self.lock:
-            self._start_tm().set_pfc(port, cfg)
+            tm = self._start_tm()
+            tm.set_pfc(port, cfg)
+            for p in prios:
+                tm.settings.thresholds.pop((port, p), None)
+
+    def set_pfc_thresholds(self, port: int | None, priority: int, xoff: int, xon: int) -> None:
+        """XOFF/XON thresholds (packets) for one (ingress port, priority)."""
+        with self.lock:
+            self._start_tm().set_thresholds(port, _prio(priority), int(xoff), int(xon))
+
+    def set_pfc_watchdog(self, port: int | None, priorities: Any, detection_ms: float = 200,
+                         restoration_ms: float = 200, action: str = "drop") -> None:
+        """PFC watchdog for these priorities of a port (None: every port; empty: off).
+
+        A queue paused without a break for `detection_ms` is in a storm: its
+        packets are dropped (`action` "drop") or sent ignoring PAUSE
+        ("forward") until no PAUSE arrived on it for `restoration_ms`.
+        """
+        prios = frozenset(_prio(p) for p in (priorities or ()))
+        cfg = None
+        if prios:
+            cfg = WatchdogConfig(priorities=prios, detection_s=float(detection_ms) / 1e3,
+                                 restoration_s=float(restoration_ms) / 1e3, action=action)
+        with self.lock:
+            self._start_tm().set_watchdog(port, cfg)
 
     def tm_stats(self) -> dict[str, Any]:
-        """Per port/queue counters of the traffic manager, plus the pipeline's."""
+        """Per "port/priority" queue counters, per port settings, and the pipeline's counters."""
         tm = self.tm
-        return {"queues": tm.stats() if tm is not None else {}, "pipeline": dict(self.v1.stats)}
+        pipeline = dict(self.v1.stats)
+        pipeline["mac_control_rx"] = self.mac_control_rx
+        return {"queues": tm.stats() if tm is not None else {},
+                "ports": tm.port_stats() if tm is not None else {},
+                "pipeline": pipeline}
+
+    def advance(self, seconds: float) -> int:
+        """With a VirtualClock: move time on, running the traffic manager's events on the way."""
+        if not self.manual or self.tm is None:
+            raise TypeError("advance() needs Switch(clock=VirtualClock())")
+        return self.tm.advance(seconds)
 
     # ------------------------------------------------------------ program
     def load(self, program: ir.Program) -> None:
@@ -143,7 +229,7 @@ class Switch:
             self.cp: CompiledProgram = cp
             self.v1 = V1Model(cp, drop_port=self.drop_port, enqueue=self._enqueue, output=self._output,
                               reinject=self._reinject, digest=self._digest, queues=self.queues,
-                              egress_spec_init_to_drop=self.spec_init)
+                              egress_spec_init_to_drop=self.spec_init, clock=self.clock)
             self.v1.pending = self._pending if self.tm is None else None
 
     @property
@@ -162,7 +248,13 @@ class Switch:
 
     def process(self, ingress_port: int, data: bytes) -> None:
         """Run one packet received on `ingress_port` through the pipeline."""
-        if self.tm is not None and self.tm.receive_pause(ingress_port, data):
+        if len(data) > 13 and data[12] == 0x88 and data[13] == 0x08:
+            # MAC control (PAUSE/PFC) is consumed by the port, never forwarded
+            self.mac_control_rx += 1
+            if self.tm is not None:
+                self.tm.receive_pause(ingress_port, data)
+                if self.manual:
+                    self.tm.poll()
             return
         pk = runtime.Packet(data if data.__class__ is bytes else bytes(data), ingress_port)
         with self.lock:
@@ -182,6 +274,8 @@ class Switch:
                 out, self._out = self._out, []
         if out:
             self._deliver(out)
+        if self.manual:
+            self.tm.poll()  # type: ignore[union-attr]
 
     def _failed(self, e: Exception) -> None:
         self.v1.stats["errors"] += 1
@@ -330,6 +424,16 @@ class Switch:
     def table_default(self, table: str) -> TableEntry:
         with self.lock:
             return self._table(table).default_entry()
+
+    def table_idle_entries(self, table: str, now_ns: int | None = None, *,
+                           once: bool = True) -> list[TableEntry]:
+        """Entries of `table` idle for at least their `idle_timeout_ns` (time.monotonic_ns base).
+
+        Each entry's `last_hit_ns` is its last hit (or insert) time. With
+        `once` an expired entry is returned once until it is hit again.
+        """
+        with self.lock:
+            return self._table(table).idle_entries(now_ns, once=once)
 
     def table_clear(self, table: str) -> None:
         with self.lock:

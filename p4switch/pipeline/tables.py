@@ -16,6 +16,7 @@ from __future__ import annotations
 import bisect
 import dataclasses
 import itertools
+import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
@@ -25,6 +26,14 @@ from .externs import GREEN, TrTcm, check_meter_config
 from .state import ActionCall, Code, FieldMatch, Group, Member, StateError, TableEntry
 
 Result = tuple  # (fn, args, hit, action_id)
+_monotonic_ns = time.monotonic_ns
+
+
+def _no_action(*args: Any) -> None:
+    return None
+
+
+_EMPTY_HIT: Result = (_no_action, (), True, 0)  # action_id 0 matches no `switch` label
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -53,9 +62,14 @@ def _err(code: Code, msg: str) -> StateError:
 class ActionProfile:
     """`action_profile` / `action_selector` state: members and (selector) groups.
 
-    Members are ordered by a BMv2-like handle (lowest free number when
-    created); a selector picks member ``hash % n`` of a group's members in
-    handle order, each repeated `weight` times.
+    Every member has one or more BMv2 member *handles* (lowest free number
+    when created). As PI does for BMv2, a member of weight w in a group is
+    w handles: the extra copies are created (in member-id order) when a group
+    first needs them and released when no group does. A selector picks
+    ``hash % n`` among a group's n handles in handle order (BMv2
+    `get_nth`). An empty group may exist but a table entry cannot point at it
+    (BMv2 EMPTY_GRP); an entry whose group became empty hits and runs no
+    action.
     """
 
     def __init__(self, name: str, size: int, *, selector: bool = False,
@@ -66,14 +80,14 @@ class ActionProfile:
         self.algorithm = algorithm
         self.max_group_size = max_group_size
         self.members: dict[int, Member] = {}
-        self.handles: dict[int, int] = {}
+        self.handles: dict[int, list[int]] = {}  # member id -> its handles (copies for weights)
         self.groups: dict[int, Group] = {}
         self.group_lists: dict[int, list[ActionCall]] = {}
         self.refs: dict[tuple[str, int], int] = {}  # ("m"|"g", id) -> references
 
     # members ---------------------------------------------------------------
     def _free_handle(self) -> int:
-        used = set(self.handles.values())
+        used = {h for hs in self.handles.values() for h in hs}
         return next(i for i in itertools.count() if i not in used)
 
     def member_insert(self, member: Member) -> None:
@@ -82,7 +96,7 @@ class ActionProfile:
         if self.size and len(self.members) >= self.size:
             raise _err(Code.RESOURCE_EXHAUSTED, f"action profile '{self.name}' is full ({self.size} members)")
         self.members[member.member_id] = member
-        self.handles[member.member_id] = self._free_handle()
+        self.handles[member.member_id] = [self._free_handle()]
 
     def member_modify(self, member: Member) -> None:
         if member.member_id not in self.members:
@@ -105,21 +119,41 @@ class ActionProfile:
     def _check_group(self, group: Group) -> None:
         if not self.selector:
             raise _err(Code.INVALID_ARGUMENT, f"action profile '{self.name}' has no groups (not a selector)")
+        seen = set()
         for mid, weight in group.members:
             if mid not in self.members:
                 raise _err(Code.NOT_FOUND, f"action profile '{self.name}': no member {mid}")
             if weight < 1:
                 raise _err(Code.INVALID_ARGUMENT, f"member {mid}: weight must be >= 1")
+            if mid in seen:
+                raise _err(Code.INVALID_ARGUMENT, f"group {group.group_id}: duplicate member {mid} "
+                                                  f"(use weights instead)")
+            seen.add(mid)
         total = sum(w for _, w in group.members)
         limit = group.max_size or self.max_group_size
         if limit and total > limit:
             raise _err(Code.RESOURCE_EXHAUSTED,
                        f"group {group.group_id}: total weight {total} exceeds max size {limit}")
 
+    def _weights_in_use(self, mid: int) -> int:
+        return max([1] + [w for g in self.groups.values() for m, w in g.members if m == mid])
+
+    def _sync_handles(self, mids: Any) -> None:
+        """Create the copies groups need (member-id order) and release unused ones (PI)."""
+        for mid in sorted(mids):
+            hs = self.handles.get(mid)
+            if hs is None:
+                continue
+            need = self._weights_in_use(mid)
+            while len(hs) > need:
+                hs.pop()
+            while len(hs) < need:
+                hs.append(self._free_handle())
+
     def _rebuild_group(self, gid: int) -> None:
         g = self.groups[gid]
-        ordered = sorted(g.members, key=lambda mw: self.handles[mw[0]])
-        self.group_lists[gid] = [self.members[m].action for m, w in ordered for _ in range(w)]
+        slots = sorted((h, m) for m, w in g.members for h in self.handles[m][:w])
+        self.group_lists[gid] = [self.members[m].action for _, m in slots]
 
     def _ref_group_members(self, group: Group, delta: int) -> None:
         for mid, _ in group.members:
@@ -133,6 +167,7 @@ class ActionProfile:
         group = dataclasses.replace(group, members=list(group.members))
         self.groups[group.group_id] = group
         self._ref_group_members(group, +1)
+        self._sync_handles(m for m, _ in group.members)
         self._rebuild_group(group.group_id)
 
     def group_modify(self, group: Group) -> None:
@@ -144,6 +179,7 @@ class ActionProfile:
         self._ref_group_members(old, -1)
         self.groups[group.group_id] = group
         self._ref_group_members(group, +1)
+        self._sync_handles({m for m, _ in group.members} | {m for m, _ in old.members})
         self._rebuild_group(group.group_id)
 
     def group_delete(self, group_id: int) -> None:
@@ -156,6 +192,7 @@ class ActionProfile:
         self._ref_group_members(old, -1)
         del self.groups[group_id]
         del self.group_lists[group_id]
+        self._sync_handles(m for m, _ in old.members)
 
     def select(self, actions: list[ActionCall], sel: Callable[[], bytes] | None) -> ActionCall | None:
         """The member for this packet: hash(selector input) % len(actions)."""
@@ -174,7 +211,7 @@ class ActionProfile:
 class _Rec:
     """One installed entry: the TableEntry, its result, its direct meter state."""
 
-    __slots__ = ("entry", "result", "meter", "tests", "seq")
+    __slots__ = ("entry", "result", "meter", "tests", "seq", "idle_reported")
 
     def __init__(self, entry: TableEntry, result: Result | None, seq: int) -> None:
         self.entry = entry
@@ -182,6 +219,7 @@ class _Rec:
         self.meter: TrTcm | None = None
         self.tests: tuple = ()
         self.seq = seq
+        self.idle_reported = False
 
 
 class Table:
@@ -191,7 +229,7 @@ class Table:
                  default: ActionCall, default_const: bool = False, size: int = 1024,
                  profile: ActionProfile | None = None, direct_counter: bool = False,
                  direct_meter: str = "", direct_meter_bytes: bool = False,
-                 immutable: bool = False) -> None:
+                 immutable: bool = False, support_timeout: bool = False) -> None:
         self.name = name
         self.keys = keys
         self.actions = actions
@@ -201,6 +239,7 @@ class Table:
         self.direct_meter = direct_meter
         self.direct_meter_bytes = direct_meter_bytes
         self.immutable = immutable
+        self.support_timeout = support_timeout
         self.program_default = default
         self.default_const = default_const
         self.recs: dict[tuple, _Rec] = {}
@@ -223,7 +262,7 @@ class Table:
         self.default_action = default
         self.default_result = self._result(default, hit=False)
         # no direct resources and no profile: a hit's result is precomputed
-        self.simple = not direct_counter and not direct_meter and profile is None
+        self.simple = not direct_counter and not direct_meter and profile is None and not support_timeout
         self.lookup = {"exact": self._lookup_exact, "lpm": self._lookup_lpm,
                        "scan": self._lookup_scan}[self.mode]
 
@@ -242,6 +281,9 @@ class Table:
         if rec is None:
             return self.default_result
         e = rec.entry
+        if self.support_timeout:
+            e.last_hit_ns = _monotonic_ns()
+            rec.idle_reported = False
         if self.direct_counter:
             e.counter_packets += 1
             e.counter_bytes += pk.length
@@ -264,8 +306,8 @@ class Table:
         else:
             actions = [a for a, w in e.action_set for _ in range(w)]
         call = prof.select(actions, sel)
-        if call is None:  # empty group: treated as a miss
-            return self.default_result
+        if call is None:  # BMv2: a hit on an empty group runs no action ("empty_action")
+            return _EMPTY_HIT
         return self._hit_result(call)
 
     # ---------------------------------------------------------------- lookups
@@ -365,6 +407,9 @@ class Table:
         elif entry.group_id is not None:
             if entry.group_id not in prof.groups:
                 raise _err(Code.NOT_FOUND, f"action profile '{prof.name}': no group {entry.group_id}")
+            if not prof.groups[entry.group_id].members:
+                raise _err(Code.UNKNOWN, f"table '{self.name}': group {entry.group_id} is empty "
+                                         f"(BMv2 EMPTY_GRP: an entry cannot point at an empty group)")
         else:
             if not prof.selector:
                 raise _err(Code.INVALID_ARGUMENT, f"table '{self.name}': one-shot needs an action selector")
@@ -473,7 +518,8 @@ class Table:
             raise _err(Code.ALREADY_EXISTS, f"table '{self.name}': entry already exists")
         if not force and len(self.recs) >= self.size:
             raise _err(Code.RESOURCE_EXHAUSTED, f"table '{self.name}' is full ({self.size} entries)")
-        entry = dataclasses.replace(entry, match=dict(entry.match))
+        entry = dataclasses.replace(entry, match=dict(entry.match),
+                                    last_hit_ns=_monotonic_ns() if self.support_timeout else 0)
         rec = self._make_rec(entry, next(self._seq))
         self.recs[k] = rec
         self._index_add(rec)
@@ -488,7 +534,8 @@ class Table:
             raise _err(Code.NOT_FOUND, f"table '{self.name}': no such entry")
         new_entry = dataclasses.replace(entry, match=dict(entry.match),
                                         counter_packets=old.entry.counter_packets,
-                                        counter_bytes=old.entry.counter_bytes)
+                                        counter_bytes=old.entry.counter_bytes,
+                                        last_hit_ns=old.entry.last_hit_ns)
         if entry.meter_config is None and old.entry.meter_config is not None:
             new_entry.meter_config = old.entry.meter_config
         rec = self._make_rec(new_entry, old.seq)
@@ -536,6 +583,25 @@ class Table:
 
     def entries(self) -> Iterable[TableEntry]:
         return [dataclasses.replace(r.entry, match=dict(r.entry.match)) for r in self.recs.values()]
+
+    def idle_entries(self, now_ns: int | None = None, *, once: bool = True) -> list[TableEntry]:
+        """Entries with an idle timeout not hit for that long (copies).
+
+        With `once`, an entry is reported once per idle period: a hit re-arms
+        it (what a P4Runtime server needs to send IdleTimeoutNotification).
+        """
+        if not self.support_timeout:
+            return []
+        now = _monotonic_ns() if now_ns is None else now_ns
+        out = []
+        for rec in self.recs.values():
+            e = rec.entry
+            if e.idle_timeout_ns and now - e.last_hit_ns >= e.idle_timeout_ns:
+                if once and rec.idle_reported:
+                    continue
+                rec.idle_reported = True
+                out.append(dataclasses.replace(e, match=dict(e.match)))
+        return out
 
     def find(self, entry: TableEntry) -> TableEntry | None:
         rec = self.recs.get(self._ekey(entry))

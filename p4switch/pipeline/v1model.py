@@ -148,7 +148,7 @@ def compile_program(program: ir.Program, *, drop_port: int = 511) -> CompiledPro
         **blocks,
         new_hdr=ns[new_hdr], new_meta=ns[new_meta], new_sm=ns[new_sm], hdr_len=ns[hl],
         externs=dict(bg.externs), profiles=dict(bg.profiles), value_sets=dict(bg.value_sets),
-        field_lists=_field_lists(mb, meta_t),
+        field_lists={**_field_lists(mb, meta_t), **bg.extra_field_lists},
         sm_fields=frozenset(f.name for f in mb.ti.resolve(sm_t).fields),
     )
     for spec in bg.tables:
@@ -239,7 +239,8 @@ def _build_table(bg: BlockGen, spec: Any, ns: dict[str, Any]) -> Table:
                   size=t.size or 1024, profile=bg.profiles.get(t.implementation) if t.implementation else None,
                   direct_counter=bool(t.direct_counter), direct_meter=dm,
                   direct_meter_bytes=bg.direct_meters.get(dm, False),
-                  immutable=bool(t.const_entries) and t.entries_const)
+                  immutable=bool(t.const_entries) and t.entries_const,
+                  support_timeout=bool(getattr(t, "support_timeout", False)))
     ns[spec.global_name] = table
     if t.const_entries:
         n = len(t.const_entries)
@@ -292,7 +293,8 @@ class V1Model:
                  output: Callable[[int, bytes], None],
                  reinject: Callable[[runtime.Packet], None],
                  digest: Callable[[str, tuple], None] | None = None,
-                 queues: int = 1, egress_spec_init_to_drop: bool = False) -> None:
+                 queues: int = 1, egress_spec_init_to_drop: bool = False,
+                 clock: Callable[[], float] = time.monotonic) -> None:
         self.cp = cp
         self.drop_port = drop_port
         self.enqueue_fn = enqueue
@@ -304,13 +306,14 @@ class V1Model:
         self.spec_init = drop_port if egress_spec_init_to_drop else 0
         self.mcast: dict[int, list[tuple[int, int]]] = {}
         self.sessions: dict[int, CloneSession] = {}
-        self.t0 = time.monotonic()
+        self.clock = clock
+        self.t0 = clock()
         self.stats = {"rx": 0, "tx": 0, "dropped": 0, "errors": 0, "parser_errors": 0}
         sm_t = cp.sm_fields
         self.queueing = {"enq_timestamp", "enq_qdepth", "deq_timedelta", "deq_qdepth"} <= sm_t
 
     def now_us(self) -> int:
-        return int((time.monotonic() - self.t0) * 1e6)
+        return int((self.clock() - self.t0) * 1e6)
 
     # ------------------------------------------------------------ PRE config
     def set_mcast(self, group_id: int, group: MulticastGroup | None) -> None:
@@ -355,7 +358,7 @@ class V1Model:
             return
         if self.pending is not None:  # no traffic manager: egress right after this ingress
             if self.queueing:
-                sm.enq_timestamp = int((_monotonic() - self.t0) * 1e6) & 0xFFFFFFFF
+                sm.enq_timestamp = int((self.clock() - self.t0) * 1e6) & 0xFFFFFFFF
                 sm.enq_qdepth = 0
             self.pending.append(("e", port, prio, pk))
             return
@@ -413,7 +416,7 @@ class V1Model:
             sm = pk.sm = cp.new_sm()
             sm.ingress_port = pk.in_port
             sm.packet_length = pk.length
-            sm.ingress_global_timestamp = int((_monotonic() - self.t0) * 1e6)
+            sm.ingress_global_timestamp = int((self.clock() - self.t0) * 1e6)
         else:
             sm = pk.sm
         if self.spec_init:
@@ -426,7 +429,6 @@ class V1Model:
         if err:
             sm.parser_error = err
             self.stats["parser_errors"] += 1
-        hl0 = pk.pos - pk.skipped  # bytes extracted into headers
         if cp.verify is not None:
             try:
                 cp.verify(pk, hdr, meta)
@@ -438,8 +440,6 @@ class V1Model:
             cp.ingress(pk, hdr, meta, sm)
         except runtime.ExitControl:
             pass
-        if cp.validity_changes:
-            pk.length += cp.hdr_len(hdr) - hl0
         egress_spec = sm.egress_spec
         if pk.clone_session is not None:
             sid, pk.clone_session = pk.clone_session, None
@@ -461,7 +461,7 @@ class V1Model:
             name, values = pk.digests
             pk.digests = None
             if self.digest is not None:
-                self.digest(name, values)
+                self.digest(name, values())
         if pk.resubmit_fl is not None:
             c = runtime.Packet(pk.data, pk.in_port)
             c.meta = cp.new_meta()
@@ -491,7 +491,7 @@ class V1Model:
         cp = self.cp
         sm = pk.sm
         hdr, meta = pk.hdr, pk.meta
-        now = int((_monotonic() - self.t0) * 1e6)
+        now = int((self.clock() - self.t0) * 1e6)
         sm.egress_global_timestamp = now
         if self.queueing:
             sm.deq_timedelta = (now - sm.enq_timestamp) & 0xFFFFFFFF

@@ -51,5 +51,5 @@ def test_random_packets_never_raise(make_switch, name):
         port = rng.choice([1, 2, 255])
         s.process(port, mutate(rng, rng.choice(SEEDS)))
     h.take()
-    assert s.stats["rx"] >= 3000
+    assert s.stats["rx"] + s.mac_control_rx >= 3000  # MAC control frames are consumed by the port
     assert s.stats["errors"] == 0

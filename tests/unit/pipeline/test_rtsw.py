@@ -35,11 +35,15 @@ def roce(sport: int, qp: int, dst: str = "10.0.1.2") -> bytes:
                  / IP(src="10.0.0.1", dst=dst, ttl=64) / UDP(sport=sport, dport=4791) / bth / (b"\x00" * 16))
 
 
+ECMP_MIX = 0x9E3779B1  # p4/include/define.p4
+
+
 def expected_port(sport: int, qp_in_hash: int, salt: int = 0) -> int:
-    """BMv2: crc16 over the selector fields (invalid IPv6 skipped), % members in handle order."""
-    sel = hashes.pack_fields([(0x0A000001, 32), (0x0A000102, 32), (17, 8), (sport, 16), (4791, 16),
-                              (qp_in_hash, 24), (salt, 32)])
-    return MEMBER_PORTS[hashes.crc16(sel) % 4 + 1]
+    """p4/include/control/hashing.p4's ecmp_key, then BMv2: crc16(key) % members in handle order."""
+    flow = hashes.crc32(hashes.pack_fields([(0x0A000001, 128), (0x0A000102, 128), (17, 8), (sport, 16),
+                                            (4791, 16), (qp_in_hash, 24)]))
+    key = ((flow ^ salt) * ECMP_MIX) & 0xFFFFFFFF
+    return MEMBER_PORTS[hashes.crc16(key.to_bytes(4, "big")) % 4 + 1]
 
 
 @pytest.mark.parametrize("sport", [1000, 1001, 4242, 50000], ids=lambda s: f"sport{s}")

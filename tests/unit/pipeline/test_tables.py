@@ -136,22 +136,54 @@ def test_selector_picks_member_by_hash_in_handle_order():
     assert got == [30, 10, 20, 20]
 
 
-def test_empty_group_is_a_miss():
-    """An entry pointing at an empty group runs the default action."""
+def _selector_table(prof: ActionProfile) -> Table:
+    return Table("t", [KeySpec(name="k", kind="exact", width=8)], ACTIONS, default=ActionCall(action="nop"),
+                 profile=prof)
+
+
+def test_entry_cannot_point_at_an_empty_group():
+    """BMv2 refuses an entry whose group has no member (EMPTY_GRP, P4Runtime UNKNOWN)."""
     prof = ActionProfile("p", 16, selector=True)
     prof.group_insert(Group(group_id=1, members=[]))
-    t = Table("t", [KeySpec(name="k", kind="exact", width=8)], ACTIONS, default=ActionCall(action="nop"),
-              profile=prof)
+    t = _selector_table(prof)
+    with pytest.raises(StateError) as ei:
+        t.insert(TableEntry(match={0: FieldMatch(kind="exact", value=1)}, group_id=1))
+    assert ei.value.code == Code.UNKNOWN
+    assert t.entries() == []
+
+
+def test_group_emptied_under_an_entry_hits_and_runs_no_action():
+    """BMv2: a lookup reaching an empty group is a hit running the empty action."""
+    prof = ActionProfile("p", 16, selector=True)
+    prof.member_insert(Member(member_id=1, action=act(1)))
+    prof.group_insert(Group(group_id=1, members=[(1, 1)]))
+    t = _selector_table(prof)
     t.insert(TableEntry(match={0: FieldMatch(kind="exact", value=1)}, group_id=1))
-    assert t.lookup(1, Packet(b""), lambda: b"")[2] is False
+    prof.group_modify(Group(group_id=1, members=[]))
+    fn, args, hit_, action_id = t.lookup(1, Packet(b""), lambda: b"")
+    assert hit_ is True and args == () and action_id not in (1, 2)
+
+
+def test_weighted_member_copies_take_new_handles_as_pi_does():
+    """Weight w = w BMv2 member handles; the extra copies get the lowest free handles later."""
+    prof = ActionProfile("p", 16, selector=True, algorithm="identity")
+    for mid in (10, 20, 30):  # handles 0, 1, 2
+        prof.member_insert(Member(member_id=mid, action=act(mid)))
+    prof.group_insert(Group(group_id=1, members=[(10, 2), (20, 1)]))  # copy of 10 -> handle 3
+    t = _selector_table(prof)
+    t.insert(TableEntry(match={0: FieldMatch(kind="exact", value=1)}, group_id=1))
+    got = [t.lookup(1, Packet(b""), lambda i=i: bytes([i]))[1][0] for i in range(3)]
+    assert got == [10, 20, 10]
+    prof.group_modify(Group(group_id=1, members=[(10, 1), (20, 1)]))  # copy released
+    assert prof.handles[10] == [0]
 
 
 def test_group_referenced_by_entry_cannot_be_deleted():
     """Deleting a group an entry uses fails with FAILED_PRECONDITION."""
     prof = ActionProfile("p", 16, selector=True)
-    prof.group_insert(Group(group_id=1))
-    t = Table("t", [KeySpec(name="k", kind="exact", width=8)], ACTIONS, default=ActionCall(action="nop"),
-              profile=prof)
+    prof.member_insert(Member(member_id=1, action=act(1)))
+    prof.group_insert(Group(group_id=1, members=[(1, 1)]))
+    t = _selector_table(prof)
     t.insert(TableEntry(match={0: FieldMatch(kind="exact", value=1)}, group_id=1))
     with pytest.raises(StateError) as ei:
         prof.group_delete(1)
@@ -180,3 +212,21 @@ def test_one_shot_action_set_selects_by_hash():
                         action_set=((act(1), 1), (act(2), 2))))
     got = [t.lookup(1, Packet(b""), lambda i=i: bytes([i]))[1][0] for i in range(3)]
     assert got == [1, 2, 2]
+
+
+def test_idle_timeout_entry_reported_once_until_hit_again():
+    """A support_timeout table records hit times; idle entries are reported once per idle period."""
+    t = table("exact", support_timeout=True)
+    t.insert(TableEntry(match={0: FieldMatch(kind="exact", value=1)}, action=act(1), idle_timeout_ns=1000))
+    t.insert(TableEntry(match={0: FieldMatch(kind="exact", value=2)}, action=act(2)))  # no timeout
+    (e,) = t.entries()[:1]
+    t0 = e.last_hit_ns
+    assert t0 > 0
+    assert t.idle_entries(t0 + 999) == []
+    (idle,) = t.idle_entries(t0 + 1000)
+    assert idle.match[0].value == 1
+    assert t.idle_entries(t0 + 5000) == []  # already reported
+    t.lookup(1, Packet(b""))
+    (e,) = [x for x in t.entries() if x.match[0].value == 1]
+    assert e.last_hit_ns >= t0
+    assert len(t.idle_entries(e.last_hit_ns + 1000)) == 1

@@ -149,3 +149,167 @@ def test_run_time_queue_depth_and_stats(make_switch):
     s.process(2, build_pause_frame({0: 0}))
     s.drain()
     assert len(h.take()) == 2
+
+
+# ---------------------------------------------------------------- deterministic scenarios
+# A VirtualClock drives the traffic manager without a thread: time only moves in
+# advance(), so the outcomes below do not depend on the machine's speed.
+
+from p4switch.tm import VirtualClock  # noqa: E402
+
+LINE = 1e7  # the upstream sender's line rate (port 1: 10 Mb/s)
+
+
+def lossless_switch(make_switch, pfc: bool, **extra):
+    """Port 1 (10 Mb/s) feeds port 2 (1 Mb/s) at priority 3: port 2 is the slow egress."""
+    opts = dict(priority_queues=8, port_speed={1: "0.01", 2: "0.001"}, clock=VirtualClock(),
+                queue_depth=64)
+    if pfc:
+        opts["pfc"] = {None: "3"}
+    opts.update(extra)
+    return make_switch("v1m", **opts)
+
+
+def honouring_sender(h, n: int) -> tuple[int, list[int]]:
+    """Send n frames into port 1 at line rate, obeying PAUSE frames coming back on port 1.
+
+    Returns (frames delivered on port 2, quanta of every PFC frame seen on port 1).
+    """
+    sw = h.switch
+    paused_until = 0.0
+    delivered = 0
+    seen: list[int] = []
+    frame = ctl_frame(12, arg=3)
+    sent = 0
+    while sent < n or not sw.tm.idle():
+        for port, data in h.take():
+            if port == 2:
+                delivered += 1
+            elif port == 1:
+                q = parse_pause_frame(data)
+                assert q is not None and set(q) == {3}
+                seen.append(q[3])
+                now = sw.clock()
+                paused_until = now + q[3] * 512 / LINE if q[3] else 0.0
+        if sent < n and sw.clock() >= paused_until:
+            sw.process(1, frame)
+            sent += 1
+            sw.advance(len(frame) * 8 / LINE)
+        else:
+            sw.advance(1e-4)
+    for port, _ in h.take():
+        delivered += port == 2
+    return delivered, seen
+
+
+def test_pfc_slow_egress_pauses_upstream_and_drops_nothing(make_switch):
+    """A lossless priority filling a slow port's queue sends PAUSE upstream; nothing is dropped."""
+    h = lossless_switch(make_switch, pfc=True)
+    delivered, seen = honouring_sender(h, 300)
+    st = h.switch.tm_stats()["queues"]
+    assert delivered == 300
+    assert st["2/3"]["dropped"] == 0
+    assert seen and seen[0] == 0xFFFF and 0 in seen  # XOFF, later XON
+    assert st["1/3"]["pauses_sent"] >= 1 and st["1/3"]["resumes_sent"] >= 1
+    assert st["2/3"]["max_depth"] <= 64
+
+
+def test_without_pfc_the_slow_egress_tail_drops(make_switch):
+    """The same traffic without PFC overflows the 64-packet queue and is counted as dropped."""
+    h = lossless_switch(make_switch, pfc=False)
+    delivered, seen = honouring_sender(h, 300)
+    st = h.switch.tm_stats()["queues"]["2/3"]
+    assert seen == []
+    assert st["dropped"] > 0 and delivered == 300 - st["dropped"]
+
+
+def test_xoff_is_refreshed_while_congestion_lasts(make_switch):
+    """While the charge stays above XON, PAUSE is re-sent before the previous one expires."""
+    h = lossless_switch(make_switch, pfc=True, port_speed={1: "10", 2: "0.001"})
+    sw = h.switch
+    sw.process(2, build_pause_frame({3: 0xFFFF}))  # downstream holds port 2 (33 s at 1 Mb/s)
+    for _ in range(50):
+        sw.process(1, ctl_frame(12, arg=3))
+    sw.advance(0.02)  # pause time at 10 Gb/s: 3.36 ms, refreshed every 1.68 ms
+    pauses = [parse_pause_frame(d)[3] for p, d in h.take() if p == 1]
+    assert len(pauses) >= 10 and set(pauses) == {0xFFFF}
+    assert sw.tm_stats()["queues"]["1/3"]["pauses_sent"] == len(pauses)
+
+
+def test_received_pause_lasts_quanta_times_512_bit_times(make_switch):
+    """PAUSE(100 quanta) at 1 Mb/s holds the queue 51.2 ms; paused time is counted."""
+    h = lossless_switch(make_switch, pfc=True)
+    sw = h.switch
+    sw.process(2, build_pause_frame({3: 100}))
+    sw.process(1, ctl_frame(12, arg=3))
+    sw.advance(0.0511)
+    assert h.take() == []
+    sw.advance(0.0002)
+    assert [p for p, _ in h.take()] == [2]
+    st = sw.tm_stats()["queues"]["2/3"]
+    assert st["pauses_received"] == 1 and st["paused_time"] == pytest.approx(0.0512)
+
+
+def test_pause_frames_are_consumed_even_without_pfc(make_switch):
+    """MAC control frames (EtherType 0x8808) never reach the pipeline nor any port."""
+    h = make_switch("v1m")
+    assert h.send(1, build_pause_frame({3: 5})) == []
+    assert h.switch.stats["rx"] == 0 and h.switch.mac_control_rx == 1
+
+
+def test_queue_depth_and_rate_per_priority_at_run_time(make_switch):
+    """set_queue_depth/set_queue_rate on one (port, priority): tail drops and pacing follow."""
+    h = lossless_switch(make_switch, pfc=False, port_speed=None)
+    sw = h.switch
+    sw.set_queue_depth(2, 3, priority=3)
+    sw.set_queue_rate(2, 100, priority=3)
+    for _ in range(6):
+        sw.process(1, ctl_frame(12, arg=3))
+    st = sw.tm_stats()["queues"]["2/3"]
+    assert st["dropped"] == 2 and st["capacity"] == 3 and st["rate_pps"] == 100
+    assert len(h.take()) == 1  # the first left at once; the queue then held 3, tail-dropped 2
+    sw.advance(0.0199)
+    assert len(h.take()) == 1
+    sw.advance(0.0102)
+    assert len(h.take()) == 2
+
+
+@pytest.mark.parametrize("action", ["drop", "forward"])
+def test_pfc_watchdog_breaks_a_storm(make_switch, action):
+    """A queue paused past the detection time drops or forwards its packets until the storm ends."""
+    h = lossless_switch(make_switch, pfc=True, port_speed={1: "0.01", 2: "1"})
+    sw = h.switch
+    sw.set_pfc_watchdog(2, [3], detection_ms=10, restoration_ms=20, action=action)
+    storm = build_pause_frame({3: 0xFFFF})  # 33.5 ms at 1 Gb/s, re-sent every ms
+    sw.process(2, storm)
+    for _ in range(4):
+        sw.process(1, ctl_frame(12, arg=3))
+    for _ in range(15):
+        sw.advance(0.001)
+        sw.process(2, storm)
+    st = sw.tm_stats()["queues"]["2/3"]
+    assert st["watchdog"]["storm"] and st["watchdog"]["storms"] == 1
+    out = [p for p, _ in h.take() if p == 2]
+    if action == "drop":
+        assert out == [] and st["wd_dropped"] == 4
+    else:
+        assert out == [2] * 4 and st["wd_dropped"] == 0
+    sw.advance(0.021)  # no PAUSE for the restoration time: the storm ends
+    assert not sw.tm_stats()["queues"]["2/3"]["watchdog"]["storm"]
+    sw.process(2, build_pause_frame({3: 0}))
+    sw.process(1, ctl_frame(12, arg=3))
+    sw.advance(0.001)
+    assert [p for p, _ in h.take()] == [2]
+
+
+def test_watchdog_is_off_by_default(make_switch):
+    """Without set_pfc_watchdog a storm holds the queue indefinitely (lossless)."""
+    h = lossless_switch(make_switch, pfc=True, port_speed={1: "0.01", 2: "1"})
+    sw = h.switch
+    sw.process(2, build_pause_frame({3: 0xFFFF}))
+    sw.process(1, ctl_frame(12, arg=3))
+    for _ in range(50):
+        sw.advance(0.001)
+        sw.process(2, build_pause_frame({3: 0xFFFF}))
+    st = sw.tm_stats()["queues"]["2/3"]
+    assert st["watchdog"] is None and st["depth"] == 1 and h.take() == []

@@ -1,0 +1,49 @@
+"""BMv2/P4-16 details closed by the pipeline: copy-in/copy-out, digest timing, length register."""
+
+from __future__ import annotations
+
+import pytest
+
+ETH = b"\x02" * 6 + b"\x04" * 6 + b"\x12\x34"
+H2 = bytes([1, 2, 3, 4])
+
+
+def frame(d: int) -> bytes:
+    return ETH + bytes([10, 20, 30, d]) + H2
+
+
+@pytest.fixture
+def sw(make_switch):
+    return make_switch("copyio")
+
+
+def test_inout_header_is_copied_in_and_out(sw):
+    """An action's inout copy overwrites what the body wrote through the aliased global (§6.8)."""
+    ((port, out),) = sw.send(1, frame(1))
+    assert port == 2 and out[14:18] == bytes([11, 20, 30, 1])
+
+
+def test_out_header_parameter_starts_invalid_and_is_copied_out(sw):
+    """An out header is invalid inside the callee and its (invalid) value is copied back."""
+    ((_, out),) = sw.send(1, frame(2))
+    assert out[14:] == bytes([10, 20, 2, 2])  # h2 no longer emitted
+
+
+def test_digest_reads_fields_at_end_of_ingress(sw):
+    """digest() data is read when ingress ends, as BMv2's learn engine does."""
+    sw.send(1, frame(3))
+    assert sw.digests == [("dg_t", (99,))]
+
+
+def test_set_valid_grows_the_packet_length_seen_in_egress(sw):
+    """setValid of an invalid header adds its bytes to egress packet_length (BMv2 add_header)."""
+    ((_, out),) = sw.send(1, frame(4))
+    assert out[21] == len(frame(4)) + 4
+    ((_, out),) = sw.send(1, frame(1))
+    assert out[21] == len(frame(1))
+
+
+def test_deprecated_resubmit_data_preserves_the_listed_fields(sw):
+    """resubmit({meta.keep}) keeps meta.keep in the resubmitted copy and zeroes the rest."""
+    ((_, out),) = sw.send(1, frame(5))
+    assert out[14:18] == bytes([10, 11, 0, 5])
