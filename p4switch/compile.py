@@ -1,10 +1,13 @@
 """`p4switch-compile`: a drop-in for `p4c-bm2-ss --arch v1model` producing p4switch programs.
 
     p4switch-compile prog.p4 -o out.json --p4runtime-files out.p4info.txtpb [-I DIR] [-D NAME[=VAL]]
+                     [--p4runtime-entries-files entries.txtpb]
 
 The output file is the p4switch program file (`ir.to_json`, the P4Info
-embedded); `--p4runtime-files` takes a comma-separated list whose formats
-follow the extensions as in p4c (.txt/.txtpb text, .json, .bin). Errors are
+embedded); `--p4runtime-files` (P4Info) and `--p4runtime-entries-files`
+(the tables' `entries` as a P4Runtime WriteRequest) take comma-separated
+lists whose formats follow the extensions as in p4c (.txt/.txtpb text,
+.json, .bin). Errors are
 one line, ``file:line:col: error: message``, followed by the source line and
 a caret; the exit status is 1 on error, 0 on success.
 
@@ -16,10 +19,13 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 from p4switch import ir
 from p4switch.frontend import P4Error, compile_file
+from p4switch.frontend.entries import build_entries, write_entries
 from p4switch.p4info import P4InfoError, build_p4info, p4info_text, write_p4info
 
 _FORMATS = (".txt", ".txtpb", ".json", ".bin")
@@ -35,6 +41,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--p4runtime-files", default="", help="comma-separated P4Info outputs (.txt, .txtpb, .json, .bin)")
     p.add_argument("--p4runtime-format", choices=("text", "json", "binary"), help="format for --p4runtime-file")
     p.add_argument("--p4runtime-file", default="", help="P4Info output (format from --p4runtime-format; deprecated in p4c)")
+    p.add_argument("--p4runtime-entries-files", default="",
+                   help="comma-separated outputs for the tables' static entries as a P4Runtime WriteRequest "
+                        "(.txt, .txtpb, .json, .bin)")
+    p.add_argument("--p4runtime-entries-file", default="",
+                   help="static entries output (format from --p4runtime-format; deprecated in p4c)")
     p.add_argument("-I", dest="include", action="append", default=[], metavar="DIR", help="include directory")
     p.add_argument("-D", dest="defines", action="append", default=[], metavar="NAME[=VAL]", help="preprocessor define")
     p.add_argument("--std", default="p4-16", help="language (only p4-16)")
@@ -43,14 +54,16 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
-def _p4info_outputs(args: argparse.Namespace, parser: argparse.ArgumentParser) -> list[str]:
-    outs = [f for f in args.p4runtime_files.split(",") if f]
-    for f in outs:
+def _outputs(files: str, single: str, args: argparse.Namespace,
+             parser: argparse.ArgumentParser) -> list[tuple[str, str]]:
+    """(path, format suffix) pairs: the deprecated single-file flag first, as p4c does."""
+    outs: list[tuple[str, str]] = []
+    if single:
+        outs.append((single, {"text": ".txt", "json": ".json", "binary": ".bin", None: ".txt"}[args.p4runtime_format]))
+    for f in (f for f in files.split(",") if f):
         if not f.endswith(_FORMATS):
             parser.error(f"{f}: unknown file kind; known suffixes are .bin, .txt, .txtpb, .json")
-    if args.p4runtime_file:
-        ext = {"text": ".txt", "json": ".json", "binary": ".bin", None: ".txt"}[args.p4runtime_format]
-        outs.append((args.p4runtime_file, ext))  # type: ignore[arg-type]
+        outs.append((f, Path(f).suffix))
     return outs
 
 
@@ -61,22 +74,31 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"--std {args.std}: only p4-16 is supported")
     if args.arch != "v1model":
         parser.error(f"--arch {args.arch}: only v1model is supported")
-    outs = _p4info_outputs(args, parser)
+    outs = _outputs(args.p4runtime_files, args.p4runtime_file, args, parser)
+    entry_outs = _outputs(args.p4runtime_entries_files, args.p4runtime_entries_file, args, parser)
     if not os.path.isfile(args.source):
         print(f"p4switch-compile: error: {args.source}: no such file", file=sys.stderr)
         return 1
     output = args.output or str(Path(args.source).with_suffix(".json").name)
     try:
         program = compile_file(args.source, args.include, args.defines)
-        info = build_p4info(program)
-        text = p4info_text(info)
-        Path(output).write_text(ir.to_json(program, text))
-        for out in outs:
-            if isinstance(out, tuple):
-                path, ext = out
-                _write_as(info, path, ext)
-            else:
-                write_p4info(info, out)
+        try:
+            info = build_p4info(program)
+        except P4InfoError as e:
+            if outs or entry_outs:
+                raise
+            # p4c-bm2-ss only describes the program in P4Info when asked to:
+            # without P4Runtime outputs such a program still compiles
+            print(f"{_where(e, args.source)}: warning: no P4Info embedded: {e.message}", file=sys.stderr)
+            Path(output).write_text(ir.to_json(program, ""))
+            return 0
+        Path(output).write_text(ir.to_json(program, p4info_text(info)))
+        for path, ext in outs:
+            _write_as(lambda p: write_p4info(info, p), path, ext)
+        if entry_outs:
+            entries = build_entries(program, info)
+            for path, ext in entry_outs:
+                _write_as(lambda p: write_entries(entries, p), path, ext)
     except P4Error as e:
         print(str(e), file=sys.stderr)
         caret = e.caret()
@@ -84,7 +106,7 @@ def main(argv: list[str] | None = None) -> int:
             print(caret, file=sys.stderr)
         return 1
     except P4InfoError as e:
-        print(f"{args.source}: error: {e}", file=sys.stderr)
+        print(f"{_where(e, args.source)}: error: {e.message}", file=sys.stderr)
         return 1
     except OSError as e:
         print(f"p4switch-compile: error: {e}", file=sys.stderr)
@@ -92,13 +114,19 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-def _write_as(info, path: str, ext: str) -> None:
-    import tempfile
+def _where(e: P4InfoError, source: str) -> str:
+    return str(e.coord) if e.coord is not None else source
 
+
+def _write_as(write: Callable[[str], None], path: str, ext: str) -> None:
+    """Write `path` in the format of suffix `ext` (the deprecated flags name the format apart)."""
+    if path.endswith(ext):
+        write(path)
+        return
     tmp = tempfile.NamedTemporaryFile(suffix=ext, delete=False)
     tmp.close()
     try:
-        write_p4info(info, tmp.name)
+        write(tmp.name)
         Path(path).write_bytes(Path(tmp.name).read_bytes())
     finally:
         os.unlink(tmp.name)

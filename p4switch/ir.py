@@ -739,6 +739,14 @@ class Program:
     digests: list[Digest] = field(default_factory=list)
     annotations: tuple[Annotation, ...] = ()
     new_types: dict[str, "NewType"] = field(default_factory=dict)  # `type` declarations, for P4Info
+    # Top-level extern instances in declaration order, used or not (p4c keeps
+    # them all in P4Info). A block using one also lists it in its locals under
+    # the same cp_name: that cp_name names ONE object shared by every block.
+    global_externs: list[ExternInstance] = field(default_factory=list)
+    # `pipeline` keys in the order p4c visits the blocks for P4Info: instances
+    # declared at top level (declaration order), then those constructed in
+    # `main`'s arguments. Empty means `pipeline` order.
+    block_order: list[str] = field(default_factory=list)
 
 
 # --------------------------------------------------------------------------

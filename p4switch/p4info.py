@@ -44,7 +44,16 @@ _HIDDEN_ANNOS = {"name", "id", "brief", "description"}
 
 
 class P4InfoError(ValueError):
-    """The program cannot be described in P4Info (duplicate names, bad @id)."""
+    """The program cannot be described in P4Info (duplicate names, bad @id, enum keys).
+
+    `coord` is the source position when one applies; `str()` then reads
+    ``file:line:col: error: message`` like the front end's errors.
+    """
+
+    def __init__(self, message: str, coord: ir.Coord | None = None) -> None:
+        self.message = message
+        self.coord = coord
+        super().__init__(f"{coord}: error: {message}" if coord is not None else message)
 
 
 def jenkins_hash(name: str) -> int:
@@ -187,11 +196,16 @@ class _Builder:
         self.actions: dict[str, ir.Action] = {a.cp_name: a for a in program.actions}
 
     # ------------------------------------------------------------------ walking
+    def blocks(self) -> list[Any]:
+        """The package's blocks in p4c's visiting order (`Program.block_order`)."""
+        order = self.p.block_order or list(self.p.pipeline)
+        return [self.p.pipeline[k] for k in order]
+
     def controls(self) -> list[ir.ControlInstance]:
-        return [i for i in self.p.pipeline.values() if isinstance(i, ir.ControlInstance)]
+        return [i for i in self.blocks() if isinstance(i, ir.ControlInstance)]
 
     def parsers(self) -> list[ir.ParserInstance]:
-        return [i for i in self.p.pipeline.values() if isinstance(i, ir.ParserInstance)]
+        return [i for i in self.blocks() if isinstance(i, ir.ParserInstance)]
 
     @staticmethod
     def flat_locals(ctl: ir.Control, used_subs: set[str]) -> Iterator[Any]:
@@ -276,6 +290,10 @@ class _Builder:
         value_sets: list[ir.ValueSet] = []
         digests: list[str] = []
         digest_types = {d.name: d for d in self.p.digests}
+        # Top-level extern instances, used or not, come first: p4c keeps them
+        # (RemoveUnusedDeclarations never drops extern instances) and they are
+        # children of the top-level block, visited before the package's blocks.
+        externs.extend(self.p.global_externs)
         for prs in self.parsers():
             for loc in prs.decl.locals:
                 if isinstance(loc, ir.ValueSet):
@@ -302,7 +320,10 @@ class _Builder:
                 elif isinstance(loc, ir.ExternInstance):
                     externs.append(loc)
         # a top-level extern instance is a local of every block using it: one entity
-        externs = list({e.cp_name: e for e in reversed(externs)}.values())[::-1]
+        firsts: dict[str, ir.ExternInstance] = {}
+        for e in externs:  # the first occurrence fixes the position
+            firsts.setdefault(e.cp_name, e)
+        externs = list(firsts.values())
         by_name = {e.cp_name: e for e in externs}
         headers = [(h, self.p.types[h.header]) for h in self.p.controller_headers]
 
@@ -401,6 +422,12 @@ class _Builder:
         for k, fid in zip(t.keys, ids, strict=True):
             if k.match_kind == "selector":
                 continue
+            named = self.p.types.get(k.expr.type.name) if isinstance(k.expr.type, ir.TypeName) else k.expr.type
+            if isinstance(named, ir.EnumType) and named.underlying is None:
+                # p4c's getTypeWidth -> TypeMap::widthBits has no width for a plain enum
+                raise P4InfoError(f"{k.name}: a table key of type {named.name} cannot be described in P4Info "
+                                  f"(width not well-defined for values of type {named.name}; "
+                                  "use a serializable enum, enum bit<W>)", k.coord)
             mf = m.match_fields.add()
             mf.id = fid
             mf.name = k.name
@@ -597,7 +624,11 @@ class _Builder:
                 for f in named.fields:
                     mem = st.members.add()
                     mem.name = f.name
-                    mem.type_spec.CopyFrom(self.type_spec(f.type))
+                    if f.type_name in self.p.new_types:  # a `type` field: P4NamedType + new_types entry
+                        self.new_type(self.p.new_types[f.type_name])
+                        mem.type_spec.new_type.name = f.type_name
+                    else:
+                        mem.type_spec.CopyFrom(self.type_spec(f.type))
         elif isinstance(named, ir.HeaderType):
             out.header.name = named.name
             if named.name not in ti.headers:

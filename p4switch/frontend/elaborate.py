@@ -25,6 +25,7 @@ from p4switch.frontend.calls import CallResolver
 from p4switch.frontend.errors import P4Error, unsupported
 from p4switch.frontend.exprs import Ctx
 from p4switch.frontend.fold import wrap
+from p4switch.frontend.keynames import int_base
 from p4switch.frontend.scope import (
     BAction,
     BConst,
@@ -39,7 +40,18 @@ from p4switch.frontend.scope import (
     cp_name,
 )
 from p4switch.frontend.stmts import BlockLowering, annos_ir
-from p4switch.frontend.types import BlockTypeRef, ExternInfo, Globals, TVar, TypeEnv, type_str
+from p4switch.frontend.types import (
+    NT,
+    BlockTypeRef,
+    ExternInfo,
+    Globals,
+    TVar,
+    TypeEnv,
+    erase_newtypes,
+    newtype_name,
+    type_str,
+    unwrap_newtype,
+)
 
 PIPELINE = ("p", "vr", "ig", "eg", "ck", "dep")
 
@@ -83,19 +95,22 @@ class Elaborator:
                 t = self.env.resolve(d.type)
                 v = self.low.convert(self.low.global_expr(d.value, t), t, d.coord, d.name)
                 g.consts[d.name] = v
+                if isinstance(d.value, A.EInt):
+                    g.const_bases[d.name] = int_base(d.value.text)
             elif isinstance(d, A.DTypedef):
                 self._declare(d.name, "type", d.coord)
                 t = self.env.resolve(d.type)
-                g.typedefs[d.name] = t
                 if d.newtype:
                     nt = self.env.named(t)
-                    if not isinstance(nt, (ir.BitsType, ir.BoolType, ir.EnumType)) and not isinstance(t, ir.TypeName):
+                    if not isinstance(nt, (ir.BitsType, ir.BoolType, ir.EnumType, NT)) and not isinstance(t, ir.TypeName):
                         raise P4Error(d.coord, f"type {d.name}: the underlying type cannot be {type_str(t)}")
-                    if A.find_anno(d.annos, "p4runtime_translation") is not None and not isinstance(nt, ir.BitsType):
+                    under = self.env.named(unwrap_newtype(t))
+                    if A.find_anno(d.annos, "p4runtime_translation") is not None and not isinstance(under, ir.BitsType):
                         raise P4Error(d.coord, f"{d.name}: P4Runtime requires the underlying type of a type with @p4runtime_translation to be bit<W>, not {type_str(t)}")
-                    g.newtypes[d.name] = ir.NewType(name=d.name, type=t, annotations=annos_ir(d.annos), coord=d.coord)
-                elif self.env.newtype_of(d.type):
-                    g.newtype_alias[d.name] = self.env.newtype_of(d.type)
+                    g.newtypes[d.name] = ir.NewType(name=d.name, type=unwrap_newtype(t), annotations=annos_ir(d.annos),
+                                                    coord=d.coord)
+                    t = NT(name=d.name, base=t)
+                g.typedefs[d.name] = t
             elif isinstance(d, A.DStruct):
                 self._declare(d.name, "type", d.coord)
                 g.types[d.name] = self._struct(d)
@@ -157,6 +172,7 @@ class Elaborator:
             t = self.env.resolve(f.type)
             nt = self.env.named(t)
             if d.kind == "header":
+                nt = self.env.named(unwrap_newtype(t))
                 ok = isinstance(nt, (ir.BitsType, ir.VarbitType, ir.BoolType)) or (
                     isinstance(nt, ir.EnumType) and nt.underlying is not None
                 )
@@ -170,8 +186,7 @@ class Elaborator:
                     raise P4Error(f.coord, f"{f.name}: header_union fields must be headers")
             elif isinstance(nt, (ir.IntType, ir.StringType, ir.VoidType, ir.ExternType)):
                 raise P4Error(f.coord, f"{f.name}: a struct field cannot have type {type_str(t)}")
-            fields.append(ir.Field(name=f.name, type=t, annotations=annos_ir(f.annos),
-                                   type_name=self.env.newtype_of(f.type)))
+            fields.append(ir.Field(name=f.name, type=t, annotations=annos_ir(f.annos), type_name=newtype_name(t)))
         cls = {"header": ir.HeaderType, "header_union": ir.HeaderUnionType, "struct": ir.StructType}[d.kind]
         return cls(name=d.name, fields=tuple(fields), annotations=annos_ir(d.annos), coord=d.coord)
 
@@ -191,15 +206,14 @@ class Elaborator:
         out = []
         for p in params:
             t = self.env.resolve(p.type, tvars or ctx.tvars)
-            if kind == "action" and not p.direction and not isinstance(self.env.named(t), (ir.BitsType, ir.BoolType, ir.EnumType)):
+            if kind == "action" and not p.direction and not isinstance(self.env.named(t), (ir.BitsType, ir.BoolType, ir.EnumType, NT)):
                 raise P4Error(p.coord, f"{p.name}: action data parameter of type {type_str(t)} is not supported (bit<W>, int<W>, bool or enum)")
             uid = ctx.block.uid(p.name)
             var = ir.Var(name=p.name, uid=uid, scope=ir.Scope.PARAM, type=t, coord=p.coord)
             readonly = p.direction in ("in", "") and not isinstance(t, ir.ExternType)
             ctx.scope.declare(p.name, BVar(var=var, readonly=readonly, direction=p.direction or "directionless"), p.coord)
             out.append(ir.Param(name=p.name, uid=uid, direction=p.direction, type=t,
-                                annotations=annos_ir(p.annos), coord=p.coord,
-                                type_name=self.env.newtype_of(p.type)))
+                                annotations=annos_ir(p.annos), coord=p.coord, type_name=newtype_name(t)))
         return out
 
     # ------------------------------------------------------------------ actions & functions
@@ -451,7 +465,14 @@ class Elaborator:
         pipeline: dict[str, Any] = {}
         gctx = Ctx(scope=Scope(), block=BlockCtx(prefix="", kind="global"))
         hm: dict[str, Any] = {}
-        for p, a in zip(pkg.params, main.args, strict=True):
+        declared = list(self.g.instances)
+        rank: dict[str, tuple[int, int]] = {}
+        for i, (p, a) in enumerate(zip(pkg.params, main.args, strict=True)):
+            # p4c visits the top-level block first, its children in declaration
+            # order: named instances come before those constructed in main's arguments
+            v = a.value
+            named = isinstance(v, A.EName) and v.name in declared
+            rank[p.name] = (declared.index(v.name), i) if named else (len(declared), i)
             decl, ctor_args, annos, coord = self._main_arg(a)
             proto = self.g.block_types[p.type.base.name if isinstance(p.type, A.TSpecialized) else p.type.name]
             want = "control" if proto.kind == "control" else "parser"
@@ -461,10 +482,14 @@ class Elaborator:
             ctor_vals = self._block_ctor_args(decl, ctor_args, gctx, coord)
             prefix = cp_name("", decl.name, decl.annos)
             pipeline[p.name] = self.instantiate(decl, prefix, decl.name, p.name, ctor_vals, coord, annos)
+        global_externs = []
+        gblock = BlockCtx(prefix="", kind="global")
         for name, inst in self.g.instances.items():
             t = self.env.resolve(inst.type)
             if name != "main" and not isinstance(t, ir.ExternType):
                 raise unsupported(inst.coord, f"a top-level {type_str(t)} instance not passed to main")
+            if name != "main":
+                global_externs.append(self.extern_instance(inst, Ctx(scope=Scope(), block=gblock), "", declare=False).inst)
         headers = []
         for tname, t in self.g.types.items():
             if isinstance(t, ir.HeaderType):
@@ -473,13 +498,17 @@ class Elaborator:
                     if not a.args or a.args[0] not in ("packet_in", "packet_out"):
                         raise P4Error(a.coord, '@controller_header must be "packet_in" or "packet_out"')
                     headers.append(ir.ControllerHeader(kind=a.args[0], header=tname))
-        return ir.Program(
+        program = ir.Program(
             arch="v1model", source=self.prog.file, types=dict(self.g.types), errors=list(self.g.errors),
             match_kinds=list(self.g.match_kinds), constants=dict(self.g.consts), functions=self.functions,
             actions=self.top_actions, pipeline=pipeline, controller_headers=headers,
             digests=list(self.low.digests.values()), annotations=annos_ir(main.annos),
-            new_types=dict(self.g.newtypes),
+            new_types=dict(self.g.newtypes), global_externs=global_externs,
+            block_order=sorted(pipeline, key=rank.__getitem__),
         )
+        if self.g.newtypes:
+            erase_newtypes(program)
+        return program
 
     def _main_arg(self, a: A.Arg) -> tuple[Any, list[A.Arg], list[A.Anno], ir.Coord]:
         v = a.value

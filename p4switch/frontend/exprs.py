@@ -12,6 +12,7 @@ Names defined here: `ExprChecker`, `Ctx`, `expr_text`.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -32,6 +33,7 @@ from p4switch.frontend.scope import (
     Scope,
 )
 from p4switch.frontend.types import (
+    NT,
     BlockTypeRef,
     Globals,
     TVar,
@@ -87,6 +89,14 @@ def expr_text(e: Any) -> str:
     if isinstance(e, A.EBool):
         return "true" if e.value else "false"
     return "<expr>"
+
+
+def _newtype_hint(src: Any, dst: Any) -> str:
+    """Why a cast or conversion involving a `type` fails (p4c keeps `type`s apart)."""
+    nt = dst if isinstance(dst, NT) else src if isinstance(src, NT) else None
+    if nt is None:
+        return ""
+    return f" (type {nt.name} converts only to and from {type_str(nt.base)}, with an explicit cast)"
 
 
 def _coord(e: Any) -> ir.Coord:
@@ -154,7 +164,10 @@ class ExprChecker:
         if isinstance(x, ir.DontCare):
             return x
         label = f"{what}: " if what else ""
-        raise P4Error(coord, f"{label}cannot convert {type_str(src)} to {type_str(t)}")
+        hint = _newtype_hint(src, t)
+        if hint:
+            hint = f" without a cast{hint}"
+        raise P4Error(coord, f"{label}cannot convert {type_str(src)} to {type_str(t)}{hint}")
 
     @staticmethod
     def enum_to_bits(x: ir.Expr, et: ir.EnumType, t: Any) -> ir.Expr:
@@ -428,6 +441,8 @@ class ExprChecker:
         src, nt = self.named(x.type), self.named(t)
         if x.type == t:
             return x
+        if isinstance(t, NT) or isinstance(x.type, NT):
+            return self.newtype_cast(x, t, coord)
         ok = False
         if isinstance(nt, ir.BitsType):
             if isinstance(src, ir.EnumType) and src.underlying is not None:
@@ -455,6 +470,20 @@ class ExprChecker:
             folded.type = t if isinstance(folded, ir.Constant) else folded.type
             return folded
         return ir.Cast(expr=x, type=t, coord=coord)
+
+    def newtype_cast(self, x: ir.Expr, t: Any, coord: ir.Coord) -> ir.Expr:
+        """A cast to or from a `type` (p4c's canCastBetween): only between the
+        type and its underlying type; an integer literal may be cast to a type
+        whose underlying type is bit<W>/int<W>. Legal casts only retag the value
+        (the IR does not know `type`s)."""
+        if isinstance(t, NT) and isinstance(x, ir.Constant) and isinstance(x.type, ir.IntType) \
+                and isinstance(self.named(t.base), ir.BitsType):
+            x = F.const(x.value, self.named(t.base), x.coord)
+        ok = (isinstance(t, NT) and x.type == t.base) or (isinstance(x.type, NT) and x.type.base == t)
+        if not ok:
+            raise P4Error(coord, f"illegal cast from {type_str(x.type)} to {type_str(t)}"
+                                 f"{_newtype_hint(x.type, t)}")
+        return dataclasses.replace(x, type=t)  # type: ignore[type-var]
 
     def _e_EList(self, e: A.EList, ctx: Ctx, expected: Any) -> ir.Expr:
         nt = self.named(expected) if expected is not None else None

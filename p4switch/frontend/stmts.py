@@ -17,9 +17,10 @@ from typing import Any
 from p4switch import ir
 from p4switch.frontend import ast as A
 from p4switch.frontend.errors import P4Error, unsupported
-from p4switch.frontend.exprs import BOOL, Ctx, ExprChecker, expr_text
+from p4switch.frontend.exprs import BOOL, Ctx, ExprChecker
+from p4switch.frontend.keynames import KeyNamer
 from p4switch.frontend.scope import BAction, BConst, BExtern, BTable, BValueSet, BVar, Scope
-from p4switch.frontend.types import type_str
+from p4switch.frontend.types import newtype_name, type_str, unwrap_newtype
 
 _TABLE_PROPS = {"default_action", "size", "implementation", "counters", "meters", "support_timeout"}
 
@@ -313,16 +314,19 @@ class BlockLowering(ExprChecker):
                     x = self.expr(k.expr, tctx)
                     if k.match_kind not in self.g.match_kinds:
                         raise P4Error(k.coord, f"{k.match_kind}: not a match_kind")
-                    kt = self.named(x.type)
+                    kt = self.named(unwrap_newtype(x.type))
                     if not isinstance(kt, (ir.BitsType, ir.BoolType, ir.EnumType, ir.ErrorType)):
                         raise P4Error(k.coord, f"table key of type {type_str(x.type)} is not supported")
                     if isinstance(kt, ir.EnumType) and kt.underlying is None and k.match_kind != "exact":
                         raise P4Error(k.coord, "an enum key can only be matched exactly")
                     anno = A.find_anno(k.annos, "name")
-                    name = anno.args[0] if anno and anno.args else expr_text(k.expr)
+                    if anno and anno.args and isinstance(anno.args[0], str):
+                        name = anno.args[0]
+                    else:
+                        name = self._key_namer(tctx).name(k.expr)
                     keys.append(ir.KeyElement(expr=x, match_kind=k.match_kind, name=name,
                                               annotations=annos_ir(k.annos), coord=k.coord,
-                                              type_name=self.expr_type_name(x)))
+                                              type_name=newtype_name(x.type)))
             elif p.kind == "actions":
                 for it in p.value:
                     ab = self._action_binding(it.name, it.dot, ctx, it.coord)
@@ -396,14 +400,18 @@ class BlockLowering(ExprChecker):
             support_timeout=timeout, annotations=annos_ir(d.annos), coord=d.coord,
         )
 
-    def expr_type_name(self, x: ir.Expr) -> str:
-        """The `type` name a key expression was declared with (struct/header fields), or ''."""
-        if isinstance(x, ir.Member):
-            bt = self.named(x.expr.type)
-            for f in getattr(bt, "fields", ()):
-                if f.name == x.name:
-                    return f.type_name
-        return ""
+    def _key_namer(self, ctx: Ctx) -> KeyNamer:
+        def type_of(e: Any) -> Any:
+            return self.named(self.expr(e, ctx).type)
+
+        def const_value(e: A.EName) -> tuple[int, int] | None:
+            b = self.lookup(e.name, ctx, e.coord, e.dot)
+            if isinstance(b, BConst) and isinstance(b.value, ir.Constant):
+                is_global = e.dot or ctx.scope.lookup(e.name) is None
+                return b.value.value, self.g.const_bases.get(e.name, 10) if is_global else 10
+            return None
+
+        return KeyNamer(type_of, const_value)
 
     def _extern_prop(self, p: A.TableProp, ctx: Ctx, table: str = "") -> BExtern:
         if isinstance(p.value, A.ECtor):

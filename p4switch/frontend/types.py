@@ -6,13 +6,15 @@ ResolveReferences builds); `resolve_type` turns type syntax into IR types
 the helpers answer questions the checker asks (`width_of`, `fields_of`,
 `type_str`, `same_type`).
 
-Names defined here: `Globals`, `ExternInfo`, `BlockTypeRef`, `TVar`,
+Names defined here: `Globals`, `ExternInfo`, `BlockTypeRef`, `TVar`, `NT`,
 `resolve_type`, `type_str`, `width_of`, `fields_of`, `is_bits`, `is_header_like`,
-`same_type`, `substitute`.
+`same_type`, `substitute`, `newtype_name`, `erase_newtypes`.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import enum
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -26,6 +28,20 @@ class TVar:
     """A type variable of a generic extern/function/block (never in the IR)."""
 
     name: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class NT:
+    """The type introduced by `type T N;` while the program is checked.
+
+    p4c keeps N distinct from T (no implicit conversion either way, explicit
+    casts only between N and T, no arithmetic on N), so the checker does too;
+    `erase_newtypes` replaces every NT by its `base` before the IR leaves the
+    front end (the IR contract: values of N simply have type T).
+    """
+
+    name: str
+    base: Any
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -50,10 +66,10 @@ class Globals:
 
     types: dict[str, ir.Type] = field(default_factory=dict)  # header/struct/union/enum
     typedefs: dict[str, Any] = field(default_factory=dict)  # name -> resolved ir type
-    # `type` declarations (resolved like typedefs in the IR, kept for P4Info),
-    # and typedef name -> the `type` it names (p4c follows typedefs to it)
+    # `type` declarations (an `NT` while checking, the underlying type in the
+    # IR; the declarations are kept for P4Info)
     newtypes: dict[str, ir.NewType] = field(default_factory=dict)
-    newtype_alias: dict[str, str] = field(default_factory=dict)
+    const_bases: dict[str, int] = field(default_factory=dict)  # const name -> base of its literal (key names)
     externs: dict[str, ExternInfo] = field(default_factory=dict)
     extern_funcs: dict[str, list[A.MethodProto]] = field(default_factory=dict)
     block_types: dict[str, A.DBlockType] = field(default_factory=dict)
@@ -100,7 +116,7 @@ def type_str(t: Any) -> str:
         if t.type_args:
             return f"{t.name}<{', '.join(type_str(a) for a in t.type_args)}>"
         return t.name
-    if isinstance(t, TVar):
+    if isinstance(t, (TVar, NT)):
         return t.name
     if isinstance(t, BlockTypeRef):
         return t.name
@@ -120,13 +136,6 @@ class TypeEnv:
             return self.g.types[t.name]
         return t
 
-    def newtype_of(self, t: Any) -> str:
-        """The `type` name that type syntax `t` denotes (through typedefs), or ''."""
-        if isinstance(t, A.TName):
-            if t.name in self.g.newtypes:
-                return t.name
-            return self.g.newtype_alias.get(t.name, "")
-        return ""
 
     def resolve(self, t: Any, tvars: dict[str, Any] | None = None) -> Any:
         tvars = tvars or {}
@@ -198,6 +207,8 @@ def fields_of(t: Any) -> tuple[ir.Field, ...]:
 def width_of(t: Any, env: TypeEnv) -> int:
     """Width in bits of a fixed-size type (bits, bool, enum bit<W>, header/struct of those)."""
     t = env.named(t)
+    if isinstance(t, NT):
+        return width_of(t.base, env)
     if isinstance(t, ir.BitsType):
         return t.width
     if isinstance(t, ir.BoolType):
@@ -248,3 +259,78 @@ def has_tvars(t: Any) -> bool:
     if isinstance(t, ir.StackType):
         return has_tvars(t.elem)
     return False
+
+
+def newtype_name(t: Any) -> str:
+    """The `type` a value of type `t` has (P4Info `type_name`), or ''."""
+    return t.name if isinstance(t, NT) else ""
+
+
+def unwrap_newtype(t: Any) -> Any:
+    """The underlying type of a (chain of) `type` declarations."""
+    while isinstance(t, NT):
+        t = t.base
+    return t
+
+
+def erase_newtypes(root: Any) -> Any:
+    """Replace every `NT` under `root` by its underlying type (in place where mutable).
+
+    The IR is a DAG of dataclasses: mutable nodes are updated in place (each
+    visited once), frozen ones (types, fields, annotations) rebuilt when a
+    part changed.
+    """
+    seen: dict[int, Any] = {}
+    fields_of_cls: dict[type, tuple[str, ...]] = {}
+
+    def names(cls: type) -> tuple[str, ...]:
+        f = fields_of_cls.get(cls)
+        if f is None:
+            f = fields_of_cls[cls] = tuple(x.name for x in dataclasses.fields(cls))
+        return f
+
+    def walk(x: Any) -> Any:
+        if x is None or isinstance(x, (str, int, bool, float, enum.Enum)):
+            return x
+        if isinstance(x, NT):
+            return walk(unwrap_newtype(x))
+        key = id(x)
+        if key in seen:
+            return seen[key]
+        if isinstance(x, list):
+            seen[key] = x
+            for i, v in enumerate(x):
+                x[i] = walk(v)
+            return x
+        if isinstance(x, tuple):
+            out: Any = tuple(walk(v) for v in x)
+            out = x if all(a is b for a, b in zip(out, x, strict=True)) else out
+            seen[key] = out
+            return out
+        if isinstance(x, dict):
+            seen[key] = x
+            for k in list(x):
+                x[k] = walk(x[k])
+            return x
+        if dataclasses.is_dataclass(x):
+            cls = type(x)
+            if cls.__dataclass_params__.frozen:  # type: ignore[attr-defined]
+                changes = {}
+                for n in names(cls):
+                    v = getattr(x, n)
+                    w = walk(v)
+                    if w is not v:
+                        changes[n] = w
+                out = dataclasses.replace(x, **changes) if changes else x
+                seen[key] = out
+                return out
+            seen[key] = x
+            for n in names(cls):
+                v = getattr(x, n)
+                w = walk(v)
+                if w is not v:
+                    setattr(x, n, w)
+            return x
+        return x
+
+    return walk(root)

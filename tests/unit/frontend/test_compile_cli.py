@@ -62,3 +62,18 @@ def test_defines_and_include_dirs_reach_the_preprocessor(tmp_path: Path) -> None
     assert rc == 0
     info = json.loads((tmp_path / "p.json2.json").read_text())
     assert info["tables"][0]["size"] == "77"
+
+
+def test_enum_key_fails_only_when_p4runtime_output_is_asked(tmp_path: Path, capsys) -> None:
+    """A plain-enum key: exit 1 with --p4runtime-files (p4c fails there too); without it, a warning and exit 0."""
+    from tests.unit.frontend.test_p4info_generation import ENUM_KEY
+
+    src = tmp_path / "enum_key.p4"
+    src.write_text(ENUM_KEY)
+    rc = main([str(src), "-o", str(tmp_path / "a.json"), "--p4runtime-files", str(tmp_path / "a.txtpb")])
+    err = capsys.readouterr().err
+    assert rc == 1 and err.startswith(f"{src}:14:17: error: m.c: a table key of type Color")
+    rc = main([str(src), "-o", str(tmp_path / "b.json")])
+    err = capsys.readouterr().err
+    assert rc == 0 and f"{src}:14:17: warning: no P4Info embedded" in err
+    assert ir.from_json((tmp_path / "b.json").read_text())[1] == ""

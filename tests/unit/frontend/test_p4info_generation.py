@@ -5,10 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from finsy.proto import p4i
 
 from p4switch import ir
 from p4switch.frontend import compile_file
-from p4switch.p4info import _field_ids, _Symbols, build_p4info, jenkins_hash
+from p4switch.p4info import P4InfoError, _field_ids, _Symbols, build_p4info, jenkins_hash
 
 CORPUS = Path(__file__).resolve().parent / "corpus"
 
@@ -201,3 +202,88 @@ def test_unknown_annotations_render_token_by_token() -> None:
     annos = (ir.Annotation(name="my_anno", args=(1, "x")), ir.Annotation(name="noWarn", args=("unused",)),
              ir.Annotation(name="defaultonly"))
     assert _anno_strings(annos) == ['@my_anno(1 , "x")', '@noWarn("unused")', "@defaultonly"]
+
+
+@pytest.fixture(scope="module")
+def p4rt_names():
+    return _info("p4rt_names")
+
+
+def test_complex_key_names_are_printed_like_p4c(p4rt_names) -> None:
+    """Slices, isValid() as $valid$, stack indexes (constants folded, base kept), `&`, locals, field @name."""
+    names = next(t for t in p4rt_names.tables if t.preamble.name == "MyIngress.names")
+    assert [(f.id, f.name, f.bitwidth, f.match_type) for f in names.match_fields] == [
+        (1, "hdr.ipv4.dst[31:24]", 8, 2),
+        (2, "hdr.ipv4.$valid$", 1, 2),
+        (3, "hdr.stack[0].f", 8, 4),
+        (4, "hdr.stack[0x1].f", 8, 2),
+        (5, "hdr.ipv4.protocol & 0xf0", 8, 4),
+        (6, "hdr.ipv4.dst", 32, 3),
+        (7, "tmp.b", 16, 2),
+        (8, "ttl_cast", 8, 2),
+    ]
+
+
+def test_type_name_is_set_for_every_key_and_param_of_a_type(p4rt_names) -> None:
+    """A `type` reached through a cast, a local variable, a struct field or a parameter names its type."""
+    typed = next(t for t in p4rt_names.tables if t.preamble.name == "MyIngress.typed_keys")
+    assert [(f.name, f.bitwidth, f.type_name.name) for f in typed.match_fields] == [
+        ("in_port", 9, "PortId_t"), ("local_port", 9, "PortId_t"), ("meta.port", 9, "PortId_t")]
+    set_port = next(a for a in p4rt_names.actions if a.preamble.name == "MyIngress.set_port")
+    assert [(p.name, p.bitwidth, p.type_name.name) for p in set_port.params] == [("port", 9, "PortId_t")]
+    assert p4rt_names.type_info.new_types["PortId_t"].original_type.bitstring.bit.bitwidth == 9
+
+
+def test_control_passed_by_instance_name_keeps_its_type_name_prefix(p4rt_names) -> None:
+    """`MyIngress() ig; V1Switch(..., ig, ...)`: names are MyIngress.*, as p4c's HierarchicalNames makes them."""
+    assert [t.preamble.name for t in p4rt_names.tables] == ["MyIngress.names", "MyIngress.typed_keys"]
+
+
+def test_unused_top_level_externs_are_kept_in_declaration_order(p4rt_names) -> None:
+    """p4c never removes extern instances: unused top-level counters/registers are in P4Info, first."""
+    assert [(c.preamble.name, c.size) for c in p4rt_names.counters] == [("used_counter", 8), ("unused_counter", 4)]
+    assert [(r.preamble.name, r.size) for r in p4rt_names.registers] == [("unused_register", 32)]
+    assert p4rt_names.counters[1].spec.unit == p4i.CounterSpec.BYTES
+
+
+def test_tables_keep_block_order_not_name_order() -> None:
+    """p4c does not sort tables: they follow the blocks, then declaration order inside a block."""
+    assert [t.preamble.name for t in _info("control_flow").tables] == ["MyIngress.fwd", "MyIngress.acl"]
+    assert [t.preamble.name for t in _info("clone_recirculate").tables] == [
+        "ingress.ipv4_da_lpm", "ingress.mac_da", "egress.send_frame"]
+
+
+ENUM_KEY = """
+#include <core.p4>
+#include <v1model.p4>
+enum Color { RED, GREEN }
+header h_t { bit<8> a; }
+struct hs { h_t h; }
+struct ms { Color c; }
+parser P(packet_in pk, out hs h, inout ms m, inout standard_metadata_t sm) {
+    state start { pk.extract(h.h); transition accept; }
+}
+control VC(inout hs h, inout ms m) { apply { } }
+control I(inout hs h, inout ms m, inout standard_metadata_t sm) {
+    table t {
+        key = { m.c: exact; }
+        actions = { NoAction; }
+    }
+    apply { t.apply(); }
+}
+control E(inout hs h, inout ms m, inout standard_metadata_t sm) { apply { } }
+control CC(inout hs h, inout ms m) { apply { } }
+control D(packet_out pk, in hs h) { apply { pk.emit(h.h); } }
+V1Switch(P(), VC(), I(), E(), CC(), D()) main;
+"""
+
+
+def test_plain_enum_key_cannot_be_described_in_p4info(tmp_path: Path) -> None:
+    """p4c has no width for a plain enum key (TypeMap::widthBits): P4Info generation fails at the key."""
+    src = tmp_path / "enum_key.p4"
+    src.write_text(ENUM_KEY)
+    program = compile_file(src)
+    with pytest.raises(P4InfoError) as info:
+        build_p4info(program)
+    assert str(info.value) == (f"{src}:14:17: error: m.c: a table key of type Color cannot be described in P4Info "
+                               "(width not well-defined for values of type Color; use a serializable enum, enum bit<W>)")
