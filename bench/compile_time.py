@@ -59,7 +59,7 @@ def generated_program(n_protocols: int = 16) -> str:
     for i in range(n_protocols):
         out += [
             f"control Proto{i}(inout headers_t h, inout meta_t m, inout standard_metadata_t sm) {{",
-            f"    counter(1024, CounterType.packets_and_bytes) stats;",
+            "    counter(1024, CounterType.packets_and_bytes) stats;",
             "    action fwd(bit<9> port, bit<48> dmac) {",
             "        sm.egress_spec = port;",
             "        h.eth.dst = dmac;",

@@ -40,7 +40,7 @@ import dataclasses
 import enum
 import json
 from dataclasses import dataclass, field
-from typing import Any, Union
+from typing import Any
 
 IR_VERSION = 1
 IR_FORMAT = "p4switch-ir"
@@ -118,13 +118,13 @@ class TypeName:
 
 @dataclass(frozen=True, kw_only=True)
 class StackType:
-    elem: "Type"
+    elem: Type
     size: int
 
 
 @dataclass(frozen=True, kw_only=True)
 class TupleType:
-    elems: tuple["Type", ...]
+    elems: tuple[Type, ...]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -132,14 +132,14 @@ class ExternType:
     """An extern object type with its type arguments, e.g. register<bit<32>>."""
 
     name: str
-    type_args: tuple["Type", ...] = ()
+    type_args: tuple[Type, ...] = ()
 
 
 @dataclass(frozen=True, kw_only=True)
 class Field:
     name: str
-    type: "Type"
-    annotations: tuple["Annotation", ...] = ()
+    type: Type
+    annotations: tuple[Annotation, ...] = ()
     type_name: str = ""  # the `type` (NewType) it was declared with, if any (P4Info type_name)
 
 
@@ -147,7 +147,7 @@ class Field:
 class HeaderType:
     name: str
     fields: tuple[Field, ...]
-    annotations: tuple["Annotation", ...] = ()
+    annotations: tuple[Annotation, ...] = ()
     coord: Coord = NO_COORD
 
 
@@ -155,7 +155,7 @@ class HeaderType:
 class HeaderUnionType:
     name: str
     fields: tuple[Field, ...]
-    annotations: tuple["Annotation", ...] = ()
+    annotations: tuple[Annotation, ...] = ()
     coord: Coord = NO_COORD
 
 
@@ -163,7 +163,7 @@ class HeaderUnionType:
 class StructType:
     name: str
     fields: tuple[Field, ...]
-    annotations: tuple["Annotation", ...] = ()
+    annotations: tuple[Annotation, ...] = ()
     coord: Coord = NO_COORD
 
 
@@ -178,11 +178,11 @@ class EnumType:
     coord: Coord = NO_COORD
 
 
-Type = Union[
-    BitsType, BoolType, IntType, VarbitType, StringType, ErrorType, MatchKindType,
-    VoidType, TypeName, StackType, TupleType, ExternType, HeaderType,
-    HeaderUnionType, StructType, EnumType,
-]
+Type = (
+    BitsType | BoolType | IntType | VarbitType | StringType | ErrorType | MatchKindType
+    | VoidType | TypeName | StackType | TupleType | ExternType | HeaderType | HeaderUnionType
+    | StructType | EnumType
+)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -220,7 +220,7 @@ class StringLit:
     coord: Coord = NO_COORD
 
 
-class Scope(str, enum.Enum):
+class Scope(str, enum.Enum):  # noqa: UP042 (value semantics kept for the file format)
     """Where the storage for a `Var` lives."""
 
     PARAM = "param"  # parameter of the enclosing parser/control/action/function
@@ -244,7 +244,7 @@ class Var:
 class Member:
     """`expr.name`: struct/header field, or stack `.next`/`.last`/`.lastIndex`/`.size`."""
 
-    expr: "Expr"
+    expr: Expr
     name: str
     type: Type
     coord: Coord = NO_COORD
@@ -254,8 +254,8 @@ class Member:
 class Index:
     """`stack[index]`."""
 
-    expr: "Expr"
-    index: "Expr"
+    expr: Expr
+    index: Expr
     type: Type
     coord: Coord = NO_COORD
 
@@ -264,7 +264,7 @@ class Index:
 class Slice:
     """`expr[hi:lo]`, bits hi..lo inclusive; result bit<hi-lo+1>."""
 
-    expr: "Expr"
+    expr: Expr
     hi: int
     lo: int
     type: Type
@@ -276,7 +276,7 @@ class UnOp:
     """op in {'-', '~', '!'}."""
 
     op: str
-    expr: "Expr"
+    expr: Expr
     type: Type
     coord: Coord = NO_COORD
 
@@ -286,15 +286,15 @@ class BinOp:
     """op spelled as in P4: + - * / % << >> & | ^ ++ |+| |-| == != < <= > >= && ||."""
 
     op: str
-    left: "Expr"
-    right: "Expr"
+    left: Expr
+    right: Expr
     type: Type
     coord: Coord = NO_COORD
 
 
 @dataclass(kw_only=True)
 class Cast:
-    expr: "Expr"
+    expr: Expr
     type: Type
     coord: Coord = NO_COORD
 
@@ -303,9 +303,9 @@ class Cast:
 class Mux:
     """`cond ? then : else_`."""
 
-    cond: "Expr"
-    then: "Expr"
-    else_: "Expr"
+    cond: Expr
+    then: Expr
+    else_: Expr
     type: Type
     coord: Coord = NO_COORD
 
@@ -314,7 +314,7 @@ class Mux:
 class ListExpr:
     """`{a, b, c}` as a tuple/list value (also used for field lists)."""
 
-    items: list["Expr"]
+    items: list[Expr]
     type: Type
     coord: Coord = NO_COORD
 
@@ -323,7 +323,7 @@ class ListExpr:
 class StructExpr:
     """`{f1 = a, f2 = b}` or `(T){...}`; `type` names the struct/header."""
 
-    fields: list[tuple[str, "Expr"]]
+    fields: list[tuple[str, Expr]]
     type: Type
     coord: Coord = NO_COORD
 
@@ -355,7 +355,7 @@ class DontCare:
     coord: Coord = NO_COORD
 
 
-class CallKind(str, enum.Enum):
+class CallKind(str, enum.Enum):  # noqa: UP042 (value semantics kept for the file format)
     """What a `MethodCall` calls."""
 
     BUILTIN = "builtin"  # method on a value: isValid setValid setInvalid push_front pop_front minSizeInBits ...
@@ -375,7 +375,7 @@ class Argument:
 
     name: str
     direction: str  # "in" | "out" | "inout" | "" (directionless)
-    value: "Expr"
+    value: Expr
 
 
 @dataclass(kw_only=True)
@@ -390,7 +390,7 @@ class MethodCall:
 
     kind: CallKind
     method: str
-    target: "Expr | None"
+    target: Expr | None
     args: list[Argument]
     type: Type
     callee: str = ""
@@ -398,10 +398,10 @@ class MethodCall:
     coord: Coord = NO_COORD
 
 
-Expr = Union[
-    Constant, BoolLit, StringLit, Var, Member, Index, Slice, UnOp, BinOp, Cast,
-    Mux, ListExpr, StructExpr, EnumMember, ErrorMember, DontCare, MethodCall,
-]
+Expr = (
+    Constant | BoolLit | StringLit | Var | Member | Index | Slice | UnOp | BinOp | Cast | Mux
+    | ListExpr | StructExpr | EnumMember | ErrorMember | DontCare | MethodCall
+)
 
 
 # --------------------------------------------------------------------------
@@ -425,14 +425,14 @@ class CallStmt:
 @dataclass(kw_only=True)
 class If:
     cond: Expr
-    then: "Block"
-    else_: "Block | None" = None
+    then: Block
+    else_: Block | None = None
     coord: Coord = NO_COORD
 
 
 @dataclass(kw_only=True)
 class Block:
-    stmts: list["Stmt"]
+    stmts: list[Stmt]
     coord: Coord = NO_COORD
 
 
@@ -479,7 +479,9 @@ class VarDecl:
     coord: Coord = NO_COORD
 
 
-Stmt = Union[Assign, CallStmt, If, Block, Switch, Exit, Return, VarDecl]
+Stmt = (
+    Assign | CallStmt | If | Block | Switch | Exit | Return | VarDecl
+)
 
 
 # --------------------------------------------------------------------------
@@ -650,7 +652,7 @@ class Parser:
     name: str
     params: list[Param]
     ctor_params: list[Param]
-    locals: list[Union[VarDecl, ExternInstance, ValueSet, "ParserInstance"]]
+    locals: list[VarDecl | ExternInstance | ValueSet | ParserInstance]
     states: list[ParserState]
     annotations: tuple[Annotation, ...] = ()
     coord: Coord = NO_COORD
@@ -663,7 +665,7 @@ class Control:
     name: str
     params: list[Param]
     ctor_params: list[Param]
-    locals: list[Union[VarDecl, ExternInstance, Action, Table, "ControlInstance"]]
+    locals: list[VarDecl | ExternInstance | Action | Table | ControlInstance]
     apply: Block
     annotations: tuple[Annotation, ...] = ()
     coord: Coord = NO_COORD
@@ -712,7 +714,7 @@ class NewType:
     (`type_info.new_types`, `@p4runtime_translation`)."""
 
     name: str
-    type: "Type"
+    type: Type
     annotations: tuple[Annotation, ...] = ()
     coord: Coord = NO_COORD
 
@@ -734,11 +736,11 @@ class Program:
     constants: dict[str, Expr]  # global constants, folded
     functions: list[Function]
     actions: list[Action]  # top-level actions (cp_name without control prefix)
-    pipeline: dict[str, Union[ParserInstance, ControlInstance]]
+    pipeline: dict[str, ParserInstance | ControlInstance]
     controller_headers: list[ControllerHeader] = field(default_factory=list)
     digests: list[Digest] = field(default_factory=list)
     annotations: tuple[Annotation, ...] = ()
-    new_types: dict[str, "NewType"] = field(default_factory=dict)  # `type` declarations, for P4Info
+    new_types: dict[str, NewType] = field(default_factory=dict)  # `type` declarations, for P4Info
     # Top-level extern instances in declaration order, used or not (p4c keeps
     # them all in P4Info). A block using one also lists it in its locals under
     # the same cp_name: that cp_name names ONE object shared by every block.
