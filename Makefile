@@ -16,6 +16,7 @@ demo: setup
 	$(PY) -m controller.cli demo --topology topologies/rack.yaml
 
 test: setup
+	$(VENV)/bin/ruff check p4switch controller topologies traffic tests bench
 	$(PY) -m pytest tests $(PYTEST_ARGS)
 
 lint: setup
