@@ -1,5 +1,6 @@
 """IR -> Python for parsers (state machine, extract, select) and deparsers (emit).
 
+A deparser returns the frame as bytes (emitted headers, then the payload).
 A parser instance becomes one function ``prs_N(_pk, <params>)`` holding its
 states as branches of a loop; the cursor is the local `pos` (bytes) into
 `_pk.data`, stored back into `_pk.pos` when the parser stops. It returns the
@@ -388,7 +389,7 @@ def _emit_header(bg: Any, t: Any, h: str) -> None:
 
 
 def deparser(bg: Any, inst: ir.ControlInstance) -> str:
-    from .blocks import Fn, _is_packet_param
+    from .blocks import Fn, _has_return, _is_packet_param
 
     decl = inst.decl
     fname = bg.mb.fresh("dep_" + inst.name)
@@ -403,13 +404,24 @@ def deparser(bg: Any, inst: ir.ControlInstance) -> str:
     fn = Fn("deparser", env, None)
     bg.fn_stack.append(fn)
     try:
-        fn.w("_o = _pk.out = []")
+        # the frame is returned as bytes: valid headers' bytes then the payload, one join
+        fn.w("_o = []")
         for loc in decl.locals:
             if isinstance(loc, ir.VarDecl):
                 bg.stmt(loc)
             elif isinstance(loc, ir.ExternInstance):
                 bg.instantiate(loc, env)
+        loop = _has_return(decl.apply)
+        if loop:  # `return` ends the emits, not the function
+            fn.w("while True:")
+            fn.ind += 1
+            fn.inline = True
         bg.block(decl.apply)
+        if loop:
+            fn.w("break")
+            fn.ind -= 1
+        fn.w("_o.append(_pk.payload)")
+        fn.w("return b''.join(_o)")
     finally:
         bg.fn_stack.pop()
     bg.finish(f"def {fname}({', '.join(['_pk'] + sig)}):", fn)

@@ -14,7 +14,7 @@ import collections
 import logging
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from .. import ir
@@ -417,9 +417,47 @@ class Switch:
         with self.lock:
             self._table(table).set_default(action)
 
-    def table_entries(self, table: str) -> Iterable[TableEntry]:
+    def table_write_many(self, table: str, ops: list[tuple[str, TableEntry]]) -> list[StateError | None]:
+        """Apply ("insert" | "modify" | "delete", entry) ops in order under one lock.
+
+        For a P4Runtime server that has already validated the entries: no
+        re-validation of keys/actions (action profile references are still
+        checked, being state) and no copies (the switch keeps the entry
+        objects given to insert/modify: do not reuse them). Each op gets its
+        result (None or the StateError); a failing op changes nothing and
+        the others still apply. "modify" of an entry with `is_default` sets
+        the default action.
+        """
+        t = self._table(table)
+        out: list[StateError | None] = []
         with self.lock:
-            return self._table(table).entries()
+            for op, entry in ops:
+                try:
+                    if op == "insert":
+                        t.insert(entry, trusted=True)
+                    elif op == "modify":
+                        if entry.is_default:
+                            t.set_default(entry.action)
+                        else:
+                            t.modify(entry, trusted=True)
+                    elif op == "delete":
+                        t.delete(entry)
+                    else:
+                        raise StateError(Code.INVALID_ARGUMENT, f"unknown table write '{op}'")
+                    out.append(None)
+                except StateError as e:
+                    out.append(e)
+        return out
+
+    def table_entries(self, table: str, copy: bool = True) -> Sequence[TableEntry]:
+        """The table's entries: copies, or (copy=False) a read-only live view, nothing copied.
+
+        The view's entries are the switch's own objects (read, never change
+        them); iterate it while no write runs concurrently (e.g. on the
+        thread that writes).
+        """
+        with self.lock:
+            return self._table(table).entries(copy)
 
     def table_default(self, table: str) -> TableEntry:
         with self.lock:
@@ -440,11 +478,13 @@ class Switch:
             self._table(table).clear()
 
     def direct_counter_write(self, table: str, entry: TableEntry, packets: int, bytes_: int) -> None:
+        """Set an entry's direct counter; `entry.is_default`: the default entry's (it counts misses)."""
         with self.lock:
             self._table(table).set_direct(entry, packets=packets, bytes_=bytes_)
 
     def direct_meter_set(self, table: str, entry: TableEntry,
                          config: tuple[int, int, int, int] | None) -> None:
+        """Configure an entry's direct meter (None: unconfigured, all GREEN); `is_default`: the default entry's."""
         with self.lock:
             self._table(table).set_direct(entry, meter_config=config)
 

@@ -1,6 +1,7 @@
 """Match-action tables and action profiles/selectors.
 
-A `Table` keeps its entries in the structure its key kinds allow, so a lookup
+A `Table` keeps its entries in the structure its key kinds allow (read in line
+by the generated code, see `blocks.BlockGen.table`), so a lookup
 costs one dict probe (exact), one probe per distinct prefix length (one LPM
 key plus exact keys), or a scan in priority order (anything with ternary,
 range or optional; the highest P4Runtime priority wins, as BMv2 via PI).
@@ -8,7 +9,8 @@ range or optional; the highest P4Runtime priority wins, as BMv2 via PI).
 A lookup returns a *result* tuple ``(action_fn, args, hit, action_id)`` that
 the generated code calls; results are built once per entry at write time.
 
-Names defined here: `KeySpec`, `ActionInfo`, `Table`, `ActionProfile`.
+Names defined here: `KeySpec`, `ActionInfo`, `Table`, `EntriesView`, `ActionProfile`,
+`table_mode`, `EMPTY_HIT`.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ import bisect
 import dataclasses
 import itertools
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -33,7 +35,7 @@ def _no_action(*args: Any) -> None:
     return None
 
 
-_EMPTY_HIT: Result = (_no_action, (), True, 0)  # action_id 0 matches no `switch` label
+EMPTY_HIT: Result = (_no_action, (), True, 0)  # action_id 0 matches no `switch` label
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -84,6 +86,9 @@ class ActionProfile:
         self.groups: dict[int, Group] = {}
         self.group_lists: dict[int, list[ActionCall]] = {}
         self.refs: dict[tuple[str, int], int] = {}  # ("m"|"g", id) -> references
+        # Bumped by every member/group change: tables cache each entry's choices
+        # (result tuples) against it, so a packet never rebuilds them.
+        self.version = 0
 
     # members ---------------------------------------------------------------
     def _free_handle(self) -> int:
@@ -91,6 +96,7 @@ class ActionProfile:
         return next(i for i in itertools.count() if i not in used)
 
     def member_insert(self, member: Member) -> None:
+        self.version += 1
         if member.member_id in self.members:
             raise _err(Code.ALREADY_EXISTS, f"action profile '{self.name}': member {member.member_id} exists")
         if self.size and len(self.members) >= self.size:
@@ -99,6 +105,7 @@ class ActionProfile:
         self.handles[member.member_id] = [self._free_handle()]
 
     def member_modify(self, member: Member) -> None:
+        self.version += 1
         if member.member_id not in self.members:
             raise _err(Code.NOT_FOUND, f"action profile '{self.name}': no member {member.member_id}")
         self.members[member.member_id] = member
@@ -107,6 +114,7 @@ class ActionProfile:
                 self._rebuild_group(gid)
 
     def member_delete(self, member_id: int) -> None:
+        self.version += 1
         if member_id not in self.members:
             raise _err(Code.NOT_FOUND, f"action profile '{self.name}': no member {member_id}")
         if self.refs.get(("m", member_id)):
@@ -161,6 +169,7 @@ class ActionProfile:
             self.refs[k] = self.refs.get(k, 0) + delta
 
     def group_insert(self, group: Group) -> None:
+        self.version += 1
         if group.group_id in self.groups:
             raise _err(Code.ALREADY_EXISTS, f"action profile '{self.name}': group {group.group_id} exists")
         self._check_group(group)
@@ -171,6 +180,7 @@ class ActionProfile:
         self._rebuild_group(group.group_id)
 
     def group_modify(self, group: Group) -> None:
+        self.version += 1
         old = self.groups.get(group.group_id)
         if old is None:
             raise _err(Code.NOT_FOUND, f"action profile '{self.name}': no group {group.group_id}")
@@ -183,6 +193,7 @@ class ActionProfile:
         self._rebuild_group(group.group_id)
 
     def group_delete(self, group_id: int) -> None:
+        self.version += 1
         old = self.groups.get(group_id)
         if old is None:
             raise _err(Code.NOT_FOUND, f"action profile '{self.name}': no group {group_id}")
@@ -209,21 +220,65 @@ class ActionProfile:
 
 
 class _Rec:
-    """One installed entry: the TableEntry, its result, its direct meter state."""
+    """One installed entry: the TableEntry, its result, direct meter, selector choices."""
 
-    __slots__ = ("entry", "result", "meter", "tests", "seq", "idle_reported")
+    __slots__ = ("entry", "result", "meter", "tests", "seq", "idle_reported", "choices", "cver")
 
     def __init__(self, entry: TableEntry, result: Result | None, seq: int) -> None:
         self.entry = entry
-        self.result = result
+        self.result = result  # None: through the action profile (see Table.choices)
         self.meter: TrTcm | None = None
         self.tests: tuple = ()
         self.seq = seq
         self.idle_reported = False
+        self.choices: list[Result] = []
+        self.cver = -1  # ActionProfile.version the choices were built for
+
+
+def table_mode(kinds: list[str]) -> str:
+    """How a table with these (non-selector) key kinds is indexed: exact | lpm | scan."""
+    if all(k == "exact" for k in kinds):
+        return "exact"
+    if kinds.count("lpm") == 1 and all(k in ("exact", "lpm") for k in kinds):
+        return "lpm"
+    return "scan"
+
+
+class EntriesView(Sequence):
+    """A read-only, copy-free view of a table's installed entries (insertion order).
+
+    The entries are the live objects: read them, never change them. The
+    view follows later writes (it is not a snapshot).
+    """
+
+    __slots__ = ("_recs",)
+
+    def __init__(self, recs: dict[tuple, _Rec]) -> None:
+        self._recs = recs
+
+    def __len__(self) -> int:
+        return len(self._recs)
+
+    def __iter__(self) -> Iterator[TableEntry]:
+        return (r.entry for r in self._recs.values())
+
+    def __getitem__(self, i):  # type: ignore[override]
+        lst = [r.entry for r in self._recs.values()]
+        return lst[i]
 
 
 class Table:
-    """A table of one control instance. `lookup(key, pk, sel)` is the per-packet entry point."""
+    """A table of one control instance.
+
+    The generated code reads the index structures directly (they are
+    mutated in place, never replaced): `fast` (exact: key -> value), `plens`
+    (single-key LPM: (mask, {masked key: value}) longest prefix first, only
+    the lengths present), `dref` ([default result]) and `dcount` ([packets,
+    bytes] of the default entry's direct counter). A value is the result
+    tuple itself when the table is `simple` (no direct resources, no
+    profile), else the entry's `_Rec`. `lookup(key, pk, sel)` is the same
+    lookup as a method (tests, other callers).
+    """
 
     def __init__(self, name: str, keys: list[KeySpec], actions: dict[str, ActionInfo], *,
                  default: ActionCall, default_const: bool = False, size: int = 1024,
@@ -245,26 +300,26 @@ class Table:
         self.recs: dict[tuple, _Rec] = {}
         self._seq = itertools.count()
         self._rcache: dict[ActionCall, Result] = {}
-        kinds = [k.kind for k in keys]
-        if all(k == "exact" for k in kinds):
-            self.mode = "exact"
-        elif kinds.count("lpm") == 1 and all(k in ("exact", "lpm") for k in kinds):
-            self.mode = "lpm"
-            self.lpm_index = kinds.index("lpm")
-        else:
-            self.mode = "scan"
+        self.mode = table_mode([k.kind for k in keys])
+        if self.mode == "lpm":
+            self.lpm_index = [k.kind for k in keys].index("lpm")
         self.single = len(keys) == 1
-        self._exact: dict[Any, _Rec] = {}
-        self._lpm: dict[int, dict[Any, _Rec]] = {}
-        self._plens: list[tuple[int, int, dict]] = []
-        self._scan: list[_Rec] = []
+        # no direct resources and no profile: the index holds the results themselves
+        self.simple = not direct_counter and not direct_meter and profile is None and not support_timeout
+        self.fast: dict[Any, Any] = {}  # exact: key -> value
+        self._lpm: dict[int, dict[Any, Any]] = {}  # lpm: prefix length -> {masked key: value}
+        self.plens: list[tuple[int, dict]] = []  # (mask, dict), longest prefix first
+        self._scan: list[_Rec] = []  # scan: entries in priority order
         self._scan_keys: list[tuple] = []
         self.default_action = default
-        self.default_result = self._result(default, hit=False)
-        # no direct resources and no profile: a hit's result is precomputed
-        self.simple = not direct_counter and not direct_meter and profile is None and not support_timeout
-        self.lookup = {"exact": self._lookup_exact, "lpm": self._lookup_lpm,
-                       "scan": self._lookup_scan}[self.mode]
+        self.dref: list[Result] = [self._result(default, hit=False)]
+        self.dcount: list[int] = [0, 0]  # the default entry's direct counter: packets, bytes
+        self.dmeter: TrTcm | None = None  # the default entry's direct meter
+        self.dmeter_config: tuple[int, int, int, int] | None = None
+
+    @property
+    def default_result(self) -> Result:
+        return self.dref[0]
 
     # ---------------------------------------------------------------- results
     def _result(self, call: ActionCall, hit: bool = True) -> Result:
@@ -277,9 +332,48 @@ class Table:
             r = self._rcache[call] = self._result(call)
         return r
 
-    def _finish(self, rec: _Rec | None, pk, sel) -> Result:
-        if rec is None:
-            return self.default_result
+    def _value(self, rec: _Rec) -> Any:
+        return rec.result if self.simple else rec
+
+    def choices(self, rec: _Rec) -> list[Result]:
+        """The results an entry through the action profile can run (selector: pick one by hash)."""
+        prof = self.profile
+        e = rec.entry
+        if e.member_id is not None:
+            out = [self._hit_result(prof.members[e.member_id].action)]
+        elif e.group_id is not None:
+            out = [self._hit_result(c) for c in prof.group_lists[e.group_id]]
+        else:
+            out = [self._hit_result(c) for c, w in e.action_set for _ in range(w)]
+        rec.choices = out
+        rec.cver = prof.version
+        return out
+
+    def pick(self, rec: _Rec, sel: Callable[[], bytes] | None) -> Result:
+        c = rec.choices if rec.cver == self.profile.version else self.choices(rec)
+        n = len(c)
+        if n == 1 or (n and sel is None):
+            return c[0]
+        if not n:  # BMv2: a hit on an empty group runs no action ("empty_action")
+            return EMPTY_HIT
+        return c[self.profile._hash(sel()) % n]
+
+    def hit_meter(self, rec: _Rec, pk) -> None:
+        """A hit's direct meter colour, kept on the packet for `direct_meter.read`."""
+        m = rec.meter
+        color = m.execute(pk.length if self.direct_meter_bytes else 1) if m is not None else GREEN
+        if pk.meter_colors is None:
+            pk.meter_colors = {}
+        pk.meter_colors[self.direct_meter] = color
+
+    def miss_meter(self, pk) -> None:
+        m = self.dmeter
+        if m is not None:
+            if pk.meter_colors is None:
+                pk.meter_colors = {}
+            pk.meter_colors[self.direct_meter] = m.execute(pk.length if self.direct_meter_bytes else 1)
+
+    def _hit(self, rec: _Rec, pk, sel) -> Result:
         e = rec.entry
         if self.support_timeout:
             e.last_hit_ns = _monotonic_ns()
@@ -288,57 +382,40 @@ class Table:
             e.counter_packets += 1
             e.counter_bytes += pk.length
         if self.direct_meter:
-            color = rec.meter.execute(pk.length if self.direct_meter_bytes else 1) if rec.meter else GREEN
-            if pk.meter_colors is None:
-                pk.meter_colors = {}
-            pk.meter_colors[self.direct_meter] = color
+            self.hit_meter(rec, pk)
         r = rec.result
-        if r is not None:
-            return r
-        return self._indirect(e, sel)
+        return r if r is not None else self.pick(rec, sel)
 
-    def _indirect(self, e: TableEntry, sel) -> Result:
-        prof = self.profile
-        if e.member_id is not None:
-            return self._hit_result(prof.members[e.member_id].action)
-        if e.group_id is not None:
-            actions = prof.group_lists[e.group_id]
-        else:
-            actions = [a for a, w in e.action_set for _ in range(w)]
-        call = prof.select(actions, sel)
-        if call is None:  # BMv2: a hit on an empty group runs no action ("empty_action")
-            return _EMPTY_HIT
-        return self._hit_result(call)
+    def _miss(self, pk) -> Result:
+        if self.direct_counter:
+            self.dcount[0] += 1
+            self.dcount[1] += pk.length
+        if self.direct_meter:
+            self.miss_meter(pk)
+        return self.dref[0]
 
     # ---------------------------------------------------------------- lookups
-    def _lookup_exact(self, key, pk, sel=None) -> Result:
-        rec = self._exact.get(key)
-        if rec is None:
-            return self.default_result
-        if self.simple:
-            return rec.result
-        return self._finish(rec, pk, sel)
-
-    def _lookup_lpm(self, key, pk, sel=None) -> Result:
-        if self.single:
-            for _plen, mask, d in self._plens:
-                rec = d.get(key & mask)
-                if rec is not None:
-                    return rec.result if self.simple else self._finish(rec, pk, sel)
-        else:
+    def find(self, key) -> Any:
+        """The index value (result or _Rec) matching a packet key, or None."""
+        mode = self.mode
+        if mode == "exact":
+            return self.fast.get(key)
+        if mode == "lpm":
+            if self.single:
+                for mask, d in self.plens:
+                    v = d.get(key & mask)
+                    if v is not None:
+                        return v
+                return None
             i = self.lpm_index
             lst = list(key)
-            v = key[i]
-            for _plen, mask, d in self._plens:
-                lst[i] = v & mask
-                rec = d.get(tuple(lst))
-                if rec is not None:
-                    return self._finish(rec, pk, sel)
-        return self._finish(None, pk, sel)
-
-    def _lookup_scan(self, key, pk, sel=None) -> Result:
-        if not self._scan:
-            return self.default_result
+            k = key[i]
+            for mask, d in self.plens:
+                lst[i] = k & mask
+                v = d.get(tuple(lst))
+                if v is not None:
+                    return v
+            return None
         if self.single:
             key = (key,)
         for rec in self._scan:
@@ -350,8 +427,15 @@ class Table:
                 elif not a <= v <= b:  # range
                     break
             else:
-                return self._finish(rec, pk, sel)
-        return self._finish(None, pk, sel)
+                return self._value(rec)
+        return None
+
+    def lookup(self, key, pk, sel: Callable[[], bytes] | None = None) -> Result:
+        """The result tuple for a packet's key: direct resources updated, selector member picked."""
+        v = self.find(key)
+        if v is None:
+            return self._miss(pk)
+        return v if self.simple else self._hit(v, pk, sel)
 
     # ------------------------------------------------------------ validation
     def _ekey(self, entry: TableEntry) -> tuple:
@@ -423,6 +507,7 @@ class Table:
                     raise _err(Code.INVALID_ARGUMENT, f"table '{self.name}': member action not in its actions")
 
     # ---------------------------------------------------------------- writes
+    # ---------------------------------------------------------------- writes
     def _make_rec(self, entry: TableEntry, seq: int) -> _Rec:
         result = self._hit_result(entry.action) if entry.action is not None else None
         rec = _Rec(entry, result, seq)
@@ -468,14 +553,14 @@ class Table:
         e = rec.entry
         if self.mode == "exact":
             vals = tuple(e.match[i].value for i in range(len(self.keys)))
-            self._exact[vals[0] if self.single else vals] = rec
+            self.fast[vals[0] if self.single else vals] = self._value(rec)
         elif self.mode == "lpm":
             plen, k = self._lpm_parts(e)
             d = self._lpm.get(plen)
             if d is None:
                 d = self._lpm[plen] = {}
                 self._rebuild_plens()
-            d[k] = rec
+            d[k] = self._value(rec)
         else:
             sk = (-e.priority, rec.seq)
             i = bisect.bisect(self._scan_keys, sk)
@@ -486,7 +571,7 @@ class Table:
         e = rec.entry
         if self.mode == "exact":
             vals = tuple(e.match[i].value for i in range(len(self.keys)))
-            del self._exact[vals[0] if self.single else vals]
+            del self.fast[vals[0] if self.single else vals]
         elif self.mode == "lpm":
             plen, k = self._lpm_parts(e)
             d = self._lpm[plen]
@@ -500,42 +585,55 @@ class Table:
             del self._scan_keys[i]
 
     def _rebuild_plens(self) -> None:
+        # in place: the generated code holds this very list
         w = self.keys[self.lpm_index].width
-        self._plens = [(p, ((1 << p) - 1) << (w - p), self._lpm[p])
-                       for p in sorted(self._lpm, reverse=True)]
+        self.plens[:] = [(((1 << p) - 1) << (w - p), self._lpm[p]) for p in sorted(self._lpm, reverse=True)]
 
     def _writable(self) -> None:
         if self.immutable:
             raise _err(Code.PERMISSION_DENIED, f"table '{self.name}' has const entries")
 
-    def insert(self, entry: TableEntry, *, force: bool = False) -> None:
+    def insert(self, entry: TableEntry, *, force: bool = False, trusted: bool = False) -> None:
+        """Add an entry. `trusted`: validated by the caller and not kept by it (no check, no copy)."""
         if not force:
             self._writable()
-        self._check_entry(entry)
-        check_meter_config(self.name, entry.meter_config)
+        if not trusted or self.profile is not None:  # members/groups are state: always checked
+            self._check_entry(entry)
+        if not trusted:
+            check_meter_config(self.name, entry.meter_config)
         k = self._ekey(entry)
         if k in self.recs:
             raise _err(Code.ALREADY_EXISTS, f"table '{self.name}': entry already exists")
         if not force and len(self.recs) >= self.size:
             raise _err(Code.RESOURCE_EXHAUSTED, f"table '{self.name}' is full ({self.size} entries)")
-        entry = dataclasses.replace(entry, match=dict(entry.match),
-                                    last_hit_ns=_monotonic_ns() if self.support_timeout else 0)
+        if trusted:
+            entry.last_hit_ns = _monotonic_ns() if self.support_timeout else 0
+        else:
+            entry = dataclasses.replace(entry, match=dict(entry.match),
+                                        last_hit_ns=_monotonic_ns() if self.support_timeout else 0)
         rec = self._make_rec(entry, next(self._seq))
         self.recs[k] = rec
         self._index_add(rec)
         self._refs(entry, +1)
 
-    def modify(self, entry: TableEntry) -> None:
+    def modify(self, entry: TableEntry, *, trusted: bool = False) -> None:
         self._writable()
-        self._check_entry(entry)
+        if not trusted or self.profile is not None:
+            self._check_entry(entry)
         k = self._ekey(entry)
         old = self.recs.get(k)
         if old is None:
             raise _err(Code.NOT_FOUND, f"table '{self.name}': no such entry")
-        new_entry = dataclasses.replace(entry, match=dict(entry.match),
-                                        counter_packets=old.entry.counter_packets,
-                                        counter_bytes=old.entry.counter_bytes,
-                                        last_hit_ns=old.entry.last_hit_ns)
+        if trusted:
+            new_entry = entry
+            new_entry.counter_packets = old.entry.counter_packets
+            new_entry.counter_bytes = old.entry.counter_bytes
+            new_entry.last_hit_ns = old.entry.last_hit_ns
+        else:
+            new_entry = dataclasses.replace(entry, match=dict(entry.match),
+                                            counter_packets=old.entry.counter_packets,
+                                            counter_bytes=old.entry.counter_bytes,
+                                            last_hit_ns=old.entry.last_hit_ns)
         if entry.meter_config is None and old.entry.meter_config is not None:
             new_entry.meter_config = old.entry.meter_config
         rec = self._make_rec(new_entry, old.seq)
@@ -558,7 +656,18 @@ class Table:
 
     def set_direct(self, entry: TableEntry, *, packets: int | None = None, bytes_: int | None = None,
                    meter_config: tuple[int, int, int, int] | None | bool = False) -> None:
-        """Write the direct counter / meter of an existing entry (by its match)."""
+        """Write the direct counter / meter of an existing entry (by its match), or of the default entry."""
+        if meter_config is not False:
+            check_meter_config(self.name, meter_config)  # type: ignore[arg-type]
+        if entry.is_default:
+            if packets is not None:
+                self.dcount[0] = packets
+            if bytes_ is not None:
+                self.dcount[1] = bytes_
+            if meter_config is not False:
+                self.dmeter_config = meter_config  # type: ignore[assignment]
+                self.dmeter = None if meter_config is None else TrTcm(meter_config)  # type: ignore[arg-type]
+            return
         rec = self.recs.get(self._ekey(entry))
         if rec is None:
             raise _err(Code.NOT_FOUND, f"table '{self.name}': no such entry")
@@ -567,7 +676,6 @@ class Table:
         if bytes_ is not None:
             rec.entry.counter_bytes = bytes_
         if meter_config is not False:
-            check_meter_config(self.name, meter_config)  # type: ignore[arg-type]
             rec.entry.meter_config = meter_config  # type: ignore[assignment]
             rec.meter = None if meter_config is None else TrTcm(meter_config)  # type: ignore[arg-type]
 
@@ -579,9 +687,12 @@ class Table:
         else:
             self._check_call(call, default=True)
         self.default_action = call
-        self.default_result = self._result(call, hit=False)
+        self.dref[0] = self._result(call, hit=False)
 
-    def entries(self) -> Iterable[TableEntry]:
+    def entries(self, copy: bool = True) -> Sequence[TableEntry]:
+        """The installed entries: copies, or (copy=False) a read-only view of the live entries."""
+        if not copy:
+            return EntriesView(self.recs)
         return [dataclasses.replace(r.entry, match=dict(r.entry.match)) for r in self.recs.values()]
 
     def idle_entries(self, now_ns: int | None = None, *, once: bool = True) -> list[TableEntry]:
@@ -603,20 +714,23 @@ class Table:
                 out.append(dataclasses.replace(e, match=dict(e.match)))
         return out
 
-    def find(self, entry: TableEntry) -> TableEntry | None:
+    def find_entry(self, entry: TableEntry) -> TableEntry | None:
         rec = self.recs.get(self._ekey(entry))
         return None if rec is None else rec.entry
 
     def default_entry(self) -> TableEntry:
-        return TableEntry(match={}, action=self.default_action, is_default=True)
+        """The default entry, with its direct counter (misses) and meter config."""
+        return TableEntry(match={}, action=self.default_action, is_default=True,
+                          counter_packets=self.dcount[0], counter_bytes=self.dcount[1],
+                          meter_config=self.dmeter_config)
 
     def clear(self) -> None:
         for rec in list(self.recs.values()):
             self._refs(rec.entry, -1)
         self.recs.clear()
-        self._exact.clear()
+        self.fast.clear()
         self._lpm.clear()
-        self._plens = []
+        self.plens.clear()
         self._scan.clear()
         self._scan_keys.clear()
 

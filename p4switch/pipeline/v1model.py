@@ -27,7 +27,7 @@ from . import hashes, runtime
 from .blocks import BlockGen
 from .codegen import CodegenError, ModuleBuilder, py_name
 from .state import ActionCall, CloneSession, MulticastGroup, TableEntry
-from .tables import ActionInfo, KeySpec, Table, const_match
+from .tables import EMPTY_HIT, ActionInfo, KeySpec, Table, const_match
 
 log = logging.getLogger("p4switch.pipeline")
 _monotonic = time.monotonic
@@ -131,7 +131,7 @@ def compile_program(program: ir.Program, *, drop_port: int = 511) -> CompiledPro
         "div", "mod", "sat_add", "sat_sub", "eq", "stack_last", "stack_next", "lookahead",
         "lookahead_header", "pack_varbit", "pack_groups")}
     ns.update(pack_fields=hashes.pack_fields, rand_range=_rand_range, log_msg=_log_msg,
-              LOG_ON=_LOG_ON, DROP_PORT=drop_port)
+              LOG_ON=_LOG_ON, DROP_PORT=drop_port, MONO_NS=time.monotonic_ns, EMPTY_HIT=EMPTY_HIT)
     ns.update({k: v for k, v in mb.globals.items() if not k.startswith("__")})
     try:
         code = compile(source, f"<p4switch:{program.source}>", "exec")
@@ -241,7 +241,16 @@ def _build_table(bg: BlockGen, spec: Any, ns: dict[str, Any]) -> Table:
                   direct_meter_bytes=bg.direct_meters.get(dm, False),
                   immutable=bool(t.const_entries) and t.entries_const,
                   support_timeout=bool(getattr(t, "support_timeout", False)))
-    ns[spec.global_name] = table
+    g = spec.global_name
+    ns[g] = table
+    # the generated lookups read these structures directly (mutated in place, never replaced)
+    ns[g + "_ix"] = table.fast if table.mode == "exact" else table.plens
+    ns[g + "_d"] = table.dref
+    ns[g + "_dc"] = table.dcount
+    ns[g + "_sc"] = table._scan
+    if table.profile is not None:
+        ns[g + "_pf"] = table.profile
+        ns[g + "_h"] = table.profile._hash
     if t.const_entries:
         n = len(t.const_entries)
         for i, ce in enumerate(t.const_entries):
@@ -304,6 +313,7 @@ class V1Model:
         self.digest = digest
         self.queues = queues
         self.spec_init = drop_port if egress_spec_init_to_drop else 0
+        self.spec_egress = (drop_port + 1) & 0x1FF  # egress starts with egress_spec "not drop"
         self.mcast: dict[int, list[tuple[int, int]]] = {}
         self.sessions: dict[int, CloneSession] = {}
         self.clock = clock
@@ -410,37 +420,68 @@ class V1Model:
     def ingress(self, pk: runtime.Packet, fresh: bool = True) -> None:
         """Run one packet through parser, verify, ingress and the end-of-ingress logic."""
         cp = self.cp
-        self.stats["rx"] += 1
+        stats = self.stats
+        stats["rx"] += 1
         if fresh:
-            pk.meta = cp.new_meta()
+            meta = pk.meta = cp.new_meta()
             sm = pk.sm = cp.new_sm()
             sm.ingress_port = pk.in_port
             sm.packet_length = pk.length
             sm.ingress_global_timestamp = int((self.clock() - self.t0) * 1e6)
         else:
             sm = pk.sm
+            meta = pk.meta
         if self.spec_init:
             sm.egress_spec = self.spec_init
         hdr = pk.hdr = cp.new_hdr()
-        meta = pk.meta
         pk.pos = 0
         err = cp.parser(pk, hdr, meta, sm)
         pk.payload = pk.data[pk.pos:]
         if err:
             sm.parser_error = err
-            self.stats["parser_errors"] += 1
-        if cp.verify is not None:
+            stats["parser_errors"] += 1
+        verify = cp.verify
+        if verify is not None:
             try:
-                cp.verify(pk, hdr, meta)
+                verify(pk, hdr, meta)
             except runtime.ExitControl:
                 pass
-        if pk.cksum_err:
-            sm.checksum_error = 1
+            if pk.cksum_err:
+                sm.checksum_error = 1
         try:
             cp.ingress(pk, hdr, meta, sm)
         except runtime.ExitControl:
             pass
         egress_spec = sm.egress_spec
+        if pk.clone_session is not None or pk.digests is not None or pk.resubmit_fl is not None:
+            if self._end_of_ingress_special(pk, hdr, meta):
+                return
+        mgid = sm.mcast_grp
+        if mgid:
+            sm.instance_type = PKT_REPLICATION
+            targets = self.mcast.get(mgid)
+            if targets:
+                self._replicate(targets, pk)
+            else:
+                stats["dropped"] += 1
+            return
+        if egress_spec == self.drop_port:
+            stats["dropped"] += 1
+            return
+        sm.instance_type = PKT_NORMAL
+        pend = self.pending
+        if pend is not None and sm.priority < self.queues:
+            # no traffic manager: egress right after this ingress (the common case, in line)
+            if self.queueing:
+                sm.enq_timestamp = int((self.clock() - self.t0) * 1e6) & 0xFFFFFFFF
+                sm.enq_qdepth = 0
+            pend.append(("e", egress_spec, sm.priority, pk))
+            return
+        self._enqueue(egress_spec, pk)
+
+    def _end_of_ingress_special(self, pk: runtime.Packet, hdr: Any, meta: Any) -> bool:
+        """I2E clone, digest and resubmit (BMv2 order); True when the packet is done (resubmitted)."""
+        cp = self.cp
         if pk.clone_session is not None:
             sid, pk.clone_session = pk.clone_session, None
             tg = self._session_targets(sid)
@@ -470,38 +511,26 @@ class V1Model:
             c.sm.instance_type = PKT_RESUBMIT
             c.sm.packet_length = len(pk.data)
             self.reinject(c)
-            return
-        mgid = sm.mcast_grp
-        if mgid:
-            sm.instance_type = PKT_REPLICATION
-            targets = self.mcast.get(mgid)
-            if targets:
-                self._replicate(targets, pk)
-            else:
-                self.stats["dropped"] += 1
-            return
-        if egress_spec == self.drop_port:
-            self.stats["dropped"] += 1
-            return
-        sm.instance_type = PKT_NORMAL
-        self._enqueue(egress_spec, pk)
+            return True
+        return False
 
     # ------------------------------------------------------------ egress
     def egress(self, port: int, prio: int, pk: runtime.Packet, deq_depth: int = 0) -> None:
         cp = self.cp
         sm = pk.sm
-        hdr, meta = pk.hdr, pk.meta
+        hdr = pk.hdr
         now = int((self.clock() - self.t0) * 1e6)
         sm.egress_global_timestamp = now
         if self.queueing:
             sm.deq_timedelta = (now - sm.enq_timestamp) & 0xFFFFFFFF
             sm.deq_qdepth = deq_depth
         sm.egress_port = port
-        sm.egress_spec = (self.drop_port + 1) & 0x1FF
+        sm.egress_spec = self.spec_egress
         sm.packet_length = pk.length
-        if cp.egress is not None:
+        eg = cp.egress
+        if eg is not None:
             try:
-                cp.egress(pk, hdr, meta, sm)
+                eg(pk, hdr, pk.meta, sm)
             except runtime.ExitControl:
                 pass
         if pk.clone_session is not None:
@@ -513,19 +542,17 @@ class V1Model:
         if sm.egress_spec == self.drop_port:
             self.stats["dropped"] += 1
             return
-        if cp.compute is not None:
+        compute = cp.compute
+        if compute is not None:
             try:
-                cp.compute(pk, hdr, meta)
+                compute(pk, hdr, pk.meta)
             except runtime.ExitControl:
                 pass
-        cp.deparser(pk, hdr)
-        out = pk.out
-        out.append(pk.payload)
-        data = b"".join(out)
+        data = cp.deparser(pk, hdr)
         if pk.recirc_fl is not None:
             c = runtime.Packet(data, 0)
             c.meta = cp.new_meta()
-            self._preserve(meta, c.meta, pk.recirc_fl)
+            self._preserve(pk.meta, c.meta, pk.recirc_fl)
             c.sm = cp.new_sm()
             c.sm.instance_type = PKT_RECIRC
             c.sm.packet_length = len(data)

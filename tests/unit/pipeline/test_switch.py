@@ -161,3 +161,63 @@ def test_packet_in_handler_gets_cpu_port_traffic(make_switch):
     assert h.send(1, udp("10.0.0.1")) == []
     assert len(h.packet_ins) == 1
     assert h.packet_ins[0][1] == {}
+
+
+def test_table_write_many_reports_each_op_and_applies_the_rest(sw):
+    """One result per op: failures (duplicate, missing) change nothing, the other ops apply."""
+    s = sw.switch
+    results = s.table_write_many("MyIngress.ipv4_lpm", [
+        ("insert", route(0x0B000000, 8, 2)),
+        ("insert", route(0x0A000000, 8, 2)),   # exists (to next hop 1): refused
+        ("delete", route(0x0C000000, 8, 1)),   # missing
+        ("modify", route(0x0A010000, 16, 1)),
+        ("frobnicate", route(0x0D000000, 8, 1)),
+    ])
+    assert [None if r is None else r.code for r in results] == [
+        None, Code.ALREADY_EXISTS, Code.NOT_FOUND, None, Code.INVALID_ARGUMENT]
+    assert [p for p, _ in sw.send(1, udp("11.1.1.1"))] == [4]
+    assert [p for p, _ in sw.send(1, udp("10.2.0.1"))] == [3]  # the /8 still goes to next hop 1
+    assert [p for p, _ in sw.send(1, udp("10.1.2.3"))] == [3]  # modified to next hop 1
+
+
+def test_table_write_many_modify_default_sets_the_default_action(sw):
+    """A 'modify' of the default entry replaces the miss action (drop -> set_nhop: no longer dropped)."""
+    s = sw.switch
+    assert sw.send(1, udp("99.1.1.1")) == []
+    (r,) = s.table_write_many("MyIngress.ipv4_lpm", [
+        ("modify", TableEntry(match={}, is_default=True, action=ActionCall(action="MyIngress.set_nhop", args=(2,))))])
+    assert r is None
+    assert s.table_default("MyIngress.ipv4_lpm").action == ActionCall(action="MyIngress.set_nhop", args=(2,))
+    assert [p for p, _ in sw.send(1, udp("99.1.1.1"))] == [0]  # a miss: nhop not applied, egress_spec 0
+
+
+def test_table_entries_without_copy_is_a_live_read_only_view(sw):
+    """table_entries(copy=False) returns the installed entries themselves, following writes."""
+    s = sw.switch
+    view = s.table_entries("MyIngress.ipv4_lpm", copy=False)
+    assert len(view) == 2
+    e = route(0x0B000000, 8, 2)
+    s.table_write_many("MyIngress.ipv4_lpm", [("insert", e)])
+    assert len(view) == 3 and any(x is e for x in view)
+
+
+def test_default_entry_direct_counter_counts_misses(sw):
+    """Misses count on the default entry's direct counter; it can be written like an entry's."""
+    s = sw.switch
+    frame = udp("99.1.2.3")
+    sw.send(1, frame)
+    d = s.table_default("MyIngress.ipv4_lpm")
+    assert (d.counter_packets, d.counter_bytes) == (1, len(frame))
+    s.direct_counter_write("MyIngress.ipv4_lpm", TableEntry(match={}, is_default=True), 10, 1000)
+    sw.send(1, frame)
+    d = s.table_default("MyIngress.ipv4_lpm")
+    assert (d.counter_packets, d.counter_bytes) == (11, 1000 + len(frame))
+    hits = [(e.counter_packets, e.counter_bytes) for e in s.table_entries("MyIngress.ipv4_lpm")]
+    assert hits == [(0, 0), (0, 0)]
+
+
+def test_direct_meter_set_accepts_the_default_entry(make_switch):
+    """direct_meter_set with is_default configures the default entry's meter (read back by table_default)."""
+    s = make_switch("misc").switch
+    s.direct_meter_set("I.metered", TableEntry(match={}, is_default=True), (1, 10, 2, 20))
+    assert s.table_default("I.metered").meter_config == (1, 10, 2, 20)

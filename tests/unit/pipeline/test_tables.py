@@ -230,3 +230,73 @@ def test_idle_timeout_entry_reported_once_until_hit_again():
     (e,) = [x for x in t.entries() if x.match[0].value == 1]
     assert e.last_hit_ns >= t0
     assert len(t.idle_entries(e.last_hit_ns + 1000)) == 1
+
+
+def test_default_entry_direct_counter_counts_misses():
+    """A miss counts packets and bytes on the default entry's direct counter, shown by default_entry()."""
+    t = table("exact", direct_counter=True)
+    t.insert(TableEntry(match={0: FieldMatch(kind="exact", value=1)}, action=act(1)))
+    t.lookup(1, Packet(b"x" * 100))
+    t.lookup(2, Packet(b"x" * 60))
+    t.lookup(3, Packet(b"x" * 60))
+    d = t.default_entry()
+    assert d.is_default and (d.counter_packets, d.counter_bytes) == (2, 120)
+    t.set_direct(TableEntry(match={}, is_default=True), packets=0, bytes_=7)
+    assert (t.default_entry().counter_packets, t.default_entry().counter_bytes) == (0, 7)
+
+
+def test_default_entry_direct_meter_config_round_trips():
+    """The default entry's direct meter is set like an entry's; a bad config is refused."""
+    t = table("exact", direct_meter="m")
+    t.set_direct(TableEntry(match={}, is_default=True), meter_config=(1, 10, 1, 1))
+    assert t.default_entry().meter_config == (1, 10, 1, 1)
+    pk = Packet(b"x")
+    t.lookup(9, pk)
+    assert pk.meter_colors == {"m": 0}
+    with pytest.raises(StateError) as ei:
+        t.set_direct(TableEntry(match={}, is_default=True), meter_config=(5, 1, 1, 1))
+    assert ei.value.code == Code.INVALID_ARGUMENT
+    t.set_direct(TableEntry(match={}, is_default=True), meter_config=None)
+    assert t.default_entry().meter_config is None
+
+
+def test_selection_follows_member_and_group_changes():
+    """Cached selector choices are rebuilt after a member or group changes."""
+    prof = ActionProfile("p", 16, selector=True, algorithm="identity")
+    prof.member_insert(Member(member_id=1, action=act(1)))
+    prof.member_insert(Member(member_id=2, action=act(2)))
+    prof.group_insert(Group(group_id=1, members=[(1, 1), (2, 1)]))
+    t = _selector_table(prof)
+    t.insert(TableEntry(match={0: FieldMatch(kind="exact", value=1)}, group_id=1))
+    assert t.lookup(1, Packet(b""), lambda: b"\x01")[1] == (2,)
+    prof.member_modify(Member(member_id=2, action=act(9)))
+    assert t.lookup(1, Packet(b""), lambda: b"\x01")[1] == (9,)
+    prof.group_modify(Group(group_id=1, members=[(1, 1)]))
+    assert t.lookup(1, Packet(b""), lambda: b"\x01")[1] == (1,)
+
+
+def test_trusted_insert_keeps_the_entry_object_and_entries_view_is_live():
+    """insert(trusted=True) stores the given entry; entries(copy=False) shows the live objects."""
+    t = table("exact")
+    e = TableEntry(match={0: FieldMatch(kind="exact", value=1)}, action=act(1))
+    view = t.entries(copy=False)
+    assert len(view) == 0
+    t.insert(e, trusted=True)
+    assert len(view) == 1 and view[0] is e and list(view) == [e]
+    assert t.entries()[0] is not e
+    with pytest.raises(StateError) as ei:
+        t.insert(TableEntry(match={0: FieldMatch(kind="exact", value=1)}, action=act(2)), trusted=True)
+    assert ei.value.code == Code.ALREADY_EXISTS
+    assert hit(t, 1) == 1
+
+
+def test_lpm_prefix_lengths_present_longest_first():
+    """Only the prefix lengths in use are probed, longest first; emptied lengths disappear."""
+    t = table("lpm", width=32)
+    for plen in (8, 24, 16):
+        t.insert(TableEntry(match={0: FieldMatch(kind="lpm", value=0x0A000000, prefix_len=plen)}, action=act(plen)))
+    assert [bin(m).count("1") for m, _ in t.plens] == [24, 16, 8]
+    assert hit(t, 0x0A000001) == 24
+    t.delete(TableEntry(match={0: FieldMatch(kind="lpm", value=0x0A000000, prefix_len=24)}))
+    assert [bin(m).count("1") for m, _ in t.plens] == [16, 8]
+    assert hit(t, 0x0A000001) == 16
