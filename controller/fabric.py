@@ -93,11 +93,15 @@ class FabricController:
     def read_entities(self, switch: str) -> list[Entity]:
         """Members, groups and entries of the controller's tables, as the switch holds them."""
         s = self.sessions[switch]
+        assert s.schema is not None
+        present = set(s.schema.tables.names())
         out: list[Entity] = []
         out += s.read_members(NAMES["selector"])
         out += s.read_groups(NAMES["selector"])
+        # Not every role has every table (only the RTSW answers ARP).
         for table in ROUTE_TABLES:
-            out += s.read_table(table)
+            if table in present:
+                out += s.read_table(table)
         config = s.read_default(NAMES["config_table"])
         if config is not None:
             out.append(config)

@@ -1,46 +1,56 @@
 /* aizone RTSW: the rack training switch (leaf). Hosts' NICs attach to its
  * downlinks; uplinks go to the CTSWs. Answers ARP for its gateway addresses,
- * routes IPv4/IPv6 with pin / ECMP / E-ECMP next hops, maps DSCP to queues,
- * marks ECN and counts load per port and class. */
+ * routes IPv4/IPv6 with pin / ECMP / E-ECMP next hops, maps DSCP to classes
+ * and queues, marks ECN, drops PFC frames and counts load per port and class. */
 #include <core.p4>
 #include <v1model.p4>
 
 #include "include/define.p4"
 #include "include/header.p4"
 #include "include/parser.p4"
+#include "include/control/checks.p4"
 #include "include/control/packet_io.p4"
+#include "include/control/acl.p4"
 #include "include/control/config.p4"
 #include "include/control/arp.p4"
-#include "include/control/routing.p4"
 #include "include/control/qos.p4"
+#include "include/control/hashing.p4"
+#include "include/control/routing.p4"
 #include "include/control/counters.p4"
 
 control FabricIngress(inout headers_t hdr,
                       inout local_metadata_t meta,
                       inout standard_metadata_t standard_metadata) {
+    IngressChecks() checks;
     PacketIoIngress() packet_io;
+    Acl() acl;
     SwitchConfig() config;
     ArpResponder() arp;
     QosIngress() qos;
+    EcmpHash() hashing;
     Routing() routing;
     IngressCounters() counters;
 
     apply {
-        meta.drop_reason = 0;
-        meta.routed = false;
         if (hdr.packet_out.isValid()) {
             packet_io.apply(hdr, meta, standard_metadata);
-        } else if (hdr.pfc.isValid()) {
-            /* The target consumes PFC frames; if one gets here, it ends here. */
-            meta.drop_reason = DROP_PFC_FRAME;
-        } else if (hdr.arp.isValid()) {
-            arp.apply(hdr, meta, standard_metadata);
-        } else if (hdr.ipv4.isValid() || hdr.ipv6.isValid()) {
-            config.apply(hdr, meta);
-            qos.apply(hdr, meta, standard_metadata);
-            routing.apply(hdr, meta, standard_metadata);
         } else {
-            meta.drop_reason = DROP_NOT_IP;
+            checks.apply(hdr, meta, standard_metadata);
+            if (meta.drop_reason == 0) {
+                acl.apply(hdr, meta, standard_metadata);
+            }
+            if (meta.drop_reason == 0 && !meta.punted) {
+                if (hdr.arp.isValid()) {
+                    arp.apply(hdr, meta, standard_metadata);
+                } else if (hdr.ipv4.isValid() || hdr.ipv6.isValid()) {
+                    config.apply(hdr, meta);
+                    qos.apply(hdr, meta, standard_metadata);
+                    hashing.apply(hdr, meta);
+                    routing.apply(hdr, meta, standard_metadata);
+                } else {
+                    meta.drop_reason = DROP_NOT_IP;
+                }
+            }
         }
         counters.apply(hdr, meta, standard_metadata);
     }
@@ -50,8 +60,8 @@ control FabricEgress(inout headers_t hdr,
                      inout local_metadata_t meta,
                      inout standard_metadata_t standard_metadata) {
     EcnEgress() ecn;
-    PacketIoEgress() packet_io;
     EgressCounters() counters;
+    PacketIoEgress() packet_io;
 
     apply {
         ecn.apply(hdr, meta, standard_metadata);

@@ -127,18 +127,22 @@ struct headers_t {
 }
 
 struct local_metadata_t {
+    /* Filled by the parser for either IP version (0 when absent). */
+    bit<8>    ip_proto;
+    bit<6>    dscp;
     bit<16>   l4_src_port;
     bit<16>   l4_dst_port;
-    bit<8>    ip_proto;
-    /* Fields the ECMP selector hashes; qp is zero unless the mode is eecmp. */
-    qp_t      hash_qp;
-    bit<32>   hash_salt;
+    bool      mac_control;
+    /* switch_config. */
     bit<2>    mode;
+    bit<32>   hash_salt;
+    /* The one field the ECMP selector hashes (control/hashing.p4). */
+    bit<32>   ecmp_key;
     next_id_t next_id;
+    bool      routed;
+    bool      punted;
     tc_t      tc;
     bit<8>    drop_reason;
-    bool      routed;
     bit<19>   ecn_threshold;
 }
-
 #endif

@@ -32,7 +32,9 @@ parser FabricParser(packet_in packet,
     }
 
     state parse_mac_control {
-        /* Only the PFC opcode is parsed; other MAC control frames stay opaque. */
+        /* Only the PFC opcode is parsed; other MAC control frames (802.3x
+         * PAUSE) stay opaque. Either way the frame ends in ingress. */
+        meta.mac_control = true;
         transition select(packet.lookahead<bit<16>>()) {
             MAC_CONTROL_OPCODE_PFC: parse_pfc;
             default: accept;
@@ -52,7 +54,10 @@ parser FabricParser(packet_in packet,
     state parse_ipv4 {
         packet.extract(hdr.ipv4);
         meta.ip_proto = hdr.ipv4.protocol;
-        /* Options are not parsed: they stay in the payload, unchanged. */
+        meta.dscp = hdr.ipv4.dscp;
+        /* Options are not parsed: ingress drops such packets (see checks.p4),
+         * since their header checksum could not be kept right. Later
+         * fragments carry no L4 header. */
         transition select(hdr.ipv4.frag_offset, hdr.ipv4.protocol) {
             (0, PROTO_UDP): parse_udp;
             (0, PROTO_TCP): parse_tcp;
@@ -63,6 +68,9 @@ parser FabricParser(packet_in packet,
     state parse_ipv6 {
         packet.extract(hdr.ipv6);
         meta.ip_proto = hdr.ipv6.next_hdr;
+        meta.dscp = hdr.ipv6.dscp;
+        /* Extension headers are not parsed: such packets hash on addresses
+         * and next header only. */
         transition select(hdr.ipv6.next_hdr) {
             PROTO_UDP: parse_udp;
             PROTO_TCP: parse_tcp;
@@ -121,8 +129,9 @@ control FabricVerifyChecksum(inout headers_t hdr, inout local_metadata_t meta) {
 control FabricComputeChecksum(inout headers_t hdr, inout local_metadata_t meta) {
     apply {
         /* TTL and ECN change on the way through: the IPv4 header checksum is
-         * recomputed; the UDP checksum does not cover them and RoCEv2's ICRC
-         * masks them, so both stay valid untouched. */
+         * recomputed; the UDP checksum does not cover them (nor the IPv6 hop
+         * limit and traffic class) and RoCEv2's ICRC masks them, so both stay
+         * valid untouched. */
         update_checksum(hdr.ipv4.isValid() && hdr.ipv4.ihl == 5,
             { hdr.ipv4.version, hdr.ipv4.ihl, hdr.ipv4.dscp, hdr.ipv4.ecn,
               hdr.ipv4.total_len, hdr.ipv4.identification, hdr.ipv4.flags,

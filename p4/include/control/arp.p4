@@ -1,4 +1,8 @@
-/* Answers ARP requests for the switch's host-facing gateway addresses. */
+/* Answers ARP requests for the switch's host-facing gateway addresses (RTSW
+ * only). Anything else ARP is dropped (DROP_NOT_IP). IPv6 neighbour
+ * discovery is not answered in the data plane: hosts get a static
+ * neighbour entry for their gateway, or the controller punts NDP through
+ * the ACL and answers it. */
 #ifndef AIZONE_ARP_P4
 #define AIZONE_ARP_P4
 
@@ -7,6 +11,8 @@
 control ArpResponder(inout headers_t hdr,
                      inout local_metadata_t meta,
                      inout standard_metadata_t standard_metadata) {
+    direct_counter(CounterType.packets_and_bytes) arp_counter;
+
     /* Turn the request into a reply from `router_mac`, back out of the port
      * it came in on. */
     action reply(mac_addr_t router_mac) {
@@ -31,6 +37,7 @@ control ArpResponder(inout headers_t hdr,
         }
         actions = { reply; ignore; }
         const default_action = ignore();
+        counters = arp_counter;
         size = ARP_TABLE_SIZE;
     }
 

@@ -6,13 +6,15 @@
 
 control SwitchConfig(inout headers_t hdr, inout local_metadata_t meta) {
     /* mode: MODE_PIN / MODE_ECMP / MODE_EECMP. salt: mixed into the ECMP
-     * hash so that stacked tiers do not all pick the same member for a flow. */
+     * key (control/hashing.p4) so that stacked tiers do not all pick the
+     * same member for a flow. */
     action set_config(bit<2> mode, bit<32> salt) {
         meta.mode = mode;
         meta.hash_salt = salt;
     }
 
-    /* Keyless: the controller writes its default action. */
+    /* Keyless: the controller writes its default action (not const, on
+     * purpose). Until it does, the switch runs 5-tuple ECMP, salt 0. */
     table switch_config {
         key = { }
         actions = { set_config; }
@@ -22,13 +24,6 @@ control SwitchConfig(inout headers_t hdr, inout local_metadata_t meta) {
 
     apply {
         switch_config.apply();
-        /* Enhanced ECMP: the RoCEv2 destination QP joins the hash; other
-         * traffic (and other modes) hashes the 5-tuple only. */
-        if (meta.mode == MODE_EECMP && hdr.bth.isValid()) {
-            meta.hash_qp = hdr.bth.dest_qp;
-        } else {
-            meta.hash_qp = 0;
-        }
     }
 }
 

@@ -76,7 +76,7 @@ def test_group_and_member_encode_profile_ids(schema: P4Schema) -> None:
         (TableEntry(table=NAMES["next_table"], match=(("next_id", Exact(value=1)),)),
          "exactly one of action, member, group"),
         (TableEntry(table="FabricIngress.qos.dscp_to_tc",
-                    match=(("ipv4_dscp", Ternary(value=1, mask=0x3F)),),
+                    match=(("dscp", Ternary(value=1, mask=0x3F)),),
                     action=Action(name="FabricIngress.qos.set_tc", params=(("tc", 9),))),
          "does not fit bit<3>"),
     ],
