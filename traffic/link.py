@@ -86,7 +86,9 @@ class PacketSocket:
 
     def __init__(self, iface: str, rcvbuf: int | None = None) -> None:
         try:
-            self._sock = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(_ETH_P_ALL))
+            # Protocol 0 until bound: a socket opened with ETH_P_ALL receives
+            # every interface's frames until bind() narrows it to one.
+            self._sock = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, 0)
         except PermissionError as exc:
             raise TrafficError(f"raw sockets need root or CAP_NET_RAW: {exc}") from exc
         try:

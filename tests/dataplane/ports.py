@@ -88,9 +88,10 @@ class PortSet:
 
     def open(self) -> PortSet:
         for port, name in self.ifaces.items():
-            s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(ETH_P_ALL))
+            # Protocol 0 until bound, or frames of every interface queue up first.
+            s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, 0)
             s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4 << 20)
-            s.bind((name, 0))
+            s.bind((name, ETH_P_ALL))
             try:
                 s.setsockopt(SOL_PACKET, PACKET_IGNORE_OUTGOING, 1)
                 filter_out = False
