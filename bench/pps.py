@@ -7,13 +7,18 @@ Two figures, never assertions:
   several rounds (the machine is shared) and the median.
 * veth (root): the `p4switch` command on two veth pairs whose other ends
   sit in two network namespaces, routes programmed over P4Runtime; one
-  namespace blasts frames through a raw socket for a bounded time and the
-  other end's interface counter says how many got through. The same blast
-  through a trivial raw-socket Python forwarder gives the baseline ratio.
-  Namespaces, veths and processes are removed whatever happens.
+  namespace sends frames through a raw socket for a bounded time and the
+  other end's interface counter says how many got through. Two figures:
+  unpaced (the sender blasts as fast as it can: the switch competes with an
+  overload it must drop in the kernel) and paced (offered load in steps;
+  the highest rate that loses under 0.1%, a fairer maximum). The unpaced
+  blast through a trivial raw-socket Python forwarder gives the baseline
+  ratio. Namespaces, veths and processes are removed whatever happens.
 
     .venv/bin/python bench/pps.py [--packets N] [--routes N] [--program l3|rtsw]
                                   [--only memory|veth] [--seconds S]
+                                  [--pace-start PPS] [--pace-step PPS] [--pace-max PPS]
+                                  [--pace-seconds S]
 """
 
 from __future__ import annotations
@@ -127,9 +132,11 @@ NS_TX, NS_RX = "ppsbench-tx", "ppsbench-rx"
 # root end (switch port) / namespace end
 VETHS = {1: ("ppsb1", "ppsb1n", NS_TX), 2: ("ppsb2", "ppsb2n", NS_RX)}
 
+# Unpaced (rate 0): as fast as it can. Paced: the frames due by now (rate x elapsed) are
+# sent in a burst, then a short sleep, so the offered load is the rate give or take 1 ms.
 SENDER = r"""
 import socket, sys, time
-iface, path, secs = sys.argv[1], sys.argv[2], float(sys.argv[3])
+iface, path, secs, rate = sys.argv[1], sys.argv[2], float(sys.argv[3]), float(sys.argv[4])
 data = open(path, "rb").read()
 frames, i = [], 0
 while i < len(data):
@@ -139,14 +146,32 @@ s.bind((iface, 0))
 send = s.send
 sent = 0
 clock = time.monotonic
-end = clock() + secs
-while clock() < end:
-    for f in frames:
-        try:
-            send(f)
-        except OSError:
-            pass
-    sent += len(frames)
+start = clock()
+end = start + secs
+nf = len(frames)
+if rate <= 0:
+    while clock() < end:
+        for f in frames:
+            try:
+                send(f)
+            except OSError:
+                pass
+        sent += nf
+else:
+    while True:
+        now = clock()
+        if now >= end:
+            break
+        due = int((now - start) * rate) - sent
+        if due <= 0:
+            time.sleep(0.0002)
+            continue
+        for k in range(sent, sent + due):
+            try:
+                send(frames[k % nf])
+            except OSError:
+                pass
+        sent += due
 print(sent)
 """
 
@@ -236,15 +261,35 @@ def _program_switch(addr: str, build: Path, routes: list[int]) -> None:
                          action=Action(name=SET_NEXT_ID, params=(("next_id", 1),))) for r in routes])
 
 
-def _blast(frames_file: Path, seconds: float) -> tuple[int, int, float]:
-    """Send for `seconds` from the tx namespace: (offered, received at the far end, seconds)."""
+def _blast(frames_file: Path, seconds: float, rate: float = 0) -> tuple[int, int, float]:
+    """Send for `seconds` (at `rate` frames/s, 0: unpaced) from the tx namespace:
+    (offered, received at the far end, seconds)."""
     before = _rx_packets()
     t0 = time.monotonic()
     out = _run("ip", "netns", "exec", NS_TX, sys.executable, "-c", SENDER, VETHS[1][1],
-               str(frames_file), str(seconds)).stdout
+               str(frames_file), str(seconds), str(rate)).stdout
     dt = time.monotonic() - t0
     time.sleep(0.3)  # let the forwarder drain what it already holds
     return int(out.strip() or 0), _rx_packets() - before, dt
+
+
+def _paced(frames_file: Path, args: argparse.Namespace) -> tuple[float, list[tuple[float, float]]]:
+    """Offered load in steps: the highest rate (frames/s) that lost < 0.1%, and every (rate, loss).
+
+    Stops after two failing steps in a row (one may be a hiccup of the shared machine).
+    """
+    best, steps, fails = 0.0, [], 0
+    rate = float(args.pace_start)
+    while rate <= args.pace_max and fails < 2:
+        offered, got, _ = _blast(frames_file, args.pace_seconds, rate)
+        loss = 1 - got / offered if offered else 1.0
+        steps.append((rate, loss))
+        if loss < 0.001:
+            best, fails = rate, 0
+        else:
+            fails += 1
+        rate += args.pace_step
+    return best, steps
 
 
 def _warm(frames_file: Path, timeout: float = 20.0) -> bool:
@@ -291,11 +336,17 @@ def bench_veth(args: argparse.Namespace) -> None:
             if not _warm(frames_file):
                 raise RuntimeError("no frame got through p4switch (see its log)")
             offered, got, dt = _blast(frames_file, args.seconds)
+            sw_pps = got / dt
+            print(f"[veth] p4switch rtsw.p4, {len(routes)} routes, ECMP 8: unpaced: offered {offered / dt:,.0f} pps, "
+                  f"through {sw_pps:,.0f} pps ({got} frames in {dt:.1f} s)")
+            if args.pace_step > 0:
+                best, steps = _paced(frames_file, args)
+                print("[veth] paced steps (pps: loss): "
+                      + ", ".join(f"{r / 1000:.0f}k: {loss:.2%}" for r, loss in steps))
+                print(f"[veth] p4switch paced: highest offered load with < 0.1% loss: {best:,.0f} pps "
+                      f"({args.pace_seconds:g} s steps of {args.pace_step:,.0f} pps)")
             _stop(switch)
             switch = None
-            sw_pps = got / dt
-            print(f"[veth] p4switch rtsw.p4, {len(routes)} routes, ECMP 8: offered {offered / dt:,.0f} pps, "
-                  f"through {sw_pps:,.0f} pps ({got} frames in {dt:.1f} s)")
 
             fwd = subprocess.Popen([sys.executable, "-c", FORWARDER, VETHS[1][0], VETHS[2][0]],
                                    stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -321,6 +372,10 @@ def main() -> int:
     ap.add_argument("--program", choices=["rtsw", "l3"], default="rtsw", help="in-memory program")
     ap.add_argument("--only", choices=["memory", "veth"], help="run one of the two benchmarks")
     ap.add_argument("--seconds", type=float, default=5.0, help="veth blast duration")
+    ap.add_argument("--pace-start", type=float, default=20000, help="paced veth: first offered load (pps)")
+    ap.add_argument("--pace-step", type=float, default=5000, help="paced veth: step (pps); 0: no paced run")
+    ap.add_argument("--pace-max", type=float, default=150000, help="paced veth: highest offered load (pps)")
+    ap.add_argument("--pace-seconds", type=float, default=2.0, help="paced veth: seconds per step")
     args = ap.parse_args()
     if args.only in (None, "memory"):
         bench_memory(args)

@@ -163,11 +163,13 @@ class RawPorts(_PortSet):
         except OSError:
             raise PortError(f"interface {name!r} (port {port}) does not exist") from None
         try:
-            s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(ETH_P_ALL))
+            # Protocol 0 until bound: a socket opened with ETH_P_ALL receives
+            # every interface's frames until bind() narrows it to one.
+            s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, 0)
         except PermissionError:
             raise PortError(f"interface {name!r}: raw sockets need root (CAP_NET_RAW)") from None
         try:
-            s.bind((name, 0))
+            s.bind((name, ETH_P_ALL))
             mreq = struct.pack("iHH8s", ifindex, PACKET_MR_PROMISC, 0, b"")
             s.setsockopt(SOL_PACKET, PACKET_ADD_MEMBERSHIP, mreq)
             try:
@@ -211,17 +213,22 @@ class RawPorts(_PortSet):
                         return
                     port = self._by_fd[fd]
                     s = self._socks[port]
+                    # recv, not recvfrom (no address tuple built), unless we filter our own frames
+                    filtered = port in self._filter_outgoing
+                    recv = s.recvfrom if filtered else s.recv
                     # Drain the socket so one busy port cannot starve the others for long.
                     for _ in range(64):
                         try:
-                            frame, addr = s.recvfrom(SNAPLEN)
+                            frame = recv(SNAPLEN)
                         except (BlockingIOError, InterruptedError):
                             break
                         except OSError:
                             self._stats[port].rx_errors += 1
                             break
-                        if port in self._filter_outgoing and addr[2] == PACKET_OUTGOING:
-                            continue
+                        if filtered:
+                            frame, addr = frame
+                            if addr[2] == PACKET_OUTGOING:
+                                continue
                         self._count_rx(port, frame)
                         try:
                             sink(port, frame)

@@ -1,16 +1,16 @@
-"""IR -> Python for statements and blocks: controls, actions, tables, parsers, deparsers.
+"""IR -> Python for statements and blocks: controls, actions, functions, calls.
 
 Each control instance becomes ``ctl_N(_pk, <params>)``; each action it uses
 ``act_N(_pk, <control params>, _L, <action params>)`` where `_L` holds the
 control-level variables (shared with actions) and the control's scalar
 parameters; each table ``tbl_N(_pk, <control params>, _L)`` looks the key up
-and runs the action, returning the table's result tuple. A parser is one
-function with a state loop returning the error code (0 = accepted). Scalar
-out/inout parameters are returned as a tuple and written back by the caller;
-composite values are passed by reference (P4 copy-in/copy-out differs only
-when arguments alias, which the front end's programs do not rely on).
+and runs the action, returning the table's result tuple (`tablegen`).
+Parsers and deparsers come from `parsergen`, extern calls and instances from
+`externgen`. Scalar out/inout parameters are returned as a tuple and written
+back by the caller; composite values go by reference unless P4-16
+copy-in/copy-out could be observed (`BlockGen._args_for`).
 
-Names defined here: `BlockGen`, `ControlCtx`, `Fn`, `TableSpec`.
+Names defined here: `BlockGen`, `ControlCtx`, `Fn` (and `TableSpec`, re-exported).
 """
 
 from __future__ import annotations
@@ -19,10 +19,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .. import ir
-from . import externgen
+from . import externgen, fieldwrites, tablegen
 from .codegen import CodegenError, Env, ExprGen, ModuleBuilder, _fail, py_name
-from .externs import CounterArray, MeterArray, RegisterArray, ValueSet
-from .tables import ActionProfile, table_mode
+from .externs import ValueSet
+from .tablegen import TableSpec
+from .tables import ActionProfile
 
 
 class Fn:
@@ -38,6 +39,8 @@ class Fn:
         self.lines: list[str] = []
         self.ind = 1
         self.inline = False  # a sub-control's body inlined in its caller: return -> break
+        # a parser generated straight-line: state name -> state, emitted at each transition to it
+        self.parser_states: dict[str, ir.ParserState] | None = None
 
     def w(self, line: str) -> None:
         self.lines.append("    " * self.ind + line)
@@ -49,16 +52,6 @@ class Fn:
         if len(items) == 1 and self.ret_value:
             return f"return {items[0]}"
         return "return (" + "".join(i + ", " for i in items) + ")"
-
-
-@dataclass(kw_only=True)
-class TableSpec:
-    """What the switch needs to build a table after the module is compiled."""
-
-    table: ir.Table
-    global_name: str
-    actions: dict[str, str]  # action cp_name -> generated function name
-    key_widths: list[int]
 
 
 @dataclass(kw_only=True)
@@ -102,6 +95,10 @@ class BlockGen:
         self._instances: dict[str, tuple[str, Any]] = {}  # instance key -> (function, decl)
         self._inlinable: dict[str, tuple[ControlCtx, list[str]]] = {}
         self._extern_globals: dict[str, str] = {}  # extern cp_name -> global name
+        mb.header_writes = fieldwrites.header_writes(mb.program, self.ti.resolve)
+        mb.raw_headers = {name for name, t in mb.program.types.items()
+                          if isinstance(t, ir.HeaderType) and not mb.header_writes.get(name)
+                          and not any(isinstance(self.ti.resolve(f.type), ir.VarbitType) for f in t.fields)}
         self.global_env = Env()
         for name, c in mb.program.constants.items():
             self.global_env.bind(name, "(" + self.xg.ex(c, self.global_env) + ")")
@@ -134,62 +131,8 @@ class BlockGen:
 
     # ------------------------------------------------------------ externs
     def instantiate(self, inst: ir.ExternInstance, env: Env) -> None:
-        """Create the run-time object of an extern instance and bind its uid."""
-        name = inst.type.name
-        cp = inst.cp_name
-        known = self._extern_globals.get(cp)
-        if known is not None:  # one object per control-plane name (top-level externs shared)
-            env.bind(inst.uid, known)
-            env.bind("@extern:" + inst.uid, name)
-            self.extern_decls[inst.uid] = inst
-            return
-        args = [self._const_arg(a) for a in inst.args]
-        obj: Any
-        if name == "counter":
-            obj = CounterArray(cp, int(args[0]))
-        elif name == "register":
-            width = self.ti.width(inst.type.type_args[0]) if inst.type.type_args else 32
-            obj = RegisterArray(cp, int(args[0]), width)
-        elif name == "meter":
-            obj = MeterArray(cp, int(args[0]), bytes_=self._enum_name(inst.args[1]) == "bytes")
-        elif name == "direct_counter":
-            self.direct_counters.add(cp)
-            obj = cp
-        elif name == "direct_meter":
-            self.direct_meters[cp] = self._enum_name(inst.args[0]) == "bytes"
-            obj = cp
-        elif name in ("action_profile", "action_selector"):
-            if name == "action_selector":
-                algo = self._enum_name(inst.args[0])
-                obj = ActionProfile(cp, int(args[1]), selector=True, algorithm=algo)
-            else:
-                obj = ActionProfile(cp, int(args[0]))
-            self.profiles[cp] = obj
-        elif name == "Checksum16":
-            obj = cp
-        else:
-            raise _fail(inst, f"extern '{name}'")
-        if name in ("counter", "register", "meter"):
-            self.externs[cp] = obj
-        self.extern_decls[inst.uid] = inst
-        g = self.mb.add_global(obj, "E_" + inst.name)
-        self._extern_globals[cp] = g
-        env.bind(inst.uid, g)
-        env.bind("@extern:" + inst.uid, name)
-
-    def _const_arg(self, e: Any) -> Any:
-        if isinstance(e, ir.Constant):
-            return e.value
-        if isinstance(e, ir.BoolLit):
-            return e.value
-        if isinstance(e, ir.EnumMember):
-            return e.member
-        return None
-
-    def _enum_name(self, e: Any) -> str:
-        if isinstance(e, ir.EnumMember):
-            return e.member
-        raise _fail(e, "a non-constant enum argument")
+        """Create the run-time object of an extern instance and bind its uid (see `externgen`)."""
+        externgen.instantiate(self, inst, env)
 
     def extern_kind(self, target: Any) -> tuple[str, str]:
         """(extern type name, global name) of a method call target."""
@@ -582,17 +525,7 @@ class BlockGen:
 
     def apply_inline(self, call: ir.MethodCall) -> str | None:
         """Emit a table apply in line (saves a call); returns the result variable, or None."""
-        fn = self.fn
-        ctl = fn.ctl
-        if fn.kind != "control" or ctl is None or call.kind != ir.CallKind.TABLE_APPLY:
-            return None
-        code = self._call_expr(call, fn.env)
-        body = ctl.inline.get(code.split("(", 1)[0])
-        if body is None:
-            return None
-        for line in body:
-            fn.w(line)
-        return "r"
+        return tablegen.apply_inline(self, call)
 
     def _call_expr(self, call: ir.MethodCall, env: Env) -> str:
         k = call.kind
@@ -747,146 +680,8 @@ class BlockGen:
         return fname
 
     def table(self, ctl: ControlCtx, t: ir.Table) -> None:
-        """Generate tbl_N for a table and its in-line body (the Table object is built by the switch).
-
-        The lookup reads the Table's index structures straight from globals
-        (`G_ix` exact dict or LPM prefix list, `G_d` default result, `G_dc`
-        default-entry counter): no method call on a hit of a plain table.
-        Actions without `return` run in line, dispatched on the action id.
-        """
-        g = self.mb.fresh("TBL_" + t.name)
-        fname = self.mb.fresh("tbl_" + t.name)
-        ctl.tables[t.name] = fname
-        ctl.tables[t.cp_name] = fname
-        actions: dict[str, str] = {}
-        decls: dict[str, ir.Action] = {}
-        for ref in t.actions:
-            decl = ctl.action_decls.get(ref.action) or self.top_actions.get(ref.action)
-            if decl is None:
-                raise _fail(ref, f"table action '{ref.action}' (not declared)")
-            actions[ref.action] = self.action_fn(ctl, decl)
-            decls[ref.action] = decl
-        match_keys = [k for k in t.keys if k.match_kind != "selector"]
-        sel_keys = [k for k in t.keys if k.match_kind == "selector"]
-        mode = table_mode([k.match_kind for k in match_keys])
-        profile = bool(t.implementation)
-        counter = bool(t.direct_counter)
-        meter = bool(t.direct_meter)
-        timeout = bool(getattr(t, "support_timeout", False))
-        simple = not (profile or counter or meter or timeout)
-        fn = Fn("table", ctl.env, ctl)
-        self.fn_stack.append(fn)
-        try:
-            kcodes = [self.ex(k.expr) for k in match_keys]
-            key = kcodes[0] if len(kcodes) == 1 else "(" + "".join(c + ", " for c in kcodes) + ")"
-            v = "r" if simple else "_rec"
-            if mode == "exact":
-                fn.w(f"{v} = {g}_ix.get({key})")
-            elif mode == "lpm" and len(kcodes) == 1:
-                fn.w(f"_k = {key}")
-                fn.w(f"for _m, _dd in {g}_ix:")
-                fn.w(f"    {v} = _dd.get(_k & _m)")
-                fn.w(f"    if {v} is not None: break")
-                fn.w("else:")
-                fn.w(f"    {v} = None")
-            elif mode == "lpm":
-                fn.w(f"{v} = {g}.find({key})")
-            else:  # scan: nothing to do (not even the key) while the table is empty
-                fn.w(f"{v} = {g}.find({key}) if {g}_sc else None")
-            fn.w(f"if {v} is None:")
-            fn.ind += 1
-            fn.w(f"r = {g}_d[0]")
-            if counter:  # the default entry's direct counter counts misses
-                fn.w(f"{g}_dc[0] += 1; {g}_dc[1] += _pk.length")
-            if meter:
-                fn.w(f"{g}.miss_meter(_pk)")
-            fn.ind -= 1
-            if not simple:
-                fn.w("else:")
-                fn.ind += 1
-                if timeout:
-                    fn.w("_rec.entry.last_hit_ns = MONO_NS(); _rec.idle_reported = False")
-                if counter:
-                    fn.w("_e = _rec.entry; _e.counter_packets += 1; _e.counter_bytes += _pk.length")
-                if meter:
-                    fn.w(f"{g}.hit_meter(_rec, _pk)")
-                fn.w("r = _rec.result")
-                if profile:
-                    fn.w("if r is None:")
-                    fn.ind += 1
-                    fn.w(f"_c = _rec.choices if _rec.cver == {g}_pf.version else {g}.choices(_rec)")
-                    fn.w("_n = len(_c)")
-                    if sel_keys:
-                        # BMv2 hashes the selector fields packed, skipping invalid headers' fields
-                        fn.w("if _n > 1:")
-                        fn.ind += 1
-                        lv: list = []
-                        temps: dict = {}
-                        for k in sel_keys:
-                            externgen.leaves(self, k.expr, out=lv, temps=temps)
-                        fn.w(f"r = _c[{g}_h({externgen.packed_bytes(lv)}) % _n]")
-                        fn.ind -= 1
-                        fn.w("else:")
-                        fn.w("    r = _c[0] if _n else EMPTY_HIT")
-                    else:
-                        fn.w("r = _c[0] if _n else EMPTY_HIT")
-                    fn.ind -= 1
-                fn.ind -= 1
-            self._dispatch(ctl, t, actions, decls)
-            ctl.inline[fname] = [line[4:] for line in fn.lines]
-            fn.w("return r")
-        finally:
-            self.fn_stack.pop()
-        self.finish(f"def {fname}({ctl.pass_args}):", fn)
-        self.tables.append(TableSpec(
-            table=t, global_name=g, actions=actions,
-            key_widths=[self.ti.width(k.expr.type) for k in match_keys]))
-
-    def _dispatch(self, ctl: ControlCtx, t: ir.Table, actions: dict[str, str],
-                  decls: dict[str, ir.Action]) -> None:
-        """Run the action of result `r`: bodies in line on its action id, else a call."""
-        fn = self.fn
-        branches: list[tuple[int, ir.Action | None, str]] = []
-        for cp_name, decl in decls.items():
-            if not decl.body.stmts:
-                continue  # nothing to run (NoAction and friends)
-            inline = (len(decls) <= 8 and not _has_return(decl.body)
-                      and all(p.direction == "" for p in decl.params))
-            branches.append((self.mb.action_id(cp_name), decl if inline else None, actions[cp_name]))
-        if not branches:
-            return
-        if all(d is None for _, d, _ in branches):
-            fn.w(f"r[0]({ctl.pass_args}, *r[1])")
-            return
-        fn.w("_a = r[3]")
-        for i, (aid, decl, _name) in enumerate(branches):
-            fn.w(("if" if i == 0 else "elif") + f" _a == {aid}:")
-            fn.ind += 1
-            if decl is None:
-                fn.w(f"r[0]({ctl.pass_args}, *r[1])")
-            else:
-                self.inline_action(ctl, decl, "r[1]")
-            fn.ind -= 1
-
-    def inline_action(self, ctl: ControlCtx, decl: ir.Action, args: str) -> None:
-        """Emit an action's body here, its data parameters unpacked from the tuple `args`."""
-        fn = self.fn
-        env = Env(ctl.env)
-        names = []
-        for p in decl.params:
-            pn = self.mb.fresh("a_" + p.name)
-            env.bind(p.uid, pn, p.type)
-            names.append(pn)
-        if names:
-            fn.w(f"{', '.join(names)}, = {args}")
-        sub = Fn("action", env, ctl)
-        sub.lines = fn.lines
-        sub.ind = fn.ind
-        self.fn_stack.append(sub)
-        try:
-            self.block(decl.body)
-        finally:
-            self.fn_stack.pop()
+        """Generate tbl_N for a table and its in-line body (see `tablegen`)."""
+        tablegen.table(self, ctl, t)
 
     # ------------------------------------------------------------ parsers
     def parser(self, inst: ir.ParserInstance) -> str:

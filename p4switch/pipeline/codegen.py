@@ -137,6 +137,10 @@ class ModuleBuilder:
         self.newfn: dict[str, str] = {}  # type name -> constructor expression
         self.error_codes = {name: i for i, name in enumerate(program.errors)}
         self.action_ids: dict[str, int] = {}
+        # header type -> fields the program may write (`fieldwrites`), and the header
+        # types whose extracted bytes are kept for the deparser (`_raw`): none written
+        self.header_writes: dict[str, set[str]] = {}
+        self.raw_headers: set[str] = set()
         for name in ("NoError", "PacketTooShort", "NoMatch", "StackOutOfBounds", "HeaderTooShort",
                      "ParserTimeout", "ParserInvalidArgument"):
             self.error_codes.setdefault(name, len(self.error_codes))
@@ -180,6 +184,8 @@ class ModuleBuilder:
         body.append(f"    _p4name = {t.name!r}")
         if isinstance(t, ir.HeaderType):
             body.append("    _v = False")
+            if t.name in self.raw_headers:
+                body.append("    _raw = None")
         for _, py, ft in fields:
             rt = self.ti.resolve(ft)
             if isinstance(rt, ir.VarbitType):

@@ -5,7 +5,12 @@ is those leaves packed MSB-first as BMv2 packs them, skipping the fields of
 invalid headers. The IPv4-style checksum (csum16 over whole 16-bit words) is
 special-cased: the words are summed straight from the fields, no bytes built.
 
-Names defined here: `call_stmt`, `call_expr`.
+Extern instances (counter, register, meter, direct counter/meter, action
+profile/selector, Checksum16) get their run-time objects at generation time
+(`instantiate`), bound into the module's globals.
+
+Names defined here: `instantiate`, `call_stmt`, `call_expr`, `leaves`,
+`packed_bytes`.
 """
 
 from __future__ import annotations
@@ -14,7 +19,9 @@ from typing import Any
 
 from .. import ir
 from . import hashes
-from .codegen import _fail, py_name
+from .codegen import Env, _fail, py_name
+from .externs import CounterArray, MeterArray, RegisterArray
+from .tables import ActionProfile
 
 
 def _arg(call: ir.MethodCall, i: int, *names: str) -> Any:
@@ -28,6 +35,68 @@ def _arg(call: ir.MethodCall, i: int, *names: str) -> Any:
 
 def _has_arg(call: ir.MethodCall, i: int, *names: str) -> bool:
     return any(a.name in names for a in call.args) or i < len(call.args)
+
+
+# ------------------------------------------------------------------ instances
+def instantiate(bg: Any, inst: ir.ExternInstance, env: Env) -> None:
+    """Create the run-time object of an extern instance and bind its uid."""
+    name = inst.type.name
+    cp = inst.cp_name
+    known = bg._extern_globals.get(cp)
+    if known is not None:  # one object per control-plane name (top-level externs shared)
+        env.bind(inst.uid, known)
+        env.bind("@extern:" + inst.uid, name)
+        bg.extern_decls[inst.uid] = inst
+        return
+    args = [_const_arg(a) for a in inst.args]
+    obj: Any
+    if name == "counter":
+        obj = CounterArray(cp, int(args[0]))
+    elif name == "register":
+        width = bg.ti.width(inst.type.type_args[0]) if inst.type.type_args else 32
+        obj = RegisterArray(cp, int(args[0]), width)
+    elif name == "meter":
+        obj = MeterArray(cp, int(args[0]), bytes_=_enum_name(inst.args[1]) == "bytes")
+    elif name == "direct_counter":
+        bg.direct_counters.add(cp)
+        obj = cp
+    elif name == "direct_meter":
+        bg.direct_meters[cp] = _enum_name(inst.args[0]) == "bytes"
+        obj = cp
+    elif name in ("action_profile", "action_selector"):
+        if name == "action_selector":
+            algo = _enum_name(inst.args[0])
+            obj = ActionProfile(cp, int(args[1]), selector=True, algorithm=algo)
+        else:
+            obj = ActionProfile(cp, int(args[0]))
+        bg.profiles[cp] = obj
+    elif name == "Checksum16":
+        obj = cp
+    else:
+        raise _fail(inst, f"extern '{name}'")
+    if name in ("counter", "register", "meter"):
+        bg.externs[cp] = obj
+    bg.extern_decls[inst.uid] = inst
+    g = bg.mb.add_global(obj, "E_" + inst.name)
+    bg._extern_globals[cp] = g
+    env.bind(inst.uid, g)
+    env.bind("@extern:" + inst.uid, name)
+
+
+def _const_arg(e: Any) -> Any:
+    if isinstance(e, ir.Constant):
+        return e.value
+    if isinstance(e, ir.BoolLit):
+        return e.value
+    if isinstance(e, ir.EnumMember):
+        return e.member
+    return None
+
+
+def _enum_name(e: Any) -> str:
+    if isinstance(e, ir.EnumMember):
+        return e.member
+    raise _fail(e, "a non-constant enum argument")
 
 
 # ------------------------------------------------------------------ leaves

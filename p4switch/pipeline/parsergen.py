@@ -1,10 +1,15 @@
 """IR -> Python for parsers (state machine, extract, select) and deparsers (emit).
 
 A deparser returns the frame as bytes (emitted headers, then the payload).
-A parser instance becomes one function ``prs_N(_pk, <params>)`` holding its
-states as branches of a loop; the cursor is the local `pos` (bytes) into
-`_pk.data`, stored back into `_pk.pos` when the parser stops. It returns the
-P4 error code it ended with (0 when accepted). Extract slices the header's
+A parser instance becomes one function ``prs_N(_pk, <params>)``; the
+cursor is the local `pos` (bytes) into `_pk.data`, stored back into `_pk.pos`
+when the parser stops. It returns the P4 error code it ended with (0 when
+accepted). When the parse graph is acyclic (no header-stack loop) and small
+enough once unfolded, each transition is followed by the target state's code
+in place (straight-line: no state variable, no dispatch, no step count, as a
+run can take at most as many steps as there are states); otherwise the
+states are branches of a loop on a state number, and a run gives up with
+`ParserTimeout` after `MAX_PARSER_STEPS` transitions. Extract slices the header's
 bytes into one int (`int.from_bytes`) and shifts the fields out; emit packs
 them back the same way. Header layouts must be whole bytes, as in BMv2.
 
@@ -19,8 +24,14 @@ from typing import Any
 from .. import ir
 from .codegen import Env, _fail, py_name
 from .externs import ValueSet
+from .fieldwrites import ALL
 
 MAX_PARSER_STEPS = 10000
+# Straight-line parsers: at most this many state bodies once unfolded (states
+# reached along several paths are repeated on each) and this many nested
+# selects on one path (Python's indentation limit is 100).
+MAX_UNFOLDED_STATES = 256
+MAX_SELECT_DEPTH = 40
 
 
 def _err(bg: Any, name: str) -> int:
@@ -76,22 +87,26 @@ def parser(bg: Any, inst: ir.ParserInstance) -> str:
         index = {s.name: i for i, s in enumerate(decl.states)}
         if "start" not in index:
             raise _fail(decl, "a parser without a start state")
-        fn.w(f"_st = {index['start']}")
-        fn.w("_g = 0")
         fn.w("try:")
         fn.ind += 1
-        fn.w("while True:")
-        fn.ind += 1
-        fn.w("_g += 1")
-        fn.w(f"if _g > {MAX_PARSER_STEPS}: {_fail_line(bg, _err(bg, 'ParserTimeout'))}")
-        for i, st in enumerate(decl.states):
-            fn.w(("if" if i == 0 else "elif") + f" _st == {i}:  # {st.name}")
+        if _unfoldable(decl.states):
+            fn.parser_states = {st.name: st for st in decl.states}
+            _state(bg, fn.parser_states["start"], index)
+        else:
+            fn.w(f"_st = {index['start']}")
+            fn.w("_g = 0")
+            fn.w("while True:")
             fn.ind += 1
-            for s in st.stmts:
-                bg.stmt(s)
-            _transition(bg, st.transition, index)
+            fn.w("_g += 1")
+            fn.w(f"if _g > {MAX_PARSER_STEPS}: {_fail_line(bg, _err(bg, 'ParserTimeout'))}")
+            for i, st in enumerate(decl.states):
+                fn.w(("if" if i == 0 else "elif") + f" _st == {i}:  # {st.name}")
+                fn.ind += 1
+                for s in st.stmts:
+                    bg.stmt(s)
+                _transition(bg, st.transition, index)
+                fn.ind -= 1
             fn.ind -= 1
-        fn.ind -= 1
         fn.ind -= 1
         fn.w("except ParserError as _e:")
         fn.w(f"    {_fail_line(bg, '_e.code')}")
@@ -99,6 +114,49 @@ def parser(bg: Any, inst: ir.ParserInstance) -> str:
         bg.fn_stack.pop()
     bg.finish(f"def {fname}({', '.join(['_pk'] + sig)}):", fn)
     return fname
+
+
+def _targets(tr: ir.Transition) -> list[str]:
+    """The states a transition can go to, once per case naming them (accept/reject left out)."""
+    names = [tr.state] if tr.select is None else [c.state for c in tr.cases]
+    return [n for n in names if n not in ("accept", "reject")]
+
+
+def _unfoldable(states: list[ir.ParserState]) -> bool:
+    """Is the parse graph acyclic and small enough to be written out straight-line?"""
+    by_name = {st.name: st for st in states}
+    size: dict[str, int] = {}
+    depth: dict[str, int] = {}
+    visiting: set[str] = set()
+
+    def walk(name: str) -> bool:
+        if name in size:
+            return True
+        st = by_name.get(name)
+        if st is None or name in visiting:
+            return False  # unknown state (reported by the loop form) or a cycle
+        visiting.add(name)
+        total, deep = 1, 0
+        nested = 1 if st.transition.select is not None else 0
+        for t in _targets(st.transition):
+            if not walk(t):
+                return False
+            total += size[t]
+            deep = max(deep, depth[t] + nested)
+        visiting.discard(name)
+        size[name] = min(total, MAX_UNFOLDED_STATES + 1)
+        depth[name] = deep
+        return True
+
+    return walk("start") and size["start"] <= MAX_UNFOLDED_STATES and depth["start"] <= MAX_SELECT_DEPTH
+
+
+def _state(bg: Any, st: ir.ParserState, index: dict[str, int]) -> None:
+    """A state's statements and transition, at the current place (straight-line form)."""
+    bg.fn.w(f"# state {st.name}")
+    for s in st.stmts:
+        bg.stmt(s)
+    _transition(bg, st.transition, index)
 
 
 def _goto(bg: Any, name: str, index: dict[str, int]) -> None:
@@ -110,6 +168,9 @@ def _goto(bg: Any, name: str, index: dict[str, int]) -> None:
     else:
         if name not in index:
             raise _fail(None, f"transition to unknown state '{name}'")
+        if fn.parser_states is not None:
+            _state(bg, fn.parser_states[name], index)
+            return
         fn.w(f"_st = {index[name]}")
         fn.w("continue")
 
@@ -259,6 +320,8 @@ def _extract(bg: Any, call: ir.MethodCall) -> None:
             else:
                 v = f"({x} >> {shift}) & {hex((1 << w) - 1)}"
             fn.w(f"{h}.{py} = {_field_value(bg, ft, v, w)}")
+        if ht.name in bg.mb.raw_headers:  # never written: the deparser emits these bytes
+            fn.w(f"{h}._raw = _d[pos:_e]")
         fn.w(f"{h}._v = True")
         fn.w("pos = _e")
     if stack is not None:
@@ -379,13 +442,22 @@ def _emit_header(bg: Any, t: Any, h: str) -> None:
     total = sum(widths)
     if total % 8:
         raise _fail(rt, f"header {rt.name} of {total} bits (not whole bytes)")
+    written = bg.mb.header_writes.get(rt.name, set())
     parts = []
     shift = total
-    for (_, py, _), w in zip(fields, widths, strict=False):
+    for (name, py, ft), w in zip(fields, widths, strict=False):
         shift -= w
-        v = f"({h}.{py} & {hex((1 << w) - 1)})"
+        if name in written or ALL in written or bg.ti.is_signed(ft):
+            v = f"({h}.{py} & {hex((1 << w) - 1)})"
+        else:  # only ever extracted (or zero): already in range
+            v = f"{h}.{py}"
         parts.append(f"({v} << {shift})" if shift else v)
-    fn.w(f"if {h}._v: _o.append(({' | '.join(parts)}).to_bytes({total // 8}, 'big'))")
+    packed = f"({' | '.join(parts)}).to_bytes({total // 8}, 'big')"
+    if rt.name in bg.mb.raw_headers:
+        # unchanged since extract: its bytes as received (a header made valid has none)
+        fn.w(f"if {h}._v: _r = {h}._raw; _o.append(_r if _r is not None else {packed})")
+    else:
+        fn.w(f"if {h}._v: _o.append({packed})")
 
 
 def deparser(bg: Any, inst: ir.ControlInstance) -> str:

@@ -81,6 +81,10 @@ class Stack:
         self.n = max(self.n - count, 0)
 
 
+# values copied by reference (immutable); bytes: a header's extracted bytes (`_raw`)
+_SCALARS = (int, bool, str, bytes)
+
+
 def deep_copy(obj: Any) -> Any:
     """Copy a header/struct/stack value (scalars are immutable and shared)."""
     cls = obj.__class__
@@ -93,7 +97,7 @@ def deep_copy(obj: Any) -> Any:
     new = cls.__new__(cls)
     d = new.__dict__
     for k, v in obj.__dict__.items():
-        d[k] = v if v.__class__ in (int, bool, str) else deep_copy(v)
+        d[k] = v if v.__class__ in _SCALARS else deep_copy(v)
     return new
 
 
@@ -108,7 +112,7 @@ def copy_into(dst: Any, src: Any) -> None:
     d = dst.__dict__
     d.clear()
     for k, v in src.__dict__.items():
-        d[k] = v if v.__class__ in (int, bool, str) else deep_copy(v)
+        d[k] = v if v.__class__ in _SCALARS else deep_copy(v)
 
 
 def sx(v: int, w: int) -> int:

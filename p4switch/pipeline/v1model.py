@@ -475,7 +475,10 @@ class V1Model:
             if self.queueing:
                 sm.enq_timestamp = int((self.clock() - self.t0) * 1e6) & 0xFFFFFFFF
                 sm.enq_qdepth = 0
-            pend.append(("e", egress_spec, sm.priority, pk))
+            if pend:  # copies queued ahead of it (clones) go first: keep the order
+                pend.append(("e", egress_spec, sm.priority, pk))
+            else:  # nothing ahead: what popping it off the queue would do, without the queue
+                self.egress(egress_spec, sm.priority, pk, 0)
             return
         self._enqueue(egress_spec, pk)
 
