@@ -3,8 +3,9 @@
 - `target` (session): `--target` (tests/conftest.py), else `$AIZONE_TARGET`,
   else p4switch; skips with the reason when the target's tools are missing
   or we are not root (veths and raw sockets).
-- `sut` (module): one `SwitchUnderTest` running the module's `ROLE`
-  (default rtsw) with the options its `switch_options(target)` gives
+- `role` (module): the module's `ROLE` (default rtsw); a module may
+  override it, e.g. parametrized over several roles.
+- `sut` (module): one `SwitchUnderTest` running that role with the options its `switch_options(target)` gives
   (default: one queue, no shaping), on `PORTS` veth ports.
 - `dp` (function): the base fixture: a `Dataplane` whose writes are undone
   after the test, with the ports' receive queues and packet-ins emptied
@@ -71,9 +72,14 @@ def program(target: str, tmp_path_factory: pytest.TempPathFactory
 
 
 @pytest.fixture(scope="module")
+def role(request: pytest.FixtureRequest) -> str:
+    """The switch role a module tests: its `ROLE` (a module may override this fixture)."""
+    return getattr(request.module, "ROLE", "rtsw")
+
+
+@pytest.fixture(scope="module")
 def sut(request: pytest.FixtureRequest, target: str, program: Callable[[str], CompiledProgram],
-        tmp_path_factory: pytest.TempPathFactory) -> Iterator[SwitchUnderTest]:
-    role = getattr(request.module, "ROLE", "rtsw")
+        tmp_path_factory: pytest.TempPathFactory, role: str) -> Iterator[SwitchUnderTest]:
     make_options = getattr(request.module, "switch_options", None)
     options = make_options(target) if make_options else SwitchOptions()
     s = SwitchUnderTest(target, program(role), ports=PORTS, options=options,

@@ -1,11 +1,17 @@
-"""ATSW (p4/atsw.p4): the aggregator joining zones, on one switch: routing, no ARP, pin / ECMP / E-ECMP, salt,
+"""The spine roles on one switch, each in turn: CTSW (p4/ctsw.p4, the zone spine) and ATSW
+(p4/atsw.p4, the aggregator joining zones): routing, no ARP, pin / ECMP / E-ECMP, salt,
 counters, PFC frames, packet I/O (scenarios in scenarios.py)."""
 
 from __future__ import annotations
 
+import pytest
+
 from . import scenarios as sc
 
-ROLE = "atsw"
+
+@pytest.fixture(scope="module", params=["ctsw", "atsw"])
+def role(request: pytest.FixtureRequest) -> str:
+    return request.param
 
 
 def test_routes_ipv4_by_longest_prefix_with_mac_rewrite(dp):
