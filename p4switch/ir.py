@@ -567,7 +567,8 @@ class Keyset:
 class ConstEntry:
     keys: list[Keyset]
     action: ActionRef
-    priority: int | None = None  # from @priority or explicit priority=
+    priority: int | None = None  # `priority =` or assigned as p4c's EntryPriorities does; None in const entries
+    is_const: bool = False  # `const` on one entry of non-const `entries` (P4 1.2.4)
     coord: Coord = NO_COORD
 
 
@@ -603,6 +604,7 @@ class ExternInstance:
     type: ExternType
     args: list[Expr]
     annotations: tuple[Annotation, ...] = ()
+    type_arg_names: tuple[str, ...] = ()  # the `type` (NewType) of each type argument, or '' (P4Info)
     coord: Coord = NO_COORD
 
 

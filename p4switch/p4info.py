@@ -527,7 +527,12 @@ class _Builder:
             m = self.info.registers.add()
             self.preamble(m.preamble, REGISTER, e.cp_name, e.annotations)
             m.size = _const(e.args[0])
-            m.type_spec.CopyFrom(self.type_spec(e.type.type_args[0]))
+            tname = e.type_arg_names[0] if e.type_arg_names else ""
+            if tname in self.p.new_types:  # register<N>, N a `type`: P4NamedType + new_types entry, as p4c
+                self.new_type(self.p.new_types[tname])
+                m.type_spec.new_type.name = tname
+            else:
+                m.type_spec.CopyFrom(self.type_spec(e.type.type_args[0]))
         elif name in ("action_profile", "action_selector"):
             m = self.info.action_profiles.add()
             self.preamble(m.preamble, ACTION_PROFILE, e.cp_name, e.annotations)

@@ -5,7 +5,8 @@ Passes, in order (p4c frontend.cpp style; the first error stops):
 1. `preprocess` - gcc's cpp, line markers kept so coordinates map back;
 2. `parse` - Lark LALR(1) grammar `p4.lark` -> AST (`ast`);
 3. `elaborate` - declarations collected, names resolved, types checked and
-   inferred, constants folded (`exprs`, `calls`, `stmts`), `main`
+   inferred, constants folded (`exprs`, `calls`, `stmts`), table entry
+   priorities assigned (`priorities`, p4c's EntryPriorities), `main`
    instantiated into the IR.
 
 Set ``P4SWITCH_DUMP=ast`` or ``P4SWITCH_DUMP=ir`` (or ``preprocess``) to

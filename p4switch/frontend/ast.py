@@ -475,6 +475,7 @@ class EntryAst:
     keyset: Any
     action: Any
     priority: Any = None
+    const: bool = False  # `const` on this entry (P4 1.2.4)
     annos: list[Anno] = field(default_factory=list)
     coord: Coord = NO_COORD
 

@@ -331,8 +331,11 @@ class Elaborator:
             raise P4Error(d.coord, f"{t.name}: type arguments needed ({t.name}<...>)")
         et = ir.ExternType(name=t.name, type_args=targs)
         uid = ctx.block.uid(d.name)
+        # `register<N>` with N a `type`: P4Info names N (the IR erases it)
+        tnames = tuple(newtype_name(a) for a in targs)
         inst = ir.ExternInstance(name=d.name, cp_name=cp_name(prefix, d.name, d.annos), uid=uid, type=et,
-                                 args=args, annotations=annos_ir(d.annos), coord=d.coord)
+                                 args=args, annotations=annos_ir(d.annos),
+                                 type_arg_names=tnames if any(tnames) else (), coord=d.coord)
         var = ir.Var(name=d.name, uid=uid, scope=ir.Scope.INSTANCE, type=et, coord=d.coord)
         b = BExtern(var=var, inst=inst)
         if declare:

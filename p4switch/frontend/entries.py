@@ -18,8 +18,10 @@ for behaviour). Reproduced here:
 * a table whose key has a ternary, range or optional field gives each entry
   a priority: `const entries` count down from the number of entries to 1 in
   program order (`@priority` is ignored, as p4c warns); non-const `entries`
-  use their `priority` (or, when none is given, the same count-down);
-* `is_const` is set for `const entries`.
+  use the priority the front end gave each one (`priority =`, or computed
+  from `largest_priority_wins`/`priority_delta` like p4c's EntryPriorities,
+  see `p4switch.frontend.priorities`); P4Runtime priorities are int32;
+* `is_const` is set for `const entries` and for `const` entries of `entries`.
 
 Names defined here: `build_entries`, `write_entries`.
 """
@@ -36,6 +38,7 @@ from p4switch.p4info import P4InfoError
 
 _PRIORITY_KINDS = ("ternary", "range", "optional")
 _KINDS = ("exact", "lpm", "ternary", "range", "optional")
+_INT_MAX = (1 << 31) - 1
 
 
 def _tables(program: ir.Program) -> dict[str, ir.Table]:
@@ -125,10 +128,14 @@ class _Converter:
             te.table_id = table_id
             self.add_match(te, table, e, widths)
             self.add_action(te, e.action)
-            te.is_const = table.entries_const
+            te.is_const = table.entries_const or e.is_const
             if needs_priority:
-                if table.entries_const or e.priority is None:
+                if table.entries_const:
                     te.priority = countdown
+                elif e.priority is None:
+                    raise P4InfoError("entry should have priority", e.coord)
+                elif e.priority > _INT_MAX:  # p4c: Constant::asInt()
+                    raise P4InfoError(f"{e.priority}: Value too large for int", e.coord)
                 else:
                     te.priority = e.priority
                 countdown -= 1

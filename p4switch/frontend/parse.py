@@ -541,8 +541,9 @@ class _ToAst(Transformer):
         return ch[0]
 
     def entry(self, meta, ch):
-        annos = (ch[0] or []) + (ch[4] or [])
-        return A.EntryAst(priority=ch[1], keyset=ch[2], action=ch[3], annos=annos, coord=self._c(meta))
+        annos = (ch[0] or []) + (ch[5] or [])
+        return A.EntryAst(const=ch[1] is not None, priority=ch[2], keyset=ch[3], action=ch[4], annos=annos,
+                          coord=self._c(meta))
 
     def start(self, meta, ch):
         return A.Program(decls=[c for c in ch if c is not None], file=self.src.main_file)

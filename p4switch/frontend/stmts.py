@@ -19,6 +19,7 @@ from p4switch.frontend import ast as A
 from p4switch.frontend.errors import P4Error, unsupported
 from p4switch.frontend.exprs import BOOL, Ctx, ExprChecker
 from p4switch.frontend.keynames import KeyNamer
+from p4switch.frontend.priorities import PriorityRules, assign_priorities
 from p4switch.frontend.scope import BAction, BConst, BExtern, BTable, BValueSet, BVar, Scope
 from p4switch.frontend.types import newtype_name, type_str, unwrap_newtype
 
@@ -290,6 +291,31 @@ class BlockLowering(ExprChecker):
         del data_ast
         return ir.ActionRef(action=b.cp_name, args=vals, coord=call.coord)
 
+    def _entry_priorities(self, name: str, entries: list[ir.ConstEntry], explicit: list[int | None],
+                          const: bool, keys: list[ir.KeyElement], props: dict[str, tuple[ir.Expr, ir.Coord]],
+                          key_coord: ir.Coord, coord: ir.Coord) -> None:
+        """Entry priorities and their errors, as p4c's EntryPriorities pass (see `priorities`)."""
+        if const:
+            first = next((e for e, x in zip(entries, explicit, strict=True) if x is not None), None)
+            if first is not None:
+                raise P4Error(first.coord, "Table with 'const' entries cannot have priorities")
+            return
+        largest, delta = True, 1
+        if "largest_priority_wins" in props:
+            v, pc = props["largest_priority_wins"]
+            if not isinstance(v, ir.BoolLit):
+                raise P4Error(pc, "largest_priority_wins must be a boolean expression")
+            largest = v.value
+        if "priority_delta" in props:
+            v, pc = props["priority_delta"]
+            if not isinstance(v, ir.Constant):
+                raise P4Error(pc, "priority_delta must be a constant numeric expression")
+            if not 0 <= v.value <= (1 << 32) - 1:  # p4c: Constant::fitsUint()
+                raise P4Error(pc, f"{v.value} must be a positive value")
+            delta = v.value
+        assign_priorities(entries, explicit, keys, PriorityRules(largest_wins=largest, delta=delta),
+                          name, key_coord, coord)
+
     def table(self, d: A.DTable, ctx: Ctx, b: BTable) -> ir.Table:
         keys: list[ir.KeyElement] = []
         actions: list[ir.ActionRef] = []
@@ -298,6 +324,9 @@ class BlockLowering(ExprChecker):
         default_const = False
         entries: list[ir.ConstEntry] | None = None
         entries_const = True
+        explicit: list[int | None] = []  # each entry's `priority =`, if any
+        prio_props: dict[str, tuple[ir.Expr, ir.Coord]] = {}
+        key_coord: ir.Coord | None = None
         size = None
         impl = dcounter = dmeter = ""
         timeout = False
@@ -310,6 +339,7 @@ class BlockLowering(ExprChecker):
                 raise P4Error(p.coord, f"table {d.name}: duplicate property '{pname}'")
             seen.add(pname)
             if p.kind == "key":
+                key_coord = p.coord
                 for k in p.value:
                     x = self.expr(k.expr, tctx)
                     if k.match_kind not in self.g.match_kinds:
@@ -356,14 +386,10 @@ class BlockLowering(ExprChecker):
                 for en in p.value:
                     ks = self.keysets(en.keyset, kts, tctx)
                     ar = self._action_ref(en.action, tctx, allowed, "entry")
-                    prio = None
-                    if en.priority is not None:
-                        prio = self.const_int(en.priority, tctx, "entry priority")
-                    else:
-                        pa = A.find_anno(en.annos, "priority")
-                        if pa is not None and pa.args and isinstance(pa.args[0], int):
-                            prio = pa.args[0]
-                    entries.append(ir.ConstEntry(keys=ks, action=ar, priority=prio, coord=en.coord))
+                    # `@priority(N)` is not a priority: p4c ignores it (with a warning)
+                    explicit.append(None if en.priority is None
+                                    else self.const_int(en.priority, tctx, "entry priority"))
+                    entries.append(ir.ConstEntry(keys=ks, action=ar, is_const=en.const, coord=en.coord))
             elif pname == "default_action":
                 default = self._action_ref(p.value, tctx, allowed, "default_action")
                 default_const = p.const
@@ -381,6 +407,8 @@ class BlockLowering(ExprChecker):
                     dcounter = target.inst.cp_name
                 else:
                     dmeter = target.inst.cp_name
+            elif pname in ("largest_priority_wins", "priority_delta"):
+                prio_props[pname] = (self.expr(p.value, tctx), p.coord)
             elif pname == "support_timeout":
                 v = self.expr(p.value, tctx)
                 if not isinstance(v, ir.BoolLit):
@@ -390,6 +418,9 @@ class BlockLowering(ExprChecker):
                 raise unsupported(p.coord, f"table property '{pname}'")
         if not actions:
             raise P4Error(d.coord, f"table {d.name}: no actions property")
+        if entries is not None:
+            self._entry_priorities(d.name, entries, explicit, entries_const, keys, prio_props,
+                                   key_coord or d.coord, d.coord)
         has_selector = any(k.match_kind == "selector" for k in keys)
         if has_selector and not impl:
             raise P4Error(d.coord, f"table {d.name}: selector keys need an action_selector implementation")

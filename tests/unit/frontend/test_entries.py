@@ -39,12 +39,12 @@ def test_every_entry_is_an_insert_in_table_order(entries) -> None:
     assert len(req.updates) == 4 + 3 + 2
 
 
-def test_const_entries_count_down_priorities_and_drop_dont_cares(entries) -> None:
-    """const entries: priority N..1 in program order (explicit priorities ignored, as p4c does); `_` left out."""
+def test_explicit_priorities_continue_down_by_one_and_drop_dont_cares(entries) -> None:
+    """entries with `priority =`: kept; the one without gets the previous minus 1; `_` left out."""
     info, req = entries
     acl = _by_table(info, req, "MyIngress.acl")
-    assert [e.priority for e in acl] == [4, 3, 2, 1]
-    assert all(e.is_const for e in acl)
+    assert [e.priority for e in acl] == [100, 90, 10, 9]
+    assert not any(e.is_const for e in acl)
     first = acl[0]
     assert [m.field_id for m in first.match] == [1, 2, 3]
     assert (first.match[0].ternary.value, first.match[0].ternary.mask) == (b"\x0a\x00\x00\x00", b"\xff\x00\x00\x00")
@@ -65,7 +65,8 @@ def test_const_entries_count_down_priorities_and_drop_dont_cares(entries) -> Non
 def test_annotated_priorities_are_ignored_like_p4c(entries) -> None:
     """@priority on const entries is not P4Runtime's priority: p4c warns and counts down."""
     info, req = entries
-    assert [e.priority for e in _by_table(info, req, "MyIngress.acl_annotated")] == [3, 2, 1]
+    annotated = _by_table(info, req, "MyIngress.acl_annotated")
+    assert [(e.priority, e.is_const) for e in annotated] == [(3, True), (2, True), (1, True)]
 
 
 def test_non_const_exact_entries_have_no_priority_and_are_not_const(entries) -> None:

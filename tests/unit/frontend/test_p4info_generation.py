@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 from finsy.proto import p4i
+from google.protobuf import text_format
 
 from p4switch import ir
 from p4switch.frontend import compile_file
@@ -287,3 +288,19 @@ def test_plain_enum_key_cannot_be_described_in_p4info(tmp_path: Path) -> None:
         build_p4info(program)
     assert str(info.value) == (f"{src}:14:17: error: m.c: a table key of type Color cannot be described in P4Info "
                                "(width not well-defined for values of type Color; use a serializable enum, enum bit<W>)")
+
+
+def test_registers_of_a_new_type_name_it_and_register_it_in_new_types() -> None:
+    """register<N> (N a `type`, also through a typedef) has type_spec new_type { name: N }, as p4c."""
+    info = _info("register_newtype")
+    got = {r.preamble.name: (text_format.MessageToString(r.type_spec, as_one_line=True), r.size)
+           for r in info.registers}
+    assert got == {
+        "Ing.pkts": ('new_type { name: "PktCount_t" }', 16),
+        "Ing.aliased": ('new_type { name: "PktCount_t" }', 8),
+        "Ing.tags": ('new_type { name: "Tag_t" }', 4),
+        "Ing.plain": ("bitstring { bit { bitwidth: 16 } }", 2),
+    }
+    assert text_format.MessageToString(info.type_info, as_one_line=True) == (
+        'new_types { key: "PktCount_t" value { original_type { bitstring { bit { bitwidth: 32 } } } } } '
+        'new_types { key: "Tag_t" value { translated_type { uri: "example.org/Tag_t" sdn_bitwidth: 16 } } }')

@@ -1,6 +1,6 @@
-/* entries: const entries with explicit priorities (P4 1.2.4 `priority =`),
- * @priority annotations, optional and range keys, masks and default
- * keysets, and non-const initial entries. */
+/* entries: non-const entries with explicit priorities (P4 1.2.4 `priority =`),
+ * const entries with @priority annotations (ignored), optional and range
+ * keys, masks and default keysets, and non-const exact entries. */
 #include <core.p4>
 #include <v1model.p4>
 
@@ -80,7 +80,7 @@ control MyIngress(inout headers hdr, inout metadata meta,
         }
         actions = { permit; deny; to_port; }
         default_action = permit();
-        const entries = {
+        entries = {
             priority = 100: (0x0a000000 &&& 0xff000000, 6, 22 .. 22): deny();
             priority = 90:  (_, 17, 53 .. 53): to_port(3);
             priority = 10:  (_, _, 0 .. 1023): permit();

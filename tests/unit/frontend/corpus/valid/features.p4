@@ -108,7 +108,7 @@ control Ing(inout hdrs_t h, inout meta_t m, inout standard_metadata_t sm) {
         meters = dm;
         const entries = {
             (0x0A000000 &&& 0xFF000000, 6 .. 17, true, true): drop();
-            priority = 5: (_, _, false, true): NoAction();
+            (_, _, false, true): NoAction();
             @priority(3) (32w1, 1, true, false): NoAction();
         }
         default_action = NoAction();
