@@ -11,7 +11,7 @@ target options (`--grpc-server-addr`, `--cpu-port`, `--drop-port`,
 The differences from simple_switch_grpc: the P4Runtime server listens on
 127.0.0.1:9559 by default (not 0.0.0.0); PROGRAM is a p4switch program file
 (`p4switch-compile` output) rather than a BMv2 JSON; there are extra traffic
-manager options (port speed, queue depth/rate, PFC) and a local control API
+manager options (port speed, queue depth/rate, PFC, PFC watchdog) and a local control API
 (`--ctl-addr`, see `p4switch.ctl`). Thrift/nanomsg options are accepted and
 ignored, so tools written for BMv2 can launch p4switch unchanged.
 
@@ -55,6 +55,32 @@ def _port_value(text: str) -> tuple[int | None, str]:
     if not sep:
         return None, text
     return _uint(port), value
+
+
+def _watchdog_value(text: str) -> tuple[int | None, dict[str, Any]]:
+    """'[PORT=]PRIOS[:DETECT_MS:RESTORE_MS:ACTION]' -> (port, Switch pfc_watchdog dict)."""
+    port, spec = _port_value(text)
+    parts = spec.split(":")
+    if len(parts) not in (1, 4):
+        raise argparse.ArgumentTypeError(f"{text!r}: give PRIOS or PRIOS:DETECT_MS:RESTORE_MS:ACTION")
+    try:
+        prios = [int(p, 0) for p in parts[0].split(",") if p.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r}: priorities are integers 0..7, e.g. 3,4") from None
+    if not prios or any(not 0 <= p <= 7 for p in prios):
+        raise argparse.ArgumentTypeError(f"{text!r}: priorities are integers 0..7, e.g. 3,4")
+    out: dict[str, Any] = {"priorities": prios}
+    if len(parts) == 4:
+        try:
+            out["detection_ms"], out["restoration_ms"] = float(parts[1]), float(parts[2])
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r}: DETECT_MS and RESTORE_MS are numbers") from None
+        if out["detection_ms"] <= 0 or out["restoration_ms"] <= 0:
+            raise argparse.ArgumentTypeError(f"{text!r}: DETECT_MS and RESTORE_MS must be positive")
+        if parts[3] not in ("drop", "forward"):
+            raise argparse.ArgumentTypeError(f"{text!r}: ACTION is drop or forward")
+        out["action"] = parts[3]
+    return port, out
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -112,6 +138,10 @@ def build_parser() -> argparse.ArgumentParser:
                    metavar="[PORT=]PPS", help="egress queue drain rate in packets/s")
     x.add_argument("--pfc", action="append", default=[], metavar="[PORT=]PRIOS",
                    type=_port_value, help="enable PFC for priorities, e.g. 3 or 3,4 (per port or all)")
+    x.add_argument("--pfc-watchdog", action="append", default=[], type=_watchdog_value,
+                   metavar="[PORT=]PRIOS[:DETECT_MS:RESTORE_MS:ACTION]",
+                   help="PFC watchdog for priorities, e.g. 3 or 3,4:200:200:drop (ACTION drop|forward; "
+                        "per port or all)")
     x.add_argument("--ctl-addr", default="", metavar="HOST:PORT",
                    help="serve the p4switch-ctl JSON API on HOST:PORT (loopback only)")
     return p
@@ -182,6 +212,7 @@ def _switch_options(args: argparse.Namespace) -> dict[str, Any]:
         "queue_depth": dict(args.queue_depth) or None,
         "queue_rate": dict(args.queue_rate) or None,
         "pfc": dict(args.pfc) or None,
+        "pfc_watchdog": dict(args.pfc_watchdog) or None,
     }
     from p4switch.pipeline import Switch
 

@@ -13,13 +13,19 @@ for all queues):
     {"cmd": "set_queue_depth", "port": 1, "depth": 64, "priority": 3}
     {"cmd": "set_queue_rate", "port": 1, "pps": 10000, "priority": 3}
     {"cmd": "set_pfc", "port": 1, "priorities": [3], "xoff": 48, "xon": 16}
+    {"cmd": "set_pfc_thresholds", "port": 1, "priority": 3, "xoff": 48, "xon": 16}
+    {"cmd": "set_pfc_watchdog", "port": 1, "priorities": [3], "detection_ms": 200,
+     "restoration_ms": 200, "action": "drop"}         (priorities [] turns it off)
     {"cmd": "tm"}                                      -> {"ok": true, "tm": {...}}
 
 Errors answer {"ok": false, "error": "..."}. The settings are forwarded to
 the running pipeline's methods of the same names (`set_port_speed(port,
 gbps)`, `set_queue_depth(port, depth, priority=None)`, `set_queue_rate(port,
 pps, priority=None)`, `set_pfc(port, priorities, xoff=None, xon=None)`,
-`tm_stats()`); a pipeline without one answers "not supported".
+`set_pfc_thresholds(port, priority, xoff, xon)`, `set_pfc_watchdog(port,
+priorities, detection_ms=200, restoration_ms=200, action="drop")`,
+`tm_stats()`); a pipeline without one answers "not supported". `port` null
+means every port.
 
 Names defined here: `CtlServer`, `CtlError`, `request` (a one-shot client).
 """
@@ -37,7 +43,10 @@ _DEVICE_COMMANDS = {
     "set_queue_depth": ("port", "depth", "priority"),
     "set_queue_rate": ("port", "pps", "priority"),
     "set_pfc": ("port", "priorities", "xoff", "xon"),
+    "set_pfc_thresholds": ("port", "priority", "xoff", "xon"),
+    "set_pfc_watchdog": ("port", "priorities", "detection_ms", "restoration_ms", "action"),
 }
+_REQUIRED = {"set_pfc_thresholds": ("priority", "xoff", "xon"), "set_pfc_watchdog": ("priorities",)}
 
 
 class CtlError(Exception):
@@ -115,10 +124,15 @@ class CtlServer:
             raise CtlError(f"{cmd}: 'port' is required")
         if dev is None:
             raise CtlError("no program is running")
-        if cmd == "set_pfc":
+        missing = [k for k in _REQUIRED.get(cmd, ()) if k not in req]
+        if missing:
+            raise CtlError(f"{cmd}: {missing[0]!r} is required")
+        if cmd in ("set_pfc", "set_pfc_watchdog"):
             prios = req.get("priorities") or []
             if not isinstance(prios, list) or any(not isinstance(p, int) or not 0 <= p <= 7 for p in prios):
-                raise CtlError("set_pfc: priorities must be a list of ints 0..7 (IEEE 802.1Qbb classes)")
+                raise CtlError(f"{cmd}: priorities must be a list of ints 0..7 (IEEE 802.1Qbb classes)")
+        if cmd == "set_pfc_watchdog" and req.get("action", "drop") not in ("drop", "forward"):
+            raise CtlError("set_pfc_watchdog: action is 'drop' or 'forward'")
         fn = getattr(dev, cmd, None)
         if fn is None:
             raise CtlError(f"{cmd}: not supported by the running pipeline")

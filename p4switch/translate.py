@@ -13,8 +13,9 @@ the two meet:
   pipeline config (`table`, `action`, `counter` ... raise `P4RTError` with the
   code the spec prescribes for an unknown id).
 * `P4RTError`: the one exception of the P4Runtime boundary; it carries a
-  `google.rpc.Code` value that the server turns into a gRPC status or a
-  per-update `p4.v1.Error`.
+  `google.rpc.Code` value (`p4switch.pipeline.state.Code`, plus OK, CANCELLED
+  and UNAVAILABLE) that the server turns into a gRPC status or a per-update
+  `p4.v1.Error`.
 * `pack_controller_header` / `unpack_controller_header`: the BMv2 way of
   carrying packet-in/out metadata as a header in front of the packet, laid
   out from the P4Info `controller_packet_metadata`.
@@ -25,22 +26,24 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from p4switch.pipeline.state import Code
 from p4switch.proto import p4i
 
-# google.rpc.Code values (numbers fixed by google/rpc/code.proto).
+# google.rpc.Code values: the pipeline's `Code` (the codes a state operation can
+# fail with) is the one enum; the few the server alone needs are added here.
 OK = 0
 CANCELLED = 1
-UNKNOWN = 2
-INVALID_ARGUMENT = 3
-NOT_FOUND = 5
-ALREADY_EXISTS = 6
-PERMISSION_DENIED = 7
-RESOURCE_EXHAUSTED = 8
-FAILED_PRECONDITION = 9
-OUT_OF_RANGE = 11
-UNIMPLEMENTED = 12
-INTERNAL = 13
 UNAVAILABLE = 14
+UNKNOWN = Code.UNKNOWN
+INVALID_ARGUMENT = Code.INVALID_ARGUMENT
+NOT_FOUND = Code.NOT_FOUND
+ALREADY_EXISTS = Code.ALREADY_EXISTS
+PERMISSION_DENIED = Code.PERMISSION_DENIED
+RESOURCE_EXHAUSTED = Code.RESOURCE_EXHAUSTED
+FAILED_PRECONDITION = Code.FAILED_PRECONDITION
+OUT_OF_RANGE = Code.OUT_OF_RANGE
+UNIMPLEMENTED = Code.UNIMPLEMENTED
+INTERNAL = Code.INTERNAL
 
 
 class P4RTError(Exception):

@@ -1,9 +1,11 @@
 """The P4Runtime server of p4switch (p4.v1.P4Runtime over gRPC).
 
-Modules, by role: `service` (the gRPC service and server), `arbitration`
-(primary/backup controllers), `runtime` (pipeline configs, the running
-Device, packet I/O), `tables` and `entities` (P4Runtime entities <->
-pipeline state), `pipeline_state` (one installed config).
+Modules, by role: `service` (the grpc.aio service and the server thread that
+hosts it), `arbitration` (primary/backup controllers), `roles` (role configs:
+stratum.P4RoleConfig), `runtime` (pipeline configs, the running Device, Write
+batches, packet I/O), `tables` and `entities` (P4Runtime entities <->
+pipeline state), `codecs` (per-table translators), `digests` (DigestList),
+`idle` (IdleTimeoutNotification), `pipeline_state` (one installed config).
 
 Names defined here: `P4RuntimeServer`, `TlsConfig`, `ServerError`,
 `DeviceRuntime`, `P4RUNTIME_API_VERSION`.

@@ -6,20 +6,27 @@ MasterArbitrationUpdate is a `Controller`; per (device_id, role name) the one
 with the highest election id ever seen is primary. Every change of primary is
 announced to the controllers of that role with the status codes the spec
 prescribes (OK to the primary, ALREADY_EXISTS to backups when a primary
-exists, NOT_FOUND when none does).
+exists, NOT_FOUND when none does). The role config of the primary is parsed
+into a `RoleAccess` (see `roles`), which Write, Read, SetForwardingPipelineConfig
+and the stream notifications consult.
 
-Names defined here: `Controller`, `Arbiter`.
+A `Controller`'s outgoing messages go through an asyncio queue of the
+server's event loop; `send` may be called from any thread (forwarding,
+digests, idle scans), which hand the message over with `call_soon_threadsafe`.
+
+Names defined here: `Controller`, `Arbiter`, `STREAM_QUEUE_LIMIT`.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
-import queue
 import threading
 from dataclasses import dataclass, field
 from typing import Any
 
 from p4switch.proto import p4r, rpc_status
+from p4switch.server.roles import RoleAccess, parse_role_config
 from p4switch.translate import (
     ALREADY_EXISTS,
     FAILED_PRECONDITION,
@@ -38,22 +45,40 @@ log = logging.getLogger("p4switch.server")
 STREAM_QUEUE_LIMIT = 4096
 
 
-@dataclass(eq=False)
 class Controller:
-    """One live StreamChannel that has arbitrated."""
+    """One StreamChannel: its arbitration state and its outgoing message queue."""
 
-    device_id: int = 0
-    role: str = ""
-    election_id: int | None = None  # None: unset, lower than any election id
-    role_config: Any = None
-    out: queue.Queue = field(default_factory=queue.Queue)
-    dropped: int = 0
+    def __init__(self, loop: asyncio.AbstractEventLoop | None = None) -> None:
+        self.device_id = 0
+        self.role = ""
+        self.election_id: int | None = None  # None: unset, lower than any election id
+        self.role_config: Any = None
+        self.loop = loop or asyncio.get_running_loop()
+        self.out: asyncio.Queue = asyncio.Queue()
+        self.dropped = 0
+        # queued or on their way to the queue (call_soon_threadsafe callbacks not run yet);
+        # updated without a lock from several threads, so approximate, which a bound can be
+        self.pending = 0
+        self._thread = threading.get_ident()
 
-    def send(self, msg: p4r.StreamMessageResponse, *, droppable: bool = False) -> None:
-        if droppable and self.out.qsize() >= STREAM_QUEUE_LIMIT:
+    async def get(self) -> Any:
+        item = await self.out.get()
+        self.pending -= 1
+        return item
+
+    def send(self, msg: Any, *, droppable: bool = False) -> None:
+        """Queue a message for the stream (any thread); droppable ones are dropped when it is full."""
+        if droppable and self.pending >= STREAM_QUEUE_LIMIT:
             self.dropped += 1
             return
-        self.out.put(msg)
+        self.pending += 1
+        if threading.get_ident() == self._thread:
+            self.out.put_nowait(msg)
+        else:
+            try:
+                self.loop.call_soon_threadsafe(self.out.put_nowait, msg)
+            except RuntimeError:  # the server's loop is closed: the stream is gone
+                pass
 
 
 @dataclass
@@ -62,6 +87,7 @@ class _Role:
     primary: Controller | None = None
     highest: int | None = None  # election_id_past: highest ever seen
     role_config: Any = None
+    access: RoleAccess | None = None  # parsed role_config; None: full access
 
 
 class Arbiter:
@@ -84,7 +110,9 @@ class Arbiter:
         role_name = msg.role.name if msg.HasField("role") else ""
         eid = uint128(msg.election_id) if msg.HasField("election_id") else None
         config = msg.role.config if msg.HasField("role") and msg.role.HasField("config") else None
+        access = parse_role_config(role_name, config)  # INVALID_ARGUMENT ends the stream
         with self._lock:
+            self._check_exclusive(msg.device_id, role_name, access)
             if ctl is None:
                 if msg.device_id not in self.device_ids:
                     raise P4RTError(NOT_FOUND, f"unknown device id {msg.device_id}")
@@ -117,6 +145,7 @@ class Arbiter:
                 role.primary = ctl
                 role.highest = eid
                 role.role_config = config
+                role.access = access
                 self._notify(ctl.device_id, ctl.role, role, role.controllers)
             else:
                 if was_primary:
@@ -125,6 +154,19 @@ class Arbiter:
                 else:
                     self._notify(ctl.device_id, ctl.role, role, [ctl])
             return ctl
+
+    def _check_exclusive(self, device_id: int, role_name: str, access: RoleAccess | None) -> None:
+        """A role's exclusive ids must not belong to another role (lock held)."""
+        if access is None:
+            return
+        for (d, name), other in self._roles.items():
+            if d != device_id or name == role_name or other.access is None:
+                continue
+            a = other.access
+            clash = (access.exclusive & (a.exclusive | a.shared)) | (a.exclusive & access.shared)
+            if clash:
+                raise P4RTError(INVALID_ARGUMENT, f"role config: P4 ids {sorted(clash)} are "
+                                f"exclusive to role {name!r} or {role_name!r}")
 
     def remove(self, ctl: Controller) -> None:
         """The stream of `ctl` ended; if it was primary, tell the others."""
@@ -158,8 +200,9 @@ class Arbiter:
 
     # -- unary side ---------------------------------------------------------
 
-    def check_primary(self, device_id: int, role_name: str, election_id: Any, has_eid: bool) -> None:
-        """Raise NOT_FOUND / PERMISSION_DENIED unless the request comes from the primary."""
+    def check_primary(self, device_id: int, role_name: str, election_id: Any,
+                      has_eid: bool) -> RoleAccess | None:
+        """The primary's access; NOT_FOUND / PERMISSION_DENIED unless the request comes from it."""
         if device_id not in self.device_ids:
             raise P4RTError(NOT_FOUND, f"unknown device id {device_id}")
         with self._lock:
@@ -172,7 +215,20 @@ class Arbiter:
             primary = role.primary
             if primary is None or not has_eid or primary.election_id != uint128(election_id):
                 raise P4RTError(PERMISSION_DENIED, "not the primary controller for this role")
+            return role.access
 
-    def primaries(self, device_id: int) -> list[Controller]:
+    def read_access(self, device_id: int, role_name: str) -> RoleAccess | None:
+        """What a ReadRequest naming `role_name` may see (None: everything)."""
+        if not role_name:
+            return None
         with self._lock:
-            return [r.primary for (d, _), r in self._roles.items() if d == device_id and r.primary]
+            role = self._roles.get((device_id, role_name))
+            if role is None:
+                raise P4RTError(NOT_FOUND, f"unknown role {role_name!r}")
+            return role.access
+
+    def primaries(self, device_id: int) -> list[tuple[Controller, RoleAccess | None]]:
+        """The primary of every role of the device, with its access."""
+        with self._lock:
+            return [(r.primary, r.access) for (d, _), r in self._roles.items()
+                    if d == device_id and r.primary]

@@ -34,7 +34,57 @@ from p4switch.translate import (
 )
 
 _NEEDS_PRIORITY = frozenset({"ternary", "range", "optional"})
+EXACT, LPM = "exact", "lpm"
 TABLE_ONLY, DEFAULT_ONLY = p4i.ActionRef.TABLE_ONLY, p4i.ActionRef.DEFAULT_ONLY
+
+
+def _fast_field_match() -> Callable[[str, int, int, int, int], FieldMatch]:
+    """FieldMatch(kind, value, mask, prefix_len, high), filling its __dict__ directly.
+
+    The frozen dataclass sets each field through object.__setattr__, which costs
+    more than the rest of decoding a match field; the object built here is equal
+    (and hashes equal) to the one __init__ builds. Falls back to the class if its
+    fields change or it grows __slots__.
+    """
+    import dataclasses
+
+    if hasattr(FieldMatch, "__slots__") or tuple(f.name for f in dataclasses.fields(FieldMatch)) != (
+            "kind", "value", "mask", "prefix_len", "high"):
+        return lambda k, v, m, p, h: FieldMatch(kind=k, value=v, mask=m, prefix_len=p, high=h)
+    new = object.__new__
+
+    def make(kind: str, value: int, mask: int, prefix_len: int, high: int) -> FieldMatch:
+        o = new(FieldMatch)
+        d = o.__dict__
+        d["kind"] = kind
+        d["value"] = value
+        d["mask"] = mask
+        d["prefix_len"] = prefix_len
+        d["high"] = high
+        return o
+    return make
+
+
+def _fast_action_call() -> Callable[[str, tuple[int, ...]], ActionCall]:
+    """ActionCall(action, args) the same way (see _fast_field_match)."""
+    import dataclasses
+
+    if hasattr(ActionCall, "__slots__") or tuple(f.name for f in dataclasses.fields(ActionCall)) != (
+            "action", "args"):
+        return lambda a, args: ActionCall(action=a, args=args)
+    new = object.__new__
+
+    def make(action: str, args: tuple[int, ...]) -> ActionCall:
+        o = new(ActionCall)
+        d = o.__dict__
+        d["action"] = action
+        d["args"] = args
+        return o
+    return make
+
+
+_field_match = _fast_field_match()
+_action_call = _fast_action_call()
 
 
 def _value(raw: bytes, top: int, width: int, what: str) -> int:
@@ -58,6 +108,7 @@ class FieldCodec:
 def _field_decoder(kind: str, w: int, name: str) -> Callable[[Any], FieldMatch]:
     top = 1 << w
     what = f"match field {name!r}"
+    make = _field_match
 
     def wrong(which: str | None) -> P4RTError:
         return invalid(f"match field {name!r} is {kind}, got {which}")
@@ -66,13 +117,17 @@ def _field_decoder(kind: str, w: int, name: str) -> Callable[[Any], FieldMatch]:
         def exact(fm: Any) -> FieldMatch:
             if fm.WhichOneof("field_match_type") != "exact":
                 raise wrong(fm.WhichOneof("field_match_type"))
-            return FieldMatch(kind="exact", value=_value(fm.exact.value, top, w, what))
+            raw = fm.exact.value
+            v = int.from_bytes(raw, "big")
+            if not raw or v >= top:
+                decode_value(raw, w, what)
+            return make(EXACT, v, 0, 0, 0)
         return exact
     if kind == "optional":
         def optional(fm: Any) -> FieldMatch:
             if fm.WhichOneof("field_match_type") != "optional":
                 raise wrong(fm.WhichOneof("field_match_type"))
-            return FieldMatch(kind="optional", value=_value(fm.optional.value, top, w, what))
+            return make("optional", _value(fm.optional.value, top, w, what), 0, 0, 0)
         return optional
     if kind == "lpm":
         def lpm(fm: Any) -> FieldMatch:
@@ -80,12 +135,15 @@ def _field_decoder(kind: str, w: int, name: str) -> Callable[[Any], FieldMatch]:
                 raise wrong(fm.WhichOneof("field_match_type"))
             m = fm.lpm
             plen = m.prefix_len
-            value = _value(m.value, top, w, what)
+            raw = m.value
+            value = int.from_bytes(raw, "big")
+            if not raw or value >= top:
+                decode_value(raw, w, what)
             if plen <= 0 or plen > w:
                 raise invalid(f"{what}: prefix length {plen} not in 1..{w} (omit don't-care fields)")
             if value & ((1 << (w - plen)) - 1):
                 raise invalid(f"{what}: value has bits set beyond the /{plen} prefix")
-            return FieldMatch(kind="lpm", value=value, prefix_len=plen)
+            return make(LPM, value, 0, plen, 0)
         return lpm
     if kind == "ternary":
         def ternary(fm: Any) -> FieldMatch:
@@ -98,7 +156,7 @@ def _field_decoder(kind: str, w: int, name: str) -> Callable[[Any], FieldMatch]:
                 raise invalid(f"{what}: mask is zero (omit don't-care fields)")
             if value & ~mask:
                 raise invalid(f"{what}: value has bits set outside the mask")
-            return FieldMatch(kind="ternary", value=value, mask=mask)
+            return make("ternary", value, mask, 0, 0)
         return ternary
     if kind == "range":
         def range_(fm: Any) -> FieldMatch:
@@ -111,7 +169,7 @@ def _field_decoder(kind: str, w: int, name: str) -> Callable[[Any], FieldMatch]:
                 raise invalid(f"{what}: low bound {low} is above high bound {high}")
             if low == 0 and high == top - 1:
                 raise invalid(f"{what}: full range (omit don't-care fields)")
-            return FieldMatch(kind="range", value=low, high=high)
+            return make("range", low, 0, 0, high)
         return range_
 
     def unsupported(fm: Any) -> FieldMatch:
@@ -136,7 +194,7 @@ class ActionCodec:
 class TableCodec:
     """One table: its match fields by id, allowed actions with scopes, table-level flags."""
 
-    __slots__ = ("id", "name", "table", "fields", "order", "n_exact", "needs_priority", "impl_id",
+    __slots__ = ("id", "name", "table", "fields", "decoders", "order", "n_exact", "needs_priority", "impl_id",
                  "is_const", "const_default", "idle_ok", "counter", "meter", "refs", "keyless")
 
     def __init__(self, t: p4i.Table, ix: P4InfoIndex, key_pos: dict[int, int],
@@ -147,6 +205,8 @@ class TableCodec:
         self.fields: dict[int, FieldCodec] = {}
         for mf in t.match_fields:
             self.fields[mf.id] = FieldCodec(mf.id, key_pos[mf.id], ix.match_type(mf), mf.bitwidth, mf.name)
+        # field id -> (position, decoder, 1 if exact else 0): what decode_match needs, in one lookup
+        self.decoders = {f.fid: (f.pos, f.decode, int(f.kind == "exact")) for f in self.fields.values()}
         # P4Info order, for reads: (position, field id, kind)
         self.order = tuple((f.pos, f.fid, f.kind) for f in self.fields.values())
         self.n_exact = sum(1 for f in self.fields.values() if f.kind == "exact")
@@ -172,20 +232,19 @@ def build_codecs(p4info: p4i.P4Info, ix: P4InfoIndex, key_pos: dict[int, dict[in
 def decode_match(tc: TableCodec, fields: Any) -> dict[int, FieldMatch]:
     """The key of an entry, canonical, by key position; don't-care fields are absent."""
     out: dict[int, FieldMatch] = {}
-    codecs = tc.fields
+    decoders = tc.decoders
     n_exact = 0
     for fm in fields:
-        f = codecs.get(fm.field_id)
-        if f is None:
+        d = decoders.get(fm.field_id)
+        if d is None:
             raise invalid(f"table {tc.name!r} has no match field id {fm.field_id}")
-        if f.pos in out:
+        pos, decode, exact = d
+        if pos in out:
             raise invalid(f"match field id {fm.field_id} given twice")
-        m = f.decode(fm)
-        out[f.pos] = m
-        if m.kind == "exact":
-            n_exact += 1
+        out[pos] = decode(fm)
+        n_exact += exact
     if n_exact != tc.n_exact:
-        missing = [f.name for f in codecs.values() if f.kind == "exact" and f.pos not in out]
+        missing = [f.name for f in tc.fields.values() if f.kind == "exact" and f.pos not in out]
         raise invalid(f"exact match field {missing[0]!r} is missing")
     return out
 
@@ -228,7 +287,7 @@ def decode_action(tc: TableCodec | None, actions: dict[int, ActionCodec], action
             if not raw or v >> w:
                 decode_value(raw, w, f"parameter {pname!r}")
             args[i] = v
-        return ActionCall(action=a.name, args=tuple(args))  # type: ignore[arg-type]
+        return _action_call(a.name, tuple(args))
     given: dict[int, bytes] = {}
     for p in params:
         if p.param_id in given:

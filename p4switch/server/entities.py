@@ -23,6 +23,7 @@ from p4switch.translate import (
     ALREADY_EXISTS,
     NOT_FOUND,
     OUT_OF_RANGE,
+    RESOURCE_EXHAUSTED,
     UNIMPLEMENTED,
     P4RTError,
     decode_value,
@@ -123,7 +124,7 @@ def write_group(st: PipelineState, utype: int, msg: p4r.ActionProfileGroup) -> N
     if limit:
         size = len(members) if prof.HasField("sum_of_members") else sum(w for _, w in members)
         if size > limit:
-            raise P4RTError(8, f"group size {size} exceeds max_size {limit}")
+            raise P4RTError(RESOURCE_EXHAUSTED, f"group size {size} exceeds max_size {limit}")
     existing = {m.member_id for m in _dev(st).members(name)}
     for mid, _ in members:
         if mid not in existing:
@@ -470,7 +471,7 @@ def write_value_set(st: PipelineState, utype: int, msg: p4r.ValueSetEntry) -> No
         members.append((value, mask))
         canonical.append(out)
     if vs.size and len(members) > vs.size:
-        raise P4RTError(8, f"value set {vs.preamble.name!r} holds at most {vs.size} members")
+        raise P4RTError(RESOURCE_EXHAUSTED, f"value set {vs.preamble.name!r} holds at most {vs.size} members")
     fn = getattr(_dev(st), "value_set_write", None)
     if fn is None:
         raise P4RTError(UNIMPLEMENTED, "the pipeline has no parser value sets")

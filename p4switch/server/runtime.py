@@ -13,12 +13,17 @@ controllers' streams:
   of the packet), and so are calls of the Device's packet-in handler.
 * `packet_out` turns a PacketOut into a Device `packet_out` call.
 
-Python's cyclic garbage collector is the largest cost of a big Write batch:
-every few hundred allocations it rescans the young objects, and now and then
-the whole heap (the compiled program, every table entry). A batch allocates a
-bounded amount and frees it by reference counting, so `gc_paused()` holds the
-collector off while a Write or Read runs (2.5x the entries/s of a 1000-update
-batch).
+Consecutive TableEntry updates of one table go to the Device in one
+`table_write_many` call (one lock, one dispatch) when the Device has it;
+`roles.RoleAccess` limits what a configured role may write and read; an
+`IdleScanner` sends idle-timeout notifications for `support_timeout` tables.
+
+A Read allocates a bounded amount that reference counting frees, so
+`gc_paused()` holds the cyclic garbage collector off while it runs. Writes
+do not pause it: what they allocate lives on in the tables, and a paused
+collector only piles up the work for one long collection afterwards (with
+the table objects in the young generations), which costs more than it saves
+and stalls forwarding meanwhile.
 
 Names defined here: `DeviceRuntime`, `DeviceFactory`, `load_program`,
 `gc_paused`, `READ_CHUNK`.
@@ -30,6 +35,7 @@ import contextlib
 import gc
 import logging
 import threading
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -38,15 +44,20 @@ from google.protobuf import text_format
 from p4switch import ir
 from p4switch.pipeline.state import Device, StateError
 from p4switch.proto import p4d, p4i, p4r
+from p4switch.server import tables
 from p4switch.server.digests import DigestEngine
 from p4switch.server.entities import READERS, READERS_INTO, WRITERS
+from p4switch.server.idle import IdleScanner
 from p4switch.server.pipeline_state import PipelineState
+from p4switch.server.roles import RoleAccess, entity_p4_id
 from p4switch.translate import (
     FAILED_PRECONDITION,
     INTERNAL,
     INVALID_ARGUMENT,
     NOT_FOUND,
     OK,
+    PERMISSION_DENIED,
+    UNIMPLEMENTED,
     P4RTError,
     decode_value,
     encode_value,
@@ -132,6 +143,8 @@ class DeviceRuntime:
         self.rx_no_pipeline = 0
         self.packet_in_errors = 0
         self.digests = DigestEngine(self._send_digest, self._digest_config)
+        self.idle_sink: Callable[[p4r.IdleTimeoutNotification], None] | None = None
+        self.idle = IdleScanner(self._idle_tables, self._notify_idle)
 
     # -- pipeline configs ---------------------------------------------------
 
@@ -184,7 +197,7 @@ class DeviceRuntime:
                 st, self.saved = self.saved, None
                 self._commit(st)
             elif action == A.RECONCILE_AND_COMMIT:
-                raise P4RTError(12, "RECONCILE_AND_COMMIT is not supported by p4switch")
+                raise P4RTError(UNIMPLEMENTED, "RECONCILE_AND_COMMIT is not supported by p4switch")
             else:
                 raise P4RTError(INVALID_ARGUMENT, "unspecified SetForwardingPipelineConfig action")
 
@@ -201,6 +214,9 @@ class DeviceRuntime:
     def _commit(self, st: PipelineState) -> None:
         old, self.committed = self.committed, st
         self.digests.reset()
+        self.idle.reset()
+        if any(tc.idle_ok for tc in st.tcodec.values()):
+            self.idle.start()
         log.info("device %d: pipeline committed (%d tables, cookie %s)", self.device_id,
                  len(st.p4info.tables), st.cookie)
         self._attach(st)
@@ -231,6 +247,7 @@ class DeviceRuntime:
             self._drop(self.committed)
             self.saved = self.committed = None
         self.digests.close()
+        self.idle.close()
 
     def state_for_writes(self) -> PipelineState:
         st = self.saved or self.committed
@@ -255,36 +272,24 @@ class DeviceRuntime:
 
     # -- Write / Read -------------------------------------------------------
 
-    def write(self, updates: Any) -> list[P4RTError | None]:
-        """Apply updates in order; one result per update (None: OK)."""
-        results: list[P4RTError | None] = [None] * len(updates)
-        writers = WRITERS
-        with self.lock, gc_paused():
-            st = self.state_for_writes()
-            for i, u in enumerate(updates):
-                try:
-                    ent = u.entity
-                    which = ent.WhichOneof("entity")
-                    if which is None:
-                        raise P4RTError(INVALID_ARGUMENT, "update has no entity")
-                    utype = u.type
-                    if utype not in _TYPES:
-                        raise P4RTError(INVALID_ARGUMENT, "update type must be INSERT, MODIFY or DELETE")
-                    writers[which](st, utype, getattr(ent, which))
-                except P4RTError as e:
-                    results[i] = e
-                except StateError as e:
-                    results[i] = P4RTError(int(e.code), e.message)
-                except Exception as e:  # a bug must not take the server down
-                    log.exception("write failed")
-                    results[i] = P4RTError(INTERNAL, f"internal error: {e}")
-        return results
+    def write(self, updates: Any, access: RoleAccess | None = None) -> list[P4RTError | None]:
+        """Apply updates in order; one result per update (None: OK).
 
-    def read(self, entities: Any) -> tuple[list[p4r.ReadResponse], list[P4RTError | None]]:
+        `access`: the writing role's limits (None: full access).
+        """
+        n = len(updates)
+        with self.lock:
+            st = self.state_for_writes()
+            many = getattr(st.device, "table_write_many", None)
+            return _Batch(st, n, access, many).run(updates)
+
+    def read(self, entities: Any, access: RoleAccess | None = None
+             ) -> tuple[list[p4r.ReadResponse], list[P4RTError | None]]:
         """Read responses of at most READ_CHUNK entities each, and one result per entity.
 
         Entities are filled in place in the responses (no per-entity copies); the
         part of a failed entity's answer that was already filled is taken back.
+        `access` (a ReadRequest's role) narrows the answer to that role's entities.
         """
         chunks: list[p4r.ReadResponse] = [p4r.ReadResponse()]
         results: list[P4RTError | None] = []
@@ -305,12 +310,13 @@ class DeviceRuntime:
                 try:
                     if which is None:
                         raise P4RTError(INVALID_ARGUMENT, "entity is not set")
-                    into = READERS_INTO.get(which)
-                    if into is not None:
-                        into(st, getattr(ent, which), lambda w=which: getattr(new_entity(), w))
-                    else:
-                        for e in READERS[which](st, getattr(ent, which)):
-                            getattr(new_entity(), which).CopyFrom(e)
+                    for msg in _narrow(st, which, getattr(ent, which), access):
+                        into = READERS_INTO.get(which)
+                        if into is not None:
+                            into(st, msg, lambda w=which: getattr(new_entity(), w))
+                        else:
+                            for e in READERS[which](st, msg):
+                                getattr(new_entity(), which).CopyFrom(e)
                     results.append(None)
                 except Exception as e:
                     del chunks[mark[0]:]
@@ -437,5 +443,140 @@ class DeviceRuntime:
         if st is None or ack.digest_id not in st.index.digests:
             raise P4RTError(INVALID_ARGUMENT, f"unknown digest id {ack.digest_id}")
         self.digests.ack(ack.digest_id, ack.list_id)
+
+    # -- idle timeouts ------------------------------------------------------
+
+    def _idle_tables(self) -> tuple[list[tuple[int, str]], Any]:
+        st = self.committed
+        if st is None or st.device is None:
+            return [], None
+        return [(tc.id, tc.name) for tc in st.tcodec.values() if tc.idle_ok], st.device
+
+    def _notify_idle(self, table_id: int, entries: list[Any]) -> None:
+        """One IdleTimeoutNotification for entries of one table (scanner thread)."""
+        sink = self.idle_sink
+        if sink is None:
+            return
+        msg = p4r.IdleTimeoutNotification()
+        with self.lock:  # controller_metadata is written under this lock
+            st = self.committed
+            tc = st.tcodec.get(table_id) if st is not None else None
+            if tc is None:
+                return
+            empty = p4r.TableEntry()
+            for e in entries:
+                tables.encode_entry(st, tc.table, e, empty, msg.table_entry.add())
+        msg.timestamp = time.time_ns()
+        sink(msg)
+
+
+class _Batch:
+    """One Write request's updates applied in order (see DeviceRuntime.write).
+
+    TableEntry updates that `tables.plan_table_update` can turn into plain
+    Device operations are collected while they are consecutive and for the
+    same table, then applied with one `table_write_many` call; anything else
+    first flushes what was collected, so the order of the request is kept.
+    """
+
+    def __init__(self, st: PipelineState, n: int, access: RoleAccess | None, many: Any) -> None:
+        self.st = st
+        self.access = access
+        self.many = many
+        self.results: list[P4RTError | None] = [None] * n
+        self.pending: list[tuple[int, tables.Plan]] = []
+        self.table = ""
+
+    def run(self, updates: Any) -> list[P4RTError | None]:
+        st, access, many, results = self.st, self.access, self.many, self.results
+        writers = WRITERS
+        for i, u in enumerate(updates):
+            try:
+                ent = u.entity
+                which = ent.WhichOneof("entity")
+                if which is None:
+                    raise P4RTError(INVALID_ARGUMENT, "update has no entity")
+                utype = u.type
+                if utype not in _TYPES:
+                    raise P4RTError(INVALID_ARGUMENT, "update type must be INSERT, MODIFY or DELETE")
+                msg = getattr(ent, which)
+                if access is not None and not access.allows(entity_p4_id(which, msg)):
+                    raise P4RTError(PERMISSION_DENIED, f"{which} is not in the scope of this role")
+                if many is not None and which == "table_entry":
+                    plan = tables.plan_table_update(st, utype, msg)
+                    if plan is not None:
+                        if plan.table != self.table:
+                            self.flush()
+                            self.table = plan.table
+                        self.pending.append((i, plan))
+                        continue
+                if self.pending:
+                    self.flush()
+                writers[which](st, utype, msg)
+            except P4RTError as e:
+                results[i] = e
+            except StateError as e:
+                results[i] = P4RTError(int(e.code), e.message)
+            except Exception as e:  # a bug must not take the server down
+                log.exception("write failed")
+                results[i] = P4RTError(INTERNAL, f"internal error: {e}")
+        if self.pending:
+            self.flush()
+        return results
+
+    def flush(self) -> None:
+        pending, self.pending = self.pending, []
+        if not pending:
+            return
+        try:
+            errors = self.many(self.table, [(p.op, p.entry) for _, p in pending])
+        except StateError as e:  # the whole call refused (e.g. no such table)
+            errors = [e] * len(pending)
+        for (i, plan), err in zip(pending, errors, strict=True):
+            if err is None:
+                if plan.after is not None:
+                    plan.after()
+            else:
+                self.results[i] = P4RTError(int(err.code), err.message)
+
+
+def _narrow(st: PipelineState, which: str, msg: Any, access: RoleAccess | None) -> list[Any]:
+    """The read requests to answer for one entity: itself, or with a role only that role's part
+    (a wildcard becomes one request per P4 object of the role)."""
+    if access is None:
+        return [msg]
+    pid = entity_p4_id(which, msg)
+    if pid is None:
+        return []  # no P4 id: outside every configured role
+    if pid:
+        return [msg] if access.allows(pid) else []
+    field = {"direct_counter_entry": None, "direct_meter_entry": None}.get(which, "")
+    ids = {
+        "table_entry": st.index.tables, "action_profile_member": st.index.profiles,
+        "action_profile_group": st.index.profiles, "counter_entry": st.index.counters,
+        "meter_entry": st.index.meters, "register_entry": st.index.registers,
+        "digest_entry": st.index.digests, "value_set_entry": st.index.value_sets,
+        "direct_counter_entry": st.index.table_counter, "direct_meter_entry": st.index.table_meter,
+    }.get(which, {})
+    out = []
+    for oid in sorted(ids):
+        if not access.allows(oid):
+            continue
+        one = type(msg)()
+        one.CopyFrom(msg)
+        if field is None:
+            one.table_entry.table_id = oid
+        else:
+            setattr(one, _ID_FIELDS[which], oid)
+        out.append(one)
+    return out
+
+
+_ID_FIELDS = {
+    "table_entry": "table_id", "action_profile_member": "action_profile_id",
+    "action_profile_group": "action_profile_id", "counter_entry": "counter_id",
+    "meter_entry": "meter_id", "register_entry": "register_id", "digest_entry": "digest_id",
+    "value_set_entry": "value_set_id", "extern_entry": "extern_id",
+}
 
 __all__ = ["DeviceRuntime", "DeviceFactory", "load_program", "OK"]

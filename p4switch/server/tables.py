@@ -4,15 +4,16 @@ Translates P4Runtime table entries into `p4switch.pipeline.state.TableEntry`
 (checking every rule of P4Runtime spec §9.1 first, so a refused update never
 reaches the device) and back for reads, in canonical form.
 
-Names defined here: `write_table_entry`, `read_table_entries`,
+Names defined here: `write_table_entry`, `plan_table_update`, `Plan`, `read_table_entries`,
 `write_direct_counter`, `read_direct_counters`, `write_direct_meter`,
 `read_direct_meters`.
 """
 
 from __future__ import annotations
 
+import inspect
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 
 from p4switch.pipeline.state import ActionCall, FieldMatch, TableEntry
 from p4switch.proto import p4i, p4r
@@ -20,6 +21,7 @@ from p4switch.server import codecs
 from p4switch.server.codecs import TableCodec
 from p4switch.server.pipeline_state import PipelineState, entry_key
 from p4switch.translate import (
+    INTERNAL,
     NOT_FOUND,
     PERMISSION_DENIED,
     UNIMPLEMENTED,
@@ -87,7 +89,7 @@ def encode_action(st: PipelineState, call: ActionCall) -> p4r.Action:
 def _encode_action_into(st: PipelineState, call: ActionCall, msg: p4r.Action) -> None:
     a = st.acodec_by_name.get(call.action)
     if a is None:
-        raise P4RTError(13, f"pipeline action {call.action!r} is not in the P4Info")
+        raise P4RTError(INTERNAL, f"pipeline action {call.action!r} is not in the P4Info")
     codecs.encode_action_into(a, call, msg)
 
 
@@ -157,10 +159,24 @@ def _device(st: PipelineState):
     return st.device
 
 
+def _entries(st: PipelineState, table: str) -> Iterable[TableEntry]:
+    """The table's entries, as the Device's own objects when it can hand them out without copies
+    (`table_entries(table, copy=False)`); the caller holds the runtime lock and only reads them."""
+    fast = st.extra.get("entries_nocopy")
+    dev = _device(st)
+    if fast is None:
+        try:
+            fast = "copy" in inspect.signature(dev.table_entries).parameters
+        except (TypeError, ValueError):
+            fast = False
+        st.extra["entries_nocopy"] = fast
+    return dev.table_entries(table, copy=False) if fast else dev.table_entries(table)
+
+
 def find_entry(st: PipelineState, t: p4i.Table, match: dict[int, FieldMatch], priority: int) -> TableEntry:
     """The live entry with this key (with counters), or NOT_FOUND."""
     key = entry_key(match, priority)
-    for e in _device(st).table_entries(t.preamble.name):
+    for e in _entries(st, t.preamble.name):
         if not e.is_default and entry_key(e.match, e.priority) == key:
             return e
     raise P4RTError(NOT_FOUND, f"table {t.preamble.name!r}: no entry with this key")
@@ -199,7 +215,7 @@ def _decode_table_action(st: PipelineState, tc: TableCodec, ta: p4r.TableAction,
             if apa.weight <= 0:
                 raise invalid("action profile action weight must be positive")
             if apa.watch_port:
-                raise P4RTError(12, "watch_port is not supported")
+                raise P4RTError(UNIMPLEMENTED, "watch_port is not supported")
             actions.append((codecs.decode_action(tc, st.acodec, apa.action), apa.weight))
             total += apa.weight
         if not actions:
@@ -259,22 +275,20 @@ def set_direct(st: PipelineState, t: p4i.Table, entry: TableEntry, **kw) -> None
     dev.table_modify(name, live)
 
 
-def write_table_entry(st: PipelineState, utype: int, msg: p4r.TableEntry) -> None:
-    tc = _codec(st, msg.table_id)
-    name = tc.name
-    dev = _device(st)
+def _check_fields(tc: TableCodec, msg: p4r.TableEntry) -> None:
+    """Fields a written TableEntry must not set (§9.1)."""
     if msg.is_const:
         raise invalid("is_const must be false in a write")
     if msg.HasField("time_since_last_hit"):
         raise invalid("time_since_last_hit must be unset in a write")
-    idle = msg.idle_timeout_ns
-    if idle and not tc.idle_ok:
-        raise invalid(f"table {name!r} does not support idle timeout")
+    if msg.idle_timeout_ns and not tc.idle_ok:
+        raise invalid(f"table {tc.name!r} does not support idle timeout")
 
-    if msg.is_default_action:
-        _write_default(st, tc, utype, msg)
-        return
 
+def _entry_key(st: PipelineState, tc: TableCodec, utype: int, msg: p4r.TableEntry, has_action: bool
+               ) -> tuple[dict[int, FieldMatch], int, tuple | None]:
+    """Match, priority and controller_metadata key of a non-default entry, checked."""
+    name = tc.name
     if tc.keyless and utype == INSERT:
         raise invalid(f"table {name!r} is keyless: only its default entry can be set")
     match = codecs.decode_match(tc, msg.match)
@@ -284,21 +298,113 @@ def write_table_entry(st: PipelineState, utype: int, msg: p4r.TableEntry) -> Non
             raise invalid(f"table {name!r} needs a positive priority (ternary/range/optional key)")
     elif priority != 0:
         raise invalid(f"table {name!r} has no ternary/range/optional key: priority must be 0")
-    has_action = msg.HasField("action")
     if tc.is_const and (utype != MODIFY or has_action):
         raise P4RTError(PERMISSION_DENIED, f"table {name!r} is const")
-    cmeta = msg.controller_metadata
     # controller_metadata is P4Runtime-only state, keyed by the entry; most
     # controllers never set it, so the key is only built when it matters.
-    key = (tc.id, entry_key(match, priority)) if cmeta or st.controller_metadata else None
+    key = (tc.id, entry_key(match, priority)) if msg.controller_metadata or st.controller_metadata else None
+    return match, priority, key
 
+
+def _set_cmeta(st: PipelineState, key: tuple | None, cmeta: int) -> None:
+    if key is not None:
+        if cmeta:
+            st.controller_metadata[key] = cmeta
+        else:
+            st.controller_metadata.pop(key, None)
+
+
+class Plan:
+    """One TableEntry update as a Device operation: `op` ("insert" | "modify" | "delete") of
+    `entry` on `table`, and `after()` (or None) to run once the Device applied it."""
+
+    __slots__ = ("table", "op", "entry", "after")
+
+    def __init__(self, table: str, op: str, entry: TableEntry, after: Callable[[], None] | None) -> None:
+        self.table, self.op, self.entry, self.after = table, op, entry, after
+
+
+def plan_table_update(st: PipelineState, utype: int, msg: p4r.TableEntry) -> Plan | None:
+    """A checked TableEntry update as one Device operation, for `table_write_many`.
+
+    None when the update needs `write_table_entry` (the default entry, a MODIFY
+    that keeps the action or sets direct resources, the first entry of an
+    action profile). Raises P4RTError exactly as `write_table_entry` would.
+    This is the per-entry cost of a large batch, hence written out flat.
+    """
+    tc = st.tcodec.get(msg.table_id)
+    if tc is None or msg.is_default_action:
+        return None
+    has_action = msg.HasField("action")
+    if utype == MODIFY and (not has_action or tc.meter or msg.HasField("counter_data")):
+        return None
+    impl = tc.impl_id
+    if impl and impl not in st.profile_style:
+        return None
+    if msg.is_const or msg.HasField("time_since_last_hit") or (msg.idle_timeout_ns and not tc.idle_ok):
+        _check_fields(tc, msg)  # raises the precise error
+    if tc.keyless or tc.is_const:
+        match, priority, key = _entry_key(st, tc, utype, msg, has_action)
+    else:
+        match = codecs.decode_match(tc, msg.match)
+        priority = msg.priority
+        if tc.needs_priority:
+            if priority <= 0:
+                raise invalid(f"table {tc.name!r} needs a positive priority (ternary/range/optional key)")
+        elif priority:
+            raise invalid(f"table {tc.name!r} has no ternary/range/optional key: priority must be 0")
+        cmeta = msg.controller_metadata
+        key = (tc.id, entry_key(match, priority)) if cmeta or st.controller_metadata else None
+    after = None
+    if key is not None:
+        cmeta = 0 if utype == DELETE else msg.controller_metadata
+        after = lambda: _set_cmeta(st, key, cmeta)  # noqa: E731
+    if utype == DELETE:
+        return Plan(tc.name, "delete", TableEntry(match=match, priority=priority), after)
+    entry = TableEntry(match=match, priority=priority, idle_timeout_ns=msg.idle_timeout_ns,
+                       metadata=msg.metadata)
+    if tc.counter or tc.meter:
+        direct = _direct_resources(st, tc, msg)
+    elif msg.HasField("counter_data") or msg.HasField("meter_config") or msg.HasField("meter_counter_data"):
+        direct = _direct_resources(st, tc, msg)  # raises: the table has none
+    else:
+        direct = None
+    if utype == INSERT:
+        if not has_action:
+            raise invalid("INSERT needs an action")
+        if impl:
+            _decode_table_action(st, tc, msg.action, entry)
+        else:
+            ta = msg.action
+            if ta.WhichOneof("type") != "action":
+                _decode_table_action(st, tc, ta, entry)  # raises the precise error
+            entry.action = codecs.decode_action(tc, st.acodec, ta.action)
+        if direct:
+            entry.counter_packets = direct.get("packets", 0)
+            entry.counter_bytes = direct.get("bytes_", 0)
+            entry.meter_config = direct.get("meter_config")
+        return Plan(tc.name, "insert", entry, after)
+    _decode_table_action(st, tc, msg.action, entry)
+    return Plan(tc.name, "modify", entry, after)
+
+
+def write_table_entry(st: PipelineState, utype: int, msg: p4r.TableEntry) -> None:
+    tc = _codec(st, msg.table_id)
+    name = tc.name
+    dev = _device(st)
+    _check_fields(tc, msg)
+    if msg.is_default_action:
+        _write_default(st, tc, utype, msg)
+        return
+    has_action = msg.HasField("action")
+    match, priority, key = _entry_key(st, tc, utype, msg, has_action)
     if utype == DELETE:
         dev.table_delete(name, TableEntry(match=match, priority=priority))
-        if key is not None:
-            st.controller_metadata.pop(key, None)
+        _set_cmeta(st, key, 0)
         return
 
-    entry = TableEntry(match=match, priority=priority, idle_timeout_ns=idle, metadata=msg.metadata)
+    entry = TableEntry(match=match, priority=priority, idle_timeout_ns=msg.idle_timeout_ns,
+                       metadata=msg.metadata)
     direct = _direct_resources(st, tc, msg)
     if utype == INSERT:
         if not has_action:
@@ -326,14 +432,28 @@ def write_table_entry(st: PipelineState, utype: int, msg: p4r.TableEntry) -> Non
     if tc.impl_id and (entry.action_set is not None or entry.member_id is not None
                        or entry.group_id is not None):
         st.profile_style.setdefault(tc.impl_id, "oneshot" if entry.action_set is not None else "members")
-    if key is not None:
-        if cmeta:
-            st.controller_metadata[key] = cmeta
-        else:
-            st.controller_metadata.pop(key, None)
+    _set_cmeta(st, key, msg.controller_metadata)
+
+
+def default_direct_supported(dev: object) -> bool:
+    """Whether the Device keeps direct counters/meters on the default entry (it counts misses).
+
+    p4switch's Switch does since it has `table_write_many`: `table_default()` then
+    carries the miss counters and meter config, and `direct_counter_write` /
+    `direct_meter_set` accept the default entry (`is_default`).
+    """
+    return hasattr(dev, "table_write_many") and hasattr(dev, "direct_counter_write") \
+        and hasattr(dev, "direct_meter_set")
+
+
+def _default_entry() -> TableEntry:
+    return TableEntry(match={}, is_default=True)
 
 
 def _write_default(st: PipelineState, tc: TableCodec, utype: int, msg: p4r.TableEntry) -> None:
+    """MODIFY of the default entry (§9.1.4): its action (unset: the program's, with direct
+    resource configs back to their defaults) and its direct resources, checked before anything
+    changes."""
     name = tc.name
     dev = _device(st)
     if msg.match or msg.priority:
@@ -342,21 +462,30 @@ def _write_default(st: PipelineState, tc: TableCodec, utype: int, msg: p4r.Table
         raise invalid("the default entry can only be modified")
     if msg.idle_timeout_ns:
         raise invalid("the default entry has no idle timeout")
-    if msg.HasField("counter_data") or msg.HasField("meter_config") or msg.HasField("meter_counter_data"):
-        _direct_resources(st, tc, msg)  # INVALID_ARGUMENT when the table has none
+    wants_direct = msg.HasField("counter_data") or msg.HasField("meter_config") \
+        or msg.HasField("meter_counter_data")
+    direct = _direct_resources(st, tc, msg) if (wants_direct or tc.meter) else {}
+    supported = default_direct_supported(dev)
+    if wants_direct and not supported:
         raise P4RTError(UNIMPLEMENTED, "direct counters/meters of the default entry are not "
-                                       "supported by p4switch (the pipeline does not count misses)")
+                                       "supported by this pipeline (it does not count misses)")
     if tc.const_default:
         raise P4RTError(PERMISSION_DENIED, f"table {name!r} has a const default action")
-    if not msg.HasField("action"):
-        dev.table_set_default(name, None)  # MODIFY without action: back to the program's default
-        return
-    if tc.impl_id:
-        raise P4RTError(PERMISSION_DENIED,
-                        f"table {name!r} is indirect: its default action is const NoAction")
-    if msg.action.WhichOneof("type") != "action":
-        raise invalid("the default entry of a direct table takes an action")
-    dev.table_set_default(name, codecs.decode_action(tc, st.acodec, msg.action.action, default=True))
+    call = None
+    if msg.HasField("action"):
+        if tc.impl_id:
+            raise P4RTError(PERMISSION_DENIED,
+                            f"table {name!r} is indirect: its default action is const NoAction")
+        if msg.action.WhichOneof("type") != "action":
+            raise invalid("the default entry of a direct table takes an action")
+        call = codecs.decode_action(tc, st.acodec, msg.action.action, default=True)
+    if supported and direct:
+        entry = _default_entry()
+        if "meter_config" in direct:  # unset in a MODIFY (or a reset): the default, all GREEN
+            dev.direct_meter_set(name, entry, direct["meter_config"])
+        if "packets" in direct:
+            dev.direct_counter_write(name, entry, direct["packets"], direct["bytes_"])
+    dev.table_set_default(name, call)  # None: back to the program's default
 
 
 # --------------------------------------------------------------------------
@@ -370,7 +499,7 @@ def read_table_entries_into(st: PipelineState, req: p4r.TableEntry,
     dev = _device(st)
     if req.table_id == 0:
         for t in st.p4info.tables:
-            for e in dev.table_entries(t.preamble.name):
+            for e in _entries(st, t.preamble.name):
                 if not e.is_default:
                     encode_entry(st, t, e, req, new())
         return
@@ -386,7 +515,7 @@ def read_table_entries_into(st: PipelineState, req: p4r.TableEntry,
         a = st.acodec.get(req.action.action.action_id)
         want_action = a.name if a is not None else ""
     want_prio, want_meta, want_cm = req.priority, req.metadata, req.controller_metadata
-    for e in dev.table_entries(tc.name):
+    for e in _entries(st, tc.name):
         if e.is_default:
             continue
         if key is not None and entry_key(e.match, e.priority) != key:
@@ -426,6 +555,11 @@ def _direct_target(st: PipelineState, te: p4r.TableEntry, what: dict, kind: str,
     if t.preamble.id not in what:
         raise invalid(f"table {t.preamble.name!r} has no direct {kind}")
     if te.is_default_action:
+        if te.match or te.priority:
+            raise invalid("the default entry has no match and priority 0")
+        if not default_direct_supported(_device(st)):
+            raise P4RTError(UNIMPLEMENTED, f"direct {kind}s of the default entry are not supported "
+                                           "by this pipeline (it does not count misses)")
         return t, _device(st).table_default(t.preamble.name)
     match = decode_match(st, t, te.match)
     if not live:
@@ -440,8 +574,6 @@ def write_direct_counter(st: PipelineState, utype: int, msg: p4r.DirectCounterEn
                           live=not msg.HasField("data"))
     if not msg.HasField("data"):
         return
-    if e.is_default:
-        raise P4RTError(12, "writing the default entry's direct counter is not supported")
     set_direct(st, t, e, packets=msg.data.packet_count, bytes_=msg.data.byte_count)
 
 
@@ -461,7 +593,7 @@ def read_direct_counters(st: PipelineState, msg: p4r.DirectCounterEntry) -> Iter
                                          data=encode_entry(st, t, e, req).counter_data)
             return
     for t in tables:
-        for e in _device(st).table_entries(t.preamble.name):
+        for e in _entries(st, t.preamble.name):
             if e.is_default:
                 continue
             yield p4r.DirectCounterEntry(table_entry=encode_entry(st, t, e, p4r.TableEntry()),
@@ -475,8 +607,6 @@ def write_direct_meter(st: PipelineState, utype: int, msg: p4r.DirectMeterEntry)
     t, e = _direct_target(st, msg.table_entry, st.index.table_meter, "meter", live=False)
     if msg.HasField("counter_data"):
         _check_meter_counter_data(msg.counter_data)
-    if e.is_default:
-        raise P4RTError(12, "configuring the default entry's direct meter is not supported")
     cfg = _meter_tuple(msg.config) if msg.HasField("config") else None
     set_direct(st, t, e, meter_config=cfg)
 
@@ -495,7 +625,7 @@ def read_direct_meters(st: PipelineState, msg: p4r.DirectMeterEntry) -> Iterator
     if te.table_id == 0:
         for tid in st.index.table_meter:
             t = st.index.tables[tid]
-            for e in _device(st).table_entries(t.preamble.name):
+            for e in _entries(st, t.preamble.name):
                 if not e.is_default:
                     yield one(t, e)
         return
@@ -506,6 +636,6 @@ def read_direct_meters(st: PipelineState, msg: p4r.DirectMeterEntry) -> Iterator
         return
     if t.preamble.id not in st.index.table_meter:
         raise invalid(f"table {t.preamble.name!r} has no direct meter")
-    for e in _device(st).table_entries(t.preamble.name):
+    for e in _entries(st, t.preamble.name):
         if not e.is_default:
             yield one(t, e)

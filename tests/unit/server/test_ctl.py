@@ -57,3 +57,31 @@ def test_ctl_refuses_non_loopback_address() -> None:
     """The control API only listens on loopback."""
     with pytest.raises(CtlError):
         CtlServer("0.0.0.0:0", None, None)
+
+
+def test_pfc_thresholds_and_watchdog_reach_the_pipeline(ctl) -> None:
+    """set_pfc_thresholds and set_pfc_watchdog change the running traffic manager."""
+    addr, dev = ctl
+    assert request(addr, {"cmd": "set_pfc", "port": 1, "priorities": [3]}) == {"ok": True}
+    assert request(addr, {"cmd": "set_pfc_thresholds", "port": 1, "priority": 3,
+                          "xoff": 30, "xon": 10}) == {"ok": True}
+    assert request(addr, {"cmd": "set_pfc_watchdog", "port": 1, "priorities": [3], "detection_ms": 100,
+                          "restoration_ms": 300, "action": "forward"}) == {"ok": True}
+    settings = dev.tm.settings
+    assert settings.thresholds[(1, 3)] == (30, 10)
+    wd = settings.watchdog_of(1, 3)
+    assert (wd.detection_s, wd.restoration_s, wd.action) == (0.1, 0.3, "forward")
+    assert request(addr, {"cmd": "set_pfc_watchdog", "port": 1, "priorities": []}) == {"ok": True}
+    assert settings.watchdog_of(1, 3) is None
+
+
+@pytest.mark.parametrize("req,needle", [
+    ({"cmd": "set_pfc_thresholds", "port": 1, "priority": 3, "xoff": 10}, "'xon' is required"),
+    ({"cmd": "set_pfc_thresholds", "port": 1, "priority": 3, "xoff": 5, "xon": 9}, "xon < xoff"),
+    ({"cmd": "set_pfc_watchdog", "port": 1}, "'priorities' is required"),
+    ({"cmd": "set_pfc_watchdog", "port": 1, "priorities": [3], "action": "reboot"}, "'drop' or 'forward'"),
+], ids=["thresholds-no-xon", "thresholds-xon-above-xoff", "watchdog-no-priorities", "watchdog-bad-action"])
+def test_bad_pfc_requests_answer_errors(ctl, req, needle) -> None:
+    """Bad PFC threshold/watchdog requests are answered with the reason."""
+    reply = request(ctl[0], req)
+    assert not reply["ok"] and needle in reply["error"]

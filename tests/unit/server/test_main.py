@@ -108,3 +108,24 @@ def test_sigterm_stops_cleanly() -> None:
     assert proc.poll() is None
     proc.send_signal(signal.SIGTERM)
     assert proc.wait(timeout=10) == 0
+
+
+@pytest.mark.parametrize("flag,expected", [
+    ("3", {None: {"priorities": [3]}}),
+    ("2=3,4:100:300:forward", {2: {"priorities": [3, 4], "detection_ms": 100.0, "restoration_ms": 300.0,
+                                   "action": "forward"}}),
+], ids=["all-ports", "one-port-full"])
+def test_pfc_watchdog_flag_maps_to_the_switch_option(flag: str, expected: dict) -> None:
+    """--pfc-watchdog [PORT=]PRIOS[:DETECT_MS:RESTORE_MS:ACTION] becomes Switch(pfc_watchdog=...)."""
+    from p4switch.__main__ import _switch_options
+
+    assert _switch_options(_parse(["--no-p4", "--pfc-watchdog", flag]))["pfc_watchdog"] == expected
+
+
+@pytest.mark.parametrize("flag", ["9", "3:100", "3:100:200:reboot", "3:0:200:drop", "x"],
+                         ids=["priority-out-of-range", "two-fields", "bad-action", "zero-time", "not-a-number"])
+def test_bad_pfc_watchdog_flag_is_a_usage_error(flag: str) -> None:
+    """A malformed --pfc-watchdog exits 2 like any bad flag."""
+    with pytest.raises(SystemExit) as e:
+        _parse(["--no-p4", "--pfc-watchdog", flag])
+    assert e.value.code == 2

@@ -103,14 +103,13 @@ def switch(netns, program_file):
 SNIFF = """
 import sys
 from scapy.all import sniff, raw
-pkts = sniff(iface="eth0", count=1, timeout=8, lfilter=lambda p: p.haslayer("UDP") and p["UDP"].dport == 4791)
+pkts = sniff(iface="eth0", count=1, timeout=15, lfilter=lambda p: p.haslayer("UDP") and p["UDP"].dport == 4791,
+             started_callback=lambda: print("ready", file=sys.stderr, flush=True))
 print(raw(pkts[0]).hex() if pkts else "")
 """
 
 SEND = """
-import time
 from scapy.all import Ether, IP, UDP, Raw, sendp
-time.sleep(1.0)
 sendp(Ether(dst="02:00:00:00:00:01", src="02:00:00:00:01:01") / IP(src="10.0.1.1", dst="10.0.2.2", ttl=64)
       / UDP(sport=1234, dport=4791) / Raw(b"aizone"), iface="eth0", verbose=False)
 """
@@ -146,6 +145,7 @@ def test_pushed_program_routes_a_packet_between_namespaces(netns, switch, progra
     client.set_pipeline(p4info=info, device_config=blob)
     client.write(update("INSERT", table_entry=route(b"\x0a\x00\x02\x00", 24, 2, info)))
     sniffer = in_ns(netns["h2"], SNIFF)
+    assert sniffer.stderr.readline().strip() == "ready"  # sniffing before anything is sent
     sender = in_ns(netns["h1"], SEND)
     sender.wait(20)
     out, err = sniffer.communicate(timeout=20)

@@ -289,9 +289,15 @@ def test_packet_out_from_backup_is_permission_denied(primary: Client, ports: Mem
 
 
 def test_controller_that_never_reads_does_not_stall_forwarding(client: Client, ports: MemoryPorts,
-                                                                server: P4RuntimeServer) -> None:
+                                                                server: P4RuntimeServer,
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
     """Packet-ins to a stuck controller are dropped once its queue is full; forwarding goes on."""
     import queue as _q
+
+    from p4switch.server import arbitration
+
+    # a small bound, so that it is reached whatever the HTTP/2 windows buffer first
+    monkeypatch.setattr(arbitration, "STREAM_QUEUE_LIMIT", 64)
 
     requests: _q.Queue = _q.Queue()
     mau = p4r.MasterArbitrationUpdate(device_id=DEVICE_ID)
@@ -302,10 +308,10 @@ def test_controller_that_never_reads_does_not_stall_forwarding(client: Client, p
     client.set_pipeline()
     client.write(update("INSERT", table_entry=mac_entry(0xAA, 3)))
     for _ in range(6000):
-        ports.inject(2, BCAST + bytes(200))
+        ports.inject(2, BCAST + bytes(1400))
     ports.inject(1, FRAME)
     assert ports.wait_sent(3) == FRAME
-    ctl = server.service.arbiter.primaries(DEVICE_ID)[0]
+    ctl, _ = server.service.arbiter.primaries(DEVICE_ID)[0]
     assert ctl.dropped > 0
     requests.put(None)
     call.cancel()
