@@ -225,3 +225,18 @@ def test_ctrl_c_during_demo_tears_down(target: str, build_dir: Path) -> None:
             demo.kill()
             aizone("down")
     assert_clean(before)
+
+
+@pytest.mark.parametrize("mode", ["pin", "ecmp", "eecmp"])
+def test_demo_crosses_the_spine_in_every_routing_mode(target: str, build_dir: Path,
+                                                      mode: str) -> None:
+    """zone.yaml (2 RTSWs x 2 CTSWs): h1 reaches h4 through a CTSW in pin, ecmp and eecmp."""
+    proc = aizone("demo", "--json", "--topology", str(ROOT / "topologies" / "zone.yaml"),
+                  "--mode", mode, "--target", target, "--build-dir", str(build_dir))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    report = json.loads(proc.stdout)
+    assert report["ok"] is True and all(c["ok"] for c in report["checks"])
+    sent = report["sender"]["packets"]
+    spine_rx = sum(c["rx_packets"] for c in report["counters"] if c["switch"].startswith("ctsw"))
+    # Every RoCEv2 packet and the pings crossed a spine switch on the way.
+    assert spine_rx >= sent > 0
