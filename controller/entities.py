@@ -14,6 +14,7 @@ Names defined here: `Exact`, `Lpm`, `Ternary`, `Action`, `TableEntry`,
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import cast
 
 from .errors import SchemaError
 from .p4info import P4Schema
@@ -175,7 +176,7 @@ def encode_entity(schema: P4Schema, e: Entity) -> p4r.Entity:
     elif e.member_id is not None:
         te.action.action_profile_member_id = e.member_id
     else:
-        te.action.action_profile_group_id = e.group_id  # type: ignore[assignment]
+        te.action.action_profile_group_id = cast(int, e.group_id)  # the one set (checked above)
     return p4r.Entity(table_entry=te)
 
 

@@ -194,7 +194,7 @@ class SwitchSession:
 
     # --- write -------------------------------------------------------------
 
-    def write(self, entities: Sequence[Entity], update: int = INSERT) -> None:
+    def write(self, entities: Sequence[Entity], update: p4r.Update.Type.ValueType = INSERT) -> None:
         """Write `entities` with one update type, in batches; raises `WriteError`."""
         schema = self._need_schema()
         for start in range(0, len(entities), BATCH):

@@ -38,7 +38,7 @@ from __future__ import annotations
 import ipaddress
 from dataclasses import dataclass
 
-from topologies.addressing import AddressPlan, PortPlan, SwitchPlan, ip_to_int, mac_to_int
+from topologies.addressing import AddressPlan, PortKind, PortPlan, SwitchPlan, ip_to_int, mac_to_int
 
 from .entities import Action, Entity, Exact, Group, Lpm, Member, TableEntry
 
@@ -192,10 +192,10 @@ def _rtsw(plan: AddressPlan, sw: SwitchPlan, mode: str, acc: _Acc) -> None:
             acc.routes.append(_route(other.subnet, acc.to_group(UPLINK_GROUP, uplinks)))
 
 
-def _bundles(sw: SwitchPlan, kind: str) -> dict[str, list[int]]:
+def _bundles(sw: SwitchPlan, kind: PortKind) -> dict[str, list[int]]:
     """Ports of `kind` grouped by the switch at their other end, in port order."""
     out: dict[str, list[int]] = {}
-    for p in sw.ports_of(kind):  # type: ignore[arg-type]
+    for p in sw.ports_of(kind):
         out.setdefault(p.peer, []).append(p.port)
     return out
 
@@ -210,7 +210,8 @@ def _ctsw(plan: AddressPlan, sw: SwitchPlan, mode: str, acc: _Acc) -> None:
     uplinks = [p.port for p in sw.ports_of("uplink")]
     if not uplinks:
         return
-    zones = sorted({s.zone for s in plan.switches_of("ctsw") if s.zone != sw.zone})
+    # every CTSW has a zone (only ATSWs have None)
+    zones = sorted({s.zone for s in plan.switches_of("ctsw") if s.zone is not None and s.zone != sw.zone})
     for z in zones:
         cidr = f"10.{z}.0.0/16"
         if mode == "pin":

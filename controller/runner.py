@@ -24,6 +24,7 @@ from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from topologies.addressing import AddressPlan, plan_addresses
 from topologies.net import FabricNet, check_ports_free
@@ -140,9 +141,9 @@ def bring_up(topology: str | Path, *, target: str = "auto", build_dir: str | Pat
 
 
 @contextlib.contextmanager
-def fabric(topology: str | Path, **kwargs: object) -> Iterator[RunningFabric]:
+def fabric(topology: str | Path, **kwargs: Any) -> Iterator[RunningFabric]:
     """`with fabric("topologies/rack.yaml") as f:` - bring up, yield, always tear down."""
-    running = bring_up(topology, **kwargs)  # type: ignore[arg-type]
+    running = bring_up(topology, **kwargs)
     try:
         yield running
     finally:

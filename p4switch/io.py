@@ -33,6 +33,7 @@ import time
 from collections import defaultdict, deque
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 log = logging.getLogger("p4switch.io")
 
@@ -215,7 +216,8 @@ class RawPorts(_PortSet):
                     s = self._socks[port]
                     # recv, not recvfrom (no address tuple built), unless we filter our own frames
                     filtered = port in self._filter_outgoing
-                    recv = s.recvfrom if filtered else s.recv
+                    # bytes, or (bytes, address) from recvfrom
+                    recv: Callable[[int], Any] = s.recvfrom if filtered else s.recv
                     # Drain the socket so one busy port cannot starve the others for long.
                     for _ in range(64):
                         try:

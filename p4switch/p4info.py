@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, cast
 
 from finsy.proto import p4i, p4t
 from google.protobuf import json_format, text_format
@@ -174,7 +174,7 @@ class _Symbols:
                 table[name] = cand
 
     def id(self, kind: int, name: str) -> int:
-        return self.tables[kind][name]  # type: ignore[return-value]
+        return cast(int, self.tables[kind][name])  # None only until compute_ids()
 
     def alias(self, name: str) -> str:
         comps = name.split(".")
@@ -309,8 +309,8 @@ class _Builder:
             for body in bodies:
                 for c in _calls(body):
                     if c.kind == ir.CallKind.EXTERN_FUNCTION and c.method == "digest":
-                        t = c.type_args[0]
-                        name = t.name if isinstance(t, ir.TypeName) else getattr(t, "name", "")
+                        targ = c.type_args[0]
+                        name = targ.name if isinstance(targ, ir.TypeName) else getattr(targ, "name", "")
                         if name and name not in digests:
                             digests.append(name)
         for ci in self.controls():
@@ -325,7 +325,8 @@ class _Builder:
             firsts.setdefault(e.cp_name, e)
         externs = list(firsts.values())
         by_name = {e.cp_name: e for e in externs}
-        headers = [(h, self.p.types[h.header]) for h in self.p.controller_headers]
+        # the elaborator only lists @controller_header on header types
+        headers = [(h, cast(ir.HeaderType, self.p.types[h.header])) for h in self.p.controller_headers]
 
         # symbols (collection order does not matter for ids: names are sorted)
         sym = self.sym

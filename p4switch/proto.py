@@ -69,7 +69,7 @@ def alias_p4_modules() -> None:
             if pkg is None:
                 pkg = types.ModuleType(name, f"finsy.proto modules under the name {name!r}")
                 pkg.__path__ = []  # a package, but nothing to find on disk
-                pkg.__p4switch_alias__ = True  # type: ignore[attr-defined]
+                pkg.__p4switch_alias__ = True  # type: ignore[attr-defined]  # our marker attribute
                 sys.modules[name] = pkg
                 if i > 1:
                     setattr(sys.modules[".".join(parts[:i - 1])], parts[i - 1], pkg)

@@ -252,7 +252,7 @@ class TrafficManager:
 
     def enqueue(self, port: int, prio: int, item: Any, ingress_port: int | None = None) -> int | None:
         """Queue an item; returns the queue's depth found (BMv2 enq_qdepth), None when dropped."""
-        frames: list[tuple[int, bytes]] = []
+        frames: list[tuple[int, dict[int, int]]] = []
         with self.cv:
             p = self._port(port)
             q = p.queues[prio]
@@ -374,13 +374,13 @@ class TrafficManager:
             return wake
         for port, p in self.ports.items():
             for prio in range(len(p.queues)):
-                cfg = self.settings.watchdog_of(port, prio)
-                if cfg is None:
+                wcfg = self.settings.watchdog_of(port, prio)
+                if wcfg is None:
                     if p.storm[prio]:
                         p.storm[prio] = False
                     continue
                 if p.storm[prio]:
-                    end = p.last_pause_rx[prio] + cfg.restoration_s
+                    end = p.last_pause_rx[prio] + wcfg.restoration_s
                     if end <= now:
                         p.storm[prio] = False
                         p.wd_ref[prio] = now
@@ -391,15 +391,15 @@ class TrafficManager:
                 since = p.paused_since[prio]
                 if since is None or p.paused_until[prio] <= now:
                     continue
-                start = max(since, p.wd_ref[prio]) + cfg.detection_s
+                start = max(since, p.wd_ref[prio]) + wcfg.detection_s
                 # a storm is PAUSE still arriving: a single long PAUSE long ago is not one
-                if start <= now and now - p.last_pause_rx[prio] < cfg.restoration_s:
+                if start <= now and now - p.last_pause_rx[prio] < wcfg.restoration_s:
                     p.storm[prio] = True
                     self.storms[(port, prio)] += 1
-                    log.warning("PFC storm on port %d priority %d: %s", port, prio, cfg.action)
-                    if cfg.action == "drop":
+                    log.warning("PFC storm on port %d priority %d: %s", port, prio, wcfg.action)
+                    if wcfg.action == "drop":
                         self._wd_flush(port, prio, p, frames)
-                    wake = min(wake, p.last_pause_rx[prio] + cfg.restoration_s)
+                    wake = min(wake, p.last_pause_rx[prio] + wcfg.restoration_s)
                 elif now < start < p.paused_until[prio]:
                     wake = min(wake, start)
         return wake

@@ -253,7 +253,7 @@ def plan_addresses(spec: FabricSpec) -> AddressPlan:
     sw = spec.switches
 
     # Switch identities first: the port MACs need each switch's index.
-    idents: list[tuple[str, str, int | None, int, Path]] = []
+    idents: list[tuple[str, Literal["rtsw", "ctsw", "atsw"], int | None, int, Path]] = []
     rtsw_of: dict[tuple[int, int], str] = {}
     ctsw_of: dict[tuple[int, int], str] = {}
     for z, zone in enumerate(zones):
@@ -336,14 +336,15 @@ def plan_addresses(spec: FabricSpec) -> AddressPlan:
                     connect("ctsw_atsw", ctsw_of[(z, c)], atsw, spec.links.ctsw_atsw)
 
     switches = []
-    for i, (name, role, z, position, program) in enumerate(idents):
+    for i, (name, role, zone_no, position, program) in enumerate(idents):
         subnet = None
-        if role == "rtsw":
-            subnet = rack_subnet(z, position)  # type: ignore[arg-type]
-        elif role == "ctsw":
-            subnet = zone_subnet(z)  # type: ignore[arg-type]
+        # RTSWs and CTSWs always have a zone (only ATSWs have None)
+        if role == "rtsw" and zone_no is not None:
+            subnet = rack_subnet(zone_no, position)
+        elif role == "ctsw" and zone_no is not None:
+            subnet = zone_subnet(zone_no)
         switches.append(SwitchPlan(
-            name=name, role=role, index=i, zone=z, position=position,  # type: ignore[arg-type]
+            name=name, role=role, index=i, zone=zone_no, position=position,
             device_id=sw.device_id_base + i, grpc_port=sw.grpc_port_base + i,
             thrift_port=sw.thrift_port_base + i, cpu_port=sw.cpu_port, program=program,
             ports=tuple(sorted(b.ports[name], key=lambda p: p.port)), subnet=subnet))

@@ -96,7 +96,7 @@ class FabricTopo(Topo):
     """The Mininet topology of an addressing plan (no processes, no interfaces yet)."""
 
     def build(self, plan: AddressPlan, switch_opts: dict[str, dict[str, Any]] | None = None,
-              shaped: bool = False) -> None:  # type: ignore[override]
+              shaped: bool = False) -> None:
         switch_opts = switch_opts or {}
         for h in plan.hosts:
             # Addresses are set by FabricNet (Mininet's would use ifconfig and

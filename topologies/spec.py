@@ -28,6 +28,7 @@ from typing import Any, Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic_core import ErrorDetails
 
 __all__ = [
     "MODES",
@@ -217,7 +218,7 @@ def _loc(loc: tuple[Any, ...]) -> str:
     return ".".join(str(part) for part in loc)
 
 
-def _message(err: dict[str, Any]) -> str:
+def _message(err: ErrorDetails) -> str:
     kind = err.get("type", "")
     ctx = err.get("ctx") or {}
     if kind == "extra_forbidden":

@@ -22,6 +22,7 @@ import signal
 import sys
 import threading
 from collections.abc import Sequence
+from typing import Any
 
 from traffic.errors import TrafficError
 from traffic.qpscale import STRATEGIES
@@ -187,7 +188,7 @@ def _check(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
                 parser.error(f"--{name} must be positive")
 
 
-def _print_human(report: dict[str, object]) -> None:
+def _print_human(report: dict[str, Any]) -> None:
     from rich.console import Console
     from rich.table import Table
 

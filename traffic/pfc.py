@@ -16,6 +16,8 @@ what a sender needs around it:
 
 from __future__ import annotations
 
+from typing import Any
+
 from scapy.contrib.mac_control import MACControl, MACControlClassBasedFlowControl
 from scapy.layers.l2 import Ether
 from scapy.packet import Packet
@@ -31,7 +33,8 @@ _BITS_PER_QUANTUM = 512
 
 def pfc_frame(src_mac: str, pauses: dict[int, int], dst_mac: str = PFC_DST_MAC) -> Packet:
     """Build a PFC frame pausing each ``priority: quanta`` in ``pauses`` (quanta 0 = XON)."""
-    fields: dict[str, int] = {}
+    # Any, not int: scapy's Packet.__init__ takes positional params that ** could bind
+    fields: dict[str, Any] = {}
     for prio, quanta in pauses.items():
         if not 0 <= prio <= 7:
             raise ValueError(f"priority={prio!r}: must be 0..7")

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import struct
 from dataclasses import dataclass
+from typing import Any
 
 from scapy.contrib.roce import AETH, BTH
 from scapy.fields import IntField, XIntField, XLongField
@@ -271,7 +272,7 @@ def segment_write(
     psn: int,
     va: int = 0,
     imm: int | None = None,
-    **headers: object,
+    **headers: Any,
 ) -> list[Packet]:
     """Split one RDMA WRITE message into packets by path MTU (IBTA vol 1 §9.7.2).
 
@@ -302,7 +303,7 @@ def segment_write(
                 va=va,
                 dlen=len(message),
                 imm=imm if position in ("last", "only") else None,
-                **headers,  # type: ignore[arg-type]
+                **headers,
             )
         )
     return packets

@@ -44,7 +44,7 @@ class CallResolver:
     def __init__(self, x: ExprChecker) -> None:
         self.x = x
         self.g = x.g
-        x.calls = self  # type: ignore[attr-defined]
+        x.calls = self
 
     # ------------------------------------------------------------------ entry
     def call(self, e: A.ECall, ctx: Ctx) -> ir.Expr:
@@ -84,15 +84,15 @@ class CallResolver:
             raise P4Error(coord, f"{fname}: positional arguments cannot follow named arguments")
         if len(positional) > len(params):
             raise P4Error(coord, f"{fname}: expected {len(params)} arguments, got {len(args)}")
-        for p, a in zip(params, positional, strict=False):
-            by_param[p.name] = a
+        for p, arg in zip(params, positional, strict=False):
+            by_param[p.name] = arg
         pnames = {p.name for p in params}
-        for a in named:
-            if a.name not in pnames:
-                raise P4Error(a.coord, f"{fname}: no parameter named '{a.name}'")
-            if a.name in by_param:
-                raise P4Error(a.coord, f"{fname}: parameter '{a.name}' given twice")
-            by_param[a.name] = a
+        for arg in named:
+            if arg.name not in pnames:
+                raise P4Error(arg.coord, f"{fname}: no parameter named '{arg.name}'")
+            if arg.name in by_param:
+                raise P4Error(arg.coord, f"{fname}: parameter '{arg.name}' given twice")
+            by_param[arg.name] = arg
         missing = [p.name for p in params if p.name not in by_param and p.default is None]
         if missing:
             raise P4Error(coord, f"{fname}: expected {len(params)} arguments, got {len(args)} (missing '{missing[0]}')")
@@ -106,9 +106,9 @@ class CallResolver:
                 values.append(None)
                 continue
             expected = substitute(pt, binding)
-            val = self.x.expr(a.value, ctx, None if has_tvars(expected) else expected)
-            _unify(pt, val.type, binding)
-            values.append(val)
+            v = self.x.expr(a.value, ctx, None if has_tvars(expected) else expected)
+            _unify(pt, v.type, binding)
+            values.append(v)
         out: list[ir.Argument] = []
         for p, pt, val in zip(params, ptypes, values, strict=True):
             a = by_param.get(p.name)
@@ -179,7 +179,7 @@ class CallResolver:
             missing = [n for n in proto.tparams if n not in binding]
             if missing:
                 raise P4Error(e.coord, f"{proto.name}: cannot infer type argument {missing[0]}; give it explicitly")
-            callee = self.x.specialize(b.decl, binding)  # type: ignore[attr-defined]
+            callee = self.x.specialize(b.decl, binding)
         return ir.MethodCall(kind=ir.CallKind.FUNCTION, method=proto.name, target=None, args=args,
                              type=ret, callee=callee, coord=e.coord,
                              type_args=[binding[n] for n in proto.tparams if n in binding])
@@ -269,7 +269,7 @@ class CallResolver:
             raise P4Error(f.coord, f"{f.name}: not a method of {tt.name}")
         proto = self._pick(f"{tt.name}.{f.name}", info.methods[f.name], len(e.args), e.coord)
         class_tv = dict(zip(info.decl.tparams, tt.type_args, strict=False))
-        tv = dict(class_tv)
+        tv: dict[str, Any] = dict(class_tv)  # IR types and the method's own type variables
         tv.update({n: TVar(name=n) for n in proto.tparams})
         binding: dict[str, Any] = {}
         self._explicit(e, proto, ctx, binding)

@@ -65,11 +65,11 @@ class Elaborator:
         self.env = TypeEnv(self.g, self._fold_const)
         self.low = BlockLowering(self.g, self.env)
         self.low.inline_locals = []
-        self.low.make_extern = lambda d, ctx: self._inline_extern(d, ctx)  # type: ignore[attr-defined]
-        self.low.global_instance = self._global_instance  # type: ignore[attr-defined]
-        self.low.specialize = self._specialize  # type: ignore[attr-defined]
+        self.low.make_extern = lambda d, ctx: self._inline_extern(d, ctx)
+        self.low.global_instance = self._global_instance
+        self.low.specialize = self._specialize
         self.specialized: dict[tuple[str, tuple[Any, ...]], str] = {}
-        self.low.direct_instance = self._direct_instance  # type: ignore[attr-defined]
+        self.low.direct_instance = self._direct_instance
         self.calls = CallResolver(self.low)
         self.top_actions: list[ir.Action] = []
         self.functions: list[ir.Function] = []
@@ -131,9 +131,9 @@ class Elaborator:
             elif isinstance(d, A.DExternObj):
                 self._declare(d.name, "extern", d.coord)
                 methods: dict[str, list[A.MethodProto]] = {}
-                for m in d.methods:
-                    if not m.is_ctor:
-                        methods.setdefault(m.name, []).append(m)
+                for meth in d.methods:
+                    if not meth.is_ctor:
+                        methods.setdefault(meth.name, []).append(meth)
                 g.externs[d.name] = ExternInfo(decl=d, ctors=[m for m in d.methods if m.is_ctor], methods=methods)
             elif isinstance(d, A.DExternFunc):
                 self._declare(d.proto.name, "extern_func", d.coord)
@@ -365,7 +365,7 @@ class Elaborator:
     def _block_ctor_args(self, decl: Any, args: list[A.Arg], ctx: Ctx, coord: ir.Coord) -> dict[str, ir.Expr]:
         if len(args) != len(decl.ctor_params):
             raise P4Error(coord, f"{decl.name}: expected {len(decl.ctor_params)} constructor arguments, got {len(args)}")
-        out = {}
+        out: dict[str, ir.Expr] = {}
         for p, a in zip(decl.ctor_params, args, strict=True):
             t = self.env.resolve(p.type)
             v = self.low.convert(self.low.expr(a.value, ctx, t), t, a.coord, p.name)
@@ -409,12 +409,12 @@ class Elaborator:
             elif isinstance(d, A.DTable) and kind == "control":
                 uid_t = block.uid(d.name)
                 var = ir.Var(name=d.name, uid=uid_t, scope=ir.Scope.INSTANCE, type=ir.ExternType(name="table"), coord=d.coord)
-                b = BTable(var=var, cp_name=cp_name(prefix, d.name, d.annos), decl=d)
-                b.table = self.low.table(d, ctx, b)
-                ctx.scope.declare(d.name, b, d.coord)
+                bt = BTable(var=var, cp_name=cp_name(prefix, d.name, d.annos), decl=d)
+                bt.table = self.low.table(d, ctx, bt)
+                ctx.scope.declare(d.name, bt, d.coord)
                 locals_.extend(self.low.inline_locals)  # externs constructed in its properties
                 self.low.inline_locals.clear()
-                locals_.append(b.table)
+                locals_.append(bt.table)
             elif isinstance(d, A.DValueSet) and kind == "parser":
                 locals_.append(self._value_set(d, ctx, prefix))
             elif isinstance(d, A.DFunction):
@@ -496,11 +496,11 @@ class Elaborator:
         headers = []
         for tname, t in self.g.types.items():
             if isinstance(t, ir.HeaderType):
-                a = A.find_anno(self.g.type_annos.get(tname), "controller_header")
-                if a is not None:
-                    if not a.args or a.args[0] not in ("packet_in", "packet_out"):
-                        raise P4Error(a.coord, '@controller_header must be "packet_in" or "packet_out"')
-                    headers.append(ir.ControllerHeader(kind=a.args[0], header=tname))
+                anno = A.find_anno(self.g.type_annos.get(tname), "controller_header")
+                if anno is not None:
+                    if not anno.args or anno.args[0] not in ("packet_in", "packet_out"):
+                        raise P4Error(anno.coord, '@controller_header must be "packet_in" or "packet_out"')
+                    headers.append(ir.ControllerHeader(kind=anno.args[0], header=tname))
         program = ir.Program(
             arch="v1model", source=self.prog.file, types=dict(self.g.types), errors=list(self.g.errors),
             match_kinds=list(self.g.match_kinds), constants=dict(self.g.consts), functions=self.functions,

@@ -13,8 +13,9 @@ Names defined here: `ExprChecker`, `Ctx`, `expr_text`.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from p4switch import ir
 from p4switch.frontend import ast as A
@@ -44,6 +45,9 @@ from p4switch.frontend.types import (
     type_str,
     width_of,
 )
+
+if TYPE_CHECKING:
+    from p4switch.frontend.calls import CallResolver
 
 _ARITH = {"+", "-", "*", "/", "%", "|+|", "|-|", "&", "|", "^"}
 _CMP = {"==", "!=", "<", "<=", ">", ">="}
@@ -105,6 +109,14 @@ def _coord(e: Any) -> ir.Coord:
 
 class ExprChecker:
     """Typed lowering of expressions (see module docstring)."""
+
+    # Set after construction: by CallResolver (calls) and by the elaborator,
+    # which owns what needs the whole program (the others).
+    calls: CallResolver
+    make_extern: Callable[[A.DInstance, Ctx], BExtern]
+    global_instance: Callable[[str, Ctx, ir.Coord], Any]
+    specialize: Callable[[A.DFunction, dict[str, Any]], str]
+    direct_instance: Callable[[A.SDirectApply, Ctx], BSub]
 
     def __init__(self, g: Globals, env: TypeEnv) -> None:
         self.g = g
@@ -217,7 +229,7 @@ class ExprChecker:
         if name in self.g.functions:
             return BFunction(decl=self.g.functions[name], uid=name)
         if name in self.g.instances and name != "main":
-            return self.global_instance(name, ctx, coord)  # type: ignore[attr-defined]
+            return self.global_instance(name, ctx, coord)
         return None
 
     def _e_EName(self, e: A.EName, ctx: Ctx, expected: Any) -> ir.Expr:
@@ -381,7 +393,7 @@ class ExprChecker:
             for x in (a, b):
                 if not isinstance(self.named(x.type), ir.BitsType):
                     raise P4Error(x.coord, f"'++' expects bit<W>/int<W> operands, not {type_str(x.type)} (use a typed literal)")
-            t = ir.BitsType(width=ta.width + tb.width, signed=ta.signed)
+            t: ir.Type = ir.BitsType(width=ta.width + tb.width, signed=ta.signed)
             folded = F.fold_binop(op, a, b, t, e.coord)
             return folded or ir.BinOp(op=op, left=a, right=b, type=t, coord=e.coord)
         if op in _CMP:
@@ -483,7 +495,7 @@ class ExprChecker:
         if not ok:
             raise P4Error(coord, f"illegal cast from {type_str(x.type)} to {type_str(t)}"
                                  f"{_newtype_hint(x.type, t)}")
-        return dataclasses.replace(x, type=t)  # type: ignore[type-var]
+        return dataclasses.replace(x, type=t)
 
     def _e_EList(self, e: A.EList, ctx: Ctx, expected: Any) -> ir.Expr:
         nt = self.named(expected) if expected is not None else None
@@ -527,7 +539,7 @@ class ExprChecker:
     _e_ERange = _e_EMask
 
     def _e_ECall(self, e: A.ECall, ctx: Ctx, expected: Any) -> ir.Expr:
-        call = self.calls.call(e, ctx)  # type: ignore[attr-defined]
+        call = self.calls.call(e, ctx)
         if isinstance(call, ir.MethodCall) and isinstance(call.type, ir.VoidType):
             raise P4Error(e.coord, f"{expr_text(e.func)}: a call returning void is not a value")
         return call

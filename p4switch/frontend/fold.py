@@ -37,8 +37,8 @@ def _unsigned(value: int, t: Any) -> int:
 def fold_binop(op: str, left: Any, right: Any, t: Any, coord: ir.Coord) -> Any:
     """Fold a binary operation on two constants; None when it cannot be folded."""
     if isinstance(left, ir.BoolLit) and isinstance(right, ir.BoolLit):
-        a, b = left.value, right.value
-        res = {"&&": a and b, "||": a or b, "==": a == b, "!=": a != b}.get(op)
+        x, y = left.value, right.value
+        res = {"&&": x and y, "||": x or y, "==": x == y, "!=": x != y}.get(op)
         return None if res is None else ir.BoolLit(value=res, coord=coord)
     if not (isinstance(left, ir.Constant) and isinstance(right, ir.Constant)):
         return None

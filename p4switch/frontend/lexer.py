@@ -39,7 +39,8 @@ class P4PostLex:
     def __init__(self) -> None:
         self.type_names: set[str] = set()
         # (line, column) of an ANNOTATION token -> (name, body tokens or None)
-        self.annotations: dict[tuple[int, int], tuple[str, list[Token] | None]] = {}
+        # keyed by the @ token's (line, column), which lark types as Optional
+        self.annotations: dict[tuple[int | None, int | None], tuple[str, list[Token] | None]] = {}
         self.tokens: list[Token] = []
 
     def process(self, stream: Iterator[Token]) -> Iterator[Token]:
@@ -123,8 +124,8 @@ class P4PostLex:
                 if nxt == "{":
                     names.add(toks[i + 1].value)
                 elif nxt == "<":
-                    k = self._match_angle(toks, i + 2)
-                    if k is not None and val(k + 1) == "{":
+                    close = self._match_angle(toks, i + 2)
+                    if close is not None and val(close + 1) == "{":
                         names.add(toks[i + 1].value)
             elif _is_ident(t) and val(i + 1) == "<":
                 # name<A, B>( or name<A>{ : a generic declaration (or call):
@@ -263,7 +264,7 @@ class P4PostLex:
                     i + 1 < n
                     and toks[i + 1].type == "GT"
                     and toks[i + 1].line == t.line
-                    and toks[i + 1].column == t.column + 1
+                    and toks[i + 1].column == t.column + 1  # type: ignore[operator]  # lark: positions typed Optional, always set here
                 ):
                     yield Token.new_borrow_pos("SHR", ">>", t)
                     i += 2

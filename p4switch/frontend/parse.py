@@ -89,7 +89,7 @@ class _ToAst(Transformer):
         return self.src.coord(meta.line, meta.column)
 
     def _tc(self, tok: Token) -> Any:
-        return self.src.coord(tok.line, tok.column)
+        return self.src.coord(tok.line, tok.column)  # type: ignore[arg-type]  # lark: positions typed Optional, always set here
 
     @staticmethod
     def _nt(children: list[Any]) -> list[Any]:
@@ -422,8 +422,8 @@ class _ToAst(Transformer):
         annos, t = ch[0], ch[1]
         if isinstance(t, A.TSpecialized):
             name = t.base.name
-            tparams = [a.name if isinstance(a, A.TName) else None for a in t.args]
-            if None in tparams:
+            tparams = [a.name for a in t.args if isinstance(a, A.TName)]
+            if len(tparams) != len(t.args):
                 raise P4Error(t.coord, "syntax error: extern type parameters must be names")
         else:
             name, tparams = t.name, []
@@ -582,9 +582,10 @@ def _syntax_error(src: Source, e: UnexpectedInput, toks: list[Token] | None = No
         if tok.type == "IDENT" and prev is not None and prev.type == "IDENT":
             # `name x` where name is not a type: the usual cause is an
             # undeclared (or out-of-scope) type name
-            return P4Error(src.coord(prev.line, prev.column), f"{prev.value}: type not declared")
+            return P4Error(src.coord(prev.line, prev.column),  # type: ignore[arg-type]  # lark: positions typed Optional, always set here
+                           f"{prev.value}: type not declared")
     elif isinstance(e, UnexpectedCharacters):
-        msg = f"syntax error: unexpected character '{src.text[e.pos_in_stream]}'"
+        msg = f"syntax error: unexpected character '{src.text[e.pos_in_stream]}'"  # type: ignore[index]  # lark: positions typed Optional, always set here
     elif isinstance(e, UnexpectedEOF):
         msg = "syntax error: unexpected end of file"
     else:
@@ -598,7 +599,7 @@ def _previous(toks: list[Token], tok: Token) -> Token | None:
     import bisect
 
     starts = [t.start_pos for t in toks]
-    i = bisect.bisect_left(starts, tok.start_pos)
+    i = bisect.bisect_left(starts, tok.start_pos)  # type: ignore[type-var]  # lark: positions typed Optional, always set here
     return toks[i - 1] if 0 < i <= len(toks) and (i == len(toks) or toks[i].start_pos == tok.start_pos) else None
 
 

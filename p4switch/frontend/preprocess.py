@@ -14,6 +14,7 @@ import os
 import re
 import shutil
 import subprocess
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -60,7 +61,8 @@ def _cpp() -> list[str]:
     raise P4Error(None, "the C preprocessor (cpp) is not installed; install gcc/cpp")
 
 
-def preprocess(path: str | os.PathLike[str], include_dirs=(), defines=()) -> Source:
+def preprocess(path: str | os.PathLike[str], include_dirs: Iterable[str | os.PathLike[str]] = (),
+               defines: Iterable[str] = ()) -> Source:
     """Preprocess `path` with `#include <core.p4>`/`<v1model.p4>` resolving to P4INCLUDE.
 
     `defines` are "NAME" or "NAME=VALUE" strings (like -D).

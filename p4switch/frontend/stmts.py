@@ -12,7 +12,7 @@ Names defined here: `BlockLowering`.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 from p4switch import ir
 from p4switch.frontend import ast as A
@@ -69,7 +69,7 @@ class BlockLowering(ExprChecker):
             rhs = self.convert(rhs, lhs.type, s.coord, "assignment")
             return [ir.Assign(lhs=lhs, rhs=rhs, coord=s.coord)]
         if isinstance(s, A.SCall):
-            call = self.calls.call(s.call, ctx)  # type: ignore[attr-defined]
+            call = self.calls.call(s.call, ctx)
             if not isinstance(call, ir.MethodCall):
                 raise P4Error(s.coord, "this expression is not a statement")
             return [ir.CallStmt(call=call, coord=s.coord)]
@@ -112,9 +112,9 @@ class BlockLowering(ExprChecker):
         if isinstance(s, A.SDirectApply):
             # p4c's InstantiateDirectCalls: `C.apply(...)` instantiates C in
             # place (an instance per call, control-plane name "C").
-            b = self.direct_instance(s, ctx)  # type: ignore[attr-defined]
+            b = self.direct_instance(s, ctx)
             f = A.EMember(expr=A.EName(name=b.var.name, coord=s.coord), name="apply", coord=s.coord)
-            call = self.calls.sub_apply(b, f, A.ECall(func=f, type_args=[], args=s.args, coord=s.coord), ctx)  # type: ignore[attr-defined]
+            call = self.calls.sub_apply(b, f, A.ECall(func=f, type_args=[], args=s.args, coord=s.coord), ctx)
             return [ir.CallStmt(call=call, coord=s.coord)]
         if isinstance(s, A.DInstance):
             raise P4Error(s.coord, "instantiations are not allowed inside a block")
@@ -237,7 +237,7 @@ class BlockLowering(ExprChecker):
         tr = st.transition
         if tr.select is None:
             self._check_state(tr.state, state_names, tr.coord)
-            trans = ir.Transition(state=tr.state, coord=tr.coord)
+            trans = ir.Transition(state=cast(str, tr.state), coord=tr.coord)  # checked: a known name
         else:
             keys = [self.expr(e, inner) for e in tr.select]
             for kx, ke in zip(keys, tr.select, strict=True):
@@ -282,7 +282,7 @@ class BlockLowering(ExprChecker):
         positional = args[len(directional):] if len(args) == len(b.decl.params) else args
         if len(positional) != len(data):
             raise P4Error(call.coord, f"{what}: action {func.name} expects {len(data)} data arguments, got {len(positional)}")
-        vals = []
+        vals: list[ir.Expr] = []
         for p, a in zip(data, positional, strict=True):
             v = self.convert(self.expr(a.value, ctx, p.type), p.type, a.coord, f"{func.name}: argument '{p.name}'")
             if not isinstance(v, (ir.Constant, ir.BoolLit, ir.EnumMember)):
@@ -455,7 +455,7 @@ class BlockLowering(ExprChecker):
                                        "@name annotation, which is not supported by P4Runtime")
             name = anno.args[0].lstrip(".")
             d = A.DInstance(type=p.value.type, args=p.value.args, name=name, annos=p.annos, coord=p.value.coord)
-            b = self.make_extern(d, ctx)  # type: ignore[attr-defined]
+            b = self.make_extern(d, ctx)
             self.inline_locals.append(b.inst)
             return b
         if not isinstance(p.value, A.EName):

@@ -16,7 +16,7 @@ from __future__ import annotations
 import dataclasses
 import enum
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from p4switch import ir
 from p4switch.frontend import ast as A
@@ -178,7 +178,9 @@ class TypeEnv:
             info = g.externs[name]
             if len(args) != len(info.decl.tparams):
                 if not args and info.decl.tparams:
-                    return ir.ExternType(name=name, type_args=tuple(TVar(name=p) for p in info.decl.tparams))
+                    # type variables stand in for IR types until the call binds them
+                    tvs = tuple(cast(ir.Type, TVar(name=p)) for p in info.decl.tparams)
+                    return ir.ExternType(name=name, type_args=tvs)
                 raise P4Error(coord, f"{name}: expected {len(info.decl.tparams)} type arguments, got {len(args)}")
             return ir.ExternType(name=name, type_args=args)
         if name in g.block_types:
@@ -312,9 +314,9 @@ def erase_newtypes(root: Any) -> Any:
             for k in list(x):
                 x[k] = walk(x[k])
             return x
-        if dataclasses.is_dataclass(x):
+        if dataclasses.is_dataclass(x) and not isinstance(x, type):  # instances; no classes in the IR
             cls = type(x)
-            if cls.__dataclass_params__.frozen:  # type: ignore[attr-defined]
+            if cls.__dataclass_params__.frozen:  # type: ignore[attr-defined]  # not in typeshed
                 changes = {}
                 for n in names(cls):
                     v = getattr(x, n)

@@ -16,7 +16,7 @@ Names defined here: `BlockGen`, `ControlCtx`, `Fn` (and `TableSpec`, re-exported
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from .. import ir
 from . import externgen, fieldwrites, tablegen
@@ -46,7 +46,8 @@ class Fn:
         self.lines.append("    " * self.ind + line)
 
     def ret(self, value: str | None = None) -> str:
-        items = ([value] if self.ret_value else []) + self.outs
+        # value is given exactly when ret_value is set (the front end checks `return`s)
+        items = ([value] if self.ret_value and value is not None else []) + self.outs
         if not items:
             return "return"
         if len(items) == 1 and self.ret_value:
@@ -240,12 +241,13 @@ class BlockGen:
         fn = self.fn
         c = s.cond
         neg = isinstance(c, ir.UnOp) and c.op == "!"
-        m = c.expr if neg else c
+        m = c.expr if isinstance(c, ir.UnOp) and neg else c
         r = None
+        want = False
         if isinstance(m, ir.Member) and m.name in ("hit", "miss") and isinstance(m.expr, ir.MethodCall):
             r = self.apply_inline(m.expr)
-        if r is not None:
             want = (m.name == "hit") != neg
+        if r is not None:
             fn.w(f"if {'' if want else 'not '}{r}[2]:")
         else:
             fn.w(f"if {self.ex(s.cond)}:")
@@ -270,7 +272,8 @@ class BlockGen:
         fn = self.fn
         t = self.tmp()
         if s.on_action_run:
-            call = s.expr.expr if isinstance(s.expr, ir.Member) else s.expr
+            # on_action_run: the front end saw `t.apply().action_run`
+            call = cast(ir.MethodCall, s.expr.expr if isinstance(s.expr, ir.Member) else s.expr)
             r = self.apply_inline(call)
             fn.w(f"{t} = {r if r else self.ex(call)}[3]")
         else:
@@ -503,12 +506,12 @@ class BlockGen:
             codes, outs = self._args_for(call, decl.params, callee=decl)
             return f"{name}({', '.join([ctl.pass_args] + codes)})", outs, 0
         if k == ir.CallKind.FUNCTION:
-            decl = self.functions.get(call.callee)
-            if decl is None:
+            fdecl = self.functions.get(call.callee)
+            if fdecl is None:
                 raise _fail(call, f"call of unknown function '{call.callee}'")
-            name = self.function_fn(decl)
-            codes, outs = self._args_for(call, decl.params)
-            ret = not isinstance(self.ti.resolve(decl.return_type), ir.VoidType)
+            name = self.function_fn(fdecl)
+            codes, outs = self._args_for(call, fdecl.params)
+            ret = not isinstance(self.ti.resolve(fdecl.return_type), ir.VoidType)
             return f"{name}({', '.join(['_pk'] + codes)})", outs, 1 if (ret and outs) else 0
         if k in (ir.CallKind.CONTROL_APPLY, ir.CallKind.PARSER_APPLY):
             target = call.target

@@ -179,7 +179,8 @@ def packed_bytes(lv: list[tuple[str, int | None, str | None]]) -> str:
     if any(w is None for _, w, _ in lv):
         return f"pack_fields({_pairs(lv)})"
     groups: list[tuple[str | None, list[tuple[str, int]]]] = []
-    for code, w, h in lv:
+    fixed = [(code, w, h) for code, w, h in lv if w is not None]  # all of lv: widths known
+    for code, w, h in fixed:
         if groups and groups[-1][0] == h:
             groups[-1][1].append((code, w))
         else:
@@ -215,7 +216,8 @@ def _csum16_fast(lv: list[tuple[str, int | None, str | None]]) -> str | None:
         return None
     terms: list[str] = []
     pos = 0
-    for code, w, _ in lv:
+    fixed = [(code, w) for code, w, _ in lv if w is not None]  # all of lv: widths known
+    for code, w in fixed:
         start, end = pos, pos + w
         for k in range(start // 16, (end - 1) // 16 + 1):
             ws, we = 16 * k, 16 * k + 16

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from typing import Any
 
 from .state import Code, StateError
 
@@ -46,7 +47,7 @@ class CounterArray:
         self.packets = [0] * size
         self.bytes = [0] * size
 
-    def count(self, index: int, pk) -> None:
+    def count(self, index: int, pk: Any) -> None:
         if 0 <= index < self.size:
             self.packets[index] += 1
             self.bytes[index] += pk.length
@@ -138,7 +139,7 @@ class MeterArray:
         self.bytes_ = bytes_
         self.meters: list[TrTcm | None] = [None] * size
 
-    def execute(self, index: int, pk, old: int) -> int:
+    def execute(self, index: int, pk: Any, old: int) -> int:
         if not 0 <= index < self.size:
             return old
         m = self.meters[index]

@@ -11,13 +11,14 @@ Names defined here: `PortHarness`, `masked_equal`.
 from __future__ import annotations
 
 import threading
+from collections.abc import Sequence
 from typing import Any
 
 from .. import ir
 from .switch import Switch
 
 
-def masked_equal(got: bytes, want: bytes, dont_care: list[tuple[int, int]] = ()) -> bool:
+def masked_equal(got: bytes, want: bytes, dont_care: Sequence[tuple[int, int]] = ()) -> bool:
     """Frames equal except in the (offset, length) byte ranges listed as don't-care."""
     if len(got) != len(want):
         return False

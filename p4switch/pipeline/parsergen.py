@@ -283,14 +283,17 @@ def _extract(bg: Any, call: ir.MethodCall) -> None:
         raise _fail(call, "extract into a non-header")
     fields = bg.mb.layout(ht)
     stack = None
-    if isinstance(target, ir.Member) and target.name == "next" and \
-            isinstance(bg.ti.resolve(target.expr.type), ir.StackType):
-        stack = bg.ex(target.expr)
+    stack_size = 0
+    if isinstance(target, ir.Member) and target.name == "next":
+        st = bg.ti.resolve(target.expr.type)
+        if isinstance(st, ir.StackType):
+            stack = bg.ex(target.expr)
+            stack_size = st.size
     h = bg.tmp()
     if stack is not None:
         s = bg.tmp()
         fn.w(f"{s} = {stack}")
-        fn.w(f"if {s}.n >= {bg.ti.resolve(target.expr.type).size}: "
+        fn.w(f"if {s}.n >= {stack_size}: "
              f"{_fail_line(bg, _err(bg, 'StackOutOfBounds'))}")
         fn.w(f"{h} = {s}.h[{s}.n]")
     else:

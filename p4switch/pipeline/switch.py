@@ -15,7 +15,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
-from typing import Any
+from typing import Any, TypeVar
 
 from .. import ir
 from ..tm import PfcConfig, TmConfig, TrafficManager, VirtualClock, WatchdogConfig
@@ -31,7 +31,10 @@ from .state import (
     StateError,
     TableEntry,
 )
+from .tables import Table
 from .v1model import CompiledProgram, V1Model, compile_program
+
+_T = TypeVar("_T")
 
 log = logging.getLogger("p4switch.pipeline")
 
@@ -113,11 +116,11 @@ class Switch:
         rate, port_rate = _per_port(queue_rate, float)
         speed, port_speed_d = _per_port(port_speed, _gbps)
         pfc_default, pfc_ports = _per_port(pfc, _pfc)
-        pfc_map: dict[int | None, PfcConfig] = dict(pfc_ports)
+        pfc_map: dict[int | None, PfcConfig] = dict(pfc_ports.items())
         if pfc_default is not None:
             pfc_map[None] = pfc_default
         wd_default, wd_ports = _per_port(pfc_watchdog, _watchdog)
-        wd_map: dict[int | None, WatchdogConfig] = dict(wd_ports)
+        wd_map: dict[int | None, WatchdogConfig] = dict(wd_ports.items())
         if wd_default is not None:
             wd_map[None] = wd_default
         self.tm_config = TmConfig(queues=self.queues, depth=depth or 64, port_depth=port_depth,
@@ -274,8 +277,8 @@ class Switch:
                 out, self._out = self._out, []
         if out:
             self._deliver(out)
-        if self.manual:
-            self.tm.poll()  # type: ignore[union-attr]
+        if self.manual and self.tm is not None:  # a manual clock starts the TM in __init__
+            self.tm.poll()
 
     def _failed(self, e: Exception) -> None:
         self.v1.stats["errors"] += 1
@@ -328,7 +331,7 @@ class Switch:
             self._deliver([(0, port, frame)])
 
     def _lock_owned(self) -> bool:
-        return self.lock._is_owned()  # type: ignore[attr-defined]
+        return self.lock._is_owned()  # type: ignore[attr-defined]  # RLock internal, not in typeshed
 
     def _output(self, port: int, data: bytes) -> None:
         self._out.append((0, port, data))
@@ -362,7 +365,7 @@ class Switch:
                     meta[name] = v & ((1 << w) - 1)
                     v >>= w
                 data = data[nb:]
-        self.packet_in_handler(data, meta)  # type: ignore[misc]
+        self.packet_in_handler(data, meta)  # type: ignore[misc]  # _deliver checked it is set
 
     def set_packet_in_handler(self, fn: Callable[[bytes, dict[str, int]], None]) -> None:
         self.packet_in_handler = fn
@@ -395,7 +398,7 @@ class Switch:
         return True if self.tm is None else self.tm.drain(timeout)
 
     # ------------------------------------------------------------ tables
-    def _table(self, name: str):
+    def _table(self, name: str) -> Table:
         t = self.cp.tables.get(name)
         if t is None:
             raise StateError(Code.NOT_FOUND, f"no table '{name}'")
@@ -489,7 +492,7 @@ class Switch:
             self._table(table).set_direct(entry, meter_config=config)
 
     # ------------------------------------------------------------ profiles
-    def _profile(self, name: str):
+    def _profile(self, name: str) -> Any:
         p = self.cp.profiles.get(name)
         if p is None:
             raise StateError(Code.NOT_FOUND, f"no action profile '{name}'")
@@ -528,7 +531,7 @@ class Switch:
             return list(self._profile(profile).groups.values())
 
     # ------------------------------------------------------------ externs
-    def _extern(self, name: str, kind: type):
+    def _extern(self, name: str, kind: type[_T]) -> _T:
         obj = self.cp.externs.get(name)
         if not isinstance(obj, kind):
             raise StateError(Code.NOT_FOUND, f"no {kind.__name__} '{name}'")

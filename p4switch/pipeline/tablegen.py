@@ -169,13 +169,13 @@ def _dispatch(bg: BlockGen, ctl: ControlCtx, t: ir.Table, actions: dict[str, str
         fn.w(f"r[0]({ctl.pass_args}, *r[1])")
         return
     fn.w("_a = r[3]")
-    for i, (aid, decl, _name) in enumerate(branches):
+    for i, (aid, idecl, _name) in enumerate(branches):
         fn.w(("if" if i == 0 else "elif") + f" _a == {aid}:")
         fn.ind += 1
-        if decl is None:
+        if idecl is None:
             fn.w(f"r[0]({ctl.pass_args}, *r[1])")
         else:
-            inline_action(bg, ctl, decl, "r[1]")
+            inline_action(bg, ctl, idecl, "r[1]")
         fn.ind -= 1
 
 

@@ -20,7 +20,7 @@ import random
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from .. import ir
 from . import hashes, runtime
@@ -112,9 +112,11 @@ def compile_program(program: ir.Program, *, drop_port: int = 511) -> CompiledPro
         p, vr, ig, eg, ck, dep = (pl[k] for k in ("p", "vr", "ig", "eg", "ck", "dep"))
     except KeyError as e:
         raise CodegenError(f"{program.source}: error: V1Switch without block {e}") from None
+    # the front end checked each V1Switch argument is a parser or a control as declared
     names = {
-        "parser": bg.parser(p), "verify": bg.control(vr), "ingress": bg.control(ig),
-        "egress": bg.control(eg), "compute": bg.control(ck), "deparser": bg.deparser(dep),
+        "parser": bg.parser(cast(ir.ParserInstance, p)), "verify": bg.control(cast(ir.ControlInstance, vr)),
+        "ingress": bg.control(cast(ir.ControlInstance, ig)), "egress": bg.control(cast(ir.ControlInstance, eg)),
+        "compute": bg.control(cast(ir.ControlInstance, ck)), "deparser": bg.deparser(cast(ir.ControlInstance, dep)),
     }
     params = [x for x in p.decl.params if not (isinstance(x.type, (ir.TypeName, ir.ExternType))
                                                and x.type.name == "packet_in")]
