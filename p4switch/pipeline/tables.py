@@ -327,10 +327,8 @@ class Table:
         return (info.fn, call.args, hit, info.action_id)
 
     def _hit_result(self, call: ActionCall) -> Result:
-        r = self._rcache.get(call)
-        if r is None:
-            r = self._rcache[call] = self._result(call)
-        return r
+        # one hash of `call` (a dataclass: hashing runs Python code), not two
+        return self._rcache.setdefault(call, self._result(call))
 
     def _value(self, rec: _Rec) -> Any:
         return rec.result if self.simple else rec
@@ -440,6 +438,8 @@ class Table:
     # ------------------------------------------------------------ validation
     def _ekey(self, entry: TableEntry) -> tuple:
         prio = entry.priority if self.mode == "scan" else 0
+        if self.single:
+            return ((entry.match.get(0),), prio)
         return (tuple(entry.match.get(i) for i in range(len(self.keys))), prio)
 
     def _check_call(self, call: ActionCall, default: bool = False) -> None:
@@ -507,12 +507,13 @@ class Table:
                     raise _err(Code.INVALID_ARGUMENT, f"table '{self.name}': member action not in its actions")
 
     # ---------------------------------------------------------------- writes
-    # ---------------------------------------------------------------- writes
     def _make_rec(self, entry: TableEntry, seq: int) -> _Rec:
         result = self._hit_result(entry.action) if entry.action is not None else None
         rec = _Rec(entry, result, seq)
         if entry.meter_config is not None:
             rec.meter = TrTcm(entry.meter_config)
+        if self.mode != "scan":  # only a scan compares field by field (find); the others probe dicts
+            return rec
         tests = []
         for i, fm in sorted(entry.match.items()):
             w = self.keys[i].width
@@ -544,6 +545,8 @@ class Table:
         w = self.keys[self.lpm_index].width
         fm = entry.match.get(self.lpm_index)
         plen = fm.prefix_len if fm else 0
+        if self.single:  # the common route table: no list, no tuple
+            return plen, (fm.value & (((1 << plen) - 1) << (w - plen)) if fm else 0)
         vals = [entry.match[i].value if i in entry.match else 0 for i in range(len(self.keys))]
         mask = ((1 << plen) - 1) << (w - plen)
         vals[self.lpm_index] &= mask

@@ -20,7 +20,7 @@ Names defined here: `FieldCodec`, `ActionCodec`, `TableCodec`, `build_codecs`,
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
 from p4switch.pipeline.state import ActionCall, FieldMatch
 from p4switch.proto import p4i
@@ -287,7 +287,8 @@ def decode_action(tc: TableCodec | None, actions: dict[int, ActionCodec], action
             if not raw or v >> w:
                 decode_value(raw, w, f"parameter {pname!r}")
             args[i] = v
-        return _action_call(a.name, tuple(args))
+        # n distinct parameter ids filled all n slots.
+        return _action_call(a.name, tuple(cast("list[int]", args)))
     given: dict[int, bytes] = {}
     for p in params:
         if p.param_id in given:

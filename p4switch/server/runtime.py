@@ -25,8 +25,12 @@ collector only piles up the work for one long collection afterwards (with
 the table objects in the young generations), which costs more than it saves
 and stalls forwarding meanwhile.
 
+Each commit ends with `refreeze_heap()`: the long-lived objects (the pipeline
+and everything loaded with it) leave the collector's sight, so the full
+collections that growing tables trigger stay short.
+
 Names defined here: `DeviceRuntime`, `DeviceFactory`, `load_program`,
-`gc_paused`, `READ_CHUNK`.
+`gc_paused`, `refreeze_heap`, `READ_CHUNK`.
 """
 
 from __future__ import annotations
@@ -121,6 +125,23 @@ def gc_paused():
             _gc_users -= 1
             if _gc_users == 0 and _gc_was_enabled:
                 gc.enable()
+
+
+def refreeze_heap() -> None:
+    """Collect once, then hide every live object from the cyclic collector (`gc.freeze`).
+
+    A full collection traverses every tracked object of the process; with a
+    pipeline, its generated code, protobuf descriptors and the port code that
+    is 200k+ objects, about 0.1 s under the GIL, and table writes trigger one
+    each time the objects they keep grow by a quarter. Frozen objects are not
+    traversed, so full collections then cost in proportion to what was written
+    since. Called at each commit: the previous pipeline's objects are unfrozen
+    and collected first (a frozen cycle is never freed); what else was live at
+    that moment and becomes cyclic garbage later waits for the next commit.
+    """
+    gc.unfreeze()
+    gc.collect()
+    gc.freeze()
 
 
 _TYPES = frozenset((p4r.Update.INSERT, p4r.Update.MODIFY, p4r.Update.DELETE))
@@ -222,6 +243,8 @@ class DeviceRuntime:
         self._attach(st)
         if old is not None and old is not st:
             self._drop(old)
+        del old
+        refreeze_heap()
 
     def _attach(self, st: PipelineState) -> None:
         dev = st.device

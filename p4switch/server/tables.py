@@ -14,8 +14,9 @@ from __future__ import annotations
 import inspect
 import time
 from collections.abc import Callable, Iterable, Iterator
+from typing import Any
 
-from p4switch.pipeline.state import ActionCall, FieldMatch, TableEntry
+from p4switch.pipeline.state import ActionCall, Device, FieldMatch, TableEntry
 from p4switch.proto import p4i, p4r
 from p4switch.server import codecs
 from p4switch.server.codecs import TableCodec
@@ -44,7 +45,7 @@ def _codec(st: PipelineState, table_id: int) -> TableCodec:
     return tc  # type: ignore[return-value]
 
 
-def decode_match(st: PipelineState, t: p4i.Table, fields) -> dict[int, FieldMatch]:
+def decode_match(st: PipelineState, t: p4i.Table, fields: Any) -> dict[int, FieldMatch]:
     """The key of an entry, canonical, by key position; don't-care fields are absent."""
     return codecs.decode_match(st.tcodec[t.preamble.id], fields)
 
@@ -154,7 +155,7 @@ def _elapsed_ns(st: PipelineState, tc: TableCodec, e: TableEntry) -> int:
 # --------------------------------------------------------------------------
 
 
-def _device(st: PipelineState):
+def _device(st: PipelineState) -> Device:
     assert st.device is not None
     return st.device
 
@@ -248,7 +249,7 @@ def _direct_resources(st: PipelineState, tc: TableCodec, msg: p4r.TableEntry) ->
     return out
 
 
-def set_direct(st: PipelineState, t: p4i.Table, entry: TableEntry, **kw) -> None:
+def set_direct(st: PipelineState, t: p4i.Table, entry: TableEntry, **kw: Any) -> None:
     """Write the direct counter (`packets`, `bytes_`) / meter (`meter_config`) of an entry.
 
     Devices keep direct resources across table_modify and write them with

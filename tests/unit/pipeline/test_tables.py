@@ -300,3 +300,30 @@ def test_lpm_prefix_lengths_present_longest_first():
     t.delete(TableEntry(match={0: FieldMatch(kind="lpm", value=0x0A000000, prefix_len=24)}))
     assert [bin(m).count("1") for m, _ in t.plens] == [16, 8]
     assert hit(t, 0x0A000001) == 16
+
+
+def test_single_key_lpm_default_route_modify_and_delete():
+    """A one-key LPM table: /0 matches everything, modify replaces the action in place, delete by key."""
+    t = table("lpm", width=32)
+    t.insert(TableEntry(match={}, action=act(1)), trusted=True)  # /0: the LPM field is a don't-care
+    t.insert(TableEntry(match={0: FieldMatch(kind="lpm", value=0x0A000000, prefix_len=8)}, action=act(2)),
+             trusted=True)
+    assert (hit(t, 0x0A010203), hit(t, 0x0B000000)) == (2, 1)
+    t.modify(TableEntry(match={0: FieldMatch(kind="lpm", value=0x0A000000, prefix_len=8)}, action=act(3)),
+             trusted=True)
+    assert hit(t, 0x0A010203) == 3 and len(t.recs) == 2
+    with pytest.raises(StateError) as ei:
+        t.insert(TableEntry(match={0: FieldMatch(kind="lpm", value=0x0A000000, prefix_len=8)}, action=act(4)),
+                 trusted=True)
+    assert ei.value.code == Code.ALREADY_EXISTS
+    t.delete(TableEntry(match={}))
+    assert hit(t, 0x0B000000) is None and hit(t, 0x0A000001) == 3
+
+
+def test_entries_with_equal_actions_share_one_result():
+    """Entries calling the same action with the same data share one result tuple; others do not."""
+    t = table("exact")
+    for k, v in ((1, 5), (2, 5), (3, 6)):
+        t.insert(TableEntry(match={0: FieldMatch(kind="exact", value=k)}, action=act(v)), trusted=True)
+    assert t.fast[1] is t.fast[2] and t.fast[3] is not t.fast[1]
+    assert [hit(t, k) for k in (1, 2, 3)] == [5, 5, 6]
