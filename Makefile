@@ -17,10 +17,12 @@ demo: setup
 
 test: setup
 	$(VENV)/bin/ruff check p4switch controller topologies traffic tests bench
+	$(VENV)/bin/mypy
 	$(PY) -m pytest tests $(PYTEST_ARGS)
 
 lint: setup
 	$(VENV)/bin/ruff check p4switch controller topologies traffic tests bench
+	$(VENV)/bin/mypy
 
 bench: setup
 	$(PY) bench/compile_time.py

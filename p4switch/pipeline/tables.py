@@ -25,6 +25,7 @@ from typing import Any
 
 from . import hashes
 from .externs import GREEN, TrTcm, check_meter_config
+from .runtime import Packet
 from .state import ActionCall, Code, FieldMatch, Group, Member, StateError, TableEntry
 
 Result = tuple  # (fn, args, hit, action_id)
@@ -262,7 +263,7 @@ class EntriesView(Sequence):
     def __iter__(self) -> Iterator[TableEntry]:
         return (r.entry for r in self._recs.values())
 
-    def __getitem__(self, i):  # type: ignore[override]
+    def __getitem__(self, i: Any) -> Any:  # int or slice, as list
         lst = [r.entry for r in self._recs.values()]
         return lst[i]
 
@@ -336,27 +337,32 @@ class Table:
     def choices(self, rec: _Rec) -> list[Result]:
         """The results an entry through the action profile can run (selector: pick one by hash)."""
         prof = self.profile
+        assert prof is not None  # only tables with an implementation get here
         e = rec.entry
         if e.member_id is not None:
             out = [self._hit_result(prof.members[e.member_id].action)]
         elif e.group_id is not None:
             out = [self._hit_result(c) for c in prof.group_lists[e.group_id]]
         else:
+            assert e.action_set is not None  # one-shot: validated on write
             out = [self._hit_result(c) for c, w in e.action_set for _ in range(w)]
         rec.choices = out
         rec.cver = prof.version
         return out
 
     def pick(self, rec: _Rec, sel: Callable[[], bytes] | None) -> Result:
-        c = rec.choices if rec.cver == self.profile.version else self.choices(rec)
+        prof = self.profile
+        assert prof is not None  # only tables with an implementation get here
+        c = rec.choices if rec.cver == prof.version else self.choices(rec)
         n = len(c)
         if n == 1 or (n and sel is None):
             return c[0]
         if not n:  # BMv2: a hit on an empty group runs no action ("empty_action")
             return EMPTY_HIT
-        return c[self.profile._hash(sel()) % n]
+        assert sel is not None and prof._hash is not None  # n > 1: a selector
+        return c[prof._hash(sel()) % n]
 
-    def hit_meter(self, rec: _Rec, pk) -> None:
+    def hit_meter(self, rec: _Rec, pk: Packet) -> None:
         """A hit's direct meter colour, kept on the packet for `direct_meter.read`."""
         m = rec.meter
         color = m.execute(pk.length if self.direct_meter_bytes else 1) if m is not None else GREEN
@@ -364,14 +370,14 @@ class Table:
             pk.meter_colors = {}
         pk.meter_colors[self.direct_meter] = color
 
-    def miss_meter(self, pk) -> None:
+    def miss_meter(self, pk: Packet) -> None:
         m = self.dmeter
         if m is not None:
             if pk.meter_colors is None:
                 pk.meter_colors = {}
             pk.meter_colors[self.direct_meter] = m.execute(pk.length if self.direct_meter_bytes else 1)
 
-    def _hit(self, rec: _Rec, pk, sel) -> Result:
+    def _hit(self, rec: _Rec, pk: Packet, sel: Callable[[], bytes] | None) -> Result:
         e = rec.entry
         if self.support_timeout:
             e.last_hit_ns = _monotonic_ns()
@@ -384,7 +390,7 @@ class Table:
         r = rec.result
         return r if r is not None else self.pick(rec, sel)
 
-    def _miss(self, pk) -> Result:
+    def _miss(self, pk: Packet) -> Result:
         if self.direct_counter:
             self.dcount[0] += 1
             self.dcount[1] += pk.length
@@ -393,7 +399,7 @@ class Table:
         return self.dref[0]
 
     # ---------------------------------------------------------------- lookups
-    def find(self, key) -> Any:
+    def find(self, key: Any) -> Any:
         """The index value (result or _Rec) matching a packet key, or None."""
         mode = self.mode
         if mode == "exact":
@@ -428,7 +434,7 @@ class Table:
                 return self._value(rec)
         return None
 
-    def lookup(self, key, pk, sel: Callable[[], bytes] | None = None) -> Result:
+    def lookup(self, key: Any, pk: Packet, sel: Callable[[], bytes] | None = None) -> Result:
         """The result tuple for a packet's key: direct resources updated, selector member picked."""
         v = self.find(key)
         if v is None:
@@ -497,6 +503,7 @@ class Table:
         else:
             if not prof.selector:
                 raise _err(Code.INVALID_ARGUMENT, f"table '{self.name}': one-shot needs an action selector")
+            assert entry.action_set is not None  # the caller checked one of the three is set
             for call, w in entry.action_set:
                 self._check_call(call)
                 if w < 1:

@@ -36,11 +36,12 @@ Names defined here: `DeviceRuntime`, `DeviceFactory`, `load_program`,
 from __future__ import annotations
 
 import contextlib
+import functools
 import gc
 import logging
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 from google.protobuf import text_format
@@ -93,16 +94,21 @@ def load_program(device_config: bytes) -> tuple[ir.Program, p4i.P4Info | None]:
         except text_format.ParseError as e:
             raise P4RTError(INVALID_ARGUMENT, f"device config: bad embedded P4Info ({e})") from None
     else:
+        from p4switch.p4info import P4InfoError, build_p4info
+
         try:
-            from p4switch.p4info import build_p4info  # type: ignore[attr-defined]
-        except ImportError:
-            build_p4info = None
-        if build_p4info is not None:
             info = build_p4info(program)
+        except P4InfoError as e:
+            raise P4RTError(INVALID_ARGUMENT, f"device config: no P4Info can describe it ({e})") from None
     return program, info
 
 
 READ_CHUNK = 1000  # entities per ReadResponse message
+
+
+def _new_part(make: Callable[[], Any], which: str) -> Any:
+    """A fresh entity's `which` part, for readers that fill responses in place."""
+    return getattr(make(), which)
 
 _gc_lock = threading.Lock()
 _gc_users = 0
@@ -110,7 +116,7 @@ _gc_was_enabled = False
 
 
 @contextlib.contextmanager
-def gc_paused():
+def gc_paused() -> Iterator[None]:
     """No cyclic garbage collection while the block runs (nests across threads)."""
     global _gc_users, _gc_was_enabled
     with _gc_lock:
@@ -336,7 +342,7 @@ class DeviceRuntime:
                     for msg in _narrow(st, which, getattr(ent, which), access):
                         into = READERS_INTO.get(which)
                         if into is not None:
-                            into(st, msg, lambda w=which: getattr(new_entity(), w))
+                            into(st, msg, functools.partial(_new_part, new_entity, which))
                         else:
                             for e in READERS[which](st, msg):
                                 getattr(new_entity(), which).CopyFrom(e)
@@ -483,7 +489,9 @@ class DeviceRuntime:
         msg = p4r.IdleTimeoutNotification()
         with self.lock:  # controller_metadata is written under this lock
             st = self.committed
-            tc = st.tcodec.get(table_id) if st is not None else None
+            if st is None:
+                return
+            tc = st.tcodec.get(table_id)
             if tc is None:
                 return
             empty = p4r.TableEntry()
@@ -574,13 +582,14 @@ def _narrow(st: PipelineState, which: str, msg: Any, access: RoleAccess | None) 
     if pid:
         return [msg] if access.allows(pid) else []
     field = {"direct_counter_entry": None, "direct_meter_entry": None}.get(which, "")
-    ids = {
+    indexes: dict[str, Mapping[int, Any]] = {
         "table_entry": st.index.tables, "action_profile_member": st.index.profiles,
         "action_profile_group": st.index.profiles, "counter_entry": st.index.counters,
         "meter_entry": st.index.meters, "register_entry": st.index.registers,
         "digest_entry": st.index.digests, "value_set_entry": st.index.value_sets,
         "direct_counter_entry": st.index.table_counter, "direct_meter_entry": st.index.table_meter,
-    }.get(which, {})
+    }
+    ids = indexes.get(which, {})
     out = []
     for oid in sorted(ids):
         if not access.allows(oid):
