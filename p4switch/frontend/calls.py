@@ -17,7 +17,8 @@ from typing import Any
 from p4switch import ir
 from p4switch.frontend import ast as A
 from p4switch.frontend.errors import P4Error
-from p4switch.frontend.exprs import BIT32, BOOL, INT, VOID, Ctx, ExprChecker, expr_text
+from p4switch.frontend.exprs import BIT32, BOOL, INT, VOID, Ctx, ExprChecker
+from p4switch.frontend.keynames import source_text
 from p4switch.frontend.scope import BAction, BExtern, BFunction, BSub, BTable, BValueSet, BVar
 from p4switch.frontend.types import TVar, has_tvars, is_header_like, substitute, type_str
 
@@ -62,7 +63,7 @@ class CallResolver:
             raise P4Error(f.coord, f"{f.name}: is not a function, action or method")
         if isinstance(f, A.EMember):
             return self.method_call(f, e, ctx)
-        raise P4Error(e.coord, f"{expr_text(f)}: cannot be called")
+        raise P4Error(e.coord, f"{source_text(f)}: cannot be called")
 
     # ------------------------------------------------------------------ binding
     def bind(

@@ -7,7 +7,7 @@ explicit `ir.Cast`s, and constant sub-expressions are folded. Calls are
 resolved to what they call (`ir.CallKind`) with arguments bound to parameter
 names and directions.
 
-Names defined here: `ExprChecker`, `Ctx`, `expr_text`.
+Names defined here: `ExprChecker`, `Ctx`.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from p4switch import ir
 from p4switch.frontend import ast as A
 from p4switch.frontend import fold as F
 from p4switch.frontend.errors import P4Error, unsupported
+from p4switch.frontend.keynames import source_text
 from p4switch.frontend.scope import (
     BAction,
     BConst,
@@ -67,32 +68,6 @@ class Ctx:
     in_parser: bool = False
     return_type: Any = None
     tvars: dict[str, Any] = field(default_factory=dict)
-
-
-def expr_text(e: Any) -> str:
-    """Source-like text of an expression (p4c's names for table keys)."""
-    if isinstance(e, A.EName):
-        return ("." if e.dot else "") + e.name
-    if isinstance(e, A.EMember):
-        return f"{expr_text(e.expr)}.{e.name}"
-    if isinstance(e, A.EIndex):
-        return f"{expr_text(e.expr)}[{expr_text(e.index)}]"
-    if isinstance(e, A.ESlice):
-        return f"{expr_text(e.expr)}[{expr_text(e.hi)}:{expr_text(e.lo)}]"
-    if isinstance(e, A.EInt):
-        return e.text or str(e.value)
-    if isinstance(e, A.ECall):
-        args = ", ".join(expr_text(a.value) for a in e.args)
-        return f"{expr_text(e.func)}({args})"
-    if isinstance(e, A.EBin):
-        return f"{expr_text(e.left)} {e.op} {expr_text(e.right)}"
-    if isinstance(e, A.EUn):
-        return f"{e.op}{expr_text(e.expr)}"
-    if isinstance(e, A.ETypeMember):
-        return f"{e.type.name}.{e.name}"
-    if isinstance(e, A.EBool):
-        return "true" if e.value else "false"
-    return "<expr>"
 
 
 def _newtype_hint(src: Any, dst: Any) -> str:
@@ -541,7 +516,7 @@ class ExprChecker:
     def _e_ECall(self, e: A.ECall, ctx: Ctx, expected: Any) -> ir.Expr:
         call = self.calls.call(e, ctx)
         if isinstance(call, ir.MethodCall) and isinstance(call.type, ir.VoidType):
-            raise P4Error(e.coord, f"{expr_text(e.func)}: a call returning void is not a value")
+            raise P4Error(e.coord, f"{source_text(e.func)}: a call returning void is not a value")
         return call
 
     # ------------------------------------------------------------------ l-values
@@ -571,6 +546,6 @@ class ExprChecker:
         return width_of(t, self.env)
 
 
-__all__ = ["ExprChecker", "Ctx", "expr_text", "BOOL", "INT", "VOID", "BIT32", "has_tvars",
+__all__ = ["ExprChecker", "Ctx", "BOOL", "INT", "VOID", "BIT32", "has_tvars",
            "is_header_like", "substitute", "BlockTypeRef", "BFunction", "BExtern", "BSub", "BTable",
            "BValueSet", "BAction"]
