@@ -19,7 +19,7 @@ p4RuntimeSymbolTable.cpp, read for behaviour):
 * Match field, action parameter and packet metadata ids: `@id` or position
   from 1; table size defaults to 1024.
 
-Names defined here: `build_p4info`, `jenkins_hash`, `p4info_text`,
+Names defined here: `build_p4info`, `cp_width`, `jenkins_hash`, `p4info_text`,
 `write_p4info` (text/JSON/binary chosen by file extension like p4c).
 """
 
@@ -29,10 +29,10 @@ import json
 from collections.abc import Iterator
 from typing import Any, cast
 
-from finsy.proto import p4i, p4t
 from google.protobuf import json_format, text_format
 
 from p4switch import ir
+from p4switch.proto import p4i, p4t
 
 ACTION, TABLE, VALUE_SET, CONTROLLER_HEADER = 0x01, 0x02, 0x03, 0x04
 ACTION_PROFILE, COUNTER, DIRECT_COUNTER, METER, DIRECT_METER, REGISTER, DIGEST = (
@@ -54,6 +54,19 @@ class P4InfoError(ValueError):
         self.message = message
         self.coord = coord
         super().__init__(f"{coord}: error: {message}" if coord is not None else message)
+
+
+def cp_width(program: ir.Program, t: Any) -> int:
+    """A value's width as P4Runtime carries it: bit<W>/int<W> W, bool 1, serializable
+    enum its underlying width; 0 for what P4Runtime has no bitwidth for."""
+    t = program.types.get(t.name, t) if isinstance(t, ir.TypeName) else t
+    if isinstance(t, ir.BitsType):
+        return t.width
+    if isinstance(t, ir.BoolType):
+        return 1
+    if isinstance(t, ir.EnumType) and t.underlying is not None:
+        return t.underlying.width
+    return 0
 
 
 def jenkins_hash(name: str) -> int:
@@ -407,14 +420,7 @@ class _Builder:
         _doc(pre, annos)
 
     def width(self, t: Any) -> int:
-        t = self.p.types.get(t.name, t) if isinstance(t, ir.TypeName) else t
-        if isinstance(t, ir.BitsType):
-            return t.width
-        if isinstance(t, ir.BoolType):
-            return 1
-        if isinstance(t, ir.EnumType) and t.underlying is not None:
-            return t.underlying.width
-        return 0
+        return cp_width(self.p, t)
 
     def add_table(self, t: ir.Table, by_name: dict[str, ir.ExternInstance]) -> None:
         m = self.info.tables.add()

@@ -23,9 +23,9 @@ import importlib
 import sys
 import types
 
-from finsy.proto import p4d, p4i, p4r, p4r_grpc, rpc_code, rpc_status
+from finsy.proto import p4d, p4i, p4r, p4r_grpc, p4t, rpc_code, rpc_status
 
-__all__ = ["p4d", "p4i", "p4r", "p4r_grpc", "rpc_code", "rpc_status", "alias_p4_modules"]
+__all__ = ["p4d", "p4i", "p4r", "p4r_grpc", "p4t", "rpc_code", "rpc_status", "alias_p4_modules"]
 
 # reference name -> finsy module; the `p4.*` packages are created empty around them.
 _ALIASES = {

@@ -30,11 +30,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from finsy.proto import p4i, p4r
 from google.protobuf import json_format, text_format
 
 from p4switch import ir
-from p4switch.p4info import P4InfoError
+from p4switch.p4info import P4InfoError, cp_width
+from p4switch.proto import p4i, p4r
 
 _PRIORITY_KINDS = ("ternary", "range", "optional")
 _KINDS = ("exact", "lpm", "ternary", "range", "optional")
@@ -212,18 +212,7 @@ class _Converter:
         for i, (arg, param) in enumerate(zip(ref.args, data, strict=False), start=1):
             p = act.params.add()
             p.param_id = i
-            p.value = _bytes(self.value(arg, ref.coord), _width(self.p, param.type), ref.coord)
-
-
-def _width(program: ir.Program, t: Any) -> int:
-    t = program.types.get(t.name, t) if isinstance(t, ir.TypeName) else t
-    if isinstance(t, ir.BitsType):
-        return t.width
-    if isinstance(t, ir.BoolType):
-        return 1
-    if isinstance(t, ir.EnumType) and t.underlying is not None:
-        return t.underlying.width
-    return 0
+            p.value = _bytes(self.value(arg, ref.coord), cp_width(self.p, param.type), ref.coord)
 
 
 def build_entries(program: ir.Program, info: p4i.P4Info) -> p4r.WriteRequest:
