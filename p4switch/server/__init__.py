@@ -1,6 +1,6 @@
 """The P4Runtime server of p4switch (p4.v1.P4Runtime over gRPC).
 
-Modules, by role: `service` (the grpc.aio service and the server thread that
+Modules, by role: `service` (the service and grpcio's thread-pool server that
 hosts it), `arbitration` (primary/backup controllers), `roles` (role configs:
 stratum.P4RoleConfig), `runtime` (pipeline configs, the running Device, Write
 batches, packet I/O), `tables` and `entities` (P4Runtime entities <->

@@ -10,17 +10,17 @@ exists, NOT_FOUND when none does). The role config of the primary is parsed
 into a `RoleAccess` (see `roles`), which Write, Read, SetForwardingPipelineConfig
 and the stream notifications consult.
 
-A `Controller`'s outgoing messages go through an asyncio queue of the
-server's event loop; `send` may be called from any thread (forwarding,
-digests, idle scans), which hand the message over with `call_soon_threadsafe`.
+A `Controller`'s outgoing messages go through a thread-safe queue that the
+stream's response iterator drains; `send` may be called from any thread
+(forwarding, digests, idle scans, the stream's reader).
 
 Names defined here: `Controller`, `Arbiter`, `STREAM_QUEUE_LIMIT`.
 """
 
 from __future__ import annotations
 
-import asyncio
 import logging
+import queue
 import threading
 from dataclasses import dataclass, field
 from typing import Any
@@ -48,37 +48,24 @@ STREAM_QUEUE_LIMIT = 4096
 class Controller:
     """One StreamChannel: its arbitration state and its outgoing message queue."""
 
-    def __init__(self, loop: asyncio.AbstractEventLoop | None = None) -> None:
+    def __init__(self) -> None:
         self.device_id = 0
         self.role = ""
         self.election_id: int | None = None  # None: unset, lower than any election id
         self.role_config: Any = None
-        self.loop = loop or asyncio.get_running_loop()
-        self.out: asyncio.Queue = asyncio.Queue()
+        self.out: queue.SimpleQueue[Any] = queue.SimpleQueue()
         self.dropped = 0
-        # queued or on their way to the queue (call_soon_threadsafe callbacks not run yet);
-        # updated without a lock from several threads, so approximate, which a bound can be
-        self.pending = 0
-        self._thread = threading.get_ident()
 
-    async def get(self) -> Any:
-        item = await self.out.get()
-        self.pending -= 1
-        return item
+    def get(self, timeout: float | None = None) -> Any:
+        """The next outgoing message (blocks; raises queue.Empty after `timeout`)."""
+        return self.out.get(timeout=timeout)
 
     def send(self, msg: Any, *, droppable: bool = False) -> None:
         """Queue a message for the stream (any thread); droppable ones are dropped when it is full."""
-        if droppable and self.pending >= STREAM_QUEUE_LIMIT:
+        if droppable and self.out.qsize() >= STREAM_QUEUE_LIMIT:
             self.dropped += 1
             return
-        self.pending += 1
-        if threading.get_ident() == self._thread:
-            self.out.put_nowait(msg)
-        else:
-            try:
-                self.loop.call_soon_threadsafe(self.out.put_nowait, msg)
-            except RuntimeError:  # the server's loop is closed: the stream is gone
-                pass
+        self.out.put(msg)
 
 
 @dataclass

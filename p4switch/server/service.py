@@ -7,30 +7,28 @@ per-update/per-entity errors are packed as `p4.v1.Error`s into a
 `google.rpc.Status` sent in the `grpc-status-details-bin` trailer, with the
 top-level code UNKNOWN (spec §10.3, §11).
 
-`P4RuntimeServer` runs the service on `grpc.aio` in an event loop of its own
-thread (an asyncio server answers a small RPC in about three quarters of the
-time of grpcio's thread-pool server). Device work never stalls that loop for
-long: a small Write runs on the loop only when the device is free at once
-(`runtime.lock` taken without waiting), everything else (batches, reads,
-pipeline configs) runs on a thread pool. StreamChannel is an async generator
-fed by a per-stream asyncio queue, which the forwarding thread, the digest
-engine and the idle scanner fill with `call_soon_threadsafe`; packet-ins
-beyond a bound are dropped, so a slow controller never stalls forwarding.
+`P4RuntimeServer` runs the service on grpcio's thread-pool server: each RPC
+runs on a pool thread, device work under the runtime's lock. (Measured on a
+2-core machine with a Python client, a one-update Write round trip on this
+server is about 10% shorter than on grpcio's asyncio server, which adds an
+event-loop hop to every call.) StreamChannel's responses come from a
+per-stream thread-safe queue, filled by the stream's reader thread, the
+forwarding thread, the digest engine and the idle scanner; packet-ins beyond
+a bound are dropped, so a slow controller never stalls forwarding.
 
 Names defined here: `P4RuntimeService`, `P4RuntimeServer`, `TlsConfig`,
-`P4RUNTIME_API_VERSION`, `ServerError`, `INLINE_UPDATES`.
+`P4RUNTIME_API_VERSION`, `ServerError`, `MAX_RPCS`.
 """
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import socket
 import threading
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Iterator
 from concurrent import futures
 from dataclasses import dataclass
-from typing import Any
+from typing import NoReturn
 
 import grpc
 from google.protobuf import any_pb2
@@ -52,12 +50,10 @@ log = logging.getLogger("p4switch.server")
 
 P4RUNTIME_API_VERSION = "1.4.1"
 
-# Writes of at most this many updates may run on the event loop (when the
-# device is free): about 1.5 ms of work. Handing a batch to the pool costs a
-# thread switch, and a thread waiting for the GIL may wait a whole switch
-# interval (5 ms) while the forwarding thread runs: for batches this small
-# that wait, not the work, set the rate.
-INLINE_UPDATES = 128
+# RPCs served at once (each holds a pool thread while it runs; an open
+# StreamChannel holds one for its whole life). Calls beyond it are refused
+# with RESOURCE_EXHAUSTED by grpcio.
+MAX_RPCS = 64
 
 _CODES = {c.value[0]: c for c in grpc.StatusCode}
 
@@ -66,12 +62,12 @@ class ServerError(Exception):
     """The server cannot start (address in use, bad TLS files ...)."""
 
 
-async def _abort(context: grpc.aio.ServicerContext, e: P4RTError) -> None:
-    await context.abort(_CODES.get(e.code, grpc.StatusCode.UNKNOWN), e.message)
+def _abort(context: grpc.ServicerContext, e: P4RTError) -> NoReturn:
+    context.abort(_CODES.get(e.code, grpc.StatusCode.UNKNOWN), e.message)
+    raise AssertionError("unreachable")  # context.abort raises
 
 
-async def _abort_batch(context: grpc.aio.ServicerContext, results: list[P4RTError | None],
-                       what: str) -> None:
+def _abort_batch(context: grpc.ServicerContext, results: list[P4RTError | None], what: str) -> NoReturn:
     """UNKNOWN with one p4.v1.Error per element of the batch, in order."""
     failed = sum(1 for r in results if r is not None)
     message = f"{what} failure: {failed} of {len(results)} failed"
@@ -85,8 +81,9 @@ async def _abort_batch(context: grpc.aio.ServicerContext, results: list[P4RTErro
         packed = any_pb2.Any()
         packed.Pack(err)
         status.details.append(packed)
-    await context.abort(grpc.StatusCode.UNKNOWN, message,
-                        (("grpc-status-details-bin", status.SerializeToString()),))
+    context.set_trailing_metadata((("grpc-status-details-bin", status.SerializeToString()),))
+    context.abort(grpc.StatusCode.UNKNOWN, message)
+    raise AssertionError("unreachable")  # context.abort raises
 
 
 _END = object()
@@ -98,12 +95,11 @@ class _Abort:
 
 
 class P4RuntimeService(p4r_grpc.P4RuntimeServicer):
-    """p4.v1.P4Runtime for one device (async handlers; see module docstring)."""
+    """p4.v1.P4Runtime for one device (see module docstring)."""
 
-    def __init__(self, runtime: DeviceRuntime, executor: futures.Executor) -> None:
+    def __init__(self, runtime: DeviceRuntime) -> None:
         self.runtime = runtime
         self.arbiter = Arbiter({runtime.device_id})
-        self.executor = executor
         runtime.packet_in_sink = self._packet_in
         runtime.digest_sink = self._digest
         runtime.idle_sink = self._idle
@@ -113,16 +109,6 @@ class P4RuntimeService(p4r_grpc.P4RuntimeServicer):
     def _check_device(self, device_id: int) -> None:
         if device_id != self.runtime.device_id:
             raise P4RTError(NOT_FOUND, f"unknown device id {device_id}")
-
-    async def _run(self, inline: bool, fn: Callable[..., Any], *args: Any) -> Any:
-        """fn(*args) on the loop when `inline` and the device is free right now, else on the pool."""
-        lock = self.runtime.lock
-        if inline and lock.acquire(blocking=False):
-            try:
-                return fn(*args)
-            finally:
-                lock.release()
-        return await asyncio.get_running_loop().run_in_executor(self.executor, fn, *args)
 
     def _packet_in(self, msg: p4r.PacketIn) -> None:
         out = None
@@ -148,88 +134,87 @@ class P4RuntimeService(p4r_grpc.P4RuntimeServicer):
 
     # -- unary RPCs ----------------------------------------------------------
 
-    async def Write(self, request: p4r.WriteRequest, context: grpc.aio.ServicerContext) -> p4r.WriteResponse:
+    def Write(self, request: p4r.WriteRequest, context: grpc.ServicerContext) -> p4r.WriteResponse:
         try:
             access = self.arbiter.check_primary(request.device_id, request.role, request.election_id,
                                                 request.HasField("election_id"))
             self.runtime.state_for_writes()
             if request.atomicity != p4r.WriteRequest.CONTINUE_ON_ERROR:
                 raise P4RTError(UNIMPLEMENTED, "only CONTINUE_ON_ERROR atomicity is supported")
-            updates = request.updates
-            results = await self._run(len(updates) <= INLINE_UPDATES, self.runtime.write, updates, access)
+            results = self.runtime.write(request.updates, access)
         except P4RTError as e:
-            await _abort(context, e)
+            _abort(context, e)
         if any(r is not None for r in results):
-            await _abort_batch(context, results, "Write")
+            _abort_batch(context, results, "Write")
         return p4r.WriteResponse()
 
-    async def Read(self, request: p4r.ReadRequest,
-                   context: grpc.aio.ServicerContext) -> AsyncIterator[p4r.ReadResponse]:
+    def Read(self, request: p4r.ReadRequest, context: grpc.ServicerContext) -> Iterator[p4r.ReadResponse]:
         try:
             self._check_device(request.device_id)
             access = self.arbiter.read_access(request.device_id, request.role)
-            chunks, results = await self._run(False, self.runtime.read, request.entities, access)
+            chunks, results = self.runtime.read(request.entities, access)
         except P4RTError as e:
-            await _abort(context, e)
-        for chunk in chunks:
-            yield chunk
+            _abort(context, e)
+        yield from chunks
         if any(r is not None for r in results):
-            await _abort_batch(context, results, "Read")
+            _abort_batch(context, results, "Read")
 
-    async def SetForwardingPipelineConfig(self, request: p4r.SetForwardingPipelineConfigRequest,
-                                          context: grpc.aio.ServicerContext
-                                          ) -> p4r.SetForwardingPipelineConfigResponse:
+    def SetForwardingPipelineConfig(self, request: p4r.SetForwardingPipelineConfigRequest,
+                                    context: grpc.ServicerContext) -> p4r.SetForwardingPipelineConfigResponse:
         try:
             access = self.arbiter.check_primary(request.device_id, request.role, request.election_id,
                                                 request.HasField("election_id"))
             if access is not None and not access.can_push_pipeline:
                 raise P4RTError(PERMISSION_DENIED, f"role {request.role!r} may not push a pipeline")
             config = request.config if request.HasField("config") else None
-            await self._run(False, self.runtime.set_pipeline, request.action, config)
+            self.runtime.set_pipeline(request.action, config)
         except P4RTError as e:
-            await _abort(context, e)
+            _abort(context, e)
         return p4r.SetForwardingPipelineConfigResponse()
 
-    async def GetForwardingPipelineConfig(self, request: p4r.GetForwardingPipelineConfigRequest,
-                                          context: grpc.aio.ServicerContext
-                                          ) -> p4r.GetForwardingPipelineConfigResponse:
+    def GetForwardingPipelineConfig(self, request: p4r.GetForwardingPipelineConfigRequest,
+                                    context: grpc.ServicerContext) -> p4r.GetForwardingPipelineConfigResponse:
         try:
             self._check_device(request.device_id)
         except P4RTError as e:
-            await _abort(context, e)
-        config = await self._run(True, self.runtime.get_config, request.response_type)
+            _abort(context, e)
+        config = self.runtime.get_config(request.response_type)
         out = p4r.GetForwardingPipelineConfigResponse()
         if config is not None:
             out.config.CopyFrom(config)
         return out
 
-    async def Capabilities(self, request: p4r.CapabilitiesRequest,
-                           context: grpc.aio.ServicerContext) -> p4r.CapabilitiesResponse:
+    def Capabilities(self, request: p4r.CapabilitiesRequest,
+                     context: grpc.ServicerContext) -> p4r.CapabilitiesResponse:
         return p4r.CapabilitiesResponse(p4runtime_api_version=P4RUNTIME_API_VERSION)
 
     # -- stream --------------------------------------------------------------
 
-    async def StreamChannel(self, request_iterator: AsyncIterator[p4r.StreamMessageRequest],
-                            context: grpc.aio.ServicerContext) -> AsyncIterator[p4r.StreamMessageResponse]:
-        me = Controller(asyncio.get_running_loop())
+    def StreamChannel(self, request_iterator: Iterator[p4r.StreamMessageRequest],
+                      context: grpc.ServicerContext) -> Iterator[p4r.StreamMessageResponse]:
+        me = Controller()
         live: list[Controller | None] = [None]
-        task = asyncio.get_running_loop().create_task(self._stream_reader(request_iterator, me, live))
+        # The stream ends when the RPC does (client gone, server stopping) ...
+        context.add_callback(lambda: me.send(_END))
+        # ... and the client's messages are handled on a thread of their own
+        # while this one hands the queued responses to gRPC.
+        threading.Thread(target=self._stream_reader, args=(request_iterator, me, live),
+                         name="p4rt-stream", daemon=True).start()
         try:
             while True:
-                item = await me.get()
+                item = me.get()
                 if item is _END:
                     return
                 if isinstance(item, _Abort):
-                    await _abort(context, item.error)
+                    _abort(context, item.error)
                 yield item
         finally:
-            task.cancel()
             if live[0] is not None:
                 self.arbiter.remove(live[0])
 
-    async def _stream_reader(self, requests: AsyncIterator[p4r.StreamMessageRequest], me: Controller,
-                             live: list[Controller | None]) -> None:
-        """Handle the client's stream messages (on the loop: each one is short)."""
+    def _stream_reader(self, requests: Iterator[p4r.StreamMessageRequest], me: Controller,
+                       live: list[Controller | None]) -> None:
+        """Handle the client's stream messages, in order."""
 
         def stream_error(code: int, message: str, req: p4r.StreamMessageRequest) -> None:
             err = p4r.StreamError(canonical_code=code, message=message)
@@ -247,7 +232,7 @@ class P4RuntimeService(p4r_grpc.P4RuntimeServicer):
             return ctl is not None and any(c is ctl for c, _ in self.arbiter.primaries(self.runtime.device_id))
 
         try:
-            async for req in requests:
+            for req in requests:
                 which = req.WhichOneof("update")
                 try:
                     if which == "arbitration":
@@ -271,9 +256,7 @@ class P4RuntimeService(p4r_grpc.P4RuntimeServicer):
                     stream_error(e.code, e.message, req)
                 except StateError as e:
                     stream_error(int(e.code), e.message, req)
-        except asyncio.CancelledError:
-            raise
-        except Exception:  # the client went away
+        except Exception:  # the client went away, or the RPC was cancelled
             pass
         me.send(_END)
 
@@ -299,63 +282,44 @@ class P4RuntimeServer:
     def __init__(self, *, device_id: int = 0, factory: DeviceFactory | None = None,
                  address: str = "127.0.0.1:9559", transmit: Transmit | None = None,
                  cpu_port: int | None = None, tls: TlsConfig | None = None,
-                 max_workers: int = 8) -> None:
+                 max_rpcs: int = MAX_RPCS) -> None:
         self.runtime = DeviceRuntime(device_id, factory, transmit=transmit, cpu_port=cpu_port)
-        self._executor = futures.ThreadPoolExecutor(max_workers=max_workers, thread_name_prefix="p4rt")
-        self.service = P4RuntimeService(self.runtime, self._executor)
+        self.service = P4RuntimeService(self.runtime)
         self.address = address
         _check_bind(address)
         creds = None if tls is None else _credentials(tls)
-        self._loop = asyncio.new_event_loop()
-        self._thread = threading.Thread(target=self._loop.run_forever, name="p4rt-grpc", daemon=True)
-        self._thread.start()
-        try:
-            self._server, self.port = self._call(self._bind(address, creds))
-        except BaseException:
-            self._shutdown_loop()
-            raise
-        self._stopped = threading.Event()
-
-    def _call(self, coro: Any, timeout: float | None = 30) -> Any:
-        return asyncio.run_coroutine_threadsafe(coro, self._loop).result(timeout)
-
-    async def _bind(self, address: str, creds: grpc.ServerCredentials | None) -> tuple[Any, int]:
-        server = grpc.aio.server(
+        self._executor = futures.ThreadPoolExecutor(max_workers=max_rpcs, thread_name_prefix="p4rt")
+        self._server = grpc.server(
+            self._executor,
             options=[("grpc.max_receive_message_length", 256 << 20),
                      ("grpc.max_send_message_length", 256 << 20),
                      ("grpc.so_reuseport", 0)],
+            maximum_concurrent_rpcs=max_rpcs,
         )
-        p4r_grpc.add_P4RuntimeServicer_to_server(self.service, server)
+        p4r_grpc.add_P4RuntimeServicer_to_server(self.service, self._server)
         try:
-            port = server.add_insecure_port(address) if creds is None else server.add_secure_port(address, creds)
+            port = (self._server.add_insecure_port(address) if creds is None
+                    else self._server.add_secure_port(address, creds))
         except RuntimeError as e:
             raise ServerError(f"cannot listen on {address}: {e}") from None
         if not port:
             raise ServerError(f"cannot listen on {address} (address in use?)")
-        return server, port
+        self.port = port
+        self._stopped = threading.Event()
 
     def start(self) -> P4RuntimeServer:
-        self._call(self._server.start())
+        self._server.start()
         log.info("P4Runtime server listening on %s", self.address)
         return self
 
     def stop(self, grace: float | None = 0.5) -> None:
         if not self._stopped.is_set():
             try:
-                self._call(self._server.stop(grace), timeout=None if grace is None else grace + 5)
+                self._server.stop(grace).wait(None if grace is None else grace + 5)
             finally:
                 self._stopped.set()
-                self._shutdown_loop()
                 self._executor.shutdown(wait=False, cancel_futures=True)
                 self.runtime.close()
-
-    def _shutdown_loop(self) -> None:
-        if self._loop.is_running():
-            self._loop.call_soon_threadsafe(self._loop.stop)
-        if self._thread is not threading.current_thread():
-            self._thread.join(timeout=5)
-        if not self._loop.is_running():
-            self._loop.close()
 
     def wait(self, timeout: float | None = None) -> bool:
         """Block until the server is stopped (True) or `timeout` passed (False)."""
@@ -404,4 +368,4 @@ def _credentials(tls: TlsConfig) -> grpc.ServerCredentials:
 
 
 __all__ = ["P4RuntimeService", "P4RuntimeServer", "TlsConfig", "P4RUNTIME_API_VERSION",
-           "ServerError", "INLINE_UPDATES"]
+           "ServerError", "MAX_RPCS"]
