@@ -5,8 +5,10 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 PYTHON ?= python3
 # Mininet (mnexec + its Python module), iproute2/ethtool (links), iputils-ping,
-# cpp (the P4 preprocessor), tcpdump (captures), openssl (TLS tests).
-APT_PACKAGES := mininet iproute2 iputils-ping ethtool cpp gcc tcpdump openssl python3-venv
+# cpp (the P4 preprocessor), tcpdump (captures), openssl (TLS tests),
+# g++, pkg-config and libgrpc++-dev (p4switch's native P4Runtime transport,
+# built by pip install from p4switch/server/native.cc).
+APT_PACKAGES := mininet iproute2 iputils-ping ethtool cpp gcc g++ pkg-config libgrpc++-dev tcpdump openssl python3-venv
 STAMP_PIP := $(VENV)/.pip-done
 PYTEST_ARGS ?=
 
@@ -43,7 +45,7 @@ apt:
 
 # Python packages into the project's venv. Mininet's module comes from the
 # Debian package (it is not on PyPI) and is linked into the venv.
-$(STAMP_PIP): pyproject.toml
+$(STAMP_PIP): pyproject.toml setup.py p4switch/server/native.cc
 	@[ -x $(PY) ] || $(PYTHON) -m venv $(VENV)
 	@echo "aizone: pip install -e '.[test]' into $(VENV)"
 	@$(PY) -m pip install -q --upgrade pip > $(VENV)/pip.log 2>&1 || { grep -v '^WARNING: Location' $(VENV)/pip.log; exit 1; }
@@ -53,7 +55,7 @@ $(STAMP_PIP): pyproject.toml
 	@$(PY) -m pip install -q --no-deps p4runtime-shell==0.0.6 > $(VENV)/pip.log 2>&1 || { grep -v '^WARNING: Location' $(VENV)/pip.log; exit 1; }
 	@site=$$($(PY) -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])'); \
 	  ln -sfn /usr/lib/python3/dist-packages/mininet $$site/mininet
-	@$(PY) -c 'import p4switch, controller, topologies, traffic, mininet.net'
+	@$(PY) -c 'import p4switch, controller, topologies, traffic, mininet.net, p4switch.server._native'
 	@touch $@
 
 clean-net: setup

@@ -7,10 +7,11 @@ with a thread that pushes IPv4 packets through the pipeline at `--pps`
 be) builds its WriteRequests before the clock starts, warms the connection up
 with a fifth of them, then inserts N routes into empty tables in batches of
 1, 100 and 1000 updates per request and reads them all back.
-Prints entries/s for each, and the packets forwarded meanwhile. Figures only,
-never asserts.
+Prints entries/s for each, and the packets forwarded meanwhile, for each
+gRPC transport (the native one first, then grpcio's server, so the two
+compare in one run). Figures only, never asserts.
 
-    .venv/bin/python bench/p4rt_write.py [--entries N] [--pps PPS] [--profile FILE]
+    .venv/bin/python bench/p4rt_write.py [--entries N] [--pps PPS] [--transport T] [--profile FILE]
 
 `--profile FILE` writes a cProfile of the server process (open it with
 `python -m pstats FILE`).
@@ -29,7 +30,7 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
-BATCHES = (1, 100, 1000)
+BATCHES = (1, 100, 500, 1000)
 TABLE_SIZE = 1 << 16
 
 
@@ -138,7 +139,9 @@ def main() -> None:
     ap.add_argument("--entries", type=int, default=5000, help="entries per batch size (default 5000)")
     ap.add_argument("--pps", type=float, default=2000,
                     help="packets/s forwarded during the measurement (default 2000; 0: flat out)")
-    ap.add_argument("--profile", metavar="FILE", help="write a cProfile of the server process")
+    ap.add_argument("--transport", choices=("native", "grpcio"),
+                    help="measure one gRPC transport only (default: both, native first)")
+    ap.add_argument("--profile", metavar="FILE", help="write a cProfile of the server process (FILE.<transport>)")
     ap.add_argument("--switch-interval", type=float, default=None, metavar="S",
                     help="sys.setswitchinterval for the server process (default: Python's 0.005)")
     args = ap.parse_args()
@@ -147,20 +150,34 @@ def main() -> None:
 
     from scapy.all import IP, UDP, Ether, Raw
 
-    from p4switch.pipeline import Switch
-    from p4switch.server import P4RuntimeServer
+    from p4switch.server.transport import native_available
 
     info_bytes, blob = build_program()
     frames = [bytes(Ether(dst="02:00:00:00:00:01", src="02:00:00:00:01:01")
                     / IP(dst=f"10.0.{i}.1") / UDP(dport=4791) / Raw(b"x" * 64)) for i in range(256)]
     n = min(args.entries, TABLE_SIZE)
+    transports = [args.transport] if args.transport else ["native", "grpcio"]
+    if native_available() and not args.transport:
+        print(f"(native transport not built: {native_available()}; grpcio only)")
+        transports = ["grpcio"]
+    for transport in transports:
+        run(transport, args, info_bytes, blob, frames, n)
+
+
+def run(transport: str, args: argparse.Namespace, info_bytes: bytes, blob: bytes, frames: list[bytes],
+        n: int) -> None:
+    """Serve with `transport`, let a client process write and read at each batch size; print the rates."""
+    from p4switch.pipeline import Switch
+    from p4switch.server import P4RuntimeServer
+
     sink = {"n": 0}
 
     def transmit(port: int, frame: bytes) -> None:  # count, don't keep
         sink["n"] += 1
 
     server = P4RuntimeServer(device_id=1, address="127.0.0.1:0", transmit=transmit, cpu_port=255,
-                             factory=lambda prog, tx: Switch(prog, tx, cpu_port=255)).start()
+                             factory=lambda prog, tx: Switch(prog, tx, cpu_port=255),
+                             transport=transport).start()
     here, there = mp.Pipe()
     proc = mp.get_context("spawn").Process(
         target=client_main, args=(f"127.0.0.1:{server.port}", info_bytes, blob, n, there))
@@ -170,8 +187,8 @@ def main() -> None:
         import cProfile
 
         prof = cProfile.Profile()
-    print(f"p4switch P4Runtime write/read: {n} LPM entries per run, client in another process, "
-          f"packet load {'flat out' if not args.pps else f'{args.pps:.0f} pps'}")
+    print(f"p4switch P4Runtime write/read over the {transport} transport: {n} LPM entries per run, "
+          f"client in another process, packet load {'flat out' if not args.pps else f'{args.pps:.0f} pps'}")
     try:
         while True:
             kind, _ = here.recv()
@@ -197,7 +214,7 @@ def main() -> None:
         proc.join(10)
         server.stop(grace=0)
         if prof is not None:
-            prof.dump_stats(args.profile)
+            prof.dump_stats(f"{args.profile}.{transport}")
 
 
 if __name__ == "__main__":

@@ -130,6 +130,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="require client certificates signed by --grpc-server-cacert")
     t.add_argument("--dp-grpc-server-addr", help=argparse.SUPPRESS)
     x = p.add_argument_group("p4switch extras (traffic manager)")
+    x.add_argument("--grpc-transport", choices=("native", "grpcio"), default=None,
+                   help="how P4Runtime is served: gRPC C++ ('native', the default when it was built "
+                        "at install time) or grpcio's Python server; also $P4SWITCH_GRPC")
     x.add_argument("--port-speed", action="append", default=[], type=_port_value,
                    metavar="[PORT=]GBPS", help="port speed in Gb/s, for all ports or one port")
     x.add_argument("--queue-depth", action="append", default=[], type=_port_value,
@@ -260,7 +263,7 @@ def run(args: argparse.Namespace, stop: threading.Event) -> None:
     try:
         server = P4RuntimeServer(device_id=args.device_id, factory=factory,
                                  address=args.grpc_server_addr, transmit=ports.transmit,
-                                 cpu_port=args.cpu_port, tls=tls)
+                                 cpu_port=args.cpu_port, tls=tls, transport=args.grpc_transport)
         if program_bytes is not None:
             server.runtime.install(program_bytes)
         if args.ctl_addr:

@@ -7,17 +7,16 @@ per-update/per-entity errors are packed as `p4.v1.Error`s into a
 `google.rpc.Status` sent in the `grpc-status-details-bin` trailer, with the
 top-level code UNKNOWN (spec §10.3, §11).
 
-`P4RuntimeServer` runs the service on grpcio's thread-pool server: each RPC
-runs on a pool thread, device work under the runtime's lock. (Measured on a
-2-core machine with a Python client, a one-update Write round trip on this
-server is about 10% shorter than on grpcio's asyncio server, which adds an
-event-loop hop to every call.) StreamChannel's responses come from a
-per-stream thread-safe queue, filled by the stream's reader thread, the
-forwarding thread, the digest engine and the idle scanner; packet-ins beyond
-a bound are dropped, so a slow controller never stalls forwarding.
+`P4RuntimeServer` puts the service on the wire with one of the transports of
+`p4switch.server.transport` (gRPC C++ through the native extension, or
+grpcio's thread-pool server); the service itself is synchronous, device work
+under the runtime's lock. StreamChannel's responses come from a per-stream
+thread-safe queue, filled by the stream's reader thread, the forwarding
+thread, the digest engine and the idle scanner; packet-ins beyond a bound
+are dropped, so a slow controller never stalls forwarding.
 
 Names defined here: `P4RuntimeService`, `P4RuntimeServer`, `TlsConfig`,
-`P4RUNTIME_API_VERSION`, `ServerError`, `MAX_RPCS`.
+`P4RUNTIME_API_VERSION`, `ServerError`, `Context`.
 """
 
 from __future__ import annotations
@@ -25,10 +24,9 @@ from __future__ import annotations
 import logging
 import socket
 import threading
-from collections.abc import Iterator
-from concurrent import futures
+from collections.abc import Generator, Iterator
 from dataclasses import dataclass
-from typing import NoReturn
+from typing import Any, NoReturn, Protocol
 
 import grpc
 from google.protobuf import any_pb2
@@ -37,6 +35,7 @@ from p4switch.pipeline.state import StateError
 from p4switch.proto import p4r, p4r_grpc, rpc_status
 from p4switch.server.arbitration import Arbiter, Controller
 from p4switch.server.runtime import DeviceFactory, DeviceRuntime, Transmit
+from p4switch.server.transport import make_transport
 from p4switch.translate import (
     FAILED_PRECONDITION,
     NOT_FOUND,
@@ -50,11 +49,6 @@ log = logging.getLogger("p4switch.server")
 
 P4RUNTIME_API_VERSION = "1.4.1"
 
-# RPCs served at once (each holds a pool thread while it runs; an open
-# StreamChannel holds one for its whole life). Calls beyond it are refused
-# with RESOURCE_EXHAUSTED by grpcio.
-MAX_RPCS = 64
-
 _CODES = {c.value[0]: c for c in grpc.StatusCode}
 
 
@@ -62,12 +56,22 @@ class ServerError(Exception):
     """The server cannot start (address in use, bad TLS files ...)."""
 
 
-def _abort(context: grpc.ServicerContext, e: P4RTError) -> NoReturn:
+class Context(Protocol):
+    """What the service uses of a call's context (grpc.ServicerContext or the native one)."""
+
+    def abort(self, code: grpc.StatusCode, details: str) -> NoReturn: ...
+
+    def set_trailing_metadata(self, metadata: Any) -> None: ...
+
+    def add_callback(self, callback: Any) -> Any: ...
+
+
+def _abort(context: Context, e: P4RTError) -> NoReturn:
     context.abort(_CODES.get(e.code, grpc.StatusCode.UNKNOWN), e.message)
     raise AssertionError("unreachable")  # context.abort raises
 
 
-def _abort_batch(context: grpc.ServicerContext, results: list[P4RTError | None], what: str) -> NoReturn:
+def _abort_batch(context: Context, results: list[P4RTError | None], what: str) -> NoReturn:
     """UNKNOWN with one p4.v1.Error per element of the batch, in order."""
     failed = sum(1 for r in results if r is not None)
     message = f"{what} failure: {failed} of {len(results)} failed"
@@ -134,7 +138,7 @@ class P4RuntimeService(p4r_grpc.P4RuntimeServicer):
 
     # -- unary RPCs ----------------------------------------------------------
 
-    def Write(self, request: p4r.WriteRequest, context: grpc.ServicerContext) -> p4r.WriteResponse:
+    def Write(self, request: p4r.WriteRequest, context: Context) -> p4r.WriteResponse:
         try:
             access = self.arbiter.check_primary(request.device_id, request.role, request.election_id,
                                                 request.HasField("election_id"))
@@ -148,7 +152,7 @@ class P4RuntimeService(p4r_grpc.P4RuntimeServicer):
             _abort_batch(context, results, "Write")
         return p4r.WriteResponse()
 
-    def Read(self, request: p4r.ReadRequest, context: grpc.ServicerContext) -> Iterator[p4r.ReadResponse]:
+    def Read(self, request: p4r.ReadRequest, context: Context) -> Iterator[p4r.ReadResponse]:
         try:
             self._check_device(request.device_id)
             access = self.arbiter.read_access(request.device_id, request.role)
@@ -160,7 +164,7 @@ class P4RuntimeService(p4r_grpc.P4RuntimeServicer):
             _abort_batch(context, results, "Read")
 
     def SetForwardingPipelineConfig(self, request: p4r.SetForwardingPipelineConfigRequest,
-                                    context: grpc.ServicerContext) -> p4r.SetForwardingPipelineConfigResponse:
+                                    context: Context) -> p4r.SetForwardingPipelineConfigResponse:
         try:
             access = self.arbiter.check_primary(request.device_id, request.role, request.election_id,
                                                 request.HasField("election_id"))
@@ -173,7 +177,7 @@ class P4RuntimeService(p4r_grpc.P4RuntimeServicer):
         return p4r.SetForwardingPipelineConfigResponse()
 
     def GetForwardingPipelineConfig(self, request: p4r.GetForwardingPipelineConfigRequest,
-                                    context: grpc.ServicerContext) -> p4r.GetForwardingPipelineConfigResponse:
+                                    context: Context) -> p4r.GetForwardingPipelineConfigResponse:
         try:
             self._check_device(request.device_id)
         except P4RTError as e:
@@ -185,13 +189,13 @@ class P4RuntimeService(p4r_grpc.P4RuntimeServicer):
         return out
 
     def Capabilities(self, request: p4r.CapabilitiesRequest,
-                     context: grpc.ServicerContext) -> p4r.CapabilitiesResponse:
+                     context: Context) -> p4r.CapabilitiesResponse:
         return p4r.CapabilitiesResponse(p4runtime_api_version=P4RUNTIME_API_VERSION)
 
     # -- stream --------------------------------------------------------------
 
     def StreamChannel(self, request_iterator: Iterator[p4r.StreamMessageRequest],
-                      context: grpc.ServicerContext) -> Iterator[p4r.StreamMessageResponse]:
+                      context: Context) -> Generator[p4r.StreamMessageResponse, None, None]:
         me = Controller()
         live: list[Controller | None] = [None]
         # The stream ends when the RPC does (client gone, server stopping) ...
@@ -276,49 +280,33 @@ class P4RuntimeServer:
 
     `factory(program, transmit)` builds the Device for each committed program;
     `transmit(port, frame)` sends the Device's output to the ports. The
-    constructor binds the address (`port` is the bound port); `start()` serves.
+    constructor binds the address (`port` is the bound port) and serves;
+    `transport` picks how (see `p4switch.server.transport`).
     """
 
     def __init__(self, *, device_id: int = 0, factory: DeviceFactory | None = None,
                  address: str = "127.0.0.1:9559", transmit: Transmit | None = None,
                  cpu_port: int | None = None, tls: TlsConfig | None = None,
-                 max_rpcs: int = MAX_RPCS) -> None:
+                 transport: str | None = None) -> None:
         self.runtime = DeviceRuntime(device_id, factory, transmit=transmit, cpu_port=cpu_port)
         self.service = P4RuntimeService(self.runtime)
         self.address = address
         _check_bind(address)
-        creds = None if tls is None else _credentials(tls)
-        self._executor = futures.ThreadPoolExecutor(max_workers=max_rpcs, thread_name_prefix="p4rt")
-        self._server = grpc.server(
-            self._executor,
-            options=[("grpc.max_receive_message_length", 256 << 20),
-                     ("grpc.max_send_message_length", 256 << 20),
-                     ("grpc.so_reuseport", 0)],
-            maximum_concurrent_rpcs=max_rpcs,
-        )
-        p4r_grpc.add_P4RuntimeServicer_to_server(self.service, self._server)
-        try:
-            port = (self._server.add_insecure_port(address) if creds is None
-                    else self._server.add_secure_port(address, creds))
-        except RuntimeError as e:
-            raise ServerError(f"cannot listen on {address}: {e}") from None
-        if not port:
-            raise ServerError(f"cannot listen on {address} (address in use?)")
-        self.port = port
+        self._transport = make_transport(self.service, address, tls, transport)
+        self.transport = type(self._transport).__name__
+        self.port = self._transport.port
         self._stopped = threading.Event()
 
     def start(self) -> P4RuntimeServer:
-        self._server.start()
-        log.info("P4Runtime server listening on %s", self.address)
+        log.info("P4Runtime server listening on %s (%s)", self.address, self.transport)
         return self
 
     def stop(self, grace: float | None = 0.5) -> None:
         if not self._stopped.is_set():
             try:
-                self._server.stop(grace).wait(None if grace is None else grace + 5)
+                self._transport.stop(grace or 0.0)
             finally:
                 self._stopped.set()
-                self._executor.shutdown(wait=False, cancel_futures=True)
                 self.runtime.close()
 
     def wait(self, timeout: float | None = None) -> bool:
@@ -351,21 +339,5 @@ def _check_bind(address: str) -> None:
         s.close()
 
 
-def _credentials(tls: TlsConfig) -> grpc.ServerCredentials:
-    try:
-        with open(tls.key, "rb") as f:
-            key = f.read()
-        with open(tls.cert, "rb") as f:
-            cert = f.read()
-        ca = None
-        if tls.ca:
-            with open(tls.ca, "rb") as f:
-                ca = f.read()
-    except OSError as e:
-        raise ServerError(f"TLS: {e}") from None
-    return grpc.ssl_server_credentials([(key, cert)], root_certificates=ca,
-                                       require_client_auth=tls.client_auth)
-
-
 __all__ = ["P4RuntimeService", "P4RuntimeServer", "TlsConfig", "P4RUNTIME_API_VERSION",
-           "ServerError", "MAX_RPCS"]
+           "ServerError", "Context"]

@@ -214,9 +214,15 @@ def ports() -> MemoryPorts:
 
 
 @pytest.fixture
-def server(ports: MemoryPorts) -> Iterator[P4RuntimeServer]:
+def transport() -> str:
+    """The gRPC transport the `server` fixture uses (modules that test both override this)."""
+    return "native"
+
+
+@pytest.fixture
+def server(ports: MemoryPorts, transport: str) -> Iterator[P4RuntimeServer]:
     srv = P4RuntimeServer(device_id=DEVICE_ID, factory=switch_factory, address="127.0.0.1:0",
-                          transmit=ports.transmit, cpu_port=CPU_PORT).start()
+                          transmit=ports.transmit, cpu_port=CPU_PORT, transport=transport).start()
     ports.start(srv.process)
     yield srv
     srv.stop(grace=0)

@@ -13,6 +13,12 @@ from .conftest import DEVICE_ID, Client, Stream, update
 OK, NOT_FOUND, ALREADY_EXISTS = 0, 5, 6
 
 
+@pytest.fixture(params=["native", "grpcio"])
+def transport(request: pytest.FixtureRequest) -> str:
+    """Every test here runs on both gRPC transports."""
+    return str(request.param)
+
+
 def test_first_controller_becomes_primary_with_ok_status(client: Client) -> None:
     """The only controller with an election id is primary and told so with OK."""
     s = client.stream(5, wait=False)

@@ -15,6 +15,12 @@ A = p4r.SetForwardingPipelineConfigRequest
 R = p4r.GetForwardingPipelineConfigRequest
 
 
+@pytest.fixture(params=["native", "grpcio"])
+def transport(request: pytest.FixtureRequest) -> str:
+    """Every test here runs on both gRPC transports."""
+    return str(request.param)
+
+
 def get_config(client: Client, rtype: int = R.ALL, device_id: int = DEVICE_ID):
     return client.stub.GetForwardingPipelineConfig(
         R(device_id=device_id, response_type=rtype)).config

@@ -24,21 +24,60 @@ def certs(tmp_path_factory):
     return d
 
 
-def test_tls_server_answers_tls_clients(certs) -> None:
-    """With a certificate the server speaks TLS; a client trusting it gets answers."""
-    srv = P4RuntimeServer(address="127.0.0.1:0", tls=TlsConfig(cert=str(certs / "cert.pem"),
-                                                               key=str(certs / "key.pem"))).start()
+TRANSPORTS = pytest.mark.parametrize("transport", ["native", "grpcio"])
+
+
+def capabilities(port: int, creds: grpc.ChannelCredentials) -> p4r.CapabilitiesResponse:
+    with grpc.secure_channel(f"127.0.0.1:{port}", creds) as ch:
+        return p4r_grpc.P4RuntimeStub(ch).Capabilities(p4r.CapabilitiesRequest(), timeout=5)
+
+
+@TRANSPORTS
+def test_tls_server_answers_tls_clients(certs, transport: str) -> None:
+    """With a certificate the server speaks TLS; a client trusting it gets answers, a plain one none."""
+    srv = P4RuntimeServer(address="127.0.0.1:0", transport=transport,
+                          tls=TlsConfig(cert=str(certs / "cert.pem"), key=str(certs / "key.pem"))).start()
     try:
         creds = grpc.ssl_channel_credentials(root_certificates=(certs / "cert.pem").read_bytes())
-        with grpc.secure_channel(f"127.0.0.1:{srv.port}", creds) as ch:
-            resp = p4r_grpc.P4RuntimeStub(ch).Capabilities(p4r.CapabilitiesRequest(), timeout=5)
-        assert resp.p4runtime_api_version
+        assert capabilities(srv.port, creds).p4runtime_api_version
+        with grpc.insecure_channel(f"127.0.0.1:{srv.port}") as ch, pytest.raises(grpc.RpcError) as e:
+            p4r_grpc.P4RuntimeStub(ch).Capabilities(p4r.CapabilitiesRequest(), timeout=5)
+        assert e.value.code() == grpc.StatusCode.UNAVAILABLE
     finally:
         srv.stop(grace=0)
 
 
-def test_missing_certificate_file_is_server_error(certs) -> None:
+@TRANSPORTS
+def test_client_auth_requires_a_certificate_signed_by_the_ca(certs, transport: str) -> None:
+    """--grpc-server-with-client-auth: a client without a certificate is refused, one with it served."""
+    cert, key = certs / "cert.pem", certs / "key.pem"
+    srv = P4RuntimeServer(address="127.0.0.1:0", transport=transport,
+                          tls=TlsConfig(cert=str(cert), key=str(key), ca=str(cert), client_auth=True)).start()
+    try:
+        anonymous = grpc.ssl_channel_credentials(root_certificates=cert.read_bytes())
+        with pytest.raises(grpc.RpcError) as e:
+            capabilities(srv.port, anonymous)
+        assert e.value.code() == grpc.StatusCode.UNAVAILABLE
+        known = grpc.ssl_channel_credentials(root_certificates=cert.read_bytes(),
+                                             private_key=key.read_bytes(), certificate_chain=cert.read_bytes())
+        assert capabilities(srv.port, known).p4runtime_api_version
+    finally:
+        srv.stop(grace=0)
+
+
+@TRANSPORTS
+def test_missing_certificate_file_is_server_error(certs, transport: str) -> None:
     """A TLS file that cannot be read stops the server from starting."""
     with pytest.raises(ServerError, match="TLS"):
-        P4RuntimeServer(address="127.0.0.1:0", tls=TlsConfig(cert=str(certs / "nope.pem"),
-                                                             key=str(certs / "key.pem")))
+        P4RuntimeServer(address="127.0.0.1:0", transport=transport,
+                        tls=TlsConfig(cert=str(certs / "nope.pem"), key=str(certs / "key.pem")))
+
+
+@TRANSPORTS
+def test_bad_certificate_is_server_error(certs, transport: str, tmp_path) -> None:
+    """A certificate file that is not PEM stops the server with a ServerError, not a crash."""
+    bad = tmp_path / "bad.pem"
+    bad.write_text("not a certificate\n")
+    with pytest.raises(ServerError):
+        P4RuntimeServer(address="127.0.0.1:0", transport=transport,
+                        tls=TlsConfig(cert=str(bad), key=str(certs / "key.pem")))

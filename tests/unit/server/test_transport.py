@@ -1,0 +1,137 @@
+"""The gRPC transports: the native one is built and serves; both behave alike at the edges.
+
+The RPC semantics are tested (on both transports) by test_service,
+test_arbitration and test_tls; here: what belongs to the transport itself
+(malformed bytes, unknown methods, big batches and reads off the gRPC
+threads, concurrent clients, shutdown with open streams, interpreter exit).
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import threading
+
+import grpc
+import pytest
+
+from p4switch.proto import p4r
+from p4switch.server import P4RuntimeServer
+from p4switch.server.runtime import READ_CHUNK
+from p4switch.server.transport import INLINE_UPDATES, native_available
+
+from .conftest import DEVICE_ID, Client, update, write_errors
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+LPM_TABLE, SET_NHOP = 0x02000001, 0x01000001
+
+
+@pytest.fixture(params=["native", "grpcio"])
+def transport(request: pytest.FixtureRequest) -> str:
+    return str(request.param)
+
+
+def route(i: int, port: int = 1) -> p4r.TableEntry:
+    te = p4r.TableEntry(table_id=LPM_TABLE)
+    fm = te.match.add(field_id=1)
+    fm.lpm.value, fm.lpm.prefix_len = (0x0A000000 + (i << 8)).to_bytes(4, "big"), 24
+    te.action.action.action_id = SET_NHOP
+    te.action.action.params.add(param_id=1, value=port.to_bytes(2, "big"))
+    te.action.action.params.add(param_id=2, value=(0x020000000000 + i).to_bytes(6, "big"))
+    return te
+
+
+def test_native_transport_is_built() -> None:
+    """The install built the C++ transport (libgrpc++-dev and pkg-config are set up by `make`)."""
+    assert native_available() == "", f"native gRPC transport not built: {native_available()}"
+    srv = P4RuntimeServer(address="127.0.0.1:0")
+    try:
+        assert srv.transport == "NativeTransport"
+    finally:
+        srv.stop(grace=0)
+
+
+def test_unknown_method_is_unimplemented(client: Client) -> None:
+    """A method the service does not have gets UNIMPLEMENTED."""
+    call = client.channel.unary_unary("/p4.v1.P4Runtime/NoSuchMethod")
+    with pytest.raises(grpc.RpcError) as e:
+        call(b"", timeout=5)
+    assert e.value.code() == grpc.StatusCode.UNIMPLEMENTED
+
+
+def test_malformed_request_is_refused_and_server_keeps_serving(client: Client) -> None:
+    """Bytes that are not a WriteRequest fail the call (no crash); the next call is answered."""
+    call = client.channel.unary_unary("/p4.v1.P4Runtime/Write")
+    with pytest.raises(grpc.RpcError) as e:
+        call(b"\xff\xff\xff\xff", timeout=5)
+    assert e.value.code() in (grpc.StatusCode.INVALID_ARGUMENT, grpc.StatusCode.INTERNAL)
+    assert client.stub.Capabilities(p4r.CapabilitiesRequest(), timeout=5).p4runtime_api_version
+
+
+def test_big_batch_and_read_across_chunks(primary: Client) -> None:
+    """A batch bigger than what runs inline, with a failure inside, then a read of several chunks."""
+    n = max(INLINE_UPDATES * 2, 300)
+    updates = [update("INSERT", table_entry=route(i)) for i in range(n)]
+    updates[n // 2] = update("DELETE", table_entry=route(n + 5))  # not there: NOT_FOUND
+    with pytest.raises(grpc.RpcError) as e:
+        primary.write(*updates)
+    codes = [x.canonical_code for x in write_errors(e.value)]
+    assert len(codes) == n and codes[n // 2] == grpc.StatusCode.NOT_FOUND.value[0]
+    assert codes.count(0) == n - 1
+    rest = [update("INSERT", table_entry=route(i)) for i in range(n, 1000)]
+    primary.write(*rest)
+    responses = list(primary.stub.Read(p4r.ReadRequest(
+        device_id=DEVICE_ID, entities=[p4r.Entity(table_entry=p4r.TableEntry(table_id=LPM_TABLE))])))
+    got = [e.table_entry for r in responses for e in r.entities]
+    assert len(got) == 999
+    assert len(responses) >= 999 // READ_CHUNK
+    assert {bytes(t.match[0].lpm.value) for t in got} == {route(i).match[0].lpm.value
+                                                          for i in range(1000) if i != n // 2}
+
+
+def test_concurrent_writers_from_several_connections(primary: Client, server: P4RuntimeServer) -> None:
+    """Four connections writing one update per request at once: every write lands exactly once."""
+    errors: list[BaseException] = []
+
+    def writer(k: int) -> None:
+        c = Client(f"127.0.0.1:{server.port}")
+        try:
+            for i in range(k * 100, k * 100 + 100):
+                c.write(update("INSERT", table_entry=route(i)))
+        except BaseException as e:  # noqa: BLE001 - reported below
+            errors.append(e)
+        finally:
+            c.close()
+
+    threads = [threading.Thread(target=writer, args=(k,)) for k in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    assert not errors
+    got = primary.read(p4r.Entity(table_entry=p4r.TableEntry(table_id=LPM_TABLE)))
+    assert len(got) == 400
+
+
+def test_stop_ends_open_streams(client: Client, server: P4RuntimeServer) -> None:
+    """Stopping the server ends a controller's StreamChannel (the client sees the stream end)."""
+    s = client.stream(10)
+    server.stop(grace=0)
+    assert s.done.wait(5)
+
+
+@pytest.mark.parametrize("transport", ["native"])
+def test_exit_with_a_live_server_is_clean(transport: str) -> None:
+    """A process that exits without stopping its server (and with a stream open) exits 0, no crash."""
+    code = "\n".join((
+        f"import sys; sys.path.insert(0, {ROOT!r})",
+        "from p4switch.server import P4RuntimeServer",
+        "from tests.unit.server.conftest import Client",
+        f"srv = P4RuntimeServer(device_id=1, address='127.0.0.1:0', transport={transport!r})",
+        "c = Client(f'127.0.0.1:{srv.port}'); c.stream(10)",
+        "print('up', flush=True)",
+    ))
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, cwd=ROOT)
+    assert proc.stdout.strip() == "up"
+    assert proc.returncode == 0, proc.stderr[-2000:]
