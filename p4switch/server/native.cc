@@ -9,19 +9,22 @@
 //
 //   server = Server(handler, max_message_bytes)
 //   port = server.start(address, tls)   # tls: None or (key, cert, ca, require_client_auth)
-//   server.stop(grace_seconds)
+//   server.stop(grace_seconds)          # final: a server is started once
 //
 // For every incoming call the C++ side reads the first message and calls
 // `handler(call, data)` (data None when the client sent none), with the GIL.
-// A unary call is answered there (the handler returns None); a stream's
-// handler returns a sink, and the C++ side goes on reading: it calls
-// `sink.message(data)` for each message (a true result asks for the next),
-// `sink.closed()` once the client has no more to send (or the call died),
-// and `sink.done()` once the call is over. Python answers through the Call:
+// A unary call is answered there or later from any thread (the handler
+// returns None); a stream's handler returns a sink, and the C++ side goes on
+// reading: it calls `sink.message(data)` for each message, `sink.closed()`
+// once the client has no more to send (or the call died), and `sink.done()`
+// once the call is over. A false result of `sink.message` pauses reading
+// until Python calls `call.resume()` (inbound flow control). Python answers
+// through the Call:
 //
-//   call.method                         # "/p4.v1.P4Runtime/Write"
+//   call.method                             # "/p4.v1.P4Runtime/Write"
 //   call.write(data, block=True) -> bool    # False: the call is over
-//   call.finish(code, message, details=b"", responses=())
+//   call.finish(code, message, details=b"", responses=()) -> bool
+//   call.resume() -> bool                   # read the next message again
 //
 // `write` with block=True waits (without the GIL) until the message has been
 // handed to the transport, which is how a slow client pushes back on the
@@ -29,9 +32,14 @@
 // are sent in order, then the status (with `details` as the
 // grpc-status-details-bin trailer when not empty).
 //
-// Locking: a call's State is guarded by its mutex; nothing that may call
-// back into the reactor (StartWrite, Finish) or into Python runs while it
-// is held.
+// Threads and locks. gRPC runs the reactions (OnReadDone, OnWriteDone,
+// OnCancel, OnDone) on its own few threads, never inline from StartRead,
+// StartWrite or Finish (gRPC 1.51: the read/write tags are not inlinable and
+// OnDone goes through its executor). A call's State is guarded by its mutex.
+// Lock order is GIL, then State::mu: nothing waits for the GIL while holding
+// the mutex, and nothing calls StartRead/StartWrite/Finish while holding it.
+// The reactor is deleted in OnDone unless a Python thread is between taking
+// it from the State and using it (`holds`); then that thread deletes it.
 
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -58,10 +66,13 @@ class Reactor;
 struct State {
   std::mutex mu;
   std::condition_variable cv;
-  Reactor* reactor = nullptr;       // null once the call is over
+  Reactor* reactor = nullptr;       // null once the call is over (OnDone)
   std::deque<std::string> pending;  // responses not yet handed to StartWrite
   bool writing = false;             // a StartWrite is outstanding
-  bool finish_queued = false;       // finish() was called
+  bool broken = false;              // a write failed: the client is gone
+  bool reading = false;             // a StartRead is outstanding
+  bool paused = false;              // the sink asked for no more reads until resume()
+  bool finish_queued = false;       // finish() was called (or the call failed)
   bool finished = false;            // Finish() was started
   int holds = 0;                    // Python threads about to call into the reactor
   bool orphan = false;              // OnDone ran while held: the last holder deletes it
@@ -69,30 +80,13 @@ struct State {
   std::string method;
 };
 
-// Copy the bytes of a ByteBuffer into a new Python bytes object.
-PyObject* to_bytes(grpc::ByteBuffer& buf) {
-  std::vector<grpc::Slice> slices;
-  if (!buf.Dump(&slices).ok()) return PyBytes_FromStringAndSize("", 0);
-  size_t n = 0;
-  for (auto& s : slices) n += s.size();
-  PyObject* out = PyBytes_FromStringAndSize(nullptr, static_cast<Py_ssize_t>(n));
-  if (out == nullptr) return nullptr;
-  char* p = PyBytes_AS_STRING(out);
-  for (auto& s : slices) {
-    std::memcpy(p, s.begin(), s.size());
-    p += s.size();
-  }
-  return out;
+bool python_alive() {
+#if PY_VERSION_HEX >= 0x030D0000
+  return Py_IsInitialized() && !Py_IsFinalizing();
+#else
+  return Py_IsInitialized() && !_Py_IsFinalizing();
+#endif
 }
-
-// Call sink.<name>(*args); report (do not raise) a Python error. GIL held.
-PyObject* call_sink(PyObject* sink, const char* name, PyObject* arg) {
-  PyObject* r = arg ? PyObject_CallMethod(sink, name, "O", arg) : PyObject_CallMethod(sink, name, nullptr);
-  if (r == nullptr) PyErr_WriteUnraisable(sink);
-  return r;
-}
-
-bool python_alive() { return Py_IsInitialized() && !_Py_IsFinalizing(); }
 
 // The GIL for a gRPC thread. Each gRPC thread keeps one Python thread state
 // for its whole life (PyGILState_Ensure alone would create and destroy one
@@ -116,6 +110,25 @@ class Gil {
   PyGILState_STATE state_;
 };
 
+// A new Python bytes object with the ByteBuffer's bytes (nullptr: error set).
+PyObject* to_bytes(grpc::ByteBuffer& buf) {
+  std::vector<grpc::Slice> slices;
+  if (!buf.Dump(&slices).ok()) {
+    PyErr_SetString(PyExc_RuntimeError, "cannot read the request message");
+    return nullptr;
+  }
+  size_t n = 0;
+  for (auto& s : slices) n += s.size();
+  PyObject* out = PyBytes_FromStringAndSize(nullptr, static_cast<Py_ssize_t>(n));
+  if (out == nullptr) return nullptr;
+  char* p = PyBytes_AS_STRING(out);
+  for (auto& s : slices) {
+    std::memcpy(p, s.begin(), s.size());
+    p += s.size();
+  }
+  return out;
+}
+
 struct PyCall {
   PyObject_HEAD
   std::shared_ptr<State>* state;
@@ -129,6 +142,7 @@ class Reactor final : public grpc::ServerGenericBidiReactor {
       : handler_(handler), st_(std::make_shared<State>()) {
     st_->reactor = this;
     st_->method = ctx->method();
+    st_->reading = true;
     StartRead(&request_);
   }
 
@@ -143,7 +157,7 @@ class Reactor final : public grpc::ServerGenericBidiReactor {
     Pump();
   }
 
-  // Start the next write or the Finish when nothing is outstanding (any thread).
+  // Start the next write, or the Finish once nothing is left (any thread).
   void Pump() {
     std::string data;
     bool finish = false;
@@ -172,51 +186,75 @@ class Reactor final : public grpc::ServerGenericBidiReactor {
     }
   }
 
+  // Read the next message of a paused stream (a Python thread holding it).
+  void Resume() { StartRead(&request_); }
+
   void OnReadDone(bool ok) override {
-    bool more = false;
-    bool answered = true;
-    if (python_alive()) {
+    bool more = false;    // a stream whose sink wants the next message
+    bool failed = false;  // the call cannot go on: end it
+    {
+      std::lock_guard<std::mutex> lock(st_->mu);
+      st_->reading = false;
+    }
+    if (!python_alive()) {
+      Queue(grpc::Status(grpc::StatusCode::UNAVAILABLE, "p4switch is shutting down"));
+      return;
+    }
+    {
       Gil gil;
       PyObject* data = nullptr;
-      if (ok && (data = to_bytes(request_)) == nullptr) PyErr_WriteUnraisable(handler_);
-      if (!started_) {
+      if (ok && (data = to_bytes(request_)) == nullptr) {
+        PyErr_WriteUnraisable(handler_);
+        failed = true;
+      } else if (!started_) {
         // The first message (None: the client sent none): handler(call, data)
-        // answers a unary call at once, or returns the sink of a stream.
+        // answers a unary call, or returns the sink of a stream.
         started_ = true;
-        answered = false;
         PyObject* call = new_call(st_);
-        if (call != nullptr) {
-          PyObject* r = PyObject_CallFunctionObjArgs(handler_, call, data ? data : Py_None, nullptr);
-          answered = r != nullptr;
-          if (r == nullptr) PyErr_WriteUnraisable(handler_);
-          if (r != nullptr && r != Py_None) {
-            sink_ = r;
-            more = ok;
-          } else {
-            Py_XDECREF(r);
-          }
-          Py_DECREF(call);
-        } else {
+        PyObject* r = call ? PyObject_CallFunctionObjArgs(handler_, call, data ? data : Py_None, nullptr) : nullptr;
+        Py_XDECREF(call);
+        if (r == nullptr) {
           PyErr_WriteUnraisable(handler_);
+          failed = true;
+        } else if (r != Py_None) {
+          sink_ = r;
+          more = ok;
+        } else {
+          Py_DECREF(r);
         }
+      } else if (sink_ != nullptr && ok) {
+        PyObject* r = PyObject_CallMethod(sink_, "message", "O", data);
+        int t = r ? PyObject_IsTrue(r) : -1;
+        Py_XDECREF(r);
+        if (t < 0) {
+          PyErr_WriteUnraisable(sink_);
+          failed = true;
+        }
+        more = t == 1;
       } else if (sink_ != nullptr) {
-        if (data != nullptr) {
-          PyObject* r = call_sink(sink_, "message", data);
-          more = r != nullptr && PyObject_IsTrue(r) == 1;
-          Py_XDECREF(r);
-        } else if (!ok) {
-          Py_XDECREF(call_sink(sink_, "closed", nullptr));
-        }
+        PyObject* r = PyObject_CallMethod(sink_, "closed", nullptr);
+        if (r == nullptr) PyErr_WriteUnraisable(sink_);
+        Py_XDECREF(r);
       }
       Py_XDECREF(data);
-    } else {
-      answered = false;
+      if (ok && sink_ != nullptr && !failed && !more) {
+        // Paused while the GIL is still held: the Python side can only call
+        // resume() once this is recorded.
+        std::lock_guard<std::mutex> lock(st_->mu);
+        st_->paused = true;
+      }
     }
-    if (!answered) Queue(grpc::Status(grpc::StatusCode::UNAVAILABLE, "p4switch: the server cannot take the call"));
+    if (failed) {
+      Queue(grpc::Status(grpc::StatusCode::INTERNAL, "p4switch: the call failed in the server"));
+      return;
+    }
     if (more) {
       {
         std::lock_guard<std::mutex> lock(st_->mu);
+        // A read after Finish would only complete with ok=false; skipping it
+        // when Finish has already started just saves the round.
         more = !st_->finished;
+        st_->reading = more;
       }
       if (more) StartRead(&request_);
     }
@@ -227,6 +265,7 @@ class Reactor final : public grpc::ServerGenericBidiReactor {
       std::lock_guard<std::mutex> lock(st_->mu);
       st_->writing = false;
       if (!ok) {  // the stream is broken: drop what is left, end the call
+        st_->broken = true;
         st_->pending.clear();
         if (!st_->finish_queued) {
           st_->finish_queued = true;
@@ -239,14 +278,16 @@ class Reactor final : public grpc::ServerGenericBidiReactor {
   }
 
   void OnCancel() override {
-    // Outstanding reads complete with ok=false; make sure the call ends.
+    // Outstanding reads and writes complete with ok=false; make sure the call ends.
     Queue(grpc::Status(grpc::StatusCode::CANCELLED, "cancelled"));
   }
 
   void OnDone() override {
     if (sink_ != nullptr && python_alive()) {
       Gil gil;
-      Py_XDECREF(call_sink(sink_, "done", nullptr));
+      PyObject* r = PyObject_CallMethod(sink_, "done", nullptr);
+      if (r == nullptr) PyErr_WriteUnraisable(sink_);
+      Py_XDECREF(r);
       Py_CLEAR(sink_);
     }
     bool last;
@@ -261,7 +302,7 @@ class Reactor final : public grpc::ServerGenericBidiReactor {
     if (last) delete this;
   }
 
-  // A Python thread is done calling into the reactor it held (see Hold).
+  // A Python thread is done calling into the reactor it held.
   static void Release(const std::shared_ptr<State>& st, Reactor* reactor) {
     bool last;
     {
@@ -313,7 +354,7 @@ PyObject* call_write(PyObject* obj, PyObject* args, PyObject* kwargs) {
   Reactor* reactor;
   {
     std::lock_guard<std::mutex> lock(st->mu);
-    if (st->reactor == nullptr || st->finish_queued) Py_RETURN_FALSE;
+    if (st->reactor == nullptr || st->finish_queued || st->broken) Py_RETURN_FALSE;
     st->pending.push_back(std::move(copy));
     reactor = st->reactor;
     st->holds++;  // OnDone may run on another thread meanwhile: it leaves the deletion to us
@@ -323,9 +364,12 @@ PyObject* call_write(PyObject* obj, PyObject* args, PyObject* kwargs) {
   if (!block) Py_RETURN_TRUE;
   bool alive;
   Py_BEGIN_ALLOW_THREADS
-  std::unique_lock<std::mutex> lock(st->mu);
-  st->cv.wait(lock, [&] { return st->reactor == nullptr || (st->pending.empty() && !st->writing); });
-  alive = st->reactor != nullptr;
+  {
+    // Scoped so the mutex is released before the GIL is taken back.
+    std::unique_lock<std::mutex> lock(st->mu);
+    st->cv.wait(lock, [&] { return st->reactor == nullptr || st->broken || (st->pending.empty() && !st->writing); });
+    alive = st->reactor != nullptr && !st->broken;
+  }
   Py_END_ALLOW_THREADS
   if (alive) Py_RETURN_TRUE;
   Py_RETURN_FALSE;
@@ -370,11 +414,29 @@ PyObject* call_finish(PyObject* obj, PyObject* args, PyObject* kwargs) {
   {
     std::lock_guard<std::mutex> lock(st->mu);
     if (st->reactor == nullptr || st->finish_queued) Py_RETURN_FALSE;
-    for (auto& s : out) st->pending.push_back(std::move(s));
+    if (!st->broken) {
+      for (auto& s : out) st->pending.push_back(std::move(s));
+    }
     reactor = st->reactor;
     st->holds++;
   }
   reactor->Queue(std::move(status));
+  Reactor::Release(st, reactor);
+  Py_RETURN_TRUE;
+}
+
+PyObject* call_resume(PyObject* obj, PyObject*) {
+  std::shared_ptr<State> st = *reinterpret_cast<PyCall*>(obj)->state;
+  Reactor* reactor;
+  {
+    std::lock_guard<std::mutex> lock(st->mu);
+    if (st->reactor == nullptr || !st->paused || st->reading || st->finished) Py_RETURN_FALSE;
+    st->paused = false;
+    st->reading = true;
+    reactor = st->reactor;
+    st->holds++;
+  }
+  reactor->Resume();
   Reactor::Release(st, reactor);
   Py_RETURN_TRUE;
 }
@@ -384,6 +446,8 @@ PyMethodDef call_methods[] = {
      "write(data, block=True) -> bool: send one response message; False once the call is over."},
     {"finish", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(call_finish)), METH_VARARGS | METH_KEYWORDS,
      "finish(code, message, details=b'', responses=()) -> bool: send the responses, then the status."},
+    {"resume", call_resume, METH_NOARGS,
+     "resume() -> bool: read the next message of a stream whose sink paused reading."},
     {nullptr, nullptr, 0, nullptr}};
 
 PyGetSetDef call_getset[] = {{"method", call_method, nullptr, "the full method name", nullptr},
@@ -408,6 +472,7 @@ struct PyServer {
   long max_message;
   Generic* generic;
   grpc::Server* server;
+  bool used;  // started once already: a server is not restarted
 };
 
 int server_init(PyObject* obj, PyObject* args, PyObject* kwargs) {
@@ -416,34 +481,45 @@ int server_init(PyObject* obj, PyObject* args, PyObject* kwargs) {
   PyObject* handler;
   long max_message = 4 << 20;
   if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|l", const_cast<char**>(kw), &handler, &max_message)) return -1;
+  if (self->handler != nullptr || self->used) {
+    PyErr_SetString(PyExc_RuntimeError, "Server is already initialised");
+    return -1;
+  }
   if (!PyCallable_Check(handler)) {
     PyErr_SetString(PyExc_TypeError, "handler must be callable");
     return -1;
   }
+  if (max_message <= 0 || max_message > 0x7fffffff) {
+    PyErr_SetString(PyExc_ValueError, "max_message_bytes must be in 1..2**31-1");
+    return -1;
+  }
   Py_INCREF(handler);
-  Py_XSETREF(self->handler, handler);
+  self->handler = handler;
   self->max_message = max_message;
   return 0;
 }
 
+// Stop serving (all calls end; their reactors are gone when this returns),
+// then drop the handler, which breaks the cycle handler -> owner -> server.
 void stop_server(PyServer* self, double grace) {
-  if (self->server == nullptr) return;
   grpc::Server* server = self->server;
   self->server = nullptr;
-  Py_BEGIN_ALLOW_THREADS
-  auto deadline = std::chrono::system_clock::now() +
-                  std::chrono::microseconds(static_cast<long long>(grace > 0 ? grace * 1e6 : 0));
-  server->Shutdown(deadline);
-  server->Wait();
-  delete server;
-  Py_END_ALLOW_THREADS
+  if (server != nullptr) {
+    Py_BEGIN_ALLOW_THREADS
+    auto deadline = std::chrono::system_clock::now() +
+                    std::chrono::microseconds(static_cast<long long>(grace > 0 ? grace * 1e6 : 0));
+    server->Shutdown(deadline);
+    server->Wait();
+    delete server;
+    Py_END_ALLOW_THREADS
+  }
+  delete self->generic;
+  self->generic = nullptr;
+  Py_CLEAR(self->handler);
 }
 
 void server_dealloc(PyObject* obj) {
-  PyServer* self = reinterpret_cast<PyServer*>(obj);
-  stop_server(self, 0);
-  delete self->generic;
-  Py_XDECREF(self->handler);
+  stop_server(reinterpret_cast<PyServer*>(obj), 0);
   Py_TYPE(obj)->tp_free(obj);
 }
 
@@ -452,8 +528,8 @@ PyObject* server_start(PyObject* obj, PyObject* args) {
   const char* address;
   PyObject* tls;
   if (!PyArg_ParseTuple(args, "sO", &address, &tls)) return nullptr;
-  if (self->server != nullptr || self->handler == nullptr) {
-    PyErr_SetString(PyExc_RuntimeError, "server already started (or not initialised)");
+  if (self->used || self->handler == nullptr) {
+    PyErr_SetString(PyExc_RuntimeError, "a Server is started once, after initialisation");
     return nullptr;
   }
   std::shared_ptr<grpc::ServerCredentials> creds;
@@ -470,7 +546,8 @@ PyObject* server_start(PyObject* obj, PyObject* args) {
     opts.pem_key_cert_pairs.push_back({key, cert});
     creds = grpc::SslServerCredentials(opts);
   }
-  if (self->generic == nullptr) self->generic = new Generic(self->handler);
+  self->used = true;
+  self->generic = new Generic(self->handler);
   int port = 0;
   grpc::ServerBuilder builder;
   builder.AddListeningPort(address, creds, &port);

@@ -169,12 +169,21 @@ class _Context:
             cb()
 
 
-def _finish_error(call: Any, e: BaseException) -> None:
+def _finish(call: Any, code: int, message: str, details: bytes = b"", responses: Any = ()) -> None:
+    """End a native call; never raises (a call left unfinished would hang its client)."""
+    try:
+        call.finish(code, message.encode("utf-8", "backslashreplace").decode("utf-8"), details, responses)
+    except Exception:
+        log.exception("P4Runtime %s: cannot send the answer", call.method)
+        call.finish(_UNKNOWN, "p4switch: internal error while answering")
+
+
+def _finish_error(call: Any, e: BaseException, responses: Any = ()) -> None:
     if isinstance(e, _Aborted):
-        call.finish(e.code, e.message, e.details)
+        _finish(call, e.code, e.message, e.details, responses)
     else:
-        log.exception("P4Runtime %s failed", call.method)
-        call.finish(_UNKNOWN, f"p4switch: internal error in {call.method}: {e}")
+        log.error("P4Runtime %s failed", call.method, exc_info=e)
+        _finish(call, _UNKNOWN, f"p4switch: internal error in {call.method}: {e}")
 
 
 class _Unary:
@@ -195,16 +204,20 @@ class _Unary:
                     responses.append(chunk.SerializeToString())
             else:
                 responses.append(fn(self.request, ctx).SerializeToString())
-        except _Aborted as e:
-            self.call.finish(e.code, e.message, e.details, responses)
-            return
         except BaseException as e:  # noqa: BLE001 - every failure becomes the call's status
-            _finish_error(self.call, e)
+            _finish_error(self.call, e, responses)
             return
-        self.call.finish(_OK, "", b"", responses)
+        _finish(self.call, _OK, "", b"", responses)
 
 
 _CLOSED = object()
+
+# Stream messages queued for the service's reader before the transport stops
+# reading from the client (and resumes below the low mark): a client that
+# floods packet-outs is pushed back by gRPC's flow control instead of
+# growing the server's memory.
+STREAM_IN_HIGH = 256
+STREAM_IN_LOW = 64
 
 
 class _Stream:
@@ -213,6 +226,7 @@ class _Stream:
     def __init__(self, transport: NativeTransport, call: Any, first: bytes | None) -> None:
         self.service, self.call = transport.service, call
         self.requests: queue.SimpleQueue[Any] = queue.SimpleQueue()
+        self.paused = False
         self.ctx = _Context()
         if first is None:
             self.requests.put(_CLOSED)
@@ -221,11 +235,15 @@ class _Stream:
         threading.Thread(target=self._serve, name="p4rt-stream-out", daemon=True).start()
 
     def message(self, data: bytes) -> bool:
+        """One client message (on a gRPC thread); False pauses reading until `_requests` resumes it."""
         try:
             self.requests.put(p4r.StreamMessageRequest.FromString(data))
         except DecodeError as e:
-            self.call.finish(_INVALID_ARGUMENT, f"malformed StreamMessageRequest: {e}")
+            _finish(self.call, _INVALID_ARGUMENT, f"malformed StreamMessageRequest: {e}")
             self.requests.put(_CLOSED)
+            return False
+        if self.requests.qsize() >= STREAM_IN_HIGH:
+            self.paused = True
             return False
         return True
 
@@ -239,6 +257,9 @@ class _Stream:
     def _requests(self) -> Iterator[p4r.StreamMessageRequest]:
         while True:
             item = self.requests.get()
+            if self.paused and self.requests.qsize() <= STREAM_IN_LOW:
+                self.paused = False
+                self.call.resume()
             if item is _CLOSED:
                 return
             yield item
@@ -249,7 +270,7 @@ class _Stream:
             for response in responses:
                 if not self.call.write(response.SerializeToString()):
                     return
-            self.call.finish(_OK, "")
+            _finish(self.call, _OK, "")
         except BaseException as e:  # noqa: BLE001 - the stream's status
             _finish_error(self.call, e)
         finally:
@@ -303,20 +324,33 @@ class NativeTransport:
             return _Stream(self, call, data)
         spec = self._unary.get(method)
         if spec is None:
-            call.finish(_UNIMPLEMENTED, f"unknown method {method}")
+            _finish(call, _UNIMPLEMENTED, f"unknown method {method}")
             return None
         name, request_type = spec
+        if data is None:  # the client sent no request (or is already gone)
+            _finish(call, _INVALID_ARGUMENT, f"{method} takes exactly one request message")
+            return None
         try:
-            request = request_type.FromString(data or b"")
+            request = request_type.FromString(data)
         except DecodeError as e:
-            call.finish(_INVALID_ARGUMENT, f"malformed {request_type.__name__}: {e}")
+            _finish(call, _INVALID_ARGUMENT, f"malformed {request_type.__name__}: {e}")
             return None
         unary = _Unary(self, call, name, request)
-        if name in ("Capabilities", "GetForwardingPipelineConfig") or (
-                name == "Write" and len(request.updates) <= INLINE_UPDATES):
+        if name == "Capabilities":
             unary.run()
-        else:
-            self.pool.submit(unary.run)
+            return None
+        # Small work is done right here, on the gRPC thread, but only when the
+        # device is free at once: gRPC has few such threads, and one waiting
+        # for a pipeline commit would hold up every other call.
+        if name == "GetForwardingPipelineConfig" or (name == "Write" and len(request.updates) <= INLINE_UPDATES):
+            lock = self.service.runtime.lock
+            if lock.acquire(blocking=False):
+                try:
+                    unary.run()
+                finally:
+                    lock.release()
+                return None
+        self.pool.submit(unary.run)
         return None
 
     def stop(self, grace: float) -> None:

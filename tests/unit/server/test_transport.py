@@ -8,13 +8,18 @@ threads, concurrent clients, shutdown with open streams, interpreter exit).
 
 from __future__ import annotations
 
+import gc
 import os
+import queue
 import subprocess
 import sys
 import threading
+import time
+import weakref
 
 import grpc
 import pytest
+from google.protobuf import any_pb2
 
 from p4switch.proto import p4r
 from p4switch.server import P4RuntimeServer
@@ -135,3 +140,131 @@ def test_exit_with_a_live_server_is_clean(transport: str) -> None:
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, cwd=ROOT)
     assert proc.stdout.strip() == "up"
     assert proc.returncode == 0, proc.stderr[-2000:]
+
+
+def test_unary_call_without_a_request_is_refused(client: Client, transport: str) -> None:
+    """A unary method whose client half-closes without sending a request fails (nothing runs)."""
+    call = client.channel.stream_stream("/p4.v1.P4Runtime/Capabilities")
+    with pytest.raises(grpc.RpcError) as e:
+        list(call(iter(()), timeout=5))
+    assert e.value.code() in (grpc.StatusCode.INVALID_ARGUMENT, grpc.StatusCode.UNIMPLEMENTED)
+
+
+def test_malformed_stream_message_after_many_answers_ends_only_that_stream(client: Client) -> None:
+    """Many stream messages that each get a StreamError back, then bytes that are no message:
+    that stream ends with an error, promptly, and the server goes on serving."""
+    bidi = client.channel.stream_stream("/p4.v1.P4Runtime/StreamChannel")
+    other = p4r.StreamMessageRequest(other=any_pb2.Any(type_url="x")).SerializeToString()
+    outcomes: list[object] = []
+
+    def one() -> None:
+        def requests():
+            yield from [other] * 200
+            yield b"\xff\xff\xff"
+        try:
+            outcomes.append(sum(1 for _ in bidi(requests(), timeout=20)))
+        except grpc.RpcError as e:
+            outcomes.append(e.code())
+
+    threads = [threading.Thread(target=one, daemon=True) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(30)
+    assert not any(t.is_alive() for t in threads), "a stream never ended"
+    assert all(o in (grpc.StatusCode.INVALID_ARGUMENT, grpc.StatusCode.INTERNAL) for o in outcomes), outcomes
+    assert client.stub.Capabilities(p4r.CapabilitiesRequest(), timeout=5).p4runtime_api_version
+
+
+def test_writes_wait_off_the_grpc_threads_while_the_device_is_busy(primary: Client, server: P4RuntimeServer) -> None:
+    """While the device is held (a long pipeline commit, say), queued writes do not stop the server
+    from answering other calls; they complete once it is free."""
+    lock = server.runtime.lock
+    lock.acquire()
+    results: queue.Queue = queue.Queue()
+    try:
+        def writer(i: int) -> None:
+            try:
+                primary.write(update("INSERT", table_entry=route(i)))
+                results.put(None)
+            except grpc.RpcError as e:
+                results.put(e)
+
+        threads = [threading.Thread(target=writer, args=(i,), daemon=True) for i in range(6)]
+        for t in threads:
+            t.start()
+        time.sleep(0.3)
+        assert results.empty()  # all waiting for the device
+        t0 = time.monotonic()
+        assert primary.stub.Capabilities(p4r.CapabilitiesRequest(), timeout=5).p4runtime_api_version
+        assert time.monotonic() - t0 < 3
+    finally:
+        lock.release()
+    for t in threads:
+        t.join(10)
+    assert [results.get(timeout=1) for _ in range(6)] == [None] * 6
+    assert len(primary.read(p4r.Entity(table_entry=p4r.TableEntry(table_id=LPM_TABLE)))) == 6
+
+
+def test_a_stopped_server_is_freed(transport: str) -> None:
+    """stop() leaves nothing holding the service, the runtime or its device."""
+    srv = P4RuntimeServer(device_id=1, address="127.0.0.1:0", transport=transport).start()
+    c = Client(f"127.0.0.1:{srv.port}")
+    c.stream(10)
+    runtime = weakref.ref(srv.runtime)
+    srv.stop(grace=0)
+    c.close()
+    del srv
+    for _ in range(50):
+        gc.collect()
+        if runtime() is None:
+            break
+        time.sleep(0.05)
+    assert runtime() is None
+
+
+@pytest.mark.skipif(bool(native_available()), reason="native transport not built")
+def test_native_stream_reading_pauses_until_resumed() -> None:
+    """The raw transport: a sink answering False gets no further message until call.resume()."""
+    from p4switch.server import _native  # type: ignore[attr-defined]
+
+    got: queue.Queue = queue.Queue()
+    calls: list = []
+
+    class Sink:
+        def message(self, data: bytes) -> bool:
+            got.put(data)
+            return False
+
+        def closed(self) -> None:
+            got.put(None)
+
+        def done(self) -> None:
+            pass
+
+    def handler(call, data):
+        calls.append(call)
+        got.put(data)
+        return Sink()
+
+    server = _native.Server(handler, 1 << 20)
+    port = server.start("127.0.0.1:0", None)
+    try:
+        with grpc.insecure_channel(f"127.0.0.1:{port}") as ch:
+            requests: queue.Queue = queue.Queue()
+            responses = ch.stream_stream("/x.Y/Z")(iter(requests.get, None), timeout=10)
+            for m in (b"a", b"b", b"c"):
+                requests.put(m)
+            assert got.get(timeout=5) == b"a"  # the first message goes to the handler
+            assert got.get(timeout=5) == b"b"  # the sink pauses here
+            with pytest.raises(queue.Empty):
+                got.get(timeout=0.5)
+            assert calls[0].resume()
+            assert got.get(timeout=5) == b"c"  # paused again after it
+            assert calls[0].resume()
+            assert not calls[0].resume()  # a read is outstanding: nothing to resume
+            assert calls[0].write(b"out")
+            calls[0].finish(0, "")
+            assert list(responses) == [b"out"]
+    finally:
+        server.stop(0)
