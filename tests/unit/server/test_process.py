@@ -71,13 +71,14 @@ def netns():
                 sh("ip", "netns", "del", name, check=False)
 
 
-@pytest.fixture
-def switch(netns, program_file):
-    """A running p4switch (no program) with ports 1 and 2 on the veths; killed afterwards."""
+@pytest.fixture(params=["native", "grpcio"])
+def switch(netns, program_file, request):
+    """A running p4switch (no program) with ports 1 and 2 on the veths, on each gRPC transport; killed afterwards."""
     addr = f"127.0.0.1:{free_port()}"
     proc = subprocess.Popen(
         [sys.executable, "-m", "p4switch", "--no-p4", "-i", f"1@{netns['s1']}", "-i", f"2@{netns['s2']}",
-         "--device-id", "1", "--grpc-server-addr", addr, "--cpu-port", "255"],
+         "--device-id", "1", "--grpc-server-addr", addr, "--cpu-port", "255",
+         "--grpc-transport", request.param],
         cwd=ROOT, stderr=subprocess.PIPE, text=True)
     client = Client(addr)
     try:
