@@ -268,3 +268,25 @@ def test_native_stream_reading_pauses_until_resumed() -> None:
             assert list(responses) == [b"out"]
     finally:
         server.stop(0)
+
+
+def test_without_the_extension_the_server_falls_back_to_grpcio() -> None:
+    """Where the extension was not built, the default server is grpcio's, with a warning that says why."""
+    code = "\n".join((
+        f"import sys; sys.path.insert(0, {ROOT!r})",
+        "sys.modules['p4switch.server._native'] = None  # as if never built",
+        "import logging; logging.basicConfig(level=logging.WARNING)",
+        "from p4switch.server import P4RuntimeServer",
+        "from p4switch.server.transport import native_available",
+        "from tests.unit.server.conftest import Client",
+        "from p4switch.proto import p4r",
+        "srv = P4RuntimeServer(device_id=1, address='127.0.0.1:0').start()",
+        "c = Client(f'127.0.0.1:{srv.port}')",
+        "print(srv.transport, bool(native_available()), c.stub.Capabilities(p4r.CapabilitiesRequest()).p4runtime_api_version)",
+        "c.close(); srv.stop(0)",
+    ))
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, cwd=ROOT)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    name, missing, version = proc.stdout.split()
+    assert (name, missing) == ("GrpcioTransport", "True") and version.startswith("1.4.")
+    assert "native gRPC transport is not built" in proc.stderr
