@@ -158,9 +158,11 @@ class Reactor final : public grpc::ServerGenericBidiReactor {
   }
 
   // Start the next write, or the Finish once nothing is left (any thread).
+  // The last response and the status go together (StartWriteAndFinish: one
+  // operation, no OnWriteDone), which is the whole answer of a unary call.
   void Pump() {
     std::string data;
-    bool finish = false;
+    bool write = false, finish = false;
     grpc::Status status;
     {
       std::lock_guard<std::mutex> lock(st_->mu);
@@ -168,20 +170,23 @@ class Reactor final : public grpc::ServerGenericBidiReactor {
       if (!st_->pending.empty()) {
         data = std::move(st_->pending.front());
         st_->pending.pop_front();
-        st_->writing = true;
-      } else if (st_->finish_queued) {
-        st_->finished = true;
-        finish = true;
-        status = st_->status;
-      } else {
-        return;
+        st_->writing = write = true;
       }
+      if (st_->pending.empty() && st_->finish_queued) {
+        st_->finished = finish = true;
+        status = st_->status;
+      }
+      if (!write && !finish) return;
     }
-    if (finish) {
-      Finish(status);
-    } else {
+    if (write) {
       grpc::Slice slice(data);
       response_ = grpc::ByteBuffer(&slice, 1);
+    }
+    if (write && finish) {
+      StartWriteAndFinish(&response_, grpc::WriteOptions(), status);
+    } else if (finish) {
+      Finish(status);
+    } else {
       StartWrite(&response_);
     }
   }
