@@ -328,8 +328,12 @@ class Table:
         return (info.fn, call.args, hit, info.action_id)
 
     def _hit_result(self, call: ActionCall) -> Result:
+        cache = self._rcache
+        if len(cache) > 4096 + 2 * len(self.recs):
+            # Results of entries deleted long ago: start over (entries keep their own).
+            cache.clear()
         # one hash of `call` (a dataclass: hashing runs Python code), not two
-        return self._rcache.setdefault(call, self._result(call))
+        return cache.setdefault(call, self._result(call))
 
     def _value(self, rec: _Rec) -> Any:
         return rec.result if self.simple else rec

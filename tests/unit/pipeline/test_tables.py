@@ -327,3 +327,17 @@ def test_entries_with_equal_actions_share_one_result():
         t.insert(TableEntry(match={0: FieldMatch(kind="exact", value=k)}, action=act(v)), trusted=True)
     assert t.fast[1] is t.fast[2] and t.fast[3] is not t.fast[1]
     assert [hit(t, k) for k in (1, 2, 3)] == [5, 5, 6]
+
+
+def test_result_cache_stays_bounded_under_insert_delete_churn():
+    """Entries inserted and deleted with ever new action data do not grow the table's memory
+    without bound, and every entry still hits with its own action data."""
+    wide = {"a": ActionInfo(cp_name="a", fn=_fn, action_id=1, param_widths=(32,)), "nop": ACTIONS["nop"]}
+    t = Table("t", [KeySpec(name="k", kind="exact", width=32)], wide, default=ActionCall(action="nop"), size=4096)
+    for i in range(20000):
+        t.insert(TableEntry(match={0: FieldMatch(kind="exact", value=i)}, action=ActionCall(action="a", args=(i,))))
+        if i % 10:
+            t.delete(TableEntry(match={0: FieldMatch(kind="exact", value=i)}))
+    assert len(t.recs) == 2000
+    assert len(t._rcache) <= 4096 + 2 * len(t.recs) + 1
+    assert all(hit(t, i) == i for i in range(0, 20000, 10))  # a one-field key is the bare value
