@@ -49,13 +49,16 @@ $(STAMP_PIP): pyproject.toml setup.py p4switch/server/native.cc
 	@[ -x $(PY) ] || $(PYTHON) -m venv $(VENV)
 	@echo "aizone: pip install -e '.[test]' into $(VENV)"
 	@$(PY) -m pip install -q --upgrade pip > $(VENV)/pip.log 2>&1 || { grep -v '^WARNING: Location' $(VENV)/pip.log; exit 1; }
-	@$(PY) -m pip install -q -e '.[test]' > $(VENV)/pip.log 2>&1 || { grep -v '^WARNING: Location' $(VENV)/pip.log; exit 1; }
+	@$(PY) -m pip install -v -e '.[test]' > $(VENV)/pip.log 2>&1 || { grep -v '^WARNING: Location' $(VENV)/pip.log; exit 1; }
+	@$(PY) -c 'import p4switch.server._native' 2>/dev/null || { \
+	  echo "aizone: p4switch's native P4Runtime transport did not build (g++, pkg-config, libgrpc++-dev); the compiler said:" >&2; \
+	  grep -iE 'error|grpc\+\+' $(VENV)/pip.log | head -20 >&2; exit 1; }
 	@# p4runtime-shell 0.0.6 pins protobuf<3.21 and IPython 7; it works with the
 	@# modern stack (p4switch.proto aliases its p4.* imports), so its pins are skipped.
-	@$(PY) -m pip install -q --no-deps p4runtime-shell==0.0.6 > $(VENV)/pip.log 2>&1 || { grep -v '^WARNING: Location' $(VENV)/pip.log; exit 1; }
+	@$(PY) -m pip install -q --no-deps p4runtime-shell==0.0.6 > $(VENV)/pip-shell.log 2>&1 || { grep -v '^WARNING: Location' $(VENV)/pip-shell.log; exit 1; }
 	@site=$$($(PY) -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])'); \
 	  ln -sfn /usr/lib/python3/dist-packages/mininet $$site/mininet
-	@$(PY) -c 'import p4switch, controller, topologies, traffic, mininet.net, p4switch.server._native'
+	@$(PY) -c 'import p4switch, controller, topologies, traffic, mininet.net'
 	@touch $@
 
 clean-net: setup
