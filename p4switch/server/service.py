@@ -35,7 +35,7 @@ from p4switch.pipeline.state import StateError
 from p4switch.proto import p4r, p4r_grpc, rpc_status
 from p4switch.server.arbitration import Arbiter, Controller
 from p4switch.server.runtime import DeviceFactory, DeviceRuntime, Transmit
-from p4switch.server.transport import make_transport
+from p4switch.server.transport import ServerError, TlsConfig, make_transport
 from p4switch.translate import (
     FAILED_PRECONDITION,
     NOT_FOUND,
@@ -50,10 +50,6 @@ log = logging.getLogger("p4switch.server")
 P4RUNTIME_API_VERSION = "1.4.1"
 
 _CODES = {c.value[0]: c for c in grpc.StatusCode}
-
-
-class ServerError(Exception):
-    """The server cannot start (address in use, bad TLS files ...)."""
 
 
 class Context(Protocol):
@@ -263,16 +259,6 @@ class P4RuntimeService(p4r_grpc.P4RuntimeServicer):
         except Exception:  # the client went away, or the RPC was cancelled
             pass
         me.send(_END)
-
-
-@dataclass(frozen=True, kw_only=True)
-class TlsConfig:
-    """PEM file paths; with `ca` and `client_auth` the server requires client certificates."""
-
-    cert: str
-    key: str
-    ca: str = ""
-    client_auth: bool = False
 
 
 class P4RuntimeServer:

@@ -11,7 +11,8 @@ statuses, trailers and streams; the native one answers a one-update Write in
 well under half the server CPU time (see bench/p4rt_write.py).
 
 Names defined here: `Transport`, `NativeTransport`, `GrpcioTransport`,
-`make_transport`, `native_available`, `INLINE_UPDATES`, `MAX_RPCS`.
+`make_transport`, `native_available`, `ServerError`, `TlsConfig`,
+`INLINE_UPDATES`, `MAX_RPCS`.
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ from google.protobuf.message import DecodeError, Message
 from p4switch.proto import p4r, p4r_grpc
 
 if TYPE_CHECKING:
-    from p4switch.server.service import P4RuntimeService, TlsConfig
+    from p4switch.server.service import P4RuntimeService
 
 try:
     from p4switch.server import _native  # type: ignore[attr-defined]
@@ -65,6 +66,20 @@ def native_available() -> str:
     return _NATIVE_ERROR
 
 
+class ServerError(Exception):
+    """The server cannot start (address in use, bad TLS files ...)."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class TlsConfig:
+    """PEM file paths; with `ca` and `client_auth` the server requires client certificates."""
+
+    cert: str
+    key: str
+    ca: str = ""
+    client_auth: bool = False
+
+
 class Transport(Protocol):
     port: int
 
@@ -73,7 +88,6 @@ class Transport(Protocol):
 
 def _read_tls(tls: TlsConfig) -> tuple[bytes, bytes, bytes | None]:
     """(key, cert, ca) PEM bytes; ServerError names the file that cannot be read."""
-    from p4switch.server.service import ServerError
 
     def read(path: str) -> bytes:
         try:
@@ -105,8 +119,6 @@ class GrpcioTransport:
     """grpcio's thread-pool server."""
 
     def __init__(self, service: P4RuntimeService, address: str, tls: TlsConfig | None) -> None:
-        from p4switch.server.service import ServerError
-
         creds = None
         if tls is not None:
             key, cert, ca = _read_tls(tls)
@@ -291,8 +303,6 @@ class NativeTransport:
     """gRPC C++ (callback API, generic service) with the service in Python."""
 
     def __init__(self, service: P4RuntimeService, address: str, tls: TlsConfig | None) -> None:
-        from p4switch.server.service import ServerError
-
         if _native is None:
             raise ServerError(f"the native gRPC transport is not built: {_NATIVE_ERROR}")
         creds = None
@@ -362,8 +372,6 @@ class NativeTransport:
 def make_transport(service: P4RuntimeService, address: str, tls: TlsConfig | None,
                    kind: str | None = None) -> Transport:
     """The transport `kind` ('native', 'grpcio'; default: $P4SWITCH_GRPC, else native when built)."""
-    from p4switch.server.service import ServerError
-
     asked = kind or os.environ.get("P4SWITCH_GRPC")
     kind = asked or ("native" if _native is not None else "grpcio")
     if not asked and _native is None:
@@ -378,4 +386,4 @@ def make_transport(service: P4RuntimeService, address: str, tls: TlsConfig | Non
 
 
 __all__ = ["Transport", "NativeTransport", "GrpcioTransport", "make_transport", "native_available",
-           "INLINE_UPDATES", "MAX_RPCS"]
+           "ServerError", "TlsConfig", "INLINE_UPDATES", "MAX_RPCS"]
