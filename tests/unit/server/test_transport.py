@@ -195,9 +195,8 @@ def test_writes_wait_off_the_grpc_threads_while_the_device_is_busy(primary: Clie
             t.start()
         time.sleep(0.3)
         assert results.empty()  # all waiting for the device
-        t0 = time.monotonic()
+        # answered while the device is still held (a blocked server would miss the deadline)
         assert primary.stub.Capabilities(p4r.CapabilitiesRequest(), timeout=5).p4runtime_api_version
-        assert time.monotonic() - t0 < 3
     finally:
         lock.release()
     for t in threads:
