@@ -28,9 +28,10 @@
 //
 // `write` with block=True waits (without the GIL) until the message has been
 // handed to the transport, which is how a slow client pushes back on the
-// Python thread feeding its stream; `finish` never blocks: the responses
-// are sent in order, then the status (with `details` as the
-// grpc-status-details-bin trailer when not empty).
+// Python thread feeding its stream (it answers False when the call ended
+// meanwhile, even if that message went out with the final status); `finish`
+// never blocks: the responses are sent in order, then the status (with
+// `details` as the grpc-status-details-bin trailer when not empty).
 //
 // Threads and locks. gRPC runs the reactions (OnReadDone, OnWriteDone,
 // OnCancel, OnDone) on its own few threads, never inline from StartRead,
@@ -72,6 +73,7 @@ struct State {
   bool broken = false;              // a write failed: the client is gone
   bool reading = false;             // a StartRead is outstanding
   bool paused = false;              // the sink asked for no more reads until resume()
+  bool resume_early = false;        // resume() came before the pause it answers was recorded
   bool finish_queued = false;       // finish() was called (or the call failed)
   bool finished = false;            // Finish() was started
   int holds = 0;                    // Python threads about to call into the reactor
@@ -213,7 +215,8 @@ class Reactor final : public grpc::ServerGenericBidiReactor {
         failed = true;
       } else if (!started_) {
         // The first message (None: the client sent none): handler(call, data)
-        // answers a unary call, or returns the sink of a stream.
+        // answers a unary call, or returns the sink of a stream (which then
+        // always gets the next message: only sink.message() can pause).
         started_ = true;
         PyObject* call = new_call(st_);
         PyObject* r = call ? PyObject_CallFunctionObjArgs(handler_, call, data ? data : Py_None, nullptr) : nullptr;
@@ -243,10 +246,15 @@ class Reactor final : public grpc::ServerGenericBidiReactor {
       }
       Py_XDECREF(data);
       if (ok && sink_ != nullptr && !failed && !more) {
-        // Paused while the GIL is still held: the Python side can only call
-        // resume() once this is recorded.
+        // The sink asked to pause. A resume() that got here first (the Python
+        // side may resume between its decision and this line) cancels it.
         std::lock_guard<std::mutex> lock(st_->mu);
-        st_->paused = true;
+        if (st_->resume_early) {
+          st_->resume_early = false;
+          more = true;
+        } else {
+          st_->paused = true;
+        }
       }
     }
     if (failed) {
@@ -432,17 +440,21 @@ PyObject* call_finish(PyObject* obj, PyObject* args, PyObject* kwargs) {
 
 PyObject* call_resume(PyObject* obj, PyObject*) {
   std::shared_ptr<State> st = *reinterpret_cast<PyCall*>(obj)->state;
-  Reactor* reactor;
-  {
-    std::lock_guard<std::mutex> lock(st->mu);
-    if (st->reactor == nullptr || !st->paused || st->reading || st->finished) Py_RETURN_FALSE;
-    st->paused = false;
-    st->reading = true;
-    reactor = st->reactor;
-    st->holds++;
+  std::lock_guard<std::mutex> lock(st->mu);
+  if (st->reactor == nullptr || st->finished) Py_RETURN_FALSE;
+  if (!st->paused) {
+    // The pause this answers is not recorded yet (or a read is under way):
+    // remembered, so that the pause does not happen.
+    st->resume_early = true;
+    Py_RETURN_TRUE;
   }
-  reactor->Resume();
-  Reactor::Release(st, reactor);
+  st->paused = false;
+  st->reading = true;
+  // Under the mutex: Pump decides on Finish under it too, so no Finish can
+  // slip in between the check above and this read (a read started after the
+  // call completed would revive a finished call). StartRead never runs a
+  // reaction inline, so holding the mutex here cannot deadlock.
+  st->reactor->Resume();
   Py_RETURN_TRUE;
 }
 
@@ -452,7 +464,7 @@ PyMethodDef call_methods[] = {
     {"finish", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(call_finish)), METH_VARARGS | METH_KEYWORDS,
      "finish(code, message, details=b'', responses=()) -> bool: send the responses, then the status."},
     {"resume", call_resume, METH_NOARGS,
-     "resume() -> bool: read the next message of a stream whose sink paused reading."},
+     "resume() -> bool: read on after a sink.message() that answered False; False once the call is over."},
     {nullptr, nullptr, 0, nullptr}};
 
 PyGetSetDef call_getset[] = {{"method", call_method, nullptr, "the full method name", nullptr},
@@ -477,7 +489,8 @@ struct PyServer {
   long max_message;
   Generic* generic;
   grpc::Server* server;
-  bool used;  // started once already: a server is not restarted
+  bool used;      // started once already: a server is not restarted
+  bool stopping;  // stop_server ran or runs: the first caller does the work
 };
 
 int server_init(PyObject* obj, PyObject* args, PyObject* kwargs) {
@@ -507,6 +520,8 @@ int server_init(PyObject* obj, PyObject* args, PyObject* kwargs) {
 // Stop serving (all calls end; their reactors are gone when this returns),
 // then drop the handler, which breaks the cycle handler -> owner -> server.
 void stop_server(PyServer* self, double grace) {
+  if (self->stopping) return;  // another thread is stopping it (or it is stopped)
+  self->stopping = true;
   grpc::Server* server = self->server;
   self->server = nullptr;
   if (server != nullptr) {
@@ -533,7 +548,7 @@ PyObject* server_start(PyObject* obj, PyObject* args) {
   const char* address;
   PyObject* tls;
   if (!PyArg_ParseTuple(args, "sO", &address, &tls)) return nullptr;
-  if (self->used || self->handler == nullptr) {
+  if (self->used || self->stopping || self->handler == nullptr) {
     PyErr_SetString(PyExc_RuntimeError, "a Server is started once, after initialisation");
     return nullptr;
   }

@@ -282,13 +282,16 @@ class P4RuntimeServer:
         self.transport = type(self._transport).__name__
         self.port = self._transport.port
         self._stopped = threading.Event()
+        self._stop_lock = threading.Lock()
 
     def start(self) -> P4RuntimeServer:
         log.info("P4Runtime server listening on %s (%s)", self.address, self.transport)
         return self
 
     def stop(self, grace: float | None = 0.5) -> None:
-        if not self._stopped.is_set():
+        with self._stop_lock:  # one stop at a time; the later ones find it done
+            if self._stopped.is_set():
+                return
             try:
                 self._transport.stop(grace or 0.0)
             finally:

@@ -187,7 +187,10 @@ def _finish(call: Any, code: int, message: str, details: bytes = b"", responses:
         call.finish(code, message.encode("utf-8", "backslashreplace").decode("utf-8"), details, responses)
     except Exception:
         log.exception("P4Runtime %s: cannot send the answer", call.method)
-        call.finish(_UNKNOWN, "p4switch: internal error while answering")
+        try:
+            call.finish(_UNKNOWN, "p4switch: internal error while answering")
+        except Exception:
+            log.exception("P4Runtime %s: cannot end the call", call.method)
 
 
 def _finish_error(call: Any, e: BaseException, responses: Any = ()) -> None:
@@ -270,6 +273,7 @@ class _Stream:
         while True:
             item = self.requests.get()
             if self.paused and self.requests.qsize() <= STREAM_IN_LOW:
+                # resume() also holds when the pause is not recorded yet (see native.cc)
                 self.paused = False
                 self.call.resume()
             if item is _CLOSED:
@@ -323,6 +327,7 @@ class NativeTransport:
         self._server = _native.Server(self._handle, MAX_MESSAGE)
         self.port = self._server.start(address, creds)
         if not self.port:
+            self._server.stop(0)  # drops the handler: nothing keeps this transport alive
             self.pool.shutdown(wait=False)
             raise ServerError(f"cannot listen on {address} (address in use or bad TLS files?)")
         _live.add(self)

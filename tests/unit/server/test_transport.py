@@ -261,7 +261,15 @@ def test_native_stream_reading_pauses_until_resumed() -> None:
             assert calls[0].resume()
             assert got.get(timeout=5) == b"c"  # paused again after it
             assert calls[0].resume()
-            assert not calls[0].resume()  # a read is outstanding: nothing to resume
+            # A resume that comes before its pause is recorded cancels that pause:
+            assert calls[0].resume()  # a read is outstanding: remembered
+            requests.put(b"d")
+            assert got.get(timeout=5) == b"d"  # the sink asks to pause; the early resume wins
+            requests.put(b"e")
+            assert got.get(timeout=5) == b"e"  # so e comes without a new resume ...
+            requests.put(b"f")
+            with pytest.raises(queue.Empty):  # ... and after e the pause holds
+                got.get(timeout=0.5)
             assert calls[0].write(b"out")
             calls[0].finish(0, "")
             assert list(responses) == [b"out"]
@@ -289,3 +297,57 @@ def test_without_the_extension_the_server_falls_back_to_grpcio() -> None:
     name, missing, version = proc.stdout.split()
     assert (name, missing) == ("GrpcioTransport", "True") and version.startswith("1.4.")
     assert "native gRPC transport is not built" in proc.stderr
+
+
+@pytest.mark.skipif(bool(native_available()), reason="native transport not built")
+def test_native_stop_from_two_threads_is_safe() -> None:
+    """A second stop() while the first is still waiting out its grace period leaves the
+    server intact for the calls it still serves (run in a child: a fault kills only it)."""
+    code = "\n".join((
+        f"import sys, threading, time; sys.path.insert(0, {ROOT!r})",
+        "import grpc",
+        "from p4switch.server import _native",
+        "seen = []",
+        "def handle(call, data):",
+        "    seen.append(data); call.finish(0, '', b'', [b'ok'])",
+        "srv = _native.Server(handle, 1 << 20); port = srv.start('127.0.0.1:0', None)",
+        "ch = grpc.insecure_channel(f'127.0.0.1:{port}')",
+        "def late():",
+        "    time.sleep(0.6); yield b'late'",
+        "calls = [ch.stream_stream('/x/U')(late()) for _ in range(4)]",
+        "time.sleep(0.3)",
+        "first = threading.Thread(target=srv.stop, args=(2.0,)); first.start()",
+        "time.sleep(0.05); srv.stop(0); first.join()",
+        "codes = []",
+        "for c in calls:",
+        "    try: codes.append(list(c))",
+        "    except grpc.RpcError as e: codes.append(e.code().name)",
+        "print(len(seen), codes)",
+    ))
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, cwd=ROOT)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout.startswith("4 "), proc.stdout  # the late first messages were all handled
+
+
+@pytest.mark.skipif(bool(native_available()), reason="native transport not built")
+def test_native_failed_start_leaves_nothing_alive() -> None:
+    """A native transport that cannot bind raises ServerError and keeps nothing alive."""
+    import socket
+
+    from p4switch.server.runtime import DeviceRuntime
+    from p4switch.server.service import P4RuntimeService
+    from p4switch.server.transport import NativeTransport, ServerError
+
+    taken = socket.socket()
+    taken.bind(("127.0.0.1", 0))
+    taken.listen()
+    try:
+        service = P4RuntimeService(DeviceRuntime(1, None))
+        ref = weakref.ref(service)
+        with pytest.raises(ServerError):
+            NativeTransport(service, f"127.0.0.1:{taken.getsockname()[1]}", None)
+        del service
+        gc.collect()
+        assert ref() is None
+    finally:
+        taken.close()
