@@ -182,20 +182,70 @@ def _field_decoder(kind: str, w: int, name: str) -> Callable[[Any], FieldMatch]:
 class ActionCodec:
     """One action: its P4Info id and name and its parameters (id, width, name) in order."""
 
-    __slots__ = ("id", "name", "params", "by_id")
+    __slots__ = ("id", "name", "params", "by_id", "fast")
 
     def __init__(self, a: p4i.Action) -> None:
         self.id = a.preamble.id
         self.name = a.preamble.name
         self.params = tuple((p.id, p.bitwidth, p.name) for p in a.params)
         self.by_id = {p.id: (i, p.bitwidth, p.name) for i, p in enumerate(a.params)}
+        self.fast = _fast_params(self.name, tuple((p.id, p.bitwidth) for p in a.params))
+
+
+def _fast_params(name: str, specs: tuple[tuple[int, int], ...]) -> Callable[[Any], ActionCall | None]:
+    """The ActionCall of an Action's params when they come in P4Info order and are all
+    valid; None for anything else (decode_action then finds the precise error or order)."""
+    make = _action_call
+    n = len(specs)
+    if n == 0:
+        call = make(name, ())
+        return lambda params: call if not params else None
+    if n == 1:
+        ((i0, w0),) = specs
+
+        def one(params: Any) -> ActionCall | None:
+            if len(params) != 1:
+                return None
+            p0 = params[0]
+            raw = p0.value
+            v0 = int.from_bytes(raw, "big")
+            if p0.param_id != i0 or not raw or v0 >> w0:
+                return None
+            return make(name, (v0,))
+        return one
+    if n == 2:
+        (i0, w0), (i1, w1) = specs
+
+        def two(params: Any) -> ActionCall | None:
+            if len(params) != 2:
+                return None
+            p0, p1 = params
+            r0, r1 = p0.value, p1.value
+            v0, v1 = int.from_bytes(r0, "big"), int.from_bytes(r1, "big")
+            if p0.param_id != i0 or p1.param_id != i1 or not r0 or not r1 or v0 >> w0 or v1 >> w1:
+                return None
+            return make(name, (v0, v1))
+        return two
+
+    def many(params: Any) -> ActionCall | None:
+        if len(params) != n:
+            return None
+        out = []
+        for p, (pid, w) in zip(params, specs, strict=True):  # lengths checked above
+            raw = p.value
+            v = int.from_bytes(raw, "big")
+            if p.param_id != pid or not raw or v >> w:
+                return None
+            out.append(v)
+        return make(name, tuple(out))
+    return many
 
 
 class TableCodec:
     """One table: its match fields by id, allowed actions with scopes, table-level flags."""
 
     __slots__ = ("id", "name", "table", "fields", "decoders", "order", "n_exact", "needs_priority", "impl_id",
-                 "is_const", "const_default", "idle_ok", "counter", "meter", "refs", "keyless")
+                 "is_const", "const_default", "idle_ok", "counter", "meter", "refs", "keyless", "single")
 
     def __init__(self, t: p4i.Table, ix: P4InfoIndex, key_pos: dict[int, int],
                  actions: dict[int, ActionCodec]) -> None:
@@ -210,6 +260,9 @@ class TableCodec:
         # P4Info order, for reads: (position, field id, kind)
         self.order = tuple((f.pos, f.fid, f.kind) for f in self.fields.values())
         self.n_exact = sum(1 for f in self.fields.values() if f.kind == "exact")
+        # a one-field key (most route and MAC tables): (field id, position, decoder)
+        only = next(iter(self.fields.values())) if len(self.fields) == 1 else None
+        self.single = (only.fid, only.pos, only.decode) if only is not None else None
         self.needs_priority = any(f.kind in _NEEDS_PRIORITY for f in self.fields.values())
         self.impl_id = t.implementation_id
         self.is_const = t.is_const_table
@@ -231,6 +284,11 @@ def build_codecs(p4info: p4i.P4Info, ix: P4InfoIndex, key_pos: dict[int, dict[in
 
 def decode_match(tc: TableCodec, fields: Any) -> dict[int, FieldMatch]:
     """The key of an entry, canonical, by key position; don't-care fields are absent."""
+    single = tc.single
+    if single is not None and len(fields) == 1:
+        fm = fields[0]
+        if fm.field_id == single[0]:
+            return {single[1]: single[2](fm)}
     out: dict[int, FieldMatch] = {}
     decoders = tc.decoders
     n_exact = 0
@@ -270,6 +328,9 @@ def decode_action(tc: TableCodec | None, actions: dict[int, ActionCodec], action
         if a is None:
             raise invalid(f"unknown action id {aid}")
     params = action.params
+    call = a.fast(params)
+    if call is not None:
+        return call
     n = len(a.params)
     if len(params) == n:
         # The common case: every parameter once. Place by id, then check all came.

@@ -85,6 +85,33 @@ def test_values_wider_than_the_field_are_out_of_range(primary: Client, params) -
     assert fail_code(primary, update("INSERT", table_entry=te)) == [11]
 
 
+def test_parameters_in_any_order_are_placed_by_id(primary: Client) -> None:
+    """Action parameters are matched by id, whatever order the request lists them in."""
+    te = lpm_entry()
+    te.action.action.ClearField("params")
+    te.action.action.params.add(param_id=2, value=b"\x0a\x0b")
+    te.action.action.params.add(param_id=1, value=b"\x03")
+    primary.write(update("INSERT", table_entry=te))
+    params = read_table(primary, LPM)[0].action.action.params
+    assert [(p.param_id, p.value) for p in params] == [(1, b"\x03"), (2, b"\x0a\x0b")]
+
+
+@pytest.mark.parametrize("params,code", [
+    ([(1, b"\x01")], 3),  # one missing
+    ([(1, b"\x01"), (1, b"\x02")], 3),  # one twice
+    ([(1, b"\x01"), (3, b"\x02")], 3),  # unknown id
+    ([(1, b"\x01"), (2, b"\x01"), (3, b"\x01")], 3),  # one too many
+    ([(2, b"\x01\x00\x00\x00\x00\x00\x00"), (1, b"\x01")], 11),  # too wide, out of order
+], ids=["missing", "twice", "unknown", "extra", "wide-out-of-order"])
+def test_bad_parameter_lists_are_refused(primary: Client, params, code) -> None:
+    """Missing, repeated, unknown or extra parameter ids are INVALID_ARGUMENT; a too-wide value OUT_OF_RANGE."""
+    te = lpm_entry()
+    te.action.action.ClearField("params")
+    for pid, value in params:
+        te.action.action.params.add(param_id=pid, value=value)
+    assert fail_code(primary, update("INSERT", table_entry=te)) == [code]
+
+
 def test_empty_byte_string_is_out_of_range(primary: Client) -> None:
     """A zero-length value is always refused."""
     te = lpm_entry()
