@@ -47,6 +47,12 @@ def route(i: int, port: int = 1) -> p4r.TableEntry:
     return te
 
 
+def run_child(*lines: str) -> subprocess.CompletedProcess:
+    """Run Python `lines` in a child process from the project root (a crash there fails only it)."""
+    code = "\n".join((f"import sys; sys.path.insert(0, {ROOT!r})", *lines))
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, cwd=ROOT)
+
+
 def test_native_transport_is_built() -> None:
     """The install built the C++ transport (libgrpc++-dev and pkg-config are set up by `make`)."""
     assert native_available() == "", f"native gRPC transport not built: {native_available()}"
@@ -129,15 +135,13 @@ def test_stop_ends_open_streams(client: Client, server: P4RuntimeServer) -> None
 @pytest.mark.parametrize("transport", ["native"])
 def test_exit_with_a_live_server_is_clean(transport: str) -> None:
     """A process that exits without stopping its server (and with a stream open) exits 0, no crash."""
-    code = "\n".join((
-        f"import sys; sys.path.insert(0, {ROOT!r})",
+    proc = run_child(
         "from p4switch.server import P4RuntimeServer",
         "from tests.unit.server.conftest import Client",
         f"srv = P4RuntimeServer(device_id=1, address='127.0.0.1:0', transport={transport!r})",
         "c = Client(f'127.0.0.1:{srv.port}'); c.stream(10)",
         "print('up', flush=True)",
-    ))
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, cwd=ROOT)
+    )
     assert proc.stdout.strip() == "up"
     assert proc.returncode == 0, proc.stderr[-2000:]
 
@@ -279,8 +283,7 @@ def test_native_stream_reading_pauses_until_resumed() -> None:
 
 def test_without_the_extension_the_server_falls_back_to_grpcio() -> None:
     """Where the extension was not built, the default server is grpcio's, with a warning that says why."""
-    code = "\n".join((
-        f"import sys; sys.path.insert(0, {ROOT!r})",
+    proc = run_child(
         "sys.modules['p4switch.server._native'] = None  # as if never built",
         "import logging; logging.basicConfig(level=logging.WARNING)",
         "from p4switch.server import P4RuntimeServer",
@@ -291,8 +294,7 @@ def test_without_the_extension_the_server_falls_back_to_grpcio() -> None:
         "c = Client(f'127.0.0.1:{srv.port}')",
         "print(srv.transport, bool(native_available()), c.stub.Capabilities(p4r.CapabilitiesRequest()).p4runtime_api_version)",
         "c.close(); srv.stop(0)",
-    ))
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, cwd=ROOT)
+    )
     assert proc.returncode == 0, proc.stderr[-2000:]
     name, missing, version = proc.stdout.split()
     assert (name, missing) == ("GrpcioTransport", "True") and version.startswith("1.4.")
@@ -303,8 +305,8 @@ def test_without_the_extension_the_server_falls_back_to_grpcio() -> None:
 def test_native_stop_from_two_threads_is_safe() -> None:
     """A second stop() while the first is still waiting out its grace period leaves the
     server intact for the calls it still serves (run in a child: a fault kills only it)."""
-    code = "\n".join((
-        f"import sys, threading, time; sys.path.insert(0, {ROOT!r})",
+    proc = run_child(
+        "import threading, time",
         "import grpc",
         "from p4switch.server import _native",
         "seen = []",
@@ -323,8 +325,7 @@ def test_native_stop_from_two_threads_is_safe() -> None:
         "    try: codes.append(list(c))",
         "    except grpc.RpcError as e: codes.append(e.code().name)",
         "print(len(seen), codes)",
-    ))
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, cwd=ROOT)
+    )
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert proc.stdout.startswith("4 "), proc.stdout  # the late first messages were all handled
 
