@@ -24,7 +24,7 @@ from __future__ import annotations
 import logging
 import socket
 import threading
-from collections.abc import Generator, Iterator
+from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass
 from typing import Any, NoReturn, Protocol
 
@@ -34,6 +34,7 @@ from google.protobuf import any_pb2
 from p4switch.pipeline.state import StateError
 from p4switch.proto import p4r, p4r_grpc, rpc_status
 from p4switch.server.arbitration import Arbiter, Controller
+from p4switch.server.roles import RoleAccess
 from p4switch.server.runtime import DeviceFactory, DeviceRuntime, Transmit
 from p4switch.server.transport import ServerError, TlsConfig, make_transport
 from p4switch.translate import (
@@ -110,27 +111,24 @@ class P4RuntimeService(p4r_grpc.P4RuntimeServicer):
         if device_id != self.runtime.device_id:
             raise P4RTError(NOT_FOUND, f"unknown device id {device_id}")
 
-    def _packet_in(self, msg: p4r.PacketIn) -> None:
+    def _to_primaries(self, field: str, msg: Any, wants: Callable[[RoleAccess], bool]) -> None:
+        """Send `msg` as StreamMessageResponse.<field> to each primary whose role wants it
+        (built once; dropped for a stream whose queue is full)."""
         out = None
         for ctl, access in self.arbiter.primaries(self.runtime.device_id):
-            if access is None or access.wants_packet_in(msg.metadata):
-                out = out or p4r.StreamMessageResponse(packet=msg)
+            if access is None or wants(access):
+                out = out or p4r.StreamMessageResponse(**{field: msg})
                 ctl.send(out, droppable=True)
 
+    def _packet_in(self, msg: p4r.PacketIn) -> None:
+        self._to_primaries("packet", msg, lambda access: access.wants_packet_in(msg.metadata))
+
     def _digest(self, msg: p4r.DigestList) -> None:
-        out = None
-        for ctl, access in self.arbiter.primaries(self.runtime.device_id):
-            if access is None or access.allows(msg.digest_id):
-                out = out or p4r.StreamMessageResponse(digest=msg)
-                ctl.send(out, droppable=True)
+        self._to_primaries("digest", msg, lambda access: access.allows(msg.digest_id))
 
     def _idle(self, msg: p4r.IdleTimeoutNotification) -> None:
         table_id = msg.table_entry[0].table_id if msg.table_entry else 0
-        out = None
-        for ctl, access in self.arbiter.primaries(self.runtime.device_id):
-            if access is None or access.allows(table_id):
-                out = out or p4r.StreamMessageResponse(idle_timeout_notification=msg)
-                ctl.send(out, droppable=True)
+        self._to_primaries("idle_timeout_notification", msg, lambda access: access.allows(table_id))
 
     # -- unary RPCs ----------------------------------------------------------
 
