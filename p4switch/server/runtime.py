@@ -18,7 +18,7 @@ Consecutive TableEntry updates of one table go to the Device in one
 `roles.RoleAccess` limits what a configured role may write and read; an
 `IdleScanner` sends idle-timeout notifications for `support_timeout` tables.
 
-`gc_paused()` holds the cyclic garbage collector off while a Read or a
+`gc_paused` holds the cyclic garbage collector off while a Read or a
 Write runs. A Read allocates a bounded amount that reference counting frees;
 a Write's new table objects are then looked at once, by the first young
 collection after it, instead of by the collections the batch itself would
@@ -121,9 +121,6 @@ class _GcPause:
         self._lock = threading.Lock()
         self._users = 0
         self._was_enabled = False
-
-    def __call__(self) -> _GcPause:
-        return self
 
     def __enter__(self) -> None:
         with self._lock:
@@ -316,7 +313,7 @@ class DeviceRuntime:
         `access`: the writing role's limits (None: full access).
         """
         n = len(updates)
-        with self.lock, gc_paused():  # see the module docstring
+        with self.lock, gc_paused:  # see the module docstring
             st = self.state_for_writes()
             many = getattr(st.device, "table_write_many", None)
             return _Batch(st, n, access, many).run(updates)
@@ -340,7 +337,7 @@ class DeviceRuntime:
             count[0] += 1
             return chunks[-1].entities.add()
 
-        with self.lock, gc_paused():
+        with self.lock, gc_paused:
             st = self.state_for_writes()
             for ent in entities:
                 which = ent.WhichOneof("entity")
