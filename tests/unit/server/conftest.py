@@ -219,6 +219,15 @@ def transport() -> str:
     return "native"
 
 
+TRANSPORTS = ("native", "grpcio")
+
+
+def each_transport(request: pytest.FixtureRequest) -> str:
+    """A module whose every test runs on both gRPC transports overrides `transport` with
+    `transport = pytest.fixture(params=TRANSPORTS)(each_transport)`."""
+    return str(request.param)
+
+
 @pytest.fixture
 def server(ports: MemoryPorts, transport: str) -> Iterator[P4RuntimeServer]:
     srv = P4RuntimeServer(device_id=DEVICE_ID, factory=switch_factory, address="127.0.0.1:0",

@@ -8,15 +8,12 @@ import pytest
 from p4switch.proto import p4r
 from p4switch.translate import uint128
 
-from .conftest import DEVICE_ID, Client, Stream, update
+from .conftest import DEVICE_ID, TRANSPORTS, Client, Stream, each_transport, update
 
 OK, NOT_FOUND, ALREADY_EXISTS = 0, 5, 6
 
 
-@pytest.fixture(params=["native", "grpcio"])
-def transport(request: pytest.FixtureRequest) -> str:
-    """Every test here runs on both gRPC transports."""
-    return str(request.param)
+transport = pytest.fixture(params=TRANSPORTS)(each_transport)
 
 
 def test_first_controller_becomes_primary_with_ok_status(client: Client) -> None:

@@ -18,7 +18,7 @@ import pytest
 
 from p4switch.proto import p4r
 
-from .conftest import Client, compiled, update
+from .conftest import TRANSPORTS, Client, compiled, update
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(HERE)))
@@ -71,7 +71,7 @@ def netns():
                 sh("ip", "netns", "del", name, check=False)
 
 
-@pytest.fixture(params=["native", "grpcio"])
+@pytest.fixture(params=TRANSPORTS)
 def switch(netns, program_file, request):
     """A running p4switch (no program) with ports 1 and 2 on the veths, on each gRPC transport; killed afterwards."""
     addr = f"127.0.0.1:{free_port()}"

@@ -9,16 +9,22 @@ from p4switch.io import MemoryPorts
 from p4switch.proto import p4r
 from p4switch.server import P4RUNTIME_API_VERSION, P4RuntimeServer
 
-from .conftest import DEVICE_ID, Client, load_p4info, make_program_file, update, write_errors
+from .conftest import (
+    DEVICE_ID,
+    TRANSPORTS,
+    Client,
+    each_transport,
+    load_p4info,
+    make_program_file,
+    update,
+    write_errors,
+)
 
 A = p4r.SetForwardingPipelineConfigRequest
 R = p4r.GetForwardingPipelineConfigRequest
 
 
-@pytest.fixture(params=["native", "grpcio"])
-def transport(request: pytest.FixtureRequest) -> str:
-    """Every test here runs on both gRPC transports."""
-    return str(request.param)
+transport = pytest.fixture(params=TRANSPORTS)(each_transport)
 
 
 def get_config(client: Client, rtype: int = R.ALL, device_id: int = DEVICE_ID):

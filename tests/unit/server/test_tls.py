@@ -11,6 +11,8 @@ import pytest
 from p4switch.proto import p4r, p4r_grpc
 from p4switch.server import P4RuntimeServer, ServerError, TlsConfig
 
+from .conftest import TRANSPORTS, each_transport
+
 pytestmark = pytest.mark.skipif(shutil.which("openssl") is None, reason="needs openssl")
 
 
@@ -24,7 +26,7 @@ def certs(tmp_path_factory):
     return d
 
 
-TRANSPORTS = pytest.mark.parametrize("transport", ["native", "grpcio"])
+transport = pytest.fixture(params=TRANSPORTS)(each_transport)
 
 
 def capabilities(port: int, creds: grpc.ChannelCredentials) -> p4r.CapabilitiesResponse:
@@ -32,7 +34,6 @@ def capabilities(port: int, creds: grpc.ChannelCredentials) -> p4r.CapabilitiesR
         return p4r_grpc.P4RuntimeStub(ch).Capabilities(p4r.CapabilitiesRequest(), timeout=5)
 
 
-@TRANSPORTS
 def test_tls_server_answers_tls_clients(certs, transport: str) -> None:
     """With a certificate the server speaks TLS; a client trusting it gets answers, a plain one none."""
     srv = P4RuntimeServer(address="127.0.0.1:0", transport=transport,
@@ -47,7 +48,6 @@ def test_tls_server_answers_tls_clients(certs, transport: str) -> None:
         srv.stop(grace=0)
 
 
-@TRANSPORTS
 def test_client_auth_requires_a_certificate_signed_by_the_ca(certs, transport: str) -> None:
     """--grpc-server-with-client-auth: a client without a certificate is refused, one with it served."""
     cert, key = certs / "cert.pem", certs / "key.pem"
@@ -65,7 +65,6 @@ def test_client_auth_requires_a_certificate_signed_by_the_ca(certs, transport: s
         srv.stop(grace=0)
 
 
-@TRANSPORTS
 def test_missing_certificate_file_is_server_error(certs, transport: str) -> None:
     """A TLS file that cannot be read stops the server from starting."""
     with pytest.raises(ServerError, match="TLS"):
@@ -73,7 +72,6 @@ def test_missing_certificate_file_is_server_error(certs, transport: str) -> None
                         tls=TlsConfig(cert=str(certs / "nope.pem"), key=str(certs / "key.pem")))
 
 
-@TRANSPORTS
 def test_bad_certificate_is_server_error(certs, transport: str, tmp_path) -> None:
     """A certificate file that is not PEM stops the server with a ServerError, not a crash."""
     bad = tmp_path / "bad.pem"

@@ -26,15 +26,13 @@ from p4switch.server import P4RuntimeServer
 from p4switch.server.runtime import READ_CHUNK
 from p4switch.server.transport import INLINE_UPDATES, native_available
 
-from .conftest import DEVICE_ID, Client, update, write_errors
+from .conftest import DEVICE_ID, TRANSPORTS, Client, each_transport, update, write_errors
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 LPM_TABLE, SET_NHOP = 0x02000001, 0x01000001
 
 
-@pytest.fixture(params=["native", "grpcio"])
-def transport(request: pytest.FixtureRequest) -> str:
-    return str(request.param)
+transport = pytest.fixture(params=TRANSPORTS)(each_transport)
 
 
 def route(i: int, port: int = 1) -> p4r.TableEntry:
