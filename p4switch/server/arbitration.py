@@ -56,9 +56,9 @@ class Controller:
         self.out: queue.SimpleQueue[Any] = queue.SimpleQueue()
         self.dropped = 0
 
-    def get(self, timeout: float | None = None) -> Any:
-        """The next outgoing message (blocks; raises queue.Empty after `timeout`)."""
-        return self.out.get(timeout=timeout)
+    def get(self) -> Any:
+        """The next outgoing message (blocks until there is one)."""
+        return self.out.get()
 
     def send(self, msg: Any, *, droppable: bool = False) -> None:
         """Queue a message for the stream (any thread); droppable ones are dropped when it is full."""

@@ -15,8 +15,9 @@ thread-safe queue, filled by the stream's reader thread, the forwarding
 thread, the digest engine and the idle scanner; packet-ins beyond a bound
 are dropped, so a slow controller never stalls forwarding.
 
-Names defined here: `P4RuntimeService`, `P4RuntimeServer`, `TlsConfig`,
-`P4RUNTIME_API_VERSION`, `ServerError`, `Context`.
+Names defined here: `P4RuntimeService`, `P4RuntimeServer`,
+`P4RUNTIME_API_VERSION`, `Context`; `ServerError` and `TlsConfig` (from
+`transport`) are exported here too.
 """
 
 from __future__ import annotations
