@@ -70,7 +70,9 @@ def aizone(*args: str, user: str | None = None, timeout: float = 600,
     """Run the aizone CLI (`python -m controller.cli`), optionally as another user."""
     cmd = [sys.executable, "-m", "controller.cli", *args]
     if user:
+        # The user keeps only the right to read any directory, so that a checkout
+        # under a private directory (mktemp -d is 0700) still imports.
         cmd = ["setpriv", f"--reuid={user}", f"--regid={user if user != 'nobody' else 'nogroup'}",
-               "--clear-groups", *cmd]
+               "--clear-groups", "--inh-caps=+dac_read_search", "--ambient-caps=+dac_read_search", *cmd]
     return subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=timeout,
                           env={**os.environ, **(env or {})})
