@@ -9,15 +9,17 @@ PYTHON ?= python3
 # g++, pkg-config and libgrpc++-dev (p4switch's native P4Runtime transport,
 # built by pip install from p4switch/server/native.cc).
 APT_PACKAGES := mininet iproute2 iputils-ping ethtool cpp gcc g++ pkg-config libgrpc++-dev tcpdump openssl python3-venv
+# What only the tests need: chromium (the dashboard's browser test, driven by Playwright).
+APT_TEST_PACKAGES := chromium
 STAMP_PIP := $(VENV)/.pip-done
 PYTEST_ARGS ?=
 
-.PHONY: demo test setup apt lint bench clean-net
+.PHONY: demo test setup apt apt-test lint bench clean-net
 
 demo: setup
 	$(PY) -m controller.cli demo --topology topologies/rack.yaml
 
-test: setup
+test: setup apt-test
 	$(VENV)/bin/ruff check p4switch controller topologies traffic tests bench
 	$(VENV)/bin/mypy
 	$(PY) -m pytest tests $(PYTEST_ARGS)
@@ -34,22 +36,29 @@ bench: setup
 setup: apt $(STAMP_PIP)
 
 # System packages: installs only what is missing (a no-op when all are there).
-apt:
+define apt_install
 	@if [ "$$(id -u)" != 0 ]; then echo "aizone: run as root (Mininet and raw sockets need it): sudo make $(MAKECMDGOALS)" >&2; exit 1; fi
-	@missing=""; for p in $(APT_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	@missing=""; for p in $(1); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
 	if [ -n "$$missing" ]; then \
 	  echo "aizone: apt-get install$$missing"; \
 	  export DEBIAN_FRONTEND=noninteractive; \
-	  apt-get update -qq && apt-get install -y -qq $$missing >/dev/null || exit 1; \
+	  apt-get update -qq && apt-get install -y -qq --no-install-recommends $$missing >/dev/null || exit 1; \
 	fi
+endef
+
+apt:
+	$(call apt_install,$(APT_PACKAGES))
+
+apt-test:
+	$(call apt_install,$(APT_TEST_PACKAGES))
 
 # Python packages into the project's venv. Mininet's module comes from the
 # Debian package (it is not on PyPI) and is linked into the venv.
 $(STAMP_PIP): pyproject.toml setup.py p4switch/server/native.cc
 	@[ -x $(PY) ] || $(PYTHON) -m venv $(VENV)
-	@echo "aizone: pip install -e '.[test]' into $(VENV)"
+	@echo "aizone: pip install -e '.[test,scale]' into $(VENV)"
 	@$(PY) -m pip install -q --upgrade pip > $(VENV)/pip.log 2>&1 || { grep -v '^WARNING: Location' $(VENV)/pip.log; exit 1; }
-	@$(PY) -m pip install -v -e '.[test]' > $(VENV)/pip.log 2>&1 || { grep -v '^WARNING: Location' $(VENV)/pip.log; exit 1; }
+	@$(PY) -m pip install -v -e '.[test,scale]' > $(VENV)/pip.log 2>&1 || { grep -v '^WARNING: Location' $(VENV)/pip.log; exit 1; }
 	@$(PY) -c 'import p4switch.server._native' 2>/dev/null || { \
 	  echo "aizone: p4switch's native P4Runtime transport did not build (g++, pkg-config, libgrpc++-dev); the compiler said:" >&2; \
 	  grep -iE 'error|grpc\+\+' $(VENV)/pip.log | head -20 >&2; exit 1; }
