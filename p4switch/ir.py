@@ -569,6 +569,10 @@ class ConstEntry:
     action: ActionRef
     priority: int | None = None  # `priority =` or assigned as p4c's EntryPriorities does; None in const entries
     is_const: bool = False  # `const` on one entry of non-const `entries` (P4 1.2.4)
+    # BMv2's match order of `const entries` (p4c-bm2-ss's JSON priority): the
+    # entry's `@priority(N)`, else its position from 1; the smallest matches
+    # first, ties in program order. None: program order
+    match_rank: int | None = None
     coord: Coord = NO_COORD
 
 

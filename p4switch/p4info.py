@@ -109,6 +109,9 @@ _PARSED_ANNOS = {
     "selector_size_semantics", "max_member_weight", "p4runtime_translation", "platform_property",
 }
 
+# P4Runtime annotations whose argument is a name, printed bare by p4c
+_IDENT_ANNOS = {"selector_size_semantics"}
+
 
 def _anno_strings(annos: tuple[ir.Annotation, ...], skip: tuple[str, ...] = ()) -> list[str]:
     out = []
@@ -117,7 +120,8 @@ def _anno_strings(annos: tuple[ir.Annotation, ...], skip: tuple[str, ...] = ()) 
             continue
         if a.args:
             sep = ", " if a.name in _PARSED_ANNOS else " , "
-            out.append(f"@{a.name}({sep.join(_fmt_arg(x) for x in a.args)})")
+            fmt = str if a.name in _IDENT_ANNOS else _fmt_arg
+            out.append(f"@{a.name}({sep.join(fmt(x) for x in a.args)})")
         else:
             out.append(f"@{a.name}")
     return out
@@ -252,26 +256,39 @@ class _Builder:
         used_t: set[str] = set()
         used_a: set[str] = set()
         used_s: set[str] = set()
-        work: list[Any] = [c.decl.apply for c in self.controls()]
+        table_a: set[str] = set()  # listed by an applied table: control-plane parameters
+        direct_a: set[str] = set()  # called from an apply block: parameters bound by the call
+        # (node, from an apply block?): an action called only from other actions
+        # is inlined by p4c's front end (InlineActions) and then dropped as unused
+        work: list[tuple[Any, bool]] = [(c.decl.apply, True) for c in self.controls()]
         for prs in self.parsers():
-            work.extend(s for st in prs.decl.states for s in st.stmts)
+            work.extend((s, True) for st in prs.decl.states for s in st.stmts)
         while work:
-            node = work.pop()
+            node, in_apply = work.pop()
             for call in _calls(node):
                 if call.kind == ir.CallKind.TABLE_APPLY and call.callee not in used_t:
                     used_t.add(call.callee)
                     t = all_tables[call.callee]
                     for ref in t.actions:
+                        table_a.add(ref.action)
                         if ref.action not in used_a:
                             used_a.add(ref.action)
-                            work.append(all_actions[ref.action].body)
-                elif call.kind == ir.CallKind.ACTION and call.callee not in used_a:
-                    used_a.add(call.callee)
-                    work.append(all_actions[call.callee].body)
+                            work.append((all_actions[ref.action].body, False))
+                elif call.kind == ir.CallKind.ACTION:
+                    if in_apply:
+                        direct_a.add(call.callee)
+                    if call.callee not in used_a:
+                        used_a.add(call.callee)
+                        work.append((all_actions[call.callee].body, False))
                 elif call.kind == ir.CallKind.CONTROL_APPLY and call.callee not in used_s:
                     used_s.add(call.callee)
-                    work.append(subs[call.callee].decl.apply)
+                    work.append((subs[call.callee].decl.apply, True))
         self.used_tables, self.used_actions, self.used_subs = used_t, used_a, used_s
+        # p4c's P4Info lists the actions of applied tables and those called
+        # directly from an apply block; RemoveActionParameters turns the
+        # parameters of an action no table lists into locals, so it has none
+        self.cp_actions = table_a | direct_a
+        self.table_actions = table_a
 
     def control_actions(self, ctl: ir.Control) -> list[ir.Action]:
         """Actions of one top-level control in p4c's order (localized globals first)."""
@@ -315,7 +332,7 @@ class _Builder:
                     externs.append(loc)
         for ci in self.controls():
             for a in self.control_actions(ci.decl):
-                if a.cp_name not in seen_actions:
+                if a.cp_name not in seen_actions and a.cp_name in self.cp_actions:
                     seen_actions.add(a.cp_name)
                     actions.append(a)
             bodies = [a.body for a in self.control_actions(ci.decl)] + [ci.decl.apply]
@@ -380,6 +397,10 @@ class _Builder:
             self.add_controller_header(h, ht)
         for vs in value_sets:
             self.add_value_set(vs)
+        if not value_sets:
+            # p4c 1.2.4.8 writes `type_info {}` for a program without named
+            # types too, but not for one whose only entities are value sets
+            info.type_info.SetInParent()
         for d in digests:
             m = info.digests.add()
             self.preamble(m.preamble, DIGEST, d, ())
@@ -474,7 +495,7 @@ class _Builder:
     def add_action(self, a: ir.Action) -> None:
         m = self.info.actions.add()
         self.preamble(m.preamble, ACTION, a.cp_name, a.annotations)
-        data = [p for p in a.params if not p.direction]
+        data = [p for p in a.params if not p.direction] if a.cp_name in self.table_actions else []
         for p, pid in zip(data, _field_ids([p.annotations for p in data]), strict=True):
             pm = m.params.add()
             pm.id = pid
@@ -490,6 +511,9 @@ class _Builder:
         registering user-defined types (enums, serializable enums, `type`s,
         error) in `type_info`; so do we.
         """
+        # p4c's TypeSpecConverter takes type_info as an out-parameter, so the
+        # field is present (maybe empty) once any type went through it
+        self.info.type_info.SetInParent()
         if type_name and type_name in self.p.new_types:
             nt = self.p.new_types[type_name]
             self.new_type(nt)
@@ -542,7 +566,9 @@ class _Builder:
                 m.type_spec.CopyFrom(self.type_spec(e.type.type_args[0]))
         elif name in ("action_profile", "action_selector"):
             m = self.info.action_profiles.add()
-            self.preamble(m.preamble, ACTION_PROFILE, e.cp_name, e.annotations)
+            # p4c (1.2.4.8) turns @max_group_size into the field and drops it from the annotations
+            annos = tuple(a for a in e.annotations if a.name != "max_group_size")
+            self.preamble(m.preamble, ACTION_PROFILE, e.cp_name, annos)
             for tname in sorted(profile_tables.get(e.cp_name, [])):
                 m.table_ids.append(self.sym.id(TABLE, tname))
             m.with_selector = name == "action_selector"
@@ -614,6 +640,7 @@ class _Builder:
         out = p4t.P4DataTypeSpec()
         named = self.p.types.get(t.name) if isinstance(t, ir.TypeName) else t
         ti = self.info.type_info
+        ti.SetInParent()
         if isinstance(named, ir.BitsType):
             if named.signed:
                 out.bitstring.int.bitwidth = named.width

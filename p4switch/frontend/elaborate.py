@@ -465,6 +465,12 @@ class Elaborator:
         pkg = self.g.block_types["V1Switch"]
         if len(main.args) != len(pkg.params):
             raise P4Error(main.coord, f"V1Switch: expected {len(pkg.params)} arguments, got {len(main.args)}")
+        for name, inst in self.g.instances.items():
+            tname = inst.type.base.name if isinstance(inst.type, A.TSpecialized) else getattr(inst.type, "name", "")
+            if tname in self.g.controls or tname in self.g.parsers:
+                # P4-16 §11.3 (and p4c): parsers and controls are instantiated
+                # only inside other blocks or in main's arguments
+                raise P4Error(inst.coord, f"{name}: cannot instantiate at top-level")
         pipeline: dict[str, Any] = {}
         gctx = Ctx(scope=Scope(), block=BlockCtx(prefix="", kind="global"))
         hm: dict[str, Any] = {}
@@ -483,7 +489,9 @@ class Elaborator:
                 raise P4Error(coord, f"V1Switch argument '{p.name}' must be a {want}, not {decl.name}")
             self._check_signature(decl, proto, hm, coord)
             ctor_vals = self._block_ctor_args(decl, ctor_args, gctx, coord)
-            prefix = cp_name("", decl.name, decl.annos)
+            # p4c names a block by its instance, here the anonymous one in
+            # main's arguments: the type's name, whatever @name the type has
+            prefix = decl.name
             pipeline[p.name] = self.instantiate(decl, prefix, decl.name, p.name, ctor_vals, coord, annos)
         global_externs = []
         gblock = BlockCtx(prefix="", kind="global")

@@ -541,8 +541,8 @@ class _ToAst(Transformer):
         return ch[0]
 
     def entry(self, meta, ch):
-        annos = (ch[0] or []) + (ch[5] or [])
-        return A.EntryAst(const=ch[1] is not None, priority=ch[2], keyset=ch[3], action=ch[4], annos=annos,
+        # P4-16's grammar puts an entry's annotations after its action only
+        return A.EntryAst(const=ch[0] is not None, priority=ch[1], keyset=ch[2], action=ch[3], annos=ch[4] or [],
                           coord=self._c(meta))
 
     def start(self, meta, ch):

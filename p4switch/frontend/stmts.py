@@ -386,10 +386,17 @@ class BlockLowering(ExprChecker):
                 for en in p.value:
                     ks = self.keysets(en.keyset, kts, tctx)
                     ar = self._action_ref(en.action, tctx, allowed, "entry")
-                    # `@priority(N)` is not a priority: p4c ignores it (with a warning)
                     explicit.append(None if en.priority is None
                                     else self.const_int(en.priority, tctx, "entry priority"))
-                    entries.append(ir.ConstEntry(keys=ks, action=ar, is_const=en.const, coord=en.coord))
+                    # `@priority(N)` is not a P4Runtime priority (p4c warns it is
+                    # ignored there) but p4c-bm2-ss gives it to BMv2 as the
+                    # entry's match order, the smallest first
+                    pa = A.find_anno(en.annos, "priority")
+                    rank = len(entries) + 1
+                    if pa is not None and pa.args and isinstance(pa.args[0], int) and not isinstance(pa.args[0], bool):
+                        rank = pa.args[0]
+                    entries.append(ir.ConstEntry(keys=ks, action=ar, is_const=en.const, coord=en.coord,
+                                                 match_rank=rank if p.const else None))
             elif pname == "default_action":
                 default = self._action_ref(p.value, tctx, allowed, "default_action")
                 default_const = p.const
@@ -418,6 +425,8 @@ class BlockLowering(ExprChecker):
                 raise unsupported(p.coord, f"table property '{pname}'")
         if not actions:
             raise P4Error(d.coord, f"table {d.name}: no actions property")
+        if default is None:
+            default = self._implicit_default(actions, allowed, ctx, d.coord)
         if entries is not None:
             self._entry_priorities(d.name, entries, explicit, entries_const, keys, prio_props,
                                    key_coord or d.coord, d.coord)
@@ -430,6 +439,27 @@ class BlockLowering(ExprChecker):
             size=size, implementation=impl, direct_counter=dcounter, direct_meter=dmeter,
             support_timeout=timeout, annotations=annos_ir(d.annos), coord=d.coord,
         )
+
+    def _implicit_default(self, actions: list[ir.ActionRef], allowed: dict[str, BAction], ctx: Ctx,
+                          coord: ir.Coord) -> ir.ActionRef | None:
+        """A table without `default_action` has `NoAction()` (P4-16 §14.2.1.3).
+
+        As in p4c, NoAction joins the table's actions as `@defaultonly` when the
+        list does not have it, so P4Info shows it and the control plane may set
+        it back. Without core.p4's NoAction the default stays unset.
+        """
+        try:
+            b = self._action_binding("NoAction", True, ctx, coord)
+        except P4Error:
+            return None
+        if b.params:
+            return None
+        if b.cp_name not in allowed:
+            allowed[b.cp_name] = b
+            self.used_actions.add(b.cp_name)
+            actions.append(ir.ActionRef(action=b.cp_name, args=[],
+                                        annotations=(ir.Annotation(name="defaultonly"),), coord=coord))
+        return ir.ActionRef(action=b.cp_name, args=[], coord=coord)
 
     def _key_namer(self, ctx: Ctx) -> KeyNamer:
         def type_of(e: Any) -> Any:
@@ -447,14 +477,16 @@ class BlockLowering(ExprChecker):
     def _extern_prop(self, p: A.TableProp, ctx: Ctx, table: str = "") -> BExtern:
         if isinstance(p.value, A.ECtor):
             # p4c names an instance constructed in a table property after the
-            # property's @name (hierarchically, like any other name) and
-            # rejects it without one: P4Runtime needs a name.
+            # property's @name, taken as a global name (p4c 1.2.4.8 does not
+            # prefix it with the control's), and rejects it without one:
+            # P4Runtime needs a name.
             anno = A.find_anno(p.annos, "name")
             if anno is None or not anno.args or not isinstance(anno.args[0], str):
                 raise P4Error(p.coord, f"table '{table}' has an anonymous table property '{p.name}' with no "
                                        "@name annotation, which is not supported by P4Runtime")
             name = anno.args[0].lstrip(".")
-            d = A.DInstance(type=p.value.type, args=p.value.args, name=name, annos=p.annos, coord=p.value.coord)
+            annos = [a if a is not anno else A.Anno(name="name", args=["." + name], coord=a.coord) for a in p.annos]
+            d = A.DInstance(type=p.value.type, args=p.value.args, name=name, annos=annos, coord=p.value.coord)
             b = self.make_extern(d, ctx)
             self.inline_locals.append(b.inst)
             return b

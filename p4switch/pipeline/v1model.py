@@ -255,6 +255,9 @@ def _build_table(bg: BlockGen, spec: Any, ns: dict[str, Any]) -> Table:
         ns[g + "_h"] = table.profile._hash
     if t.const_entries:
         n = len(t.const_entries)
+        # const entries: the largest priority here for the smallest BMv2 rank
+        order = sorted(range(n), key=lambda i: (t.const_entries[i].match_rank or 0, i))
+        const_prio = {i: n - pos for pos, i in enumerate(order)}
         for i, ce in enumerate(t.const_entries):
             match = {}
             for ki, (ks, k) in enumerate(zip(ce.keys, keys, strict=False)):
@@ -266,7 +269,7 @@ def _build_table(bg: BlockGen, spec: Any, ns: dict[str, Any]) -> Table:
                     match[ki] = fm
             call = ActionCall(action=ce.action.action,
                               args=tuple(_arg_value(bg, a) for a in ce.action.args))
-            prio = ce.priority if ce.priority is not None else n - i
+            prio = ce.priority if ce.priority is not None else const_prio[i]
             table.insert(TableEntry(match=match, priority=prio, action=call), force=True)
     return table
 

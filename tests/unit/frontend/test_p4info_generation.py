@@ -142,25 +142,28 @@ def test_new_types_carry_type_name_and_translation() -> None:
 
 
 def test_externs_constructed_in_table_properties_take_the_property_name() -> None:
-    """`@name("x") implementation = action_selector(...)` is the profile <control>.x."""
+    """`@name("x") implementation = action_selector(...)` is the profile x, unprefixed (as p4c 1.2.4.8 names it)."""
     info = _info("ecmp_selector")
     profiles = {p.preamble.name: p for p in info.action_profiles}
     wcmp = next(t for t in info.tables if t.preamble.name == "MyIngress.wcmp")
-    assert wcmp.implementation_id == profiles["MyIngress.wcmp_selector"].preamble.id
-    assert profiles["MyIngress.wcmp_selector"].with_selector and profiles["MyIngress.wcmp_selector"].size == 256
-    assert [c.preamble.name for c in info.direct_counters] == ["MyIngress.wcmp_counter"]
+    assert wcmp.implementation_id == profiles["wcmp_selector"].preamble.id
+    assert profiles["wcmp_selector"].with_selector and profiles["wcmp_selector"].size == 256
+    assert [c.preamble.name for c in info.direct_counters] == ["wcmp_counter"]
     ids = {t.preamble.name: t.preamble.id for t in info.tables}
     assert list(profiles["MyIngress.nhop_profile"].table_ids) == [ids["MyIngress.nhop"], ids["MyIngress.nhop_v2"]]
 
 
 def test_names_ids_pkginfo_and_param_names() -> None:
-    """@pkginfo fills pkg_info, @name renames params, @id fixes ids, leading-dot names are global."""
+    """@pkginfo fills pkg_info, @name renames params, @id fixes ids, leading-dot names are global.
+
+    `@name("ingress")` on the control type does not rename its block: p4c
+    names it after the instance in main's arguments, the type's name."""
     info = _info("names_ids")
     assert (info.pkg_info.name, info.pkg_info.version, info.pkg_info.arch) == ("names_ids.p4", "1.0.0", "v1model")
     tables = {t.preamble.name: t for t in info.tables}
-    assert set(tables) == {"ingress.port_bd", "l2_fwd"}
-    assert tables["ingress.port_bd"].preamble.id == 0x02000042
-    assert tables["ingress.port_bd"].preamble.doc.brief == "Port to bridge domain"
+    assert set(tables) == {"MyIngress.port_bd", "l2_fwd"}
+    assert tables["MyIngress.port_bd"].preamble.id == 0x02000042
+    assert tables["MyIngress.port_bd"].preamble.doc.brief == "Port to bridge domain"
     actions = {a.preamble.name: a for a in info.actions}
     assert actions["set_bd"].preamble.id == 0x01000101
     assert [(p.id, p.name) for p in actions["set_bd"].params] == [(7, "bd"), (2, "extra")]
@@ -235,8 +238,8 @@ def test_type_name_is_set_for_every_key_and_param_of_a_type(p4rt_names) -> None:
     assert p4rt_names.type_info.new_types["PortId_t"].original_type.bitstring.bit.bitwidth == 9
 
 
-def test_control_passed_by_instance_name_keeps_its_type_name_prefix(p4rt_names) -> None:
-    """`MyIngress() ig; V1Switch(..., ig, ...)`: names are MyIngress.*, as p4c's HierarchicalNames makes them."""
+def test_blocks_are_named_by_their_type(p4rt_names) -> None:
+    """`V1Switch(..., MyIngress(), ...)`: names are MyIngress.*, as p4c's HierarchicalNames makes them."""
     assert [t.preamble.name for t in p4rt_names.tables] == ["MyIngress.names", "MyIngress.typed_keys"]
 
 

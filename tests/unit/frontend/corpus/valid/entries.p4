@@ -1,5 +1,6 @@
 /* entries: non-const entries with explicit priorities (P4 1.2.4 `priority =`),
- * const entries with @priority annotations (ignored), optional and range
+ * const entries with @priority annotations (BMv2's match order, not P4Runtime
+ * priorities), optional and range
  * keys, masks and default keysets, and non-const exact entries. */
 #include <core.p4>
 #include <v1model.p4>
@@ -94,9 +95,9 @@ control MyIngress(inout headers hdr, inout metadata meta,
         }
         actions = { permit; deny; }
         const entries = {
-            @priority(3) (0xc0a80000 &&& 0xffff0000, 6): deny();
-            @priority(2) (_, 17): permit();
-            @priority(1) (_, _): deny();
+            (0xc0a80000 &&& 0xffff0000, 6): deny() @priority(3);
+            (_, 17): permit() @priority(2);
+            (_, _): deny() @priority(1);
         }
     }
     table ports {

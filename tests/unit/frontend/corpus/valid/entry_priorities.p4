@@ -127,14 +127,15 @@ control Ing(inout headers_t hdr, inout metadata_t m, inout standard_metadata_t s
             const 0x86DD: a_params(2);
         }
     }
-    // @priority is not a priority (p4c ignores it): const entries count down
+    // @priority is not a P4Runtime priority (const entries count down there) but
+    // BMv2's match order: the smallest first
     table annotated {
         key = { hdr.eth.etype: ternary; }
         actions = { a; a_params; }
         default_action = a;
         const entries = {
-            @priority(1) 0x0800 &&& 0xFF00: a_params(1);
-            @priority(9) _:                 a_params(2);
+            0x0800 &&& 0xFF00: a_params(1) @priority(1);
+            _:                 a_params(2) @priority(9);
         }
     }
 

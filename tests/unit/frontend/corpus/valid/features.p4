@@ -109,7 +109,7 @@ control Ing(inout hdrs_t h, inout meta_t m, inout standard_metadata_t sm) {
         const entries = {
             (0x0A000000 &&& 0xFF000000, 6 .. 17, true, true): drop();
             (_, _, false, true): NoAction();
-            @priority(3) (32w1, 1, true, false): NoAction();
+            (32w1, 1, true, false): NoAction() @priority(3);
         }
         default_action = NoAction();
     }

@@ -99,7 +99,5 @@ control MyDeparser(packet_out packet, in headers hdr) {
     }
 }
 
-MyEgress() egress_instance;
-
-V1Switch(MyParser(), MyVerifyChecksum(), MyIngress(), egress_instance,
+V1Switch(MyParser(), MyVerifyChecksum(), MyIngress(), MyEgress(),
          MyComputeChecksum(), MyDeparser()) main;

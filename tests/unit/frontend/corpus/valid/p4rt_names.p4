@@ -111,6 +111,4 @@ control MyDeparser(packet_out packet, in headers hdr) {
     }
 }
 
-MyIngress() ig;
-
-V1Switch(MyParser(), MyVerifyChecksum(), ig, MyEgress(), MyComputeChecksum(), MyDeparser()) main;
+V1Switch(MyParser(), MyVerifyChecksum(), MyIngress(), MyEgress(), MyComputeChecksum(), MyDeparser()) main;
