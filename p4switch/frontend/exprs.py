@@ -256,6 +256,8 @@ class ExprChecker:
                     raise P4Error(e.coord, "stack.next may only be used in a parser")
                 return ir.Member(expr=base, name=e.name, type=bt.elem, coord=e.coord)
             if e.name == "lastIndex":
+                if not ctx.in_parser:  # P4-16 §8.18, as p4c checks it
+                    raise P4Error(e.coord, "'lastIndex' for stacks can only be used in a parser")
                 return ir.Member(expr=base, name=e.name, type=BIT32, coord=e.coord)
             if e.name == "size":
                 return ir.Constant(value=bt.size, type=BIT32, coord=e.coord)
@@ -433,6 +435,9 @@ class ExprChecker:
         ok = False
         if isinstance(nt, ir.BitsType):
             if isinstance(src, ir.EnumType) and src.underlying is not None:
+                if src.underlying != nt:  # P4-16 §8.11.2: to the underlying type only
+                    raise P4Error(coord, f"illegal cast from {type_str(x.type)} to {type_str(t)} "
+                                         f"(a serializable enum casts to {type_str(src.underlying)} only)")
                 x = self.enum_to_bits(x, src, src.underlying)
                 src = src.underlying
                 if x.type == t:

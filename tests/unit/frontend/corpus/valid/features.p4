@@ -137,11 +137,11 @@ control Ing(inout hdrs_t h, inout meta_t m, inout standard_metadata_t sm) {
         m.l4 = h.ipv4.src[31:24] ++ 8w0;
         m.l4 = m.l4 << 2 >> 1;
         m.flag = h.ipv4.ttl > 8w1 ? true : false;
-        if (h.mpls[0].isValid() && h.mpls.lastIndex == 0) { h.mpls.pop_front(1); }
+        if (h.mpls[0].isValid() && !h.mpls[1].isValid()) { h.mpls.pop_front(1); }
         h.ab.b.setValid();
         m.c = Color.GREEN;
         switch (m.color) { 0: { m.color = 1; } default: { } }
-        if (h.ipv4.proto == Proto.TCP) { m.l4 = (bit<16>)Proto.UDP; }
+        if (h.ipv4.proto == Proto.TCP) { m.l4 = (bit<16>)(bit<8>)Proto.UDP; }
         inner.apply(h, 8w3);
         int<8> neg = -8s1;
         h.ipv4.tos = (bit<8>)neg;
