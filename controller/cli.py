@@ -1,16 +1,29 @@
 """`aizone`: the command line for people (rich tables, progress) and programs (`--json`).
 
-Subcommands (each one's docstring is its help):
-  up      start a fabric and program it; stays up until Ctrl-C (or `--detach`)
-  down    stop the running fabric and remove leftovers of crashed runs
-  status  which switches run, entries per table, port counters
-  demo    bring up, ping, one RDMA WRITE, counters; always tears down
-  plan    print the addressing plan of a topology (no root needed)
+The CLI holds no state: `up` starts the controller daemon
+(`controller.daemon`) and follows its progress; every other command asks
+the daemon through its local API (`controller.client`). Subcommands (each
+one's docstring is its help):
+
+  up TOPO         start a fabric and its daemon; returns when it is up
+  down            stop the running fabric and remove leftovers of crashed runs
+  status          the fabric, its switches, sessions, hosts and links
+  check           all host pairs: ping and one RoCEv2 transfer
+  stats           link load, queues, PFC, ECN, drops, imbalance per tier
+  routes [SW]     entries read back from the switches
+  mode MODE       switch pin | ecmp | eecmp on the live fabric
+  link down|up    fail or restore a link
+  exec HOST CMD   run a command in a host
+  shell SW        p4runtime-shell on a switch, as a secondary controller
+  topo show TOPO  a topology's tiers, counts, oversubscription (no root)
+  plan            a topology's addressing plan (no root)
+  demo            bring up, check, one RDMA WRITE, counters; always tears down
 
 Exit codes: 0 success; 1 a failure at run time (network, switch,
-P4Runtime, compiler, a demo check); 2 bad input (usage, topology file, P4
-file); 130 interrupted. Errors are one line on stderr, `aizone: error: ...`.
-Only this module maps exceptions to exit codes.
+P4Runtime, compiler, a failed check); 2 bad input (usage, topology file, P4
+file, a name the fabric does not have); 130 interrupted. Errors are one
+line on stderr, `aizone: error: ...`. Only this module maps exceptions to
+exit codes.
 
 Names defined here: `build_parser`, `main`, `TARGET_CHOICES`.
 """
@@ -30,12 +43,24 @@ from pathlib import Path
 from typing import Any
 
 from rich.console import Console
-from rich.table import Table
+from rich.live import Live
+from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
 from topologies.nodes import SWITCH_CLASSES, NetworkError
 from topologies.spec import MODES, SpecError
 
+from .client import ApiClient, ApiError, NotRunning
 from .errors import BuildError, ControllerError
+from .views import (
+    show_check,
+    show_link,
+    show_mode,
+    show_plan,
+    show_routes,
+    show_stats,
+    show_status,
+    stats_table,
+)
 
 __all__ = ["TARGET_CHOICES", "build_parser", "main"]
 
@@ -57,6 +82,18 @@ def _err_console() -> Console:
     return Console(stderr=True, highlight=False)
 
 
+def _out(args: argparse.Namespace, data: Any) -> bool:
+    """Print `data` as JSON when --json was given; True if it was."""
+    if getattr(args, "json", False):
+        print(json.dumps(data, default=str))
+        return True
+    return False
+
+
+def _client() -> ApiClient:
+    return ApiClient()
+
+
 @contextlib.contextmanager
 def _progress(console: Console, quiet: bool) -> Iterator[Any]:
     """A `progress(step)` factory: spinner while a step runs, a tick with its time after."""
@@ -74,205 +111,379 @@ def _progress(console: Console, quiet: bool) -> Iterator[Any]:
     yield step
 
 
-# --- subcommands -------------------------------------------------------------
+# --- up / down --------------------------------------------------------------------
 
 
-def cmd_up(args: argparse.Namespace) -> int:
-    """Start the fabric of --topology, program every switch, and stay up until Ctrl-C.
-
-    With --detach, start it in the background and return once it is up;
-    `aizone down` stops it.
-    """
-    if args.detach:
-        return _detach(args)
-    from .runner import bring_up
-
-    console = _err_console()
-    with _progress(console, args.json) as step:
-        fab = bring_up(args.topology, target=args.target, build_dir=args.build_dir,
-                       progress=step, log_console=args.switch_log, mode=args.mode)
-    with fab:
-        info = {"running": True, "topology": str(args.topology), "target": fab.target,
-                "pid": os.getpid(),
-                "switches": [{"name": s.name, "grpc_addr": s.grpc_addr,
-                              "device_id": s.device_id} for s in fab.plan.switches],
-                "hosts": [{"name": h.name, "ip": h.ip} for h in fab.plan.hosts]}
-        if args.json:
-            print(json.dumps(info), flush=True)
-        else:
-            _print_plan(Console(highlight=False), fab.plan)
-            console.print(f"[bold green]fabric {fab.plan.name!r} is up[/] on {fab.target}; "
-                          "Ctrl-C (or `aizone down`) stops it")
-        if args.ready_file:
-            Path(args.ready_file).write_text(json.dumps(info))
-        while True:
-            time.sleep(3600)
-
-
-def _detach(args: argparse.Namespace) -> int:
-    from topologies.runstate import state_dir
-
-    log_dir = state_dir()
-    log_dir.mkdir(parents=True, exist_ok=True)
-    log = log_dir / "up.log"
-    ready = log_dir / f"ready.{os.getpid()}"
-    ready.unlink(missing_ok=True)
-    cmd = [sys.executable, "-m", "controller.cli", "up", "--topology", str(args.topology),
-           "--target", args.target, "--ready-file", str(ready), "--json"]
+def _daemon_argv(args: argparse.Namespace, topology: Path | None, attach: bool) -> list[str]:
+    cmd = [sys.executable, "-m", "controller.daemon"]
+    if attach:
+        cmd.append("--attach")
+    else:
+        assert topology is not None
+        cmd += ["--topology", str(topology.resolve()), "--target", args.target]
     if args.mode:
         cmd += ["--mode", args.mode]
     if args.build_dir:
-        cmd += ["--build-dir", str(args.build_dir)]
+        cmd += ["--build-dir", str(args.build_dir.resolve())]
+    cmd += ["--api-host", args.api_host, "--api-port", str(args.api_port)]
+    if args.api_token:
+        cmd += ["--api-token", args.api_token]
+    if args.switch_log:
+        cmd.append("--switch-log")
+    return cmd
+
+
+def _orphan() -> Any:
+    """The state of a fabric whose daemon died (switches may still run), else None."""
+    from topologies.runstate import owner_alive, read_state
+
+    state = read_state()
+    if state is None or owner_alive(state) or not state.ready or not state.meta.get("daemon"):
+        return None
+    return state
+
+
+def cmd_up(args: argparse.Namespace) -> int:
+    """Start the fabric of TOPO and its controller daemon; return once it is up.
+
+    Shows a progress bar per switch, then the API address (and the
+    dashboard's URL). The daemon keeps the fabric until `aizone down`. When a
+    fabric is still running without its daemon (the daemon was killed), `up`
+    (with no topology, or the same one) starts a daemon that re-attaches to
+    it and reconciles every switch.
+    """
+    from topologies.runstate import state_dir
+
+    topology = args.topo or args.topology
+    if os.geteuid() != 0:
+        raise NetworkError("aizone up needs root (network namespaces, veths): run it with sudo")
+    with _client() as c:
+        if c.alive():
+            st = c.get("/status")
+            raise NetworkError(f"fabric {st.get('name')!r} is already up (daemon pid "
+                               f"{st.get('pid')}): run `aizone down` first")
+    orphan = _orphan()
+    attach = False
+    if orphan is not None:
+        recorded = Path(orphan.meta.get("topology", ""))
+        if topology is None or Path(topology).resolve() == recorded:
+            attach = True
+        else:
+            raise NetworkError(f"fabric {orphan.name!r} is still running without its daemon: "
+                               f"`aizone up` re-attaches to it, `aizone down` removes it")
+    elif topology is None:
+        topology = Path(DEFAULT_TOPOLOGY)
+    if not attach:
+        from topologies.spec import load_spec
+
+        load_spec(topology)  # a bad file is an input error before anything starts
+    directory = state_dir()
+    directory.mkdir(parents=True, exist_ok=True)
+    log = directory / "daemon.out"
     with open(log, "wb") as out:
-        child = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=out, stderr=out,
-                                 start_new_session=True)
+        child = subprocess.Popen(_daemon_argv(args, topology, attach), stdin=subprocess.DEVNULL,
+                                 stdout=out, stderr=out, start_new_session=True)
+    console = _err_console()
     try:
-        while not ready.exists():
-            if child.poll() is not None:
-                lines = [ln for ln in log.read_text(errors="replace").splitlines()
-                         if ln.startswith(f"{PROG}: error:")]
-                msg = lines[-1][len(PROG) + 9:] if lines else f"see {log}"
-                raise NetworkError(f"background `aizone up` failed: {msg}")
-            time.sleep(0.2)
+        info = _follow_up(child, log, console, quiet=args.json, attach=attach)
     except KeyboardInterrupt:
-        child.terminate()
-        child.wait(60)
+        _stop_daemon(child.pid)
         raise
-    info = json.loads(ready.read_text())
-    ready.unlink(missing_ok=True)
     if args.json:
         print(json.dumps(info))
     else:
-        _err_console().print(f"[bold green]fabric is up[/] in the background (pid {child.pid}, "
-                             f"log {log}); `aizone down` stops it")
+        api = info.get("api") or {}
+        console.print(f"[bold green]fabric {info.get('name')!r} is up[/] on {info.get('target')},"
+                      f" mode {info.get('mode')}: API {api.get('url')}api/v1 "
+                      f"(unix socket {api.get('unix')}), dashboard {api.get('url')}")
+        console.print("next: aizone check | aizone stats --watch | aizone down")
+    if args.foreground:
+        try:
+            child.wait()
+        except KeyboardInterrupt:
+            _stop_daemon(child.pid)
+            raise
     return EXIT_OK
+
+
+def _wait_for_socket(child: subprocess.Popen[bytes], log: Path, timeout: float = 60) -> None:
+    from .client import socket_path
+
+    deadline = time.monotonic() + timeout
+    path = socket_path()
+    while time.monotonic() < deadline:
+        if child.poll() is not None:
+            raise NetworkError(f"the controller daemon exited at start: {_last_error(log)}")
+        if path.exists():
+            with _client() as c:
+                if c.alive():
+                    return
+        time.sleep(0.1)
+    raise NetworkError(f"the controller daemon did not open its API within {timeout:.0f} s "
+                       f"(log: {log})")
+
+
+def _last_error(log: Path) -> str:
+    try:
+        lines = [ln for ln in log.read_text(errors="replace").splitlines() if ln.strip()]
+    except OSError:
+        return f"see {log}"
+    errors = [ln for ln in lines if "error" in ln.lower()]
+    return (errors or lines or [f"see {log}"])[-1].split("error: ", 1)[-1]
+
+
+def _follow_up(child: subprocess.Popen[bytes], log: Path, console: Console, *, quiet: bool,
+               attach: bool) -> dict[str, Any]:
+    """Render the daemon's bring-up events until it is up (or failed)."""
+    _wait_for_socket(child, log)
+    progress = Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(),
+                        TextColumn("{task.fields[note]}"), TimeElapsedColumn(),
+                        console=console, disable=quiet, transient=False)
+    steps: dict[str, Any] = {}
+    switches: dict[str, Any] = {}
+    current = None
+    with progress, _client() as c:
+        for kind, event in c.events(replay=True, timeout=300):
+            data = event["data"]
+            if kind == "progress":
+                step = data["step"]
+                if current is not None:
+                    progress.update(current, completed=1, total=1)
+                if step == "up":
+                    break
+                if step == "sessions":
+                    for s in c.get("/status").get("switches", []):
+                        switches[s["name"]] = progress.add_task(
+                            f"  {s['name']}", total=1, note="connecting")
+                current = steps[step] = progress.add_task(_describe_step(step, data), total=1,
+                                                          note="")
+            elif kind == "reconciled" and data["switch"] in switches:
+                n = data["counts"]
+                progress.update(switches[data["switch"]], completed=1, note=(
+                    f"{n['insert'] + n['modify']} written, {n['unchanged']} already there"
+                    if attach else f"{n['insert'] + n['modify']} entities"))
+            elif kind == "failed":
+                raise NetworkError(data.get("error", "bring-up failed"))
+            elif kind == "down":
+                raise NetworkError(f"the daemon stopped during bring-up: {_last_error(log)}")
+        st = c.get("/status")
+    return st
+
+
+def _describe_step(step: str, data: dict[str, Any]) -> str:
+    texts = {
+        "api": "controller API",
+        "checking": f"checking {data.get('topology', '')}",
+        "compiling": f"compiling for {data.get('target', '')}",
+        "network": f"{data.get('switches')} switch(es), {data.get('hosts')} host(s) in Mininet",
+        "attached": f"re-attaching to {data.get('switches')} running switch(es)",
+        "sessions": "P4Runtime sessions: pipelines and entries",
+    }
+    return texts.get(step, step)
+
+
+def _stop_daemon(pid: int, timeout: float = 60) -> bool:
+    """SIGTERM the daemon and wait for it to go; True if it went."""
+    try:
+        os.kill(pid, signal.SIGTERM)
+    except ProcessLookupError:
+        return True
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return True
+        with contextlib.suppress(ChildProcessError):
+            if os.waitpid(pid, os.WNOHANG)[0] == pid:
+                return True
+        time.sleep(0.1)
+    return False
 
 
 def cmd_down(args: argparse.Namespace) -> int:
     """Stop the running fabric (if any) and remove leftovers of crashed runs.
 
-    Removes only what aizone made: its switch and host processes (found by
-    the AIZONE_RUN marker), its interfaces (rtswN-ethP, ...), its state file.
+    Asks the daemon to stop (it tears its network down), then removes only
+    what aizone made and may have left: its processes (found by the
+    AIZONE_RUN marker), host namespaces, interfaces, the state file.
     """
     from topologies.runstate import cleanup
 
     if os.geteuid() != 0:
         raise NetworkError("aizone down needs root (it deletes interfaces and processes): "
                            "run it with sudo")
+    stopped = None
+    with _client() as c:
+        if c.alive():
+            pid = c.get("/status").get("pid")
+            with contextlib.suppress(ControllerError):
+                c.post("/shutdown")
+            if pid and _wait_gone(pid, 60):
+                stopped = pid
     report = cleanup(stop_running=True)
-    data = {"stopped_owner": report.stopped_owner, "killed": report.killed,
-            "interfaces": report.interfaces, "state_removed": report.state_removed}
-    if args.json:
-        print(json.dumps(data))
-    elif report.anything:
-        parts = []
-        if report.stopped_owner:
-            parts.append(f"stopped the running fabric (pid {report.stopped_owner})")
-        if report.killed:
-            parts.append(f"ended {len(report.killed)} process(es)")
-        if report.interfaces:
-            parts.append(f"deleted {len(report.interfaces)} interface(s)")
-        print("aizone down: " + ", ".join(parts or ["removed the state file"]))
-    else:
-        print("aizone down: nothing was running")
+    data = {"stopped_daemon": stopped, "stopped_owner": report.stopped_owner,
+            "killed": report.killed, "interfaces": report.interfaces,
+            "state_removed": report.state_removed}
+    if _out(args, data):
+        return EXIT_OK
+    parts = []
+    if stopped:
+        parts.append(f"stopped the fabric's daemon (pid {stopped})")
+    if report.stopped_owner:
+        parts.append(f"stopped the running fabric (pid {report.stopped_owner})")
+    if report.killed:
+        parts.append(f"ended {len(report.killed)} leftover process(es)")
+    if report.interfaces:
+        parts.append(f"deleted {len(report.interfaces)} leftover interface(s)")
+    if report.state_removed and not parts:
+        parts.append("removed the state file")
+    print("aizone down: " + (", ".join(parts) if parts else "nothing was running"))
     return EXIT_OK
+
+
+def _wait_gone(pid: int, timeout: float) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return True
+        time.sleep(0.1)
+    return False
+
+
+# --- commands that ask the daemon --------------------------------------------------
 
 
 def cmd_status(args: argparse.Namespace) -> int:
-    """Show which switches run, the entries per table, and the port counters.
-
-    Reads over P4Runtime without taking control (the running controller
-    stays primary).
-    """
-    from topologies.runstate import owner_alive, read_state
-
-    from .p4rt import SwitchSession
-    from .routes import NAMES
-
-    state = read_state()
-    if state is None or not owner_alive(state):
-        data: dict[str, Any] = {"running": False}
-        if state is not None:
-            data["stale"] = True
-        if args.json:
-            print(json.dumps(data))
-        else:
-            print("aizone: no fabric is running" + (
-                " (a crashed run left a state file: `aizone down` removes it)"
-                if state is not None else ""))
-        return EXIT_OK
-    switches = []
-    for sw in state.switches:
-        row: dict[str, Any] = {"name": sw["name"], "grpc_addr": sw["grpc_addr"],
-                               "device_id": sw["device_id"], "pid": sw.get("pid")}
+    """The running fabric: switches (alive, session, last reconcile), hosts, links, failures."""
+    with _client() as c:
         try:
-            with SwitchSession(sw["name"], sw["grpc_addr"], sw["device_id"], timeout=3) as s:
-                s.open(primary=False)
-                s.get_p4info()
-                assert s.schema is not None
-                row["tables"] = {t: len(s.read_table(t)) for t in s.schema.tables.names()}
-                rx = s.read_counters(NAMES["rx_counter"])
-                tx = s.read_counters(NAMES["tx_counter"])
-                row["ports"] = [
-                    {"port": i, "rx_packets": rx[i].packets if i in rx else 0,
-                     "rx_bytes": rx[i].bytes if i in rx else 0,
-                     "tx_packets": tx[i].packets if i in tx else 0,
-                     "tx_bytes": tx[i].bytes if i in tx else 0}
-                    for i in sorted(set(rx) | set(tx))
-                    if (i in rx and rx[i].packets) or (i in tx and tx[i].packets)]
-                row["up"] = True
-        except ControllerError as exc:
-            row["up"] = False
-            row["error"] = str(exc)
-        switches.append(row)
-    data = {"running": True, "name": state.name, "target": state.target,
-            "owner_pid": state.owner_pid, "ready": state.ready,
-            "mode": state.meta.get("mode"), "switches": switches,
-            "hosts": [h["name"] for h in state.hosts]}
-    if args.json:
-        print(json.dumps(data))
-        return EXIT_OK
-    console = Console(highlight=False)
-    console.print(f"fabric [bold]{state.name}[/] on {state.target}, controller pid "
-                  f"{state.owner_pid}, mode {data['mode']}, hosts {', '.join(data['hosts'])}")
-    t = Table(title="switches")
-    for col in ("switch", "gRPC", "device id", "up", "entries"):
-        t.add_column(col)
-    for row in switches:
-        entries = ", ".join(f"{k.rsplit('.', 1)[-1]} {v}" for k, v in row.get("tables", {}).items())
-        t.add_row(row["name"], row["grpc_addr"], str(row["device_id"]),
-                  "yes" if row["up"] else f"no: {row.get('error', '')}", entries)
-    console.print(t)
-    c = Table(title="port counters (packets / bytes)")
-    for col in ("switch", "port", "rx", "tx"):
-        c.add_column(col, justify="right")
-    for row in switches:
-        for p in row.get("ports", []):
-            c.add_row(row["name"], str(p["port"]), f"{p['rx_packets']} / {p['rx_bytes']}",
-                      f"{p['tx_packets']} / {p['tx_bytes']}")
-    if c.row_count:
-        console.print(c)
-    else:
-        console.print("port counters: no packets yet")
+            st = c.get("/status")
+        except NotRunning:
+            orphan = _orphan()
+            data = {"running": False, "orphan": orphan.name if orphan else None}
+            if not _out(args, data):
+                print("aizone: no fabric is running" + (
+                    f" (fabric {orphan.name!r} runs without its daemon: `aizone up` re-attaches,"
+                    " `aizone down` removes it)" if orphan else ""))
+            return EXIT_OK
+    st["running"] = True
+    if not _out(args, st):
+        show_status(Console(highlight=False), st)
     return EXIT_OK
 
 
-def cmd_demo(args: argparse.Namespace) -> int:
-    """Bring up --topology, ping, send one RDMA WRITE, read counters, print a summary.
+def cmd_check(args: argparse.Namespace) -> int:
+    """Every host pair: ping (each NIC) and one RoCEv2 RDMA WRITE; exit 1 with the failing pairs."""
+    with _client() as c:
+        with _err_console().status("checking every host pair ..."):
+            data = c.post("/check", {"roce": not args.no_roce})
+    if not _out(args, data):
+        show_check(Console(highlight=False), data)
+    return EXIT_OK if data["ok"] else EXIT_FAIL
 
-    Always tears the fabric down. Exit 0 when every check passed, else 1.
+
+def cmd_stats(args: argparse.Namespace) -> int:
+    """Link load, queue depth, PFC pauses, ECN marks, drops and uplink imbalance per tier.
+
+    From the switches' counters over the daemon's polling interval (1 s).
+    With --watch, updates until Ctrl-C.
     """
-    from .demo import run_demo
+    with _client() as c:
+        if not args.watch:
+            snap = c.get("/stats")
+            if not _out(args, snap):
+                show_stats(Console(highlight=False), snap, hosts=args.hosts)
+            return EXIT_OK
+        console = Console(highlight=False)
+        snap = c.get("/stats")
+        if args.json:
+            for _kind, event in c.events({"stats"}):
+                print(json.dumps(event["data"]), flush=True)
+            return EXIT_OK
+        with Live(stats_table(snap, hosts=args.hosts) if snap else "waiting for statistics",
+                  console=console, refresh_per_second=2) as live:
+            for _kind, event in c.events({"stats"}):
+                live.update(stats_table(event["data"], hosts=args.hosts))
+    return EXIT_OK
 
-    console = _err_console()
-    with _progress(console, args.json) as step:
-        report = run_demo(args.topology, target=args.target, build_dir=args.build_dir,
-                          progress=step, rdma_size=args.size, mode=args.mode)
-    if args.json:
-        print(json.dumps(report.to_json()))
-    else:
-        _print_demo(Console(highlight=False), report)
-    return EXIT_OK if report.ok else EXIT_FAIL
+
+def cmd_routes(args: argparse.Namespace) -> int:
+    """Entries read back over P4Runtime (all switches, or SWITCH), and whether they equal the intent."""
+    with _client() as c:
+        data = c.get("/routes", switch=args.switch)
+    if not _out(args, data):
+        show_routes(Console(highlight=False), data)
+    return EXIT_OK
+
+
+def cmd_mode(args: argparse.Namespace) -> int:
+    """Switch the routing mode (pin | ecmp | eecmp) on the live fabric, make-before-break."""
+    with _client() as c:
+        data = c.post("/mode", {"mode": args.mode})
+    if not _out(args, data):
+        show_mode(Console(highlight=False), data)
+    return EXIT_OK
+
+
+def cmd_link(args: argparse.Namespace) -> int:
+    """Fail (down) or restore (up) the link between A and B; prints the reconvergence time."""
+    with _client() as c:
+        data = c.post("/link", {"a": args.a, "b": args.b, "index": args.index,
+                                "up": args.state == "up"})
+    if not _out(args, data):
+        show_link(Console(highlight=False), data)
+    return EXIT_OK
+
+
+def cmd_exec(args: argparse.Namespace) -> int:
+    """Run CMD inside HOST's network namespace; its output and exit status are CMD's."""
+    argv = list(args.cmd)
+    if argv and argv[0] == "--":
+        argv = argv[1:]
+    if not argv:
+        raise ApiError("give a command to run, e.g. `aizone exec h1 ip addr`", 400)
+    with _client() as c:
+        data = c.post("/exec", {"host": args.host, "argv": argv, "timeout": args.timeout})
+    if _out(args, data):
+        return EXIT_OK
+    sys.stdout.write(data["stdout"])
+    sys.stderr.write(data["stderr"])
+    return int(data["returncode"]) if data["returncode"] is not None else EXIT_FAIL
+
+
+def cmd_shell(args: argparse.Namespace) -> int:
+    """p4runtime-shell on SWITCH, attached as a secondary controller (reads; the daemon stays primary)."""
+    with _client() as c:
+        st = c.get("/status")
+    sw = next((s for s in st.get("switches", []) if s["name"] == args.switch), None)
+    if sw is None:
+        raise ApiError(f"no switch named {args.switch!r} in fabric {st.get('name')}", 400)
+    argv = [sys.executable, "-m", "p4switch.server.p4rt_shell", "--grpc-addr", sw["grpc_addr"],
+            "--device-id", str(sw["device_id"]), "--election-id", "0,1"]
+    if args.print_command:
+        print(" ".join(argv))
+        return EXIT_OK
+    os.execv(sys.executable, argv)
+    return EXIT_FAIL  # not reached
+
+
+# --- commands that need no daemon -----------------------------------------------------
+
+
+def cmd_topo(args: argparse.Namespace) -> int:
+    """Show TOPO's tiers, counts, oversubscription per tier and addressing (no root needed)."""
+    from topologies.addressing import plan_addresses
+    from topologies.spec import load_spec
+    from topologies.summary import render_summary, summarize
+
+    spec = load_spec(args.topo)
+    summary = summarize(spec, plan_addresses(spec))
+    if not _out(args, summary):
+        render_summary(Console(highlight=False), summary)
+    return EXIT_OK
 
 
 def cmd_plan(args: argparse.Namespace) -> int:
@@ -286,120 +497,120 @@ def cmd_plan(args: argparse.Namespace) -> int:
 
         print(json.dumps(asdict(plan), default=str))
     else:
-        _print_plan(Console(highlight=False), plan)
+        show_plan(Console(highlight=False), plan)
     return EXIT_OK
 
 
-# --- output ------------------------------------------------------------------
+def cmd_demo(args: argparse.Namespace) -> int:
+    """Bring up --topology, ping, send one RDMA WRITE, read counters, print a summary.
 
+    Always tears the fabric down. Exit 0 when every check passed, else 1.
+    """
+    from .demo import print_demo, run_demo
 
-def _print_plan(console: Console, plan: Any) -> None:
-    t = Table(title=f"fabric {plan.name}: switches")
-    for col in ("switch", "role", "device id", "gRPC", "ports"):
-        t.add_column(col)
-    for s in plan.switches:
-        t.add_row(s.name, s.role, str(s.device_id), s.grpc_addr,
-                  ", ".join(f"{p.port}->{p.peer}" for p in s.ports))
-    console.print(t)
-    h = Table(title="hosts")
-    for col in ("host", "NIC", "address", "gateway", "MAC", "switch port"):
-        h.add_column(col)
-    for host in plan.hosts:
-        for n in host.nics:
-            h.add_row(host.name, n.intf, n.cidr, n.gateway, n.mac, f"{n.switch}:{n.switch_port}")
-    console.print(h)
-
-
-def _print_demo(console: Console, report: Any) -> None:
-    console.print(f"[bold]aizone demo[/] on {report.topology} ({report.target}): "
-                  f"{report.src} -> {report.dst}")
-    t = Table(title="what ran")
-    t.add_column("check")
-    t.add_column("result")
-    t.add_column("detail")
-    for c in report.checks:
-        t.add_row(c.name, "[green]ok[/]" if c.ok else "[red]FAILED[/]", c.detail)
-    console.print(t)
-    s, r = report.sender, report.receiver
-    if s or r:
-        x = Table(title="RoCEv2 RDMA WRITE")
-        for col in ("", "packets", "bytes", "payload bytes", "ICRC errors", "PSN errors"):
-            x.add_column(col, justify="right")
-        x.add_row(f"sent by {report.src}", str(s.get("packets", "-")), str(s.get("bytes", "-")),
-                  str(s.get("payload_bytes", "-")), "", "")
-        x.add_row(f"received by {report.dst}", str(r.get("packets", "-")),
-                  str(r.get("bytes", "-")), str(r.get("payload_bytes", "-")),
-                  str(r.get("icrc_errors", "-")), str(r.get("psn_errors", "-")))
-        console.print(x)
-    if report.counters:
-        c = Table(title="switch port counters during the demo (read over P4Runtime)")
-        for col in ("switch", "port", "rx packets", "tx packets", "rx bytes", "tx bytes"):
-            c.add_column(col, justify="right")
-        for row in report.counters:
-            c.add_row(row["switch"], str(row["port"]), str(row["rx_packets"]),
-                      str(row["tx_packets"]), str(row["rx_bytes"]), str(row["tx_bytes"]))
-        console.print(c)
-    if report.ok:
-        console.print("[bold green]demo passed[/]")
+    console = _err_console()
+    with _progress(console, args.json) as step:
+        report = run_demo(args.topology, target=args.target, build_dir=args.build_dir,
+                          progress=step, rdma_size=args.size, mode=args.mode)
+    if args.json:
+        print(json.dumps(report.to_json()))
     else:
-        failed = [c.name for c in report.checks if not c.ok] or ["no check ran"]
-        console.print(f"[bold red]demo failed:[/] {', '.join(failed)}")
+        print_demo(Console(highlight=False), report)
+    return EXIT_OK if report.ok else EXIT_FAIL
 
 
 # --- parser and main -----------------------------------------------------------
 
 
 def _doc(fn: Any) -> tuple[str, str]:
-    text = (fn.__doc__ or "").strip()
-    return text.splitlines()[0], text
+    doc = (fn.__doc__ or "").strip()
+    return doc.splitlines()[0] if doc else "", doc
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """The `aizone` argument parser (separate from `main` so tests and docs can use it)."""
     parser = argparse.ArgumentParser(
-        prog=PROG, description="Emulate the RoCEv2 AI training backend fabric on P4 switches.",
+        prog=PROG, description="Emulate Meta's RoCEv2 AI training fabric on P4 switches.",
         formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
-    def add(name: str, fn: Any, *, topology: bool = True, target: bool = True) -> Any:
+    def add(name: str, fn: Any, *, json_flag: bool = True) -> argparse.ArgumentParser:
         short, full = _doc(fn)
         p = sub.add_parser(name, help=short, description=full,
                            formatter_class=argparse.RawDescriptionHelpFormatter)
         p.set_defaults(func=fn)
-        if topology:
-            p.add_argument("--topology", "-t", type=Path, default=Path(DEFAULT_TOPOLOGY),
-                           help=f"topology YAML (default {DEFAULT_TOPOLOGY})")
-        if target:
-            p.add_argument("--target", choices=TARGET_CHOICES, default="auto",
-                           help="switch target: auto = bmv2 when simple_switch_grpc and "
-                                "p4c-bm2-ss are on PATH, else p4switch (default auto)")
-            p.add_argument("--build-dir", type=Path, default=None,
-                           help="where compiled programs and switch logs go (default ./build)")
-            p.add_argument("--mode", choices=MODES, default=None,
-                           help="routing mode over uplinks (default: the topology's routing.mode)")
-        p.add_argument("--json", action="store_true", help="print JSON for programs")
+        if json_flag:
+            p.add_argument("--json", action="store_true", help="print JSON for programs")
         return p
 
+    def target_flags(p: argparse.ArgumentParser) -> None:
+        p.add_argument("--target", choices=TARGET_CHOICES, default="auto",
+                       help="switch target: auto = bmv2 when simple_switch_grpc and "
+                            "p4c-bm2-ss are on PATH, else p4switch (default auto)")
+        p.add_argument("--build-dir", type=Path, default=None,
+                       help="where compiled programs and switch logs go (default ./build)")
+        p.add_argument("--mode", choices=MODES, default=None,
+                       help="routing mode (default: the topology's routing.mode)")
+
     up = add("up", cmd_up)
-    up.add_argument("--detach", "-d", action="store_true",
-                    help="run in the background; `aizone down` stops it")
+    up.add_argument("topo", nargs="?", type=Path, metavar="TOPO", help="topology YAML")
+    up.add_argument("--topology", "-t", type=Path, default=None, help=argparse.SUPPRESS)
+    target_flags(up)
+    up.add_argument("--api-host", default="127.0.0.1",
+                    help="TCP address of the API (default 127.0.0.1; others need --api-token)")
+    up.add_argument("--api-port", type=int, default=8400,
+                    help="TCP port of the API (default 8400, the next free one if taken)")
+    up.add_argument("--api-token", default=os.environ.get("AIZONE_API_TOKEN"),
+                    help="token required from non-loopback API clients")
+    up.add_argument("--foreground", action="store_true",
+                    help="stay attached; Ctrl-C stops the fabric")
     up.add_argument("--switch-log", action="store_true",
-                    help="switches log every packet (--log-console) into their log files")
-    up.add_argument("--ready-file", help=argparse.SUPPRESS)
-    add("down", cmd_down, topology=False, target=False)
-    add("status", cmd_status, topology=False, target=False)
+                    help="switches log every packet into their log files")
+    add("down", cmd_down)
+    add("status", cmd_status)
+    check = add("check", cmd_check)
+    check.add_argument("--no-roce", action="store_true", help="ping only")
+    stats = add("stats", cmd_stats)
+    stats.add_argument("--watch", "-w", action="store_true", help="update until Ctrl-C")
+    stats.add_argument("--hosts", action="store_true", help="also host links")
+    routes = add("routes", cmd_routes)
+    routes.add_argument("switch", nargs="?", help="one switch (default all)")
+    mode = add("mode", cmd_mode)
+    mode.add_argument("mode", choices=MODES)
+    link = add("link", cmd_link)
+    link.add_argument("state", choices=("down", "up"))
+    link.add_argument("a", help="one end, e.g. rtsw1")
+    link.add_argument("b", help="the other end, e.g. ctsw1")
+    link.add_argument("--index", type=int, default=0, help="which parallel link (default 0)")
+    ex = add("exec", cmd_exec)
+    ex.add_argument("host")
+    ex.add_argument("cmd", nargs=argparse.REMAINDER, metavar="CMD")
+    ex.add_argument("--timeout", type=float, default=30, help="seconds (default 30)")
+    shell = add("shell", cmd_shell, json_flag=False)
+    shell.add_argument("switch")
+    shell.add_argument("--print-command", action="store_true", help=argparse.SUPPRESS)
+    topo = sub.add_parser("topo", help="look at a topology file (no root needed)")
+    topo_sub = topo.add_subparsers(dest="topo_command", required=True, metavar="WHAT")
+    short, full = _doc(cmd_topo)
+    show = topo_sub.add_parser("show", help=short, description=full)
+    show.set_defaults(func=cmd_topo)
+    show.add_argument("topo", type=Path, metavar="TOPO")
+    show.add_argument("--json", action="store_true", help="print JSON for programs")
+    plan = add("plan", cmd_plan)
+    plan.add_argument("--topology", "-t", type=Path, default=Path(DEFAULT_TOPOLOGY))
     demo = add("demo", cmd_demo)
-    demo.add_argument("--size", type=int, default=4096,
-                      help="bytes of the RDMA WRITE (default 4096)")
-    add("plan", cmd_plan, target=False)
+    demo.add_argument("--topology", "-t", type=Path, default=Path(DEFAULT_TOPOLOGY))
+    target_flags(demo)
+    demo.add_argument("--size", type=int, default=4096, help="bytes of the RDMA WRITE")
     return parser
 
 
 def _validate(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
     if args.command == "demo" and not 1 <= args.size <= 1 << 20:
         parser.error("--size must be in 1..1048576")
-    if args.command == "up" and args.detach and args.ready_file:
-        parser.error("--detach and --ready-file are exclusive")
+    if args.command == "up" and args.topo and args.topology:
+        parser.error("give the topology once (TOPO or --topology)")
+    if args.command == "link" and args.index < 0:
+        parser.error("--index must be >= 0")
 
 
 def _fail(message: str, code: int) -> int:
@@ -419,12 +630,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(args.func(args))
     except SpecError as exc:
         return _fail(str(exc), EXIT_INPUT)
+    except ApiError as exc:
+        return _fail(str(exc), EXIT_INPUT if 400 <= exc.status < 500 and exc.status != 409
+                     else EXIT_FAIL)
     except BuildError as exc:
         return _fail(str(exc), EXIT_FAIL)
     except (NetworkError, ControllerError) as exc:
         return _fail(str(exc), EXIT_FAIL)
     except KeyboardInterrupt:
-        print(f"{PROG}: interrupted; the fabric was torn down", file=sys.stderr)
+        print(f"{PROG}: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
     except BrokenPipeError:
         return EXIT_FAIL

@@ -30,6 +30,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from rich.console import Console
+from rich.table import Table
+
 from .entities import Entity, describe
 from .fabric import PortCounters
 from .runner import RunningFabric, Step, bring_up
@@ -42,6 +45,7 @@ __all__ = [
     "parse_ping",
     "ping",
     "rdma_write",
+    "print_demo",
     "run_demo",
 ]
 
@@ -241,6 +245,42 @@ def run_demo(topology: str | Path, *, target: str = "auto", build_dir: str | Pat
                        f"packets sent {sent}")
     return report
 
+
+def print_demo(console: Console, report: DemoReport) -> None:
+    """The demo's report for people: checks, the RDMA WRITE, counters."""
+    console.print(f"[bold]aizone demo[/] on {report.topology} ({report.target}): "
+                  f"{report.src} -> {report.dst}")
+    t = Table(title="what ran")
+    t.add_column("check")
+    t.add_column("result")
+    t.add_column("detail")
+    for c in report.checks:
+        t.add_row(c.name, "[green]ok[/]" if c.ok else "[red]FAILED[/]", c.detail)
+    console.print(t)
+    s, r = report.sender, report.receiver
+    if s or r:
+        x = Table(title="RoCEv2 RDMA WRITE")
+        for col in ("", "packets", "bytes", "payload bytes", "ICRC errors", "PSN errors"):
+            x.add_column(col, justify="right")
+        x.add_row(f"sent by {report.src}", str(s.get("packets", "-")), str(s.get("bytes", "-")),
+                  str(s.get("payload_bytes", "-")), "", "")
+        x.add_row(f"received by {report.dst}", str(r.get("packets", "-")),
+                  str(r.get("bytes", "-")), str(r.get("payload_bytes", "-")),
+                  str(r.get("icrc_errors", "-")), str(r.get("psn_errors", "-")))
+        console.print(x)
+    if report.counters:
+        ct = Table(title="switch port counters during the demo (read over P4Runtime)")
+        for col in ("switch", "port", "rx packets", "tx packets", "rx bytes", "tx bytes"):
+            ct.add_column(col, justify="right")
+        for row in report.counters:
+            ct.add_row(row["switch"], str(row["port"]), str(row["rx_packets"]),
+                       str(row["tx_packets"]), str(row["rx_bytes"]), str(row["tx_bytes"]))
+        console.print(ct)
+    if report.ok:
+        console.print("[bold green]demo passed[/]")
+    else:
+        failed = [c.name for c in report.checks if not c.ok] or ["no check ran"]
+        console.print(f"[bold red]demo failed:[/] {', '.join(failed)}")
 
 def _delta(rows: list[dict[str, Any]], switch: str, port: int, key: str) -> int:
     for row in rows:

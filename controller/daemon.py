@@ -1,0 +1,657 @@
+"""The controller daemon: owns a running fabric and serves its local API.
+
+`python -m controller.daemon --topology T [--target --mode ...]` (started by
+`aizone up`, which then follows its progress over the API) brings the fabric
+up and keeps it as the topology and the chosen mode say:
+
+1. checks (spec, P4 files, root, target tools, nothing else running) and
+   compiles the role programs (cached);
+2. builds the Mininet network (`topologies.FabricNet`): hosts in pinned
+   network namespaces, one switch process per switch, shaped links, the
+   switches' port speed, queues and PFC set from the topology;
+3. runs one primary P4Runtime session per switch (`controller.sessions`, on
+   finsy): pipeline pushed, then every switch reconciled to the intent
+   (routes for the mode, QoS, the link-probe ACL);
+4. serves the API (`controller.api`: a Unix socket and loopback TCP) and
+   runs the statistics poller, the link prober and a supervisor that
+   restarts a switch process that died (its session reconciles it when it
+   comes back);
+5. on `aizone down` (SIGTERM, or the API's shutdown) stops everything it
+   started and removes the network.
+
+With `--attach` it re-attaches to a fabric whose daemon died (`run.json`
+names its switches and pinned host namespaces, which outlive the daemon):
+no network is built, the sessions reconnect and each switch is reconciled,
+which writes nothing when the switch still holds the intent.
+
+Operations the API calls: `status`, `set_mode`, `set_link`, `check`,
+`exec`, `routes`, `trace`, `shutdown`, the latest statistics. Each failure
+or change is an event on the bus (`controller.events`).
+
+Names defined here: `Daemon`, `DaemonConfig`, `DaemonError`, `main`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import os
+import signal
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from topologies.addressing import AddressPlan, plan_addresses
+from topologies.nodes import SWITCH_CLASSES, NetworkError
+from topologies.runstate import proc_start, read_state, state_dir, write_state
+from topologies.spec import MODES, FabricSpec, SpecError, load_spec
+
+from .build import CompiledProgram, compile_roles
+from .errors import ControllerError
+from .events import EventBus
+from .intent import PROBE_ETHERTYPE, FabricIntent
+from .probes import LinkProber, LinkState
+from .sessions import FabricSessions
+from .stats import StatsPoller
+
+__all__ = ["Daemon", "DaemonConfig", "DaemonError", "main"]
+
+LOG = logging.getLogger("aizone.daemon")
+API_SOCKET = "api.sock"
+DEFAULT_API_PORT = 8400
+
+
+class DaemonError(ControllerError):
+    """A daemon operation that cannot be done as asked (bad name, wrong state)."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class DaemonConfig:
+    topology: Path | None
+    target: str = "auto"
+    mode: str | None = None
+    build_dir: Path = Path("build")
+    api_host: str = "127.0.0.1"
+    api_port: int = DEFAULT_API_PORT
+    api_token: str | None = None
+    attach: bool = False
+    stats_interval: float = 1.0
+    probe_interval: float = 0.1
+    probe_dead_after: float = 0.6
+    log_console: bool = False
+
+
+@dataclass
+class _Failure:
+    """A link down, from the CLI or detected by probes, and what it cost."""
+
+    link: str
+    cause: str  # "admin" | "probe"
+    at: float
+    detected_after: float | None = None
+    reconverged_after: float | None = None
+    lost_packets: int | None = None
+
+
+@dataclass
+class _Runtime:
+    spec: FabricSpec
+    plan: AddressPlan
+    target: str
+    programs: dict[str, CompiledProgram]
+    topology: Path
+    net: Any = None  # FabricNet when this daemon built the network
+    fabric: Any = None  # topologies.attach.FabricRuntime
+    failures: dict[str, _Failure] = field(default_factory=dict)
+    admin_down: set[str] = field(default_factory=set)
+    restarts: list[dict[str, Any]] = field(default_factory=list)
+
+
+class Daemon:
+    """One running fabric and everything that keeps it as intended (see the module docstring)."""
+
+    def __init__(self, config: DaemonConfig) -> None:
+        self.config = config
+        self.bus = EventBus()
+        self.phase = "starting"
+        self.error: str | None = None
+        self.rt: _Runtime | None = None
+        self.intent: FabricIntent | None = None
+        self.sessions: FabricSessions | None = None
+        self.stats: StatsPoller | None = None
+        self.prober: LinkProber | None = None
+        self.started_at = time.time()
+        self.api_addresses: dict[str, str] = {}
+        self._stop = asyncio.Event()
+        self._tasks: list[asyncio.Task[Any]] = []
+        self._op_lock = asyncio.Lock()
+
+    # --- helpers -------------------------------------------------------------
+
+    def progress(self, step: str, **data: Any) -> None:
+        LOG.info("%s %s", step, data or "")
+        self.bus.publish("progress", {"step": step, **data})
+
+    def _need(self) -> tuple[_Runtime, FabricIntent, FabricSessions]:
+        if self.rt is None or self.intent is None or self.sessions is None or self.phase != "up":
+            raise DaemonError(f"the fabric is not up (it is {self.phase})")
+        return self.rt, self.intent, self.sessions
+
+    def request_stop(self) -> None:
+        self._stop.set()
+
+    # --- the whole life ------------------------------------------------------------
+
+    async def run(self) -> int:
+        loop = asyncio.get_running_loop()
+        self.bus.bind(loop)
+        for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+            loop.add_signal_handler(sig, self.request_stop)
+        from .api import ApiServer
+
+        api = ApiServer(self, host=self.config.api_host, port=self.config.api_port,
+                        unix_path=state_dir() / API_SOCKET, token=self.config.api_token)
+        code = 0
+        try:
+            await api.start()
+            self.api_addresses = api.addresses
+            self.progress("api", **api.addresses)
+            start = asyncio.create_task(self._start(), name="start")
+            stop = asyncio.create_task(self._stop.wait(), name="stop-wait")
+            done, _ = await asyncio.wait({start, stop}, return_when=asyncio.FIRST_COMPLETED)
+            if start in done and start.exception() is None:
+                await stop
+            elif start in done:
+                exc = start.exception()
+                self.error = _one_line(exc)
+                self.phase = "failed"
+                self.bus.publish("failed", {"error": self.error})
+                LOG.error("bring-up failed: %s", self.error, exc_info=exc)
+                code = 1
+            else:
+                start.cancel()
+                try:
+                    await start
+                except (asyncio.CancelledError, Exception):  # noqa: BLE001 - stopping anyway
+                    pass
+        finally:
+            self.phase = "stopping"
+            self.bus.publish("stopping", {})
+            await self._teardown()
+            self.phase = "down"
+            self.bus.publish("down", {})
+            await asyncio.sleep(0.2)  # let the event streams deliver "down"
+            await api.stop()
+        return code
+
+    async def _start(self) -> None:
+        if self.config.attach:
+            await self._attach()
+        else:
+            await self._bring_up()
+        await self._run_control()
+        self.phase = "up"
+        self.progress("up", name=self.rt.plan.name if self.rt else "", target=self.rt.target
+                      if self.rt else "", mode=self.intent.mode if self.intent else "")
+
+    async def _bring_up(self) -> None:
+        from topologies.net import FabricNet
+
+        from .runner import prepare
+
+        cfg = self.config
+        assert cfg.topology is not None
+        self.progress("checking", topology=str(cfg.topology))
+        spec, plan, target, sources = await asyncio.to_thread(prepare, cfg.topology, cfg.target)
+        from topologies.runstate import cleanup
+
+        await asyncio.to_thread(cleanup, stop_running=False)
+        out = cfg.build_dir / plan.name / target
+        self.progress("compiling", programs={r: str(p) for r, p in sources.items()}, target=target)
+        programs = await asyncio.to_thread(compile_roles, sources, out, target=target)
+        self.rt = _Runtime(spec=spec, plan=plan, target=target, programs=programs,
+                           topology=cfg.topology)
+        self.intent = FabricIntent(spec=spec, plan=plan, mode=cfg.mode or spec.routing.mode)
+        meta = self._meta()
+        net = FabricNet(plan, switch=SWITCH_CLASSES[target], log_dir=out / "logs",
+                        log_console=cfg.log_console, meta=meta)
+        self.rt.net = net
+        self.progress("network", switches=len(plan.switches), hosts=len(plan.hosts))
+        await asyncio.to_thread(net.start)
+        from topologies.attach import FabricRuntime
+
+        self.rt.fabric = FabricRuntime.from_net(net)
+
+    async def _attach(self) -> None:
+        from topologies.attach import FabricRuntime
+        from topologies.runstate import owner_alive
+
+        state = read_state()
+        if state is None or not state.ready:
+            raise DaemonError("no fabric to attach to (no run.json): start one with `aizone up`")
+        if owner_alive(state) and state.owner_pid != os.getpid():
+            raise DaemonError(f"the fabric's daemon is alive (pid {state.owner_pid})")
+        topology = Path(state.meta.get("topology", ""))
+        spec = load_spec(topology)
+        plan = plan_addresses(spec)
+        target = state.target
+        programs = {
+            role: CompiledProgram(role=role, target=target, source=Path(src),
+                                  device_config=Path(state.meta["device_configs"][role]),
+                                  p4info=Path(state.meta["p4info"][role]))
+            for role, src in state.meta.get("sources", {}).items()}
+        self.rt = _Runtime(spec=spec, plan=plan, target=target, programs=programs,
+                           topology=topology)
+        mode = self.config.mode or state.meta.get("mode") or spec.routing.mode
+        self.intent = FabricIntent(spec=spec, plan=plan, mode=mode)
+        self.rt.admin_down = set(state.meta.get("admin_down", []))
+        self.intent.failed = frozenset(self.rt.admin_down)
+        state.owner_pid, state.owner_start = os.getpid(), proc_start(os.getpid())
+        state.meta.update(self._meta())
+        write_state(state)
+        self.rt.fabric = FabricRuntime.from_state(state, plan)
+        self.progress("attached", switches=len(plan.switches), hosts=len(plan.hosts))
+
+    def _meta(self) -> dict[str, Any]:
+        assert self.rt is not None and self.intent is not None
+        return {"topology": str(self.rt.topology.resolve()), "daemon": True,
+                "api": self.api_addresses, "mode": self.intent.mode,
+                "p4info": {r: str(p.p4info.resolve()) for r, p in self.rt.programs.items()},
+                "device_configs": {r: str(p.device_config.resolve())
+                                   for r, p in self.rt.programs.items()},
+                "sources": {r: str(p.source.resolve()) for r, p in self.rt.programs.items()},
+                "roles": {s.name: s.role for s in self.rt.plan.switches},
+                "admin_down": sorted(self.rt.admin_down)}
+
+    def _save_meta(self) -> None:
+        state = read_state()
+        if state is not None and state.owner_pid == os.getpid():
+            state.meta.update(self._meta())
+            write_state(state)
+
+    async def _run_control(self) -> None:
+        rt, intent = self.rt, self.intent
+        assert rt is not None and intent is not None
+        self.prober = None
+        self.sessions = FabricSessions(rt.plan, rt.programs, intent, on_event=self.bus.publish,
+                                       on_packet_in=self._packet_in,
+                                       packet_in_types=(PROBE_ETHERTYPE,))
+        self.progress("sessions", switches=len(rt.plan.switches))
+        await self.sessions.start()
+        await self.sessions.wait_ready(timeout=120)
+        rates = {tier: getattr(getattr(rt.spec.links, tier), "rate_mbps", None)
+                 for tier in ("host", "rtsw_ctsw", "ctsw_atsw")}
+        self.prober = LinkProber(rt.plan, self.sessions, self._link_changed,
+                                 interval=self.config.probe_interval,
+                                 dead_after=self.config.probe_dead_after)
+        self.prober.start()
+        self.stats = StatsPoller(rt.plan, self.sessions, interval=self.config.stats_interval,
+                                 rates={k: v for k, v in rates.items() if v},
+                                 tm_source=rt.fabric.tm_stats if rt.fabric is not None else None,
+                                 on_snapshot=lambda snap: self.bus.publish("stats", snap),
+                                 link_up=self._link_usable)
+        self.stats.start()
+        self._tasks.append(asyncio.create_task(self._supervise(), name="supervise"))
+        self._save_meta()
+
+    async def _teardown(self) -> None:
+        for task in self._tasks:
+            task.cancel()
+        for task in self._tasks:
+            try:
+                await task
+            except (asyncio.CancelledError, Exception):  # noqa: BLE001 - stopping anyway
+                pass
+        self._tasks.clear()
+        if self.prober is not None:
+            await self.prober.stop()
+        if self.stats is not None:
+            await self.stats.stop()
+        if self.sessions is not None:
+            try:
+                await asyncio.wait_for(self.sessions.stop(), 10)
+            except (TimeoutError, Exception):  # noqa: BLE001 - stopping anyway
+                LOG.warning("P4Runtime sessions did not close cleanly")
+        rt = self.rt
+        if rt is not None and rt.net is not None:
+            await asyncio.to_thread(rt.net.stop)
+        elif rt is not None and rt.fabric is not None and self.phase != "failed":
+            # An attached daemon also owns the network now: stop it like the original would.
+            from topologies.runstate import cleanup
+
+            await asyncio.to_thread(cleanup, stop_running=False)
+
+    # --- reacting ----------------------------------------------------------------
+
+    def _packet_in(self, switch: str, port: int, payload: bytes) -> None:
+        if self.prober is not None:
+            self.prober.on_packet_in(switch, port, payload)
+
+    def _link_usable(self, link: str) -> bool:
+        rt = self.rt
+        if rt is None or link in rt.admin_down:
+            return False
+        return self.prober.is_up(link) if self.prober is not None else True
+
+    def _failed_set(self) -> frozenset[str]:
+        assert self.rt is not None
+        probed = {k for k, s in (self.prober.links.items() if self.prober else ()) if not s.up}
+        return frozenset(self.rt.admin_down | probed)
+
+    def _link_changed(self, state: LinkState) -> None:
+        """The prober saw a link die or come back: route around it / back onto it."""
+        self.bus.publish("link", {"link": state.link, "up": state.up, "cause": "probe",
+                                  "detected_after": state.detected_after})
+        asyncio.get_running_loop().create_task(self._reroute(state.link, state.up, "probe",
+                                                             state.detected_after))
+
+    async def _reroute(self, link: str, up: bool, cause: str,
+                       detected_after: float | None) -> dict[str, Any]:
+        rt, intent, sessions = self._need()
+        t0 = time.monotonic()
+        before = await self._link_tx(link)
+        async with self._op_lock:
+            failed = self._failed_set()
+            if failed == intent.failed:
+                return {"link": link, "up": up, "changed": False}
+            intent.failed = failed
+            results = await sessions.apply(f"link {'up' if up else 'down'} {link}")
+        seconds = time.monotonic() - t0
+        record: dict[str, Any] = {"link": link, "up": up, "cause": cause,
+                                  "reconverged_after": round(seconds, 4),
+                                  "detected_after": detected_after,
+                                  "writes": {n: r.counts for n, r in results.items()
+                                             if any(r.counts[k] for k in
+                                                    ("insert", "modify", "delete"))}}
+        if not up:
+            await asyncio.sleep(0.3)  # what was queued towards the dead link has left
+            after = await self._link_tx(link)
+            record["lost_packets"] = (after - before) if before is not None and after is not None \
+                else None
+            rt.failures[link] = _Failure(link=link, cause=cause, at=time.time(),
+                                         detected_after=detected_after,
+                                         reconverged_after=seconds,
+                                         lost_packets=record["lost_packets"])
+        else:
+            rt.failures.pop(link, None)
+        self._save_meta()
+        self.bus.publish("rerouted", record)
+        return record
+
+    async def _link_tx(self, link: str) -> int | None:
+        """Packets the switches at both ends have sent into `link` so far."""
+        rt, _, sessions = self._need()
+        lk = next((x for x in rt.plan.links if f"{x.a_intf}--{x.b_intf}" == link), None)
+        if lk is None:
+            return None
+        total = 0
+        for node, port in ((lk.a, lk.a_port), (lk.b, lk.b_port)):
+            if node in sessions.switches and sessions.is_ready(node):
+                cells = await sessions.read_counters(node, "FabricEgress.counters.tx_port", [port])
+                total += cells[port].packets if port in cells else 0
+        return total
+
+    async def _supervise(self) -> None:
+        """Restart a switch process that died; its session reconciles it when it is back."""
+        rt = self.rt
+        assert rt is not None and self.sessions is not None
+        while True:
+            await asyncio.sleep(0.5)
+            for s in rt.plan.switches:
+                if self.phase != "up" or rt.fabric is None:
+                    break
+                alive = await asyncio.to_thread(rt.fabric.switch_alive, s.name)
+                if alive:
+                    continue
+                await self._restart_switch(s.name)
+
+    async def _restart_switch(self, name: str) -> dict[str, Any]:
+        rt = self.rt
+        assert rt is not None and self.sessions is not None
+        t0 = time.monotonic()
+        self.sessions.forget(name)
+        self.bus.publish("switch", {"switch": name, "phase": "died"})
+        pid = await asyncio.to_thread(rt.fabric.restart_switch, name)
+        t1 = time.monotonic()
+        self.bus.publish("switch", {"switch": name, "phase": "restarted", "pid": pid})
+        await self.sessions.wait_ready(timeout=120, names=[name])
+        last = self.sessions.last.get(name)
+        record = {"switch": name, "pid": pid, "restart_seconds": round(t1 - t0, 3),
+                  "reconcile_seconds": round(last.seconds, 4) if last else None,
+                  "total_seconds": round(time.monotonic() - t0, 3),
+                  "writes": last.counts if last else None}
+        rt.restarts.append(record)
+        self.bus.publish("switch", {**record, "phase": "reconciled"})
+        return record
+
+    # --- operations (the API calls these) --------------------------------------------
+
+    async def set_mode(self, mode: str) -> dict[str, Any]:
+        if mode not in MODES:
+            raise DaemonError(f"unknown mode {mode!r} (choose from {', '.join(MODES)})")
+        _, intent, sessions = self._need()
+        async with self._op_lock:
+            before = intent.mode
+            t0 = time.monotonic()
+            intent.mode = mode
+            results = await sessions.apply(f"mode {mode}")
+            seconds = time.monotonic() - t0
+        self._save_meta()
+        record = {"mode": mode, "previous": before, "seconds": round(seconds, 4),
+                  "writes": {n: r.counts for n, r in results.items()}}
+        self.bus.publish("mode", record)
+        return record
+
+    def find_link(self, a: str, b: str, index: int = 0) -> str:
+        """The id of the `index`-th link between nodes `a` and `b` (either order)."""
+        rt, _, _ = self._need()
+        ids = [f"{lk.a_intf}--{lk.b_intf}" for lk in rt.plan.links if {lk.a, lk.b} == {a, b}]
+        if not ids:
+            names = {s.name for s in rt.plan.switches} | {h.name for h in rt.plan.hosts}
+            missing = [n for n in (a, b) if n not in names]
+            if missing:
+                raise DaemonError(f"no node named {missing[0]!r} in fabric {rt.plan.name}")
+            raise DaemonError(f"{a} and {b} are not linked")
+        if not 0 <= index < len(ids):
+            raise DaemonError(f"{a}-{b} has {len(ids)} link(s): index must be 0..{len(ids) - 1}")
+        return ids[index]
+
+    async def set_link(self, link: str, up: bool) -> dict[str, Any]:
+        rt, _, _ = self._need()
+        if link not in {f"{lk.a_intf}--{lk.b_intf}" for lk in rt.plan.links}:
+            raise DaemonError(f"no link {link!r} in fabric {rt.plan.name}")
+        t0 = time.monotonic()
+        await asyncio.to_thread(rt.fabric.set_link, link, up)
+        self.bus.publish("link", {"link": link, "up": up, "cause": "admin"})
+        if up:
+            rt.admin_down.discard(link)
+            # Back into service once probes cross it again (or at once for a host link).
+            deadline = time.monotonic() + 5
+            while (self.prober is not None and link in self.prober.links
+                   and not self.prober.is_up(link) and time.monotonic() < deadline):
+                await asyncio.sleep(0.05)
+        else:
+            rt.admin_down.add(link)
+        record = await self._reroute(link, up, "admin", None)
+        record["seconds"] = round(time.monotonic() - t0, 4)
+        return record
+
+    async def exec(self, host: str, argv: Sequence[str], timeout: float = 30) -> dict[str, Any]:
+        rt, _, _ = self._need()
+        if host not in {h.name for h in rt.plan.hosts}:
+            raise DaemonError(f"no host named {host!r} in fabric {rt.plan.name}")
+        if not argv:
+            raise DaemonError("give a command to run")
+        try:
+            proc = await asyncio.to_thread(rt.fabric.host_run, host, list(argv), timeout)
+        except FileNotFoundError as exc:
+            raise DaemonError(f"{host}: {exc.strerror}: {argv[0]}") from None
+        return {"host": host, "argv": list(argv), "returncode": proc.returncode,
+                "stdout": proc.stdout, "stderr": proc.stderr}
+
+    async def routes(self, switch: str | None = None) -> dict[str, Any]:
+        rt, intent, sessions = self._need()
+        names = [switch] if switch else [s.name for s in rt.plan.switches]
+        for n in names:
+            if n not in sessions.switches:
+                raise DaemonError(f"no switch named {n!r} in fabric {rt.plan.name}")
+        from .entities import describe
+        from .intent import diff
+
+        out: dict[str, Any] = {}
+        for n in names:
+            current = await sessions.read_state(n)
+            d = diff(intent.for_switch(n), current)
+            out[n] = {"entries": sorted(_entry_json(e, describe) for e in current),
+                      "matches_intent": d.empty, "diff": d.counts()}
+        return {"mode": intent.mode, "failed": sorted(intent.failed), "switches": out}
+
+    async def status(self) -> dict[str, Any]:
+        rt = self.rt
+        data: dict[str, Any] = {"phase": self.phase, "error": self.error, "pid": os.getpid(),
+                                "api": self.api_addresses, "started_at": self.started_at}
+        if rt is None:
+            return data
+        sessions = self.sessions
+        switches = []
+        for s in rt.plan.switches:
+            alive = await asyncio.to_thread(rt.fabric.switch_alive, s.name) if rt.fabric else False
+            last = sessions.last.get(s.name) if sessions else None
+            switches.append({"name": s.name, "role": s.role, "grpc_addr": s.grpc_addr,
+                             "device_id": s.device_id, "alive": alive,
+                             "ready": sessions.is_ready(s.name) if sessions else False,
+                             "last_reconcile": last.to_json() if last else None})
+        spec = rt.spec
+        data.update({
+            "name": rt.plan.name, "topology": str(rt.topology), "target": rt.target,
+            "mode": self.intent.mode if self.intent else None,
+            "scale": _scale(spec), "switches": switches,
+            "hosts": [{"name": h.name, "zone": h.zone, "rack": h.rack,
+                       "nics": [{"intf": n.intf, "ip": n.ip} for n in h.nics]}
+                      for h in rt.plan.hosts],
+            "links": [{"id": f"{lk.a_intf}--{lk.b_intf}", "tier": lk.tier, "a": lk.a, "b": lk.b,
+                       "up": self._link_usable(f"{lk.a_intf}--{lk.b_intf}")}
+                      for lk in rt.plan.links],
+            "failed": sorted(self.intent.failed) if self.intent else [],
+            "failures": [vars(f) for f in rt.failures.values()],
+            "restarts": rt.restarts[-20:],
+        })
+        return data
+
+    def topology(self) -> dict[str, Any]:
+        """Nodes and edges by tier: what the dashboard draws."""
+        rt, intent, _ = self._need()
+        nodes = [{"id": s.name, "kind": "switch", "role": s.role, "zone": s.zone,
+                  "position": s.position} for s in rt.plan.switches]
+        nodes += [{"id": h.name, "kind": "host", "role": "host", "zone": h.zone, "rack": h.rack,
+                   "position": h.position, "rtsw": h.rtsw} for h in rt.plan.hosts]
+        rates = _scale(rt.spec)
+        edges = [{"id": f"{lk.a_intf}--{lk.b_intf}", "a": lk.a, "b": lk.b, "tier": lk.tier,
+                  "a_port": lk.a_port, "b_port": lk.b_port,
+                  "rate_mbps": rates.get(lk.tier, {}).get("rate_mbps"),
+                  "up": self._link_usable(f"{lk.a_intf}--{lk.b_intf}")} for lk in rt.plan.links]
+        return {"name": rt.plan.name, "mode": intent.mode, "nodes": nodes, "edges": edges}
+
+    async def check(self, *, roce: bool = True) -> dict[str, Any]:
+        """All ordered host pairs: ping NIC k to NIC k; a RoCEv2 transfer per pair with `roce`."""
+        from .check import check_pairs
+
+        rt, _, _ = self._need()
+        self.bus.publish("check", {"phase": "start"})
+        result = await check_pairs(rt.plan, rt.fabric, roce=roce,
+                                   progress=lambda done, total: self.bus.publish(
+                                       "check", {"phase": "running", "done": done,
+                                                 "total": total}))
+        self.bus.publish("check", {"phase": "done", "ok": result["ok"],
+                                   "failed": len(result["failed"])})
+        return result
+
+    async def shutdown(self) -> dict[str, Any]:
+        self.request_stop()
+        return {"stopping": True, "pid": os.getpid()}
+
+
+def _scale(spec: FabricSpec) -> dict[str, Any]:
+    line = getattr(spec, "line_rate_gbps", None)
+    out: dict[str, Any] = {"line_rate_gbps": line}
+    for tier in ("host", "rtsw_ctsw", "ctsw_atsw"):
+        rate = getattr(getattr(spec.links, tier), "rate_mbps", None)
+        out[tier] = {"rate_mbps": rate,
+                     "scale": round(line * 1000 / rate, 1) if line and rate else None}
+    return out
+
+
+def _entry_json(e: Any, describe: Any) -> str:
+    text: str = describe(e)
+    action = getattr(e, "action", None)
+    if action is not None:
+        params = ", ".join(f"{k}={v:#x}" if k.endswith("mac") else f"{k}={v}"
+                           for k, v in action.params)
+        text += f" -> {action.name.rsplit('.', 1)[-1]}({params})"
+    elif getattr(e, "member_id", None) is not None:
+        text += f" -> member {e.member_id}"
+    elif getattr(e, "group_id", None) is not None:
+        text += f" -> group {e.group_id}"
+    elif hasattr(e, "members"):
+        text += f" members {list(e.members)}"
+    return text
+
+
+def _one_line(exc: BaseException | None) -> str:
+    if exc is None:
+        return "unknown error"
+    lines = [ln for ln in str(exc).splitlines() if ln.strip()]
+    return lines[0] if lines else type(exc).__name__
+
+
+# --- process entry -------------------------------------------------------------
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python -m controller.daemon",
+                                description="the aizone controller daemon (started by `aizone up`)")
+    p.add_argument("--topology", type=Path)
+    p.add_argument("--target", choices=("auto", *SWITCH_CLASSES), default="auto")
+    p.add_argument("--mode", choices=MODES)
+    p.add_argument("--build-dir", type=Path, default=Path(os.environ.get("AIZONE_BUILD_DIR",
+                                                                          "build")))
+    p.add_argument("--api-host", default="127.0.0.1")
+    p.add_argument("--api-port", type=int, default=DEFAULT_API_PORT)
+    p.add_argument("--api-token")
+    p.add_argument("--attach", action="store_true")
+    p.add_argument("--stats-interval", type=float, default=1.0)
+    p.add_argument("--probe-interval", type=float, default=0.1)
+    p.add_argument("--probe-dead-after", type=float, default=0.6)
+    p.add_argument("--switch-log", action="store_true")
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    if not args.attach and args.topology is None:
+        print("aizone daemon: error: --topology is required (or --attach)", file=sys.stderr)
+        return 2
+    directory = state_dir()
+    directory.mkdir(parents=True, exist_ok=True)
+    logging.basicConfig(filename=directory / "daemon.log", level=logging.INFO,
+                        format="%(asctime)s %(name)s %(levelname)s %(message)s")
+    logging.getLogger("finsy").setLevel(logging.ERROR)
+    config = DaemonConfig(topology=args.topology, target=args.target, mode=args.mode,
+                          build_dir=args.build_dir, api_host=args.api_host,
+                          api_port=args.api_port, api_token=args.api_token, attach=args.attach,
+                          stats_interval=args.stats_interval, probe_interval=args.probe_interval,
+                          probe_dead_after=args.probe_dead_after, log_console=args.switch_log)
+    try:
+        return asyncio.run(Daemon(config).run())
+    except (SpecError, NetworkError, ControllerError, OSError) as exc:
+        print(f"aizone daemon: error: {_one_line(exc)}", file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
+

@@ -1,0 +1,179 @@
+"""How the CLI shows the daemon's answers to people: rich tables, one function per answer.
+
+Each `show_*` takes a console and the JSON the API returned (the same JSON
+`--json` prints), so what a person reads and what a program parses never
+disagree.
+
+Names defined here: `show_status`, `show_stats`, `stats_table`, `show_routes`,
+`show_check`, `show_mode`, `show_link`, `show_plan`, `mbps`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.console import Console, Group
+from rich.table import Table
+
+__all__ = ["mbps", "show_check", "show_link", "show_mode", "show_plan", "show_routes",
+           "show_stats", "show_status", "stats_table"]
+
+
+def mbps(bps: float | None) -> str:
+    return "-" if bps is None else f"{bps / 1e6:.2f}"
+
+
+def _pct(util: float | None) -> str:
+    return "" if util is None else f" ({util * 100:.0f}%)"
+
+
+def show_status(console: Console, st: dict[str, Any]) -> None:
+    if st.get("phase") != "up":
+        console.print(f"daemon pid {st.get('pid')}: fabric is {st.get('phase')}"
+                      + (f": {st['error']}" if st.get("error") else ""))
+        return
+    scale = st.get("scale") or {}
+    host = (scale.get("host") or {})
+    console.print(
+        f"fabric [bold]{st['name']}[/] on {st['target']}, mode [bold]{st['mode']}[/], "
+        f"daemon pid {st['pid']}, API {st['api'].get('url')}  "
+        f"(emulated {host.get('rate_mbps')} Mb/s stands for {scale.get('line_rate_gbps')} Gb/s:"
+        f" scale {host.get('scale')})")
+    t = Table(title="switches")
+    for col in ("switch", "role", "gRPC", "alive", "session", "last reconcile"):
+        t.add_column(col)
+    for s in st["switches"]:
+        last = s.get("last_reconcile") or {}
+        counts = last.get("counts") or {}
+        rec = (f"{last.get('reason')}: +{counts.get('insert', 0)} ~{counts.get('modify', 0)} "
+               f"-{counts.get('delete', 0)} ={counts.get('unchanged', 0)} in "
+               f"{last.get('seconds', 0):.3f} s") if last else ""
+        t.add_row(s["name"], s["role"], s["grpc_addr"], "yes" if s["alive"] else "[red]no[/]",
+                  "primary" if s["ready"] else "[yellow]not ready[/]", rec)
+    console.print(t)
+    down = [lk["id"] for lk in st.get("links", []) if not lk["up"]]
+    hosts = ", ".join(h["name"] for h in st.get("hosts", []))
+    console.print(f"hosts: {hosts}")
+    console.print("links down: " + (", ".join(down) if down else "none"))
+    for f in st.get("failures", []):
+        console.print(f"  {f['link']}: {f['cause']}, detected after {f.get('detected_after')} s,"
+                      f" reconverged in {f.get('reconverged_after', 0):.3f} s, "
+                      f"{f.get('lost_packets')} packet(s) lost")
+
+
+def stats_table(snap: dict[str, Any], *, hosts: bool = False) -> Group:
+    """The statistics snapshot as tables: links, tiers, queues/PFC/ECN, drops."""
+    links = Table(title="link load (Mb/s and share of the emulated rate)")
+    for col in ("link", "tier", "up", "a -> b", "b -> a"):
+        links.add_column(col, justify="right" if "->" in col else "left")
+    for lk in snap.get("links", []):
+        if lk["tier"] == "host" and not hosts:
+            continue
+        ab, ba = lk.get("a_to_b") or {}, lk.get("b_to_a") or {}
+        links.add_row(f"{lk['a']}:{lk['a_port']} - {lk['b']}:{lk['b_port']}", lk["tier"],
+                      "yes" if lk["up"] else "[red]DOWN[/]",
+                      mbps(ab.get("bps")) + _pct(ab.get("util")),
+                      mbps(ba.get("bps")) + _pct(ba.get("util")))
+    tiers = Table(title="uplink imbalance per tier (max / mean)")
+    for col in ("tier", "links", "mean Mb/s", "max Mb/s", "imbalance"):
+        tiers.add_column(col, justify="right")
+    for name, t in sorted((snap.get("tiers") or {}).items()):
+        tiers.add_row(name, str(t["links"]), mbps(t["mean_bps"]), mbps(t["max_bps"]),
+                      "-" if t["imbalance"] is None else f"{t['imbalance']:.2f}")
+    queues = Table(title="queues, PFC and ECN per (switch, port, class)")
+    for col in ("switch", "port", "class", "Mb/s", "depth", "peak", "pauses sent",
+                "pauses rcvd", "ECN marks", "TM drops"):
+        queues.add_column(col, justify="right")
+    drops = Table(title="drops by reason (this interval / total)")
+    for col in ("switch", "reason", "interval", "total"):
+        drops.add_column(col, justify="right")
+    for sw, data in sorted((snap.get("switches") or {}).items()):
+        for port, p in sorted(data["ports"].items(), key=lambda kv: int(kv[0])):
+            for tc, c in sorted(p["classes"].items()):
+                queues.add_row(sw, port, tc, mbps(c.get("bps")), str(c.get("queue_depth", "")),
+                               str(c.get("queue_peak", "")), str(c.get("pauses_sent", "")),
+                               str(c.get("pauses_received", "")), str(c.get("ecn_marks", "")),
+                               str(c.get("tm_dropped", "")))
+        for reason, d in sorted(data["drops"].items()):
+            drops.add_row(sw, reason, str(d["interval"]), str(d["total"]))
+    parts: list[Any] = [links, tiers]
+    if queues.row_count:
+        parts.append(queues)
+    if drops.row_count:
+        parts.append(drops)
+    return Group(*parts)
+
+
+def show_stats(console: Console, snap: dict[str, Any], *, hosts: bool = False) -> None:
+    if not snap:
+        console.print("no statistics yet (the first poll is a second after bring-up)")
+        return
+    console.print(stats_table(snap, hosts=hosts))
+
+
+def show_routes(console: Console, data: dict[str, Any]) -> None:
+    console.print(f"mode [bold]{data['mode']}[/], failed links: "
+                  + (", ".join(data["failed"]) or "none"))
+    for sw, info in data["switches"].items():
+        t = Table(title=f"{sw}: {len(info['entries'])} entities read back, "
+                        + ("equal to the intent" if info["matches_intent"]
+                           else f"[red]differ from the intent[/] {info['diff']}"))
+        t.add_column("entity")
+        for line in info["entries"]:
+            t.add_row(line)
+        console.print(t)
+
+
+def show_check(console: Console, data: dict[str, Any]) -> None:
+    t = Table(title=f"check: {data['pings']} pings, {data['roce']} RoCEv2 transfers")
+    for col in ("kind", "src", "dst", "result", "detail"):
+        t.add_column(col)
+    for r in data["failed"]:
+        t.add_row(r["kind"], f"{r['src']} {r.get('src_ip', '')}", f"{r['dst']} {r.get('dst_ip', '')}",
+                  "[red]FAILED[/]", r.get("detail", ""))
+    if data["failed"]:
+        console.print(t)
+        console.print(f"[bold red]{len(data['failed'])} of {data['pairs']} checks failed[/]")
+    else:
+        rtts = [r["rtt_ms"] for r in data["results"] if r.get("rtt_ms")]
+        avg = f", average ping {sum(rtts) / len(rtts):.2f} ms" if rtts else ""
+        console.print(f"[bold green]all {data['pairs']} checks passed[/] ({data['pings']} pings, "
+                      f"{data['roce']} RoCEv2 transfers{avg})")
+
+
+def _writes(writes: dict[str, dict[str, int]]) -> str:
+    total = {k: sum(w.get(k, 0) for w in writes.values()) for k in ("insert", "modify", "delete")}
+    return f"+{total['insert']} ~{total['modify']} -{total['delete']} on {len(writes)} switch(es)"
+
+
+def show_mode(console: Console, data: dict[str, Any]) -> None:
+    console.print(f"mode {data['previous']} -> [bold]{data['mode']}[/] in {data['seconds']:.3f} s"
+                  f" ({_writes(data['writes'])})")
+
+
+def show_link(console: Console, data: dict[str, Any]) -> None:
+    state = "up" if data["up"] else "down"
+    if not data.get("changed", True):
+        console.print(f"link {data['link']} {state}: routes unchanged")
+        return
+    lost = data.get("lost_packets")
+    console.print(f"link {data['link']} {state}: reconverged in {data['reconverged_after']:.3f} s"
+                  f" ({_writes(data.get('writes', {}))})"
+                  + (f", {lost} packet(s) sent into the dead link" if lost is not None else ""))
+
+
+def show_plan(console: Console, plan: Any) -> None:
+    t = Table(title=f"fabric {plan.name}: switches")
+    for col in ("switch", "role", "device id", "gRPC", "ports"):
+        t.add_column(col)
+    for s in plan.switches:
+        t.add_row(s.name, s.role, str(s.device_id), s.grpc_addr,
+                  ", ".join(f"{p.port}->{p.peer}" for p in s.ports))
+    console.print(t)
+    h = Table(title="hosts")
+    for col in ("host", "NIC", "address", "gateway", "MAC", "switch port"):
+        h.add_column(col)
+    for host in plan.hosts:
+        for n in host.nics:
+            h.add_row(host.name, n.intf, n.cidr, n.gateway, n.mac, f"{n.switch}:{n.switch_port}")
+    console.print(h)
