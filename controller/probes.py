@@ -32,7 +32,7 @@ import logging
 import struct
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from topologies.addressing import AddressPlan
 
@@ -208,4 +208,4 @@ class LinkProber:
         state.up, state.changed_at = up, now
         state.last_seen = last
         state.detected_after = round(now - last, 4) if not up else None
-        self.on_change(state)
+        self.on_change(replace(state))  # a snapshot: the state object changes later
