@@ -132,7 +132,12 @@ struct local_metadata_t {
     bit<6>    dscp;
     bit<16>   l4_src_port;
     bit<16>   l4_dst_port;
+    /* RoCEv2 BTH destination QP and PSN, for the ACL (0 for other packets). */
+    qp_t      bth_dst_qp;
+    bit<24>   bth_psn;
     bool      mac_control;
+    /* A packet-out from the controller (its header is gone by then). */
+    bool      from_cpu;
     /* switch_config. */
     bit<2>    mode;
     bit<32>   hash_salt;
@@ -140,6 +145,8 @@ struct local_metadata_t {
     bit<32>   ecmp_key;
     next_id_t next_id;
     bool      routed;
+    /* set_output ran: the packet has somewhere to go (see control/routing.p4). */
+    bool      has_next_hop;
     bool      punted;
     tc_t      tc;
     bit<8>    drop_reason;

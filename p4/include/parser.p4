@@ -97,6 +97,8 @@ parser FabricParser(packet_in packet,
 
     state parse_bth {
         packet.extract(hdr.bth);
+        meta.bth_dst_qp = hdr.bth.dest_qp;
+        meta.bth_psn = hdr.bth.psn;
         transition accept;
     }
 }

@@ -97,9 +97,9 @@ def sut(request: pytest.FixtureRequest, target: str, program: Callable[[str], Co
 @pytest.fixture
 def dp(sut: SwitchUnderTest) -> Iterator[Dataplane]:
     assert sut.alive(), f"the switch process has died: {sut.log_tail()}"
-    assert sut.ports is not None and sut.stream is not None
+    assert sut.ports is not None and sut.session is not None
     sut.ports.clear()
-    sut.stream.drain()
+    sut.session.drain()
     d = Dataplane(sut)
     try:
         yield d

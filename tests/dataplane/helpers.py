@@ -8,41 +8,49 @@ left it. Only P4Runtime and the ports are used, never the target's inside.
 
 Writes: `add_next_hop`, `add_ecmp_group`, `add_route`, `add_drop_route`,
 `set_mode`, `add_arp_reply`, `map_dscp`, `map_tc_to_queue`,
-`set_ecn_threshold`, `add_acl`. Packets: `send`, `expect`, `expect_none`,
-`collect`, `packet_out`, `expect_packet_in`. Counters: `counter`,
-`direct_counter`, `wait_counter`.
+`set_ecn_threshold`, `add_acl`, `set_register`. Packets: `send`, `expect`,
+`expect_none`, `collect`, `packet_out`, `expect_packet_in`. Counters and
+registers: `counter`, `direct_counter`, `register`, `wait_counter`.
 
-Names defined here: `Dataplane`, `NAMES`, `MODES`, `DROP`.
+Entities are finsy's (`P4TableEntry`, `P4ActionProfileMember`, ...) with
+P4Runtime names, written through the test's `SyncSwitch` session; the
+undo journal keeps what to write back.
+
+Names defined here: `Dataplane`, `CounterValue`, `NAMES`, `MODES`, `DROP`,
+`TC_CONTROL`.
 """
 
 from __future__ import annotations
 
 import ipaddress
+import re
 import time
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any
 
-from scapy.packet import Packet
-
-from controller.entities import (
-    Action,
-    Entity,
-    Exact,
-    Group,
-    Lpm,
-    Member,
-    TableEntry,
-    Ternary,
-    encode_entity,
+import pytest
+from finsy import (
+    P4ActionProfileGroup,
+    P4ActionProfileMember,
+    P4CounterEntry,
+    P4DirectCounterEntry,
+    P4IndirectAction,
+    P4Member,
+    P4PacketIn,
+    P4RegisterEntry,
+    P4TableAction,
+    P4TableEntry,
+    P4TableMatch,
 )
-from controller.p4rt import CounterValue, SwitchSession
-from controller.proto import p4r
+from scapy.packet import Packet
 
 from .packets import flow_tag, peer_mac, switch_mac
 from .ports import Mask, PortSet, Received
-from .stream import PacketIn, PacketStream
+from .session import SyncSwitch
 from .switch import SwitchUnderTest
 
-__all__ = ["DROP", "MODES", "NAMES", "Dataplane"]
+__all__ = ["DROP", "MODES", "NAMES", "TC_CONTROL", "CounterValue", "Dataplane"]
 
 _IG = "FabricIngress."
 _EG = "FabricEgress."
@@ -71,50 +79,84 @@ NAMES = {
     "tx_port": _EG + "counters.tx_port",
     "tx_port_tc": _EG + "counters.tx_port_tc",
     "ecn_marked": _EG + "ecn.ecn_marked",
+    "queue_depth": _EG + "counters.queue_depth",
+    "queue_peak": _EG + "counters.queue_peak",
 }
 # MODE_* and DROP_* of p4/include/define.p4.
 MODES = {"pin": 0, "ecmp": 1, "eecmp": 2}
 DROP = {"no_route": 1, "ttl": 2, "pfc": 3, "acl": 4, "not_ip": 5, "parser": 6, "checksum": 7}
 TCS = 8
+TC_CONTROL = 7
+
+
+@dataclass(frozen=True, kw_only=True)
+class CounterValue:
+    """One cell of an indexed counter."""
+
+    index: int
+    packets: int
+    bytes: int
 
 
 class Dataplane:
     """One test's handle on the switch (see the module docstring)."""
 
     def __init__(self, sut: SwitchUnderTest) -> None:
-        assert sut.session is not None and sut.stream is not None and sut.ports is not None
+        assert sut.session is not None and sut.ports is not None
         self.sut = sut
-        self.session: SwitchSession = sut.session
-        self.stream: PacketStream = sut.stream
+        self.session: SyncSwitch = sut.session
         self.ports: PortSet = sut.ports
         self.target = sut.target
         self._undo: list[Callable[[], None]] = []
         self._members: set[int] = set()
         self._next_ids: set[int] = set()
 
+    def p4switch_only(self, why: str) -> None:
+        """Skip the test on other targets, saying why it cannot pass there."""
+        if self.target != "p4switch":
+            pytest.skip(f"p4switch only: {why}")
+
     # --- writes, journalled ----------------------------------------------------
 
-    def insert(self, *entities: Entity) -> None:
+    def insert(self, *entities: Any) -> None:
         for e in entities:
             self.session.insert([e])
             self._undo.append(lambda e=e: self.session.delete([e]))
 
-    def modify(self, entity: TableEntry | Group) -> None:
+    def modify(self, entity: P4TableEntry | P4ActionProfileGroup) -> None:
         """MODIFY an entry or group; the old one comes back on undo."""
-        if isinstance(entity, Group):
-            old = next(g for g in self.session.read_groups(entity.profile)
+        if isinstance(entity, P4ActionProfileGroup):
+            old = next(g for g in self.session.read(P4ActionProfileGroup(entity.action_profile_id))
                        if g.group_id == entity.group_id)
         else:
-            old = next(e for e in self.session.read_table(entity.table)
-                       if isinstance(e, TableEntry) and e.key() == entity.key())
+            key = self._key(entity)
+            old = next(e for e in self.session.read(P4TableEntry(entity.table_id))
+                       if self._key(e) == key)
         self.session.modify([entity])
         self._undo.append(lambda: self.session.modify([old]))
 
-    def set_default(self, table: str, action: Action) -> None:
-        old = self.session.read_default(table)
-        self.session.write([TableEntry(table=table, action=action, is_default=True)])
-        if old is not None:
-            self._undo.append(lambda: self.session.write([old]))
+    def _key(self, entry: P4TableEntry) -> tuple[bytes, int]:
+        """What identifies an entry in its table: its encoded match, and its priority."""
+        te = entry.encode_entry(self.session.schema)
+        return b"".join(m.SerializeToString(deterministic=True) for m in te.match), te.priority
+
+    def set_default(self, table: str, action: P4TableAction) -> None:
+        old = self.session.read(P4TableEntry(table, is_default_action=True))
+        self.session.modify([P4TableEntry(table, action=action, is_default_action=True)])
+        if old:
+            self._undo.append(lambda: self.session.modify(old))
+
+    def set_register(self, name: str, index: int, value: int) -> None:
+        """Write one register cell (see `register`); the old value comes back on undo."""
+        old = self.register(name, index)
+        self._write_register(NAMES.get(name, name), index, value)
+        self._undo.append(lambda: self._write_register(NAMES.get(name, name), index, old))
+
+    def _write_register(self, name: str, index: int, value: int) -> None:
+        if self.target == "bmv2":
+            self.sut.bmv2_cli([f"register_write {name} {index} {value}"])
+        else:
+            self.session.modify([P4RegisterEntry(name, index=index, data=value)])
 
     def undo(self) -> None:
         """Undo every write of this test, newest first; raise after trying them all."""
@@ -134,9 +176,8 @@ class Dataplane:
     def add_member(self, port: int) -> int:
         """The selector member that sends out of `port` (member id = port)."""
         if port not in self._members:
-            self.insert(Member(profile=NAMES["selector"], member_id=port, action=Action(
-                name=NAMES["set_output"], params=(("port", port), ("src_mac", _mac(switch_mac(port))),
-                                                  ("dst_mac", _mac(peer_mac(port)))))))
+            self.insert(P4ActionProfileMember(NAMES["selector"], member_id=port, action=P4TableAction(
+                NAMES["set_output"], port=port, src_mac=switch_mac(port), dst_mac=peer_mac(port))))
             self._members.add(port)
         return port
 
@@ -144,70 +185,70 @@ class Dataplane:
         """next_id = port -> that port's member (no hashing); returns the next_id."""
         self.add_member(port)
         if port not in self._next_ids:
-            self.insert(TableEntry(table=NAMES["next_hop"], match=(("next_id", Exact(value=port)),),
-                                   member_id=port))
+            self.insert(P4TableEntry(NAMES["next_hop"], match=P4TableMatch(next_id=port),
+                                     action=P4IndirectAction(member_id=port)))
             self._next_ids.add(port)
         return port
 
     def add_ecmp_group(self, group_id: int, ports: Iterable[int]) -> int:
         """A selector group over `ports` and next_id = group_id pointing at it."""
-        members = tuple(self.add_member(p) for p in ports)
-        self.insert(Group(profile=NAMES["selector"], group_id=group_id, members=members,
-                          max_size=len(members)),
-                    TableEntry(table=NAMES["next_hop"], match=(("next_id", Exact(value=group_id)),),
-                               group_id=group_id))
+        members = [self.add_member(p) for p in ports]
+        self.insert(self.group(group_id, members),
+                    P4TableEntry(NAMES["next_hop"], match=P4TableMatch(next_id=group_id),
+                                 action=P4IndirectAction(group_id=group_id)))
         self._next_ids.add(group_id)
         return group_id
 
-    def add_route(self, prefix: str, next_id: int) -> TableEntry:
-        entry = self._route(prefix, Action(name=NAMES["set_next_id"],
-                                           params=(("next_id", next_id),)))
+    @staticmethod
+    def group(group_id: int, members: Iterable[int], max_size: int = 0) -> P4ActionProfileGroup:
+        """The selector group `group_id` over `members` (weight 1 each)."""
+        ms = [P4Member(m, weight=1) for m in members]
+        return P4ActionProfileGroup(NAMES["selector"], group_id=group_id,
+                                    max_size=max_size or len(ms), members=ms)
+
+    def add_route(self, prefix: str, next_id: int) -> P4TableEntry:
+        entry = self._route(prefix, P4TableAction(NAMES["set_next_id"], next_id=next_id))
         self.insert(entry)
         return entry
 
-    def add_drop_route(self, prefix: str) -> TableEntry:
-        entry = self._route(prefix, Action(name=NAMES["drop_no_route"]))
+    def add_drop_route(self, prefix: str) -> P4TableEntry:
+        entry = self._route(prefix, P4TableAction(NAMES["drop_no_route"]))
         self.insert(entry)
         return entry
 
     @staticmethod
-    def _route(prefix: str, action: Action) -> TableEntry:
+    def _route(prefix: str, action: P4TableAction) -> P4TableEntry:
         net = ipaddress.ip_network(prefix)
         table = NAMES["ipv4_route"] if net.version == 4 else NAMES["ipv6_route"]
-        return TableEntry(table=table, match=(("dst_addr", Lpm(
-            value=int(net.network_address), prefix_len=net.prefixlen)),), action=action)
+        return P4TableEntry(table, match=P4TableMatch(dst_addr=(int(net.network_address),
+                                                                net.prefixlen)), action=action)
 
     def set_mode(self, mode: str, salt: int = 0) -> None:
-        self.set_default(NAMES["switch_config"], Action(
-            name=NAMES["set_config"], params=(("mode", MODES[mode]), ("salt", salt))))
+        self.set_default(NAMES["switch_config"], P4TableAction(
+            NAMES["set_config"], mode=MODES[mode], salt=salt))
 
     def add_arp_reply(self, ip: str, mac: str) -> None:
-        self.insert(TableEntry(
-            table=NAMES["arp_reply"], match=(("target_ip", Exact(value=int(ipaddress.IPv4Address(ip)))),),
-            action=Action(name=NAMES["reply"], params=(("router_mac", _mac(mac)),))))
+        self.insert(P4TableEntry(
+            NAMES["arp_reply"], match=P4TableMatch(target_ip=int(ipaddress.IPv4Address(ip))),
+            action=P4TableAction(NAMES["reply"], router_mac=mac)))
 
     def map_dscp(self, dscp: int, tc: int, *, mask: int = 0x3F, priority: int = 10) -> None:
-        self.insert(TableEntry(table=NAMES["dscp_to_tc"],
-                               match=(("dscp", Ternary(value=dscp, mask=mask)),),
-                               action=Action(name=NAMES["set_tc"], params=(("tc", tc),)),
-                               priority=priority))
+        self.insert(P4TableEntry(NAMES["dscp_to_tc"], match=P4TableMatch(dscp=(dscp, mask)),
+                                 action=P4TableAction(NAMES["set_tc"], tc=tc), priority=priority))
 
     def map_tc_to_queue(self, tc: int, queue: int) -> None:
-        self.insert(TableEntry(table=NAMES["tc_to_queue"], match=(("tc", Exact(value=tc)),),
-                               action=Action(name=NAMES["set_queue"], params=(("queue", queue),))))
+        self.insert(P4TableEntry(NAMES["tc_to_queue"], match=P4TableMatch(tc=tc),
+                                 action=P4TableAction(NAMES["set_queue"], queue=queue)))
 
     def set_ecn_threshold(self, port: int, tc: int, depth: int) -> None:
-        self.insert(TableEntry(table=NAMES["ecn_threshold"],
-                               match=(("port", Exact(value=port)), ("tc", Exact(value=tc))),
-                               action=Action(name=NAMES["set_ecn_threshold"],
-                                             params=(("depth", depth),))))
+        self.insert(P4TableEntry(NAMES["ecn_threshold"], match=P4TableMatch(port=port, tc=tc),
+                                 action=P4TableAction(NAMES["set_ecn_threshold"], depth=depth)))
 
     def add_acl(self, action: str, *, priority: int = 10,
-                **match: tuple[int, int]) -> TableEntry:
+                **match: tuple[int, int]) -> P4TableEntry:
         """An ACL entry; `match` is field name -> (value, mask), e.g. eth_type=(0x88cc, 0xffff)."""
-        entry = TableEntry(table=NAMES["acl"],
-                           match=tuple((k, Ternary(value=v, mask=m)) for k, (v, m) in match.items()),
-                           action=Action(name=f"{_IG}acl.{action}"), priority=priority)
+        entry = P4TableEntry(NAMES["acl"], match=P4TableMatch(match),
+                             action=P4TableAction(f"{_IG}acl.{action}"), priority=priority)
         self.insert(entry)
         return entry
 
@@ -249,31 +290,45 @@ class Dataplane:
         return out
 
     def packet_out(self, frame: bytes, port: int) -> None:
-        self.stream.packet_out(frame, egress_port=port)
+        self.session.packet_out(frame, egress_port=port)
 
-    def expect_packet_in(self, timeout: float = 2.0) -> PacketIn:
-        got = self.stream.next_packet_in(timeout)
+    def expect_packet_in(self, timeout: float = 2.0) -> P4PacketIn:
+        got = self.session.next_packet_in(timeout)
         assert got is not None, f"no packet-in within {timeout}s"
         return got
 
-    # --- counters --------------------------------------------------------------
+    def no_packet_in(self, timeout: float) -> bool:
+        return self.session.next_packet_in(timeout) is None
+
+    # --- counters and registers ----------------------------------------------
 
     def counter(self, name: str, index: int) -> CounterValue:
-        return self.session.read_counters(NAMES.get(name, name), index)[index]
+        got = self.session.read(P4CounterEntry(NAMES.get(name, name), index=index))
+        assert len(got) == 1 and got[0].index == index, got
+        return CounterValue(index=index, packets=got[0].packet_count, bytes=got[0].byte_count)
 
     def port_tc(self, port: int, tc: int) -> int:
-        """The (port, class) cell index of the per-class counters."""
+        """The (port, class) cell index of the per-class counters and registers."""
         return port * TCS + tc
 
-    def direct_counter(self, entry: TableEntry) -> tuple[int, int]:
+    def direct_counter(self, entry: P4TableEntry) -> tuple[int, int]:
         """(packets, bytes) of a table entry's direct counter."""
-        assert self.session.schema is not None
-        te = encode_entity(self.session.schema, entry).table_entry
-        got = self.session.read_raw([p4r.Entity(direct_counter_entry=p4r.DirectCounterEntry(
-            table_entry=te))])
+        got = self.session.read(P4DirectCounterEntry(table_entry=entry))
         assert len(got) == 1, got
-        data = got[0].direct_counter_entry.data
-        return data.packet_count, data.byte_count
+        return got[0].packet_count, got[0].byte_count
+
+    def register(self, name: str, index: int) -> int:
+        """One register cell, over P4Runtime; on BMv2 through its Thrift runtime, since its
+        P4Runtime server (PI) answers RegisterEntry reads with UNIMPLEMENTED."""
+        full = NAMES.get(name, name)
+        if self.target == "bmv2":
+            out = self.sut.bmv2_cli([f"register_read {full} {index}"])
+            m = re.search(rf"{re.escape(full)}\[{index}\]\s*=\s*(\d+)", out)
+            assert m is not None, f"simple_switch_CLI register_read said: {out.strip()}"
+            return int(m.group(1))
+        got = self.session.read(P4RegisterEntry(full, index=index))
+        assert len(got) == 1 and got[0].index == index, got
+        return int(got[0].data)
 
     def wait_counter(self, read: Callable[[], tuple[int, int] | CounterValue],
                      want: tuple[int, int], timeout: float = 3.0) -> tuple[int, int]:
@@ -294,7 +349,3 @@ class Dataplane:
 
 def _pb(v: tuple[int, int] | CounterValue) -> tuple[int, int]:
     return (v.packets, v.bytes) if isinstance(v, CounterValue) else v
-
-
-def _mac(text: str) -> int:
-    return int(text.replace(":", ""), 16)

@@ -18,7 +18,7 @@ from collections import Counter
 from scapy.layers.inet import IP
 from scapy.layers.l2 import ARP, Ether
 
-from .helpers import DROP, Dataplane
+from .helpers import DROP, TC_CONTROL, Dataplane
 from .packets import (
     arp_request,
     cnp4,
@@ -98,7 +98,7 @@ def ttl_expiry_dropped_and_counted(dp: Dataplane) -> None:
     _expect_drop(dp, "ttl", [bytes(udp4("10.0.0.1", "10.1.0.1", ttl=1)),
                              bytes(udp4("10.0.0.1", "10.1.0.1", ttl=0)),
                              bytes(udp6("2001:db8::1", "2001:db8:1::1", hlim=1))])
-    assert dp.stream.next_packet_in(0.05) is None, "an expired packet was punted"
+    assert dp.no_packet_in(0.05), "an expired packet was punted"
 
 
 def bad_ipv4_checksum_dropped_and_counted(dp: Dataplane) -> None:
@@ -118,6 +118,34 @@ def unrouted_dropped_and_counted(dp: Dataplane) -> None:
     _expect_drop(dp, "no_route", [bytes(udp4("10.0.0.1", "10.8.0.1")),
                                   bytes(udp4("10.0.0.1", "10.9.0.1")),
                                   bytes(udp6("2001:db8::1", "2001:db8:9::1"))])
+
+
+def next_hop_miss_dropped_and_counted(dp: Dataplane) -> None:
+    """A route whose next_id has no next_hop entry drops the packet as no-route on every
+    target: nothing leaves (not even on port 0, where BMv2's no-op miss of a selector
+    table would send it)."""
+    dp.add_route("10.6.0.0/16", 77)  # no next_hop entry for 77
+    dp.add_route("2001:db8:6::/48", 77)
+    port0 = _pb(dp.counter("tx_port", 0))
+    _expect_drop(dp, "no_route", [bytes(udp4("10.0.0.1", "10.6.0.1", tag=2)),
+                                  bytes(udp6("2001:db8::1", "2001:db8:6::1", tag=3))])
+    assert _pb(dp.counter("tx_port", 0)) == port0, "a next-hop miss left on port 0"
+
+
+def emptied_group_dropped_and_counted(dp: Dataplane) -> None:
+    """A route to a group that has lost every member (the entry is a hit that runs no
+    action) drops the packet as no-route; with its members back it forwards again."""
+    group = dp.add_ecmp_group(1030, [2, 3])
+    dp.add_route("10.7.0.0/16", group)
+    ok = udp4("10.0.0.1", "10.7.0.1", tag=1)
+    dp.send(HOST, ok)
+    (r,) = dp.collect(1, [2, 3])
+    assert Mask(routed(ok, r.port)).matches(r.frame), r.frame.hex()
+    dp.modify(dp.group(group, [], max_size=2))
+    port0 = _pb(dp.counter("tx_port", 0))
+    _expect_drop(dp, "no_route", [bytes(udp4("10.0.0.1", "10.7.0.1", tag=3)),
+                                  bytes(udp4("10.0.0.1", "10.7.0.2", sport=999, tag=4))])
+    assert _pb(dp.counter("tx_port", 0)) == port0, "an emptied group sent to port 0"
 
 
 # --- ARP -------------------------------------------------------------------------
@@ -328,8 +356,15 @@ def packet_out_and_packet_in(dp: Dataplane) -> None:
     """A packet-out leaves on the port it names, as sent; a punted frame comes back as a
     packet-in carrying its ingress port, and is not forwarded."""
     frame = lldp(in_port=3, tag=1)
+    ctl = dp.port_tc(3, TC_CONTROL)
+    before = _pb(dp.counter("tx_port_tc", ctl))
     dp.packet_out(frame, 3)
     dp.expect(3, frame)
+    # It left in the control class (and, with one queue and no tc_to_queue entry, queue 0).
+    # Packets only: BMv2 counts the bytes it came in with (the 2-byte packet_out header
+    # too), p4switch the bytes that leave.
+    got = dp.wait_counter(lambda: (dp.counter("tx_port_tc", ctl).packets, 0), (before[0] + 1, 0))
+    assert got[0] == before[0] + 1, f"tx_port_tc[3, control class]: {got[0]} packets"
     entry = dp.add_acl("punt_to_cpu", eth_type=(0x88CC, 0xFFFF))
     probe = lldp(in_port=4, tag=2)
     dp.send(4, probe)
@@ -348,6 +383,34 @@ def acl_drop_counted(dp: Dataplane) -> None:
     ok = udp4("10.0.0.1", "10.1.0.1", dport=9998, tag=1)
     dp.send(HOST, ok)
     dp.expect(2, routed(ok, 2))
+
+
+def acl_drops_one_psn_of_a_qp(dp: Dataplane, n: int = 10) -> None:
+    """ACL keys on the BTH destination QP and PSN: one RoCEv2 packet of one QP is dropped
+    (counted), the same PSN on another QP and the QP's other PSNs go through; non-RoCE
+    packets have QP and PSN 0 whatever their payload."""
+    dp.add_route("10.1.0.0/16", dp.add_next_hop(2))
+    full = (0xFFFFFF, 0xFFFFFF)
+    dp.add_acl("drop", bth_dst_qp=(0x42, full[0]), bth_psn=(5, full[1]))
+    sent = [roce4("10.0.0.1", "10.1.0.1", qp=0x42, tag=psn) for psn in range(n)]
+    other = roce4("10.0.0.1", "10.1.0.1", qp=0x43, tag=5)
+    before = _pb(dp.counter("drops", DROP["acl"]))
+    for pkt in [*sent, other]:
+        dp.send(HOST, pkt)
+    # (PSN, destination QP) of what left: the BTH follows Ethernet, IPv4 and UDP (42 bytes).
+    got = sorted((int.from_bytes(r.frame[51:54], "big"), int.from_bytes(r.frame[47:50], "big"))
+                 for r in dp.collect(n, [2]))
+    assert got == sorted([(psn, 0x42) for psn in range(n) if psn != 5] + [(5, 0x43)]), got
+    want = _delta(before, 1, len(bytes(sent[5])))
+    assert dp.wait_counter(lambda: dp.counter("drops", DROP["acl"]), want) == want
+    # A UDP packet to another port whose payload holds QP 0x42 / PSN 5 where a BTH would be:
+    # not RoCE, so its QP and PSN are 0 for the ACL.
+    fake = udp4("10.0.0.1", "10.1.0.1", dport=4792, tag=0x0042)
+    dp.send(HOST, fake)
+    dp.expect(2, routed(fake, 2))
+    dp.add_acl("drop", priority=20, bth_dst_qp=(0, full[0]), bth_psn=(0, full[1]),
+               l4_dst_port=(4792, 0xFFFF))
+    _expect_drop(dp, "acl", [bytes(fake)])
 
 
 # --- QoS, ECN, native PFC (a switch with 8 queues and slow ports, see test_qos.py) ----------
@@ -398,6 +461,59 @@ def cnp_goes_to_the_control_class(dp: Dataplane, port: int) -> None:
     assert pos <= 3, f"the CNP left in position {pos}"
     want = _delta(before, 1, len(cnp))
     assert dp.wait_counter(lambda: dp.counter("tx_port_tc", ctl), want) == want
+
+
+def packet_out_overtakes_queued_data(dp: Dataplane, port: int) -> None:
+    """A packet-out (a link probe) leaves in the control class: with that class mapped to
+    the top queue it overtakes a queue of data on a congested port."""
+    dp.add_route("10.4.0.0/16", dp.add_next_hop(port))
+    dp.map_tc_to_queue(TC_CONTROL, 7)
+    ctl = dp.port_tc(port, TC_CONTROL)
+    before = _pb(dp.counter("tx_port_tc", ctl))
+    data = [bytes(udp4("10.0.0.1", "10.4.0.1", tag=i)) for i in range(20)]
+    probe = lldp(in_port=port, tag=600)
+    _send_burst(dp, data)
+    dp.packet_out(probe, port)
+    got = dp.collect(21, [port], timeout=10)
+    assert len(got) == 21, f"{len(got)} of 21 arrived"
+    pos = next(i for i, r in enumerate(got) if r.frame == probe)
+    # FIFO would put it last (position 20).
+    assert pos <= 4, f"the packet-out left in position {pos}"
+    got_ctl = dp.wait_counter(lambda: (dp.counter("tx_port_tc", ctl).packets, 0),
+                              (before[0] + 1, 0))
+    assert got_ctl[0] == before[0] + 1, f"tx_port_tc[{port}, control class]: {got_ctl[0]}"
+
+
+def queue_depth_registers_follow_the_queue(dp: Dataplane, port: int, n: int = 20) -> None:
+    """queue_depth holds the queue depth the last packet of a (port, class) found,
+    queue_peak the largest since the controller wrote it to 0; other cells do not move."""
+    dp.add_route("10.4.0.0/16", dp.add_next_hop(port))
+    dp.map_dscp(10, 1)
+    dp.map_tc_to_queue(1, 1)
+    cell, other = dp.port_tc(port, 1), dp.port_tc(port, 2)
+    dp.set_register("queue_peak", cell, 0)
+    other_before = (dp.register("queue_depth", other), dp.register("queue_peak", other))
+
+    def burst(k: int, base: int) -> None:
+        _send_burst(dp, [bytes(udp4("10.0.0.1", "10.4.0.1", dscp=10, tag=base + i))
+                         for i in range(k)])
+        assert len(dp.collect(k, [port], timeout=10)) == k
+
+    burst(n, 0)
+    peak = dp.register("queue_peak", cell)
+    # The port drains 100 packets/s: most of a back-to-back burst finds a queue.
+    assert n // 2 <= peak <= n - 1, f"peak {peak} after a burst of {n}"
+    assert 0 < dp.register("queue_depth", cell) <= peak
+    burst(1, 100)  # alone, into an empty queue
+    assert dp.register("queue_depth", cell) == 0
+    assert dp.register("queue_peak", cell) == peak, "the peak moved for an empty queue"
+    dp.set_register("queue_peak", cell, 0)
+    assert dp.register("queue_peak", cell) == 0
+    burst(1, 200)
+    assert dp.register("queue_peak", cell) == 0
+    burst(3, 300)
+    assert 1 <= dp.register("queue_peak", cell) <= 2
+    assert (dp.register("queue_depth", other), dp.register("queue_peak", other)) == other_before
 
 
 def ecn_marks_only_above_the_threshold(dp: Dataplane, port: int, n: int = 30) -> None:

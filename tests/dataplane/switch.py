@@ -5,7 +5,8 @@ creates N veth pairs with unique names (`dp<id>s<port>` on the switch,
 `dp<id>h<port>` for the test), starts the target's process with
 simple_switch_grpc's flags (`--no-p4 -i P@IF --device-id D -- --grpc-server-addr
 A --cpu-port 255 --priority-queues Q`), wins the P4Runtime arbitration,
-pushes the program and opens the test's raw sockets. `stop()` undoes all of
+pushes the program (one primary finsy session, `session.SyncSwitch`, which
+also carries packet-ins and packet-outs) and opens the test's raw sockets. `stop()` undoes all of
 it, whatever state `start()` reached.
 
 Targets:
@@ -35,11 +36,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from controller.build import CompiledProgram, compile_program
-from controller.p4info import load_p4info
-from controller.p4rt import SwitchSession
 
 from .ports import PortSet, Veths
-from .stream import PacketStream
+from .session import SyncSwitch
 
 __all__ = ["CPU_PORT", "SwitchOptions", "SwitchUnderTest", "TargetUnavailable", "build_program"]
 
@@ -93,8 +92,7 @@ class SwitchUnderTest:
         self.thrift_port = _free_port()
         self.log_path = log_dir / f"{self.tag}-{program.role}-{target}.log"
         self.proc: subprocess.Popen[bytes] | None = None
-        self.session: SwitchSession | None = None
-        self.stream: PacketStream | None = None
+        self.session: SyncSwitch | None = None
         self.ports: PortSet | None = None
 
     # --- command line --------------------------------------------------------
@@ -137,12 +135,9 @@ class SwitchUnderTest:
                                          stderr=subprocess.STDOUT, start_new_session=True,
                                          env={**os.environ, "PYTHONUNBUFFERED": "1"})
         self._wait_grpc()
-        self.stream = PacketStream(self.grpc_addr, self.device_id).open()
-        self.session = SwitchSession(self.program.role, self.grpc_addr, self.device_id).open(
-            primary=False)
-        info = load_p4info(self.program.p4info)
-        self.session.set_pipeline(info, self.program.device_config.read_bytes())
-        self.stream.use_p4info(info)
+        self.session = SyncSwitch(f"{self.program.role}-{self.tag}", self.grpc_addr,
+                                  device_id=self.device_id, p4info=self.program.p4info,
+                                  p4blob=self.program.device_config).open()
         if self.target == "bmv2":
             self._bmv2_queue_rates()
         self.ports = PortSet({p: f"{self.tag}h{p}" for p in self.port_numbers}).open()
@@ -163,11 +158,24 @@ class SwitchUnderTest:
         raise RuntimeError(f"{self.target} did not open {self.grpc_addr}: {self.log_tail()}")
 
     def _bmv2_queue_rates(self) -> None:
-        cmds = "".join(f"set_queue_rate {int(pps)} {port}\n"
-                       for port, pps in sorted(self.options.queue_rate.items()))
+        cmds = [f"set_queue_rate {int(pps)} {port}"
+                for port, pps in sorted(self.options.queue_rate.items())]
         if cmds:
-            subprocess.run(["simple_switch_CLI", "--thrift-port", str(self.thrift_port)],
-                           input=cmds, text=True, capture_output=True, check=True, timeout=30)
+            self.bmv2_cli(cmds)
+
+    def bmv2_cli(self, commands: list[str]) -> str:
+        """Run `commands` through simple_switch_CLI (BMv2's Thrift runtime); its output."""
+        if self.target != "bmv2":
+            raise TargetUnavailable(f"simple_switch_CLI is BMv2's, not {self.target}'s")
+        if not shutil.which("simple_switch_CLI"):
+            raise TargetUnavailable("simple_switch_CLI is not on PATH")
+        proc = subprocess.run(["simple_switch_CLI", "--thrift-port", str(self.thrift_port)],
+                              input="".join(c + "\n" for c in commands), text=True,
+                              capture_output=True, timeout=30)
+        if proc.returncode != 0 or "Error" in proc.stdout:
+            raise RuntimeError(f"simple_switch_CLI {commands}: {proc.stdout.strip()} "
+                               f"{proc.stderr.strip()}")
+        return proc.stdout
 
     def log_tail(self, lines: int = 5) -> str:
         try:
@@ -177,13 +185,13 @@ class SwitchUnderTest:
         return " | ".join(text[-lines:]) or "(empty log)"
 
     def stop(self) -> None:
-        for closer in (self.ports, self.stream, self.session):
+        for closer in (self.ports, self.session):
             if closer is not None:
                 try:
                     closer.close()
                 except Exception:  # noqa: BLE001 - tear down the rest regardless
                     pass
-        self.ports = self.stream = self.session = None
+        self.ports = self.session = None
         proc, self.proc = self.proc, None
         if proc is not None and proc.poll() is None:
             # Our own child, in its own session: signal its process group only.

@@ -33,6 +33,16 @@ def test_cnp_goes_to_the_top_class(dp):
     sc.cnp_goes_to_the_control_class(dp, port=5)
 
 
+def test_packet_out_overtakes_queued_data(dp):
+    """Packet-outs (link probes) ride the control class and overtake queued data."""
+    sc.packet_out_overtakes_queued_data(dp, port=5)
+
+
+def test_queue_depth_registers_follow_the_queue(dp):
+    """queue_depth / queue_peak per (port, class) read back over P4Runtime; peak resets."""
+    sc.queue_depth_registers_follow_the_queue(dp, port=2)
+
+
 def test_ecn_marks_only_above_the_threshold(dp):
     """CE marks appear only above the (port, class) threshold and are counted."""
     sc.ecn_marks_only_above_the_threshold(dp, port=2)

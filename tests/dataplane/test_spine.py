@@ -72,3 +72,20 @@ def test_pfc_frames_are_never_forwarded(dp):
 def test_packet_out_and_packet_in_round_trip(dp):
     """Packet-out leaves on its port; a punted frame returns as a packet-in."""
     sc.packet_out_and_packet_in(dp)
+
+
+def test_next_hop_miss_is_dropped_and_counted(dp):
+    """No next_hop entry for a route's next_id: dropped as no-route, on every target."""
+    sc.next_hop_miss_dropped_and_counted(dp)
+
+
+def test_emptied_group_is_dropped_and_counted(dp):
+    """A group that lost every member: dropped as no-route."""
+    dp.p4switch_only("simple_switch_grpc 1.15.5 crashes (SIGSEGV) on a lookup that reaches an "
+                     "emptied group (MatchTableIndirectWS leaves the next node unset)")
+    sc.emptied_group_dropped_and_counted(dp)
+
+
+def test_acl_drops_one_psn_of_a_qp(dp):
+    """ACL on BTH dest QP + PSN drops exactly one RoCEv2 packet; non-RoCE has QP/PSN 0."""
+    sc.acl_drops_one_psn_of_a_qp(dp)

@@ -8,9 +8,12 @@ control PacketIoIngress(inout headers_t hdr,
                         inout local_metadata_t meta,
                         inout standard_metadata_t standard_metadata) {
     apply {
-        /* A packet-out is sent as it is, out of the port the controller names. */
+        /* A packet-out is sent as it is, out of the port the controller names,
+         * in the control class (QosIngress), so that the controller's link
+         * probes do not wait behind data under strict priority. */
         standard_metadata.egress_spec = hdr.packet_out.egress_port;
         hdr.packet_out.setInvalid();
+        meta.from_cpu = true;
     }
 }
 

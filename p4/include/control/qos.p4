@@ -43,14 +43,21 @@ control QosIngress(inout headers_t hdr,
         size = TC_TABLE_SIZE;
     }
 
+    /* For IP packets and the controller's packet-outs (FabricIngress applies
+     * it once, for both). */
     apply {
-        meta.tc = TC_DEFAULT;
-        dscp_to_tc.apply();
-        /* Control traffic goes first whatever its DSCP: congestion
-         * notifications here; the collective library's clear-to-send
-         * messages through the DSCP they carry, mapped to TC_CONTROL. */
-        if (hdr.bth.isValid() && hdr.bth.opcode == BTH_OPCODE_CNP) {
+        if (meta.from_cpu) {
+            /* The controller's own frames (link probes) are control traffic. */
             meta.tc = TC_CONTROL;
+        } else {
+            meta.tc = TC_DEFAULT;
+            dscp_to_tc.apply();
+            /* Control traffic goes first whatever its DSCP: congestion
+             * notifications here; the collective library's clear-to-send
+             * messages through the DSCP they carry, mapped to TC_CONTROL. */
+            if (hdr.bth.isValid() && hdr.bth.opcode == BTH_OPCODE_CNP) {
+                meta.tc = TC_CONTROL;
+            }
         }
         standard_metadata.priority = 0;
         tc_to_queue.apply();

@@ -46,6 +46,7 @@ control Routing(inout headers_t hdr,
      * neighbour's). The TTL / hop limit is decremented in apply, where the
      * header's validity is known. */
     action set_output(port_t port, mac_addr_t src_mac, mac_addr_t dst_mac) {
+        meta.has_next_hop = true;
         standard_metadata.egress_spec = port;
         hdr.ethernet.src_addr = src_mac;
         hdr.ethernet.dst_addr = dst_mac;
@@ -55,13 +56,20 @@ control Routing(inout headers_t hdr,
         meta.drop_reason = DROP_NO_ROUTE;
     }
 
+    /* A miss drops the packet, but not through the default action: P4Runtime
+     * restricts the default entry of a table with an action profile or
+     * selector to a constant NoAction (spec 9.1.4), and BMv2 runs no action
+     * at all on such a miss (p4c-bm2-ss warns that it ignores default_action
+     * here; with NoAction the two agree). Nor is `hit` enough: an entry whose
+     * group has lost all its members is a hit that runs no action (BMv2's
+     * empty_action). So apply drops whatever did not run set_output. */
     table next_hop {
         key = {
             meta.next_id: exact @name("next_id");
             meta.ecmp_key: selector @name("ecmp_key");
         }
-        actions = { set_output; drop_next_hop; }
-        const default_action = drop_next_hop();
+        actions = { set_output; drop_next_hop; @defaultonly NoAction; }
+        const default_action = NoAction();
         implementation = ecmp_selector;
         size = NEXT_HOP_TABLE_SIZE;
     }
@@ -83,12 +91,16 @@ control Routing(inout headers_t hdr,
             }
         }
         if (meta.routed) {
-            if (next_hop.apply().hit) {
+            next_hop.apply();
+            if (meta.has_next_hop) {
                 if (hdr.ipv4.isValid()) {
                     hdr.ipv4.ttl = hdr.ipv4.ttl - 1;
                 } else {
                     hdr.ipv6.hop_limit = hdr.ipv6.hop_limit - 1;
                 }
+            } else if (meta.drop_reason == 0) {
+                /* No entry for next_id, or an emptied group. */
+                meta.drop_reason = DROP_NO_ROUTE;
             }
         }
     }

@@ -1,0 +1,110 @@
+/* aizone fabric: the one program every switch role runs, built per role by
+ * profile defines (SD-Fabric's fabric.p4 way), so the roles cannot drift
+ * apart. The role programs (p4/rtsw.p4, ctsw.p4, atsw.p4) are a profile
+ * and an include of this file.
+ *
+ * Profiles:
+ *   WITH_ARP_RESPONDER  answer ARP requests for the switch's gateway
+ *                       addresses (FabricIngress.arp, RTSW: hosts attach);
+ *                       without it ARP is dropped as DROP_NOT_IP.
+ *
+ * Ingress: a packet-out goes out of the port it names, in the control
+ * class; anything else passes the admission checks and the ACL, then is
+ * answered (ARP) or routed (IPv4 / IPv6: mode and salt, ECMP key, LPM,
+ * next hop); IP packets and packet-outs get a class and a queue; counters
+ * last. Egress: ECN marking, tx counters and queue depths, packet-in
+ * header towards the CPU port. */
+#ifndef AIZONE_FABRIC_P4
+#define AIZONE_FABRIC_P4
+
+#include <core.p4>
+#include <v1model.p4>
+
+#include "define.p4"
+#include "header.p4"
+#include "parser.p4"
+#include "control/checks.p4"
+#include "control/packet_io.p4"
+#include "control/acl.p4"
+#include "control/config.p4"
+#ifdef WITH_ARP_RESPONDER
+#include "control/arp.p4"
+#endif
+#include "control/qos.p4"
+#include "control/hashing.p4"
+#include "control/routing.p4"
+#include "control/counters.p4"
+
+control FabricIngress(inout headers_t hdr,
+                      inout local_metadata_t meta,
+                      inout standard_metadata_t standard_metadata) {
+    IngressChecks() checks;
+    PacketIoIngress() packet_io;
+    Acl() acl;
+    SwitchConfig() config;
+#ifdef WITH_ARP_RESPONDER
+    ArpResponder() arp;
+#endif
+    QosIngress() qos;
+    EcmpHash() hashing;
+    Routing() routing;
+    IngressCounters() counters;
+
+    apply {
+        /* An IP packet on its way to routing (dropped there or not, it is
+         * classified, so that the per-class counters see it). */
+        bool ip = false;
+        if (hdr.packet_out.isValid()) {
+            packet_io.apply(hdr, meta, standard_metadata);
+        } else {
+            checks.apply(hdr, meta, standard_metadata);
+            if (meta.drop_reason == 0) {
+                acl.apply(hdr, meta, standard_metadata);
+            }
+            if (meta.drop_reason == 0 && !meta.punted) {
+#ifdef WITH_ARP_RESPONDER
+                if (hdr.arp.isValid()) {
+                    arp.apply(hdr, meta, standard_metadata);
+                } else
+#endif
+                if (hdr.ipv4.isValid() || hdr.ipv6.isValid()) {
+                    ip = true;
+                    config.apply(hdr, meta);
+                    hashing.apply(hdr, meta);
+                    routing.apply(hdr, meta, standard_metadata);
+                } else {
+                    meta.drop_reason = DROP_NOT_IP;
+                }
+            }
+        }
+        /* One application for both kinds: a table has one place in BMv2's
+         * pipeline graph. */
+        if (ip || meta.from_cpu) {
+            qos.apply(hdr, meta, standard_metadata);
+        }
+        counters.apply(hdr, meta, standard_metadata);
+    }
+}
+
+control FabricEgress(inout headers_t hdr,
+                     inout local_metadata_t meta,
+                     inout standard_metadata_t standard_metadata) {
+    EcnEgress() ecn;
+    EgressCounters() counters;
+    PacketIoEgress() packet_io;
+
+    apply {
+        ecn.apply(hdr, meta, standard_metadata);
+        counters.apply(hdr, meta, standard_metadata);
+        packet_io.apply(hdr, meta, standard_metadata);
+    }
+}
+
+V1Switch(FabricParser(),
+         FabricVerifyChecksum(),
+         FabricIngress(),
+         FabricEgress(),
+         FabricComputeChecksum(),
+         FabricDeparser()) main;
+
+#endif
