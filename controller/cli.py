@@ -35,7 +35,6 @@ import contextlib
 import json
 import os
 import signal
-import subprocess
 import sys
 import time
 from collections.abc import Iterator, Sequence
@@ -114,35 +113,6 @@ def _progress(console: Console, quiet: bool) -> Iterator[Any]:
 # --- up / down --------------------------------------------------------------------
 
 
-def _daemon_argv(args: argparse.Namespace, topology: Path | None, attach: bool) -> list[str]:
-    cmd = [sys.executable, "-m", "controller.daemon"]
-    if attach:
-        cmd.append("--attach")
-    else:
-        assert topology is not None
-        cmd += ["--topology", str(topology.resolve()), "--target", args.target]
-    if args.mode:
-        cmd += ["--mode", args.mode]
-    if args.build_dir:
-        cmd += ["--build-dir", str(args.build_dir.resolve())]
-    cmd += ["--api-host", args.api_host, "--api-port", str(args.api_port)]
-    if args.api_token:
-        cmd += ["--api-token", args.api_token]
-    if args.switch_log:
-        cmd.append("--switch-log")
-    return cmd
-
-
-def _orphan() -> Any:
-    """The state of a fabric whose daemon died (switches may still run), else None."""
-    from topologies.runstate import owner_alive, read_state
-
-    state = read_state()
-    if state is None or owner_alive(state) or not state.ready or not state.meta.get("daemon"):
-        return None
-    return state
-
-
 def cmd_up(args: argparse.Namespace) -> int:
     """Start the fabric of TOPO and its controller daemon; return once it is up.
 
@@ -152,7 +122,7 @@ def cmd_up(args: argparse.Namespace) -> int:
     (with no topology, or the same one) starts a daemon that re-attaches to
     it and reconciles every switch.
     """
-    from topologies.runstate import state_dir
+    from .launch import DaemonOptions, follow, orphan, start_daemon, stop_daemon
 
     topology = args.topo or args.topology
     if os.geteuid() != 0:
@@ -162,14 +132,14 @@ def cmd_up(args: argparse.Namespace) -> int:
             st = c.get("/status")
             raise NetworkError(f"fabric {st.get('name')!r} is already up (daemon pid "
                                f"{st.get('pid')}): run `aizone down` first")
-    orphan = _orphan()
+    left = orphan()
     attach = False
-    if orphan is not None:
-        recorded = Path(orphan.meta.get("topology", ""))
+    if left is not None:
+        recorded = Path(left.meta.get("topology", ""))
         if topology is None or Path(topology).resolve() == recorded:
             attach = True
         else:
-            raise NetworkError(f"fabric {orphan.name!r} is still running without its daemon: "
+            raise NetworkError(f"fabric {left.name!r} is still running without its daemon: "
                                f"`aizone up` re-attaches to it, `aizone down` removes it")
     elif topology is None:
         topology = Path(DEFAULT_TOPOLOGY)
@@ -177,17 +147,16 @@ def cmd_up(args: argparse.Namespace) -> int:
         from topologies.spec import load_spec
 
         load_spec(topology)  # a bad file is an input error before anything starts
-    directory = state_dir()
-    directory.mkdir(parents=True, exist_ok=True)
-    log = directory / "daemon.out"
-    with open(log, "wb") as out:
-        child = subprocess.Popen(_daemon_argv(args, topology, attach), stdin=subprocess.DEVNULL,
-                                 stdout=out, stderr=out, start_new_session=True)
+    child = start_daemon(DaemonOptions(
+        topology=None if attach else topology, target=args.target, mode=args.mode,
+        build_dir=args.build_dir, api_host=args.api_host, api_port=args.api_port,
+        api_token=args.api_token, switch_log=args.switch_log, attach=attach))
     console = _err_console()
     try:
-        info = _follow_up(child, log, console, quiet=args.json, attach=attach)
+        with _UpProgress(console, quiet=args.json, attach=attach) as view:
+            info = follow(child, view.on_event)
     except KeyboardInterrupt:
-        _stop_daemon(child.pid)
+        stop_daemon(child.pid)
         raise
     if args.json:
         print(json.dumps(info))
@@ -201,73 +170,50 @@ def cmd_up(args: argparse.Namespace) -> int:
         try:
             child.wait()
         except KeyboardInterrupt:
-            _stop_daemon(child.pid)
+            stop_daemon(child.pid)
             raise
     return EXIT_OK
 
 
-def _wait_for_socket(child: subprocess.Popen[bytes], log: Path, timeout: float = 60) -> None:
-    from .client import socket_path
+class _UpProgress:
+    """Bring-up events as rich progress: a line per step, a bar per switch."""
 
-    deadline = time.monotonic() + timeout
-    path = socket_path()
-    while time.monotonic() < deadline:
-        if child.poll() is not None:
-            raise NetworkError(f"the controller daemon exited at start: {_last_error(log)}")
-        if path.exists():
-            with _client() as c:
-                if c.alive():
-                    return
-        time.sleep(0.1)
-    raise NetworkError(f"the controller daemon did not open its API within {timeout:.0f} s "
-                       f"(log: {log})")
+    def __init__(self, console: Console, *, quiet: bool, attach: bool) -> None:
+        self.attach = attach
+        self.progress = Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(),
+                                 TextColumn("{task.fields[note]}"), TimeElapsedColumn(),
+                                 console=console, disable=quiet)
+        self.current: Any = None
+        self.switches: dict[str, Any] = {}
 
+    def __enter__(self) -> _UpProgress:
+        self.progress.__enter__()
+        return self
 
-def _last_error(log: Path) -> str:
-    try:
-        lines = [ln for ln in log.read_text(errors="replace").splitlines() if ln.strip()]
-    except OSError:
-        return f"see {log}"
-    errors = [ln for ln in lines if "error" in ln.lower()]
-    return (errors or lines or [f"see {log}"])[-1].split("error: ", 1)[-1]
+    def __exit__(self, *exc: Any) -> None:
+        self.progress.__exit__(*exc)
 
-
-def _follow_up(child: subprocess.Popen[bytes], log: Path, console: Console, *, quiet: bool,
-               attach: bool) -> dict[str, Any]:
-    """Render the daemon's bring-up events until it is up (or failed)."""
-    _wait_for_socket(child, log)
-    progress = Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(),
-                        TextColumn("{task.fields[note]}"), TimeElapsedColumn(),
-                        console=console, disable=quiet, transient=False)
-    steps: dict[str, Any] = {}
-    switches: dict[str, Any] = {}
-    current = None
-    with progress, _client() as c:
-        for kind, event in c.events(replay=True, timeout=300):
-            data = event["data"]
-            if kind == "progress":
-                step = data["step"]
-                if current is not None:
-                    progress.update(current, completed=1, total=1)
-                if step == "up":
-                    break
-                if step == "sessions":
-                    for s in c.get("/status").get("switches", []):
-                        switches[s["name"]] = progress.add_task(
-                            f"  {s['name']}", total=1, note="connecting")
-                current = steps[step] = progress.add_task(_describe_step(step, data), total=1,
-                                                          note="")
-            elif kind == "reconciled" and data["switch"] in switches:
-                n = data["counts"]
-                progress.update(switches[data["switch"]], completed=1, note=(
-                    f"{n['insert'] + n['modify']} written, {n['unchanged']} already there"
-                    if attach else f"{n['insert'] + n['modify']} entities"))
-            elif kind == "failed":
-                raise NetworkError(data.get("error", "bring-up failed"))
-            elif kind == "down":
-                raise NetworkError(f"the daemon stopped during bring-up: {_last_error(log)}")
-        st = c.get("/status")
-    return st
+    def on_event(self, kind: str, data: dict[str, Any]) -> None:
+        p = self.progress
+        if kind == "progress":
+            if self.current is not None:
+                p.update(self.current, completed=1, total=1)
+                self.current = None
+            step = data["step"]
+            if step == "up":
+                return
+            self.current = p.add_task(_describe_step(step, data), total=1, note="")
+            if step == "sessions":
+                for name in data.get("names", []):
+                    self.switches[name] = p.add_task(f"  {name}", total=1, note="connecting")
+        elif kind == "switch" and data.get("switch") in self.switches:
+            p.update(self.switches[data["switch"]], note=str(data.get("phase", "")))
+        elif kind == "reconciled" and data["switch"] in self.switches:
+            n = data["counts"]
+            written = n["insert"] + n["modify"]
+            note = (f"{written} written, {n['unchanged']} already there" if self.attach
+                    else f"{written} entities")
+            p.update(self.switches[data["switch"]], completed=1, note=note)
 
 
 def _describe_step(step: str, data: dict[str, Any]) -> str:
@@ -282,25 +228,6 @@ def _describe_step(step: str, data: dict[str, Any]) -> str:
     return texts.get(step, step)
 
 
-def _stop_daemon(pid: int, timeout: float = 60) -> bool:
-    """SIGTERM the daemon and wait for it to go; True if it went."""
-    try:
-        os.kill(pid, signal.SIGTERM)
-    except ProcessLookupError:
-        return True
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
-            return True
-        with contextlib.suppress(ChildProcessError):
-            if os.waitpid(pid, os.WNOHANG)[0] == pid:
-                return True
-        time.sleep(0.1)
-    return False
-
-
 def cmd_down(args: argparse.Namespace) -> int:
     """Stop the running fabric (if any) and remove leftovers of crashed runs.
 
@@ -313,13 +240,15 @@ def cmd_down(args: argparse.Namespace) -> int:
     if os.geteuid() != 0:
         raise NetworkError("aizone down needs root (it deletes interfaces and processes): "
                            "run it with sudo")
+    from .launch import stop_daemon
+
     stopped = None
     with _client() as c:
         if c.alive():
             pid = c.get("/status").get("pid")
             with contextlib.suppress(ControllerError):
                 c.post("/shutdown")
-            if pid and _wait_gone(pid, 60):
+            if pid and stop_daemon(pid, 60):
                 stopped = pid
     report = cleanup(stop_running=True)
     data = {"stopped_daemon": stopped, "stopped_owner": report.stopped_owner,
@@ -342,17 +271,6 @@ def cmd_down(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _wait_gone(pid: int, timeout: float) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
-            return True
-        time.sleep(0.1)
-    return False
-
-
 # --- commands that ask the daemon --------------------------------------------------
 
 
@@ -362,12 +280,14 @@ def cmd_status(args: argparse.Namespace) -> int:
         try:
             st = c.get("/status")
         except NotRunning:
-            orphan = _orphan()
-            data = {"running": False, "orphan": orphan.name if orphan else None}
+            from .launch import orphan
+
+            left = orphan()
+            data = {"running": False, "orphan": left.name if left else None}
             if not _out(args, data):
                 print("aizone: no fabric is running" + (
-                    f" (fabric {orphan.name!r} runs without its daemon: `aizone up` re-attaches,"
-                    " `aizone down` removes it)" if orphan else ""))
+                    f" (fabric {left.name!r} runs without its daemon: `aizone up` re-attaches,"
+                    " `aizone down` removes it)" if left else ""))
             return EXIT_OK
     st["running"] = True
     if not _out(args, st):

@@ -280,7 +280,8 @@ class Daemon:
         self.sessions = FabricSessions(rt.plan, rt.programs, intent, on_event=self.bus.publish,
                                        on_packet_in=self._packet_in,
                                        packet_in_types=(PROBE_ETHERTYPE,))
-        self.progress("sessions", switches=len(rt.plan.switches))
+        self.progress("sessions", switches=len(rt.plan.switches),
+                      names=[s.name for s in rt.plan.switches])
         await self.sessions.start()
         await self.sessions.wait_ready(timeout=120)
         rates = {tier: getattr(getattr(rt.spec.links, tier), "rate_mbps", None)

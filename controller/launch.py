@@ -1,0 +1,155 @@
+"""Starting, following and stopping the controller daemon from another process.
+
+`aizone up`, `aizone demo`, the experiments and the tests start a fabric the
+same way: `start_daemon(...)` spawns `python -m controller.daemon` in its
+own session (it outlives the caller), `follow(child, on_event)` waits for
+its API and relays its bring-up events until the fabric is up (returning
+the daemon's status) or raises `NetworkError` with the daemon's reason;
+`stop_daemon(pid)` asks it to stop and waits. `orphan()` is the state of a
+fabric whose daemon died while its switches still run (a daemon started
+with `attach=True` takes it over).
+
+Names defined here: `DaemonOptions`, `start_daemon`, `follow`,
+`stop_daemon`, `orphan`, `daemon_log`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from topologies.nodes import NetworkError
+from topologies.runstate import RunState, owner_alive, read_state, state_dir
+
+from .client import ApiClient, socket_path
+
+__all__ = ["DaemonOptions", "daemon_log", "follow", "orphan", "start_daemon", "stop_daemon"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class DaemonOptions:
+    topology: Path | None
+    target: str = "auto"
+    mode: str | None = None
+    build_dir: Path | None = None
+    api_host: str = "127.0.0.1"
+    api_port: int = 8400
+    api_token: str | None = None
+    switch_log: bool = False
+    attach: bool = False
+
+    def argv(self) -> list[str]:
+        cmd = [sys.executable, "-m", "controller.daemon"]
+        if self.attach:
+            cmd.append("--attach")
+        else:
+            assert self.topology is not None
+            cmd += ["--topology", str(self.topology.resolve()), "--target", self.target]
+        if self.mode:
+            cmd += ["--mode", self.mode]
+        if self.build_dir:
+            cmd += ["--build-dir", str(self.build_dir.resolve())]
+        cmd += ["--api-host", self.api_host, "--api-port", str(self.api_port)]
+        if self.api_token:
+            cmd += ["--api-token", self.api_token]
+        if self.switch_log:
+            cmd.append("--switch-log")
+        return cmd
+
+
+def daemon_log() -> Path:
+    return state_dir() / "daemon.out"
+
+
+def orphan() -> RunState | None:
+    """The state of a fabric whose daemon died (switches may still run), else None."""
+    state = read_state()
+    if state is None or owner_alive(state) or not state.ready or not state.meta.get("daemon"):
+        return None
+    return state
+
+
+def start_daemon(options: DaemonOptions) -> subprocess.Popen[bytes]:
+    """Spawn the daemon in its own session; its output goes to `daemon_log()`."""
+    log = daemon_log()
+    log.parent.mkdir(parents=True, exist_ok=True)
+    with open(log, "wb") as out:
+        return subprocess.Popen(options.argv(), stdin=subprocess.DEVNULL, stdout=out,
+                                stderr=out, start_new_session=True)
+
+
+def _last_error(log: Path) -> str:
+    try:
+        lines = [ln for ln in log.read_text(errors="replace").splitlines() if ln.strip()]
+    except OSError:
+        return f"see {log}"
+    errors = [ln for ln in lines if "error" in ln.lower()]
+    return (errors or lines or [f"see {log}"])[-1].split("error: ", 1)[-1]
+
+
+def _wait_for_api(child: subprocess.Popen[bytes], timeout: float) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if child.poll() is not None:
+            raise NetworkError(f"the controller daemon exited at start: "
+                               f"{_last_error(daemon_log())}")
+        if socket_path().exists():
+            with ApiClient() as c:
+                if c.alive():
+                    return
+        time.sleep(0.1)
+    raise NetworkError(f"the controller daemon did not open its API within {timeout:.0f} s "
+                       f"(log: {daemon_log()})")
+
+
+Relay = Callable[[str, dict[str, Any]], None]
+
+
+def follow(child: subprocess.Popen[bytes], on_event: Relay | None = None, *,
+           timeout: float = 300) -> dict[str, Any]:
+    """Relay the daemon's events until the fabric is up; its status, or `NetworkError`."""
+    _wait_for_api(child, timeout=60)
+    with ApiClient() as c:
+        for kind, event in c.events(replay=True, timeout=timeout):
+            data = event["data"]
+            if on_event is not None:
+                on_event(kind, data)
+            if kind == "progress" and data.get("step") == "up":
+                break
+            if kind == "failed":
+                raise NetworkError(data.get("error", "bring-up failed"))
+            if kind == "down":
+                raise NetworkError(f"the daemon stopped during bring-up: "
+                                   f"{_last_error(daemon_log())}")
+        else:
+            raise NetworkError(f"the daemon went away during bring-up: "
+                               f"{_last_error(daemon_log())}")
+        status: dict[str, Any] = c.get("/status")
+    return status
+
+
+def stop_daemon(pid: int, timeout: float = 60) -> bool:
+    """SIGTERM the daemon and wait for it to go; True if it went."""
+    try:
+        os.kill(pid, signal.SIGTERM)
+    except ProcessLookupError:
+        return True
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        with contextlib.suppress(ChildProcessError):
+            if os.waitpid(pid, os.WNOHANG)[0] == pid:
+                return True
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return True
+        time.sleep(0.1)
+    return False
