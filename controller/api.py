@@ -14,6 +14,7 @@ FastAPI's OpenAPI document (`GET /openapi.json`, browsable at `/docs`);
     POST /link                {"a", "b", "index", "up"}: fail or restore a link
     POST /check               all host pairs: ping and one RoCEv2 transfer
     POST /exec                {"host", "argv", "timeout"}: run a command in a host
+    GET  /trace?src&dst&...   a flow's path from the entries read back, confirmed by counters
     POST /shutdown            stop the fabric (what `aizone down` asks)
 
 Errors answer with a status code and `{"error": "one line"}`: 400 bad
@@ -39,7 +40,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, cast
 
 import uvicorn
-from fastapi import FastAPI, Request
+from fastapi import FastAPI, Query, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, StreamingResponse
 from pydantic import BaseModel, ConfigDict, Field
@@ -156,6 +157,12 @@ def create_app(daemon: Daemon, *, token: str | None = None) -> FastAPI:
     @app.post(f"{PREFIX}/exec", summary="run a command inside a host's network namespace")
     async def exec_(body: ExecRequest) -> dict[str, Any]:
         return await daemon.exec(body.host, body.argv, body.timeout)
+
+    @app.get(f"{PREFIX}/trace", summary="a flow's path: predicted from the entries, confirmed")
+    async def trace(src: str, dst: str, sport: int = Query(49152, ge=0, le=65535),
+                    dport: int = Query(4791, ge=0, le=65535),
+                    qp: int = Query(17, ge=0, lt=1 << 24), send: bool = True) -> dict[str, Any]:
+        return await daemon.trace(src, dst, sport=sport, dport=dport, qp=qp, send=send)
 
     @app.post(f"{PREFIX}/shutdown", summary="stop the fabric and the daemon")
     async def shutdown() -> dict[str, Any]:

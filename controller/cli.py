@@ -58,6 +58,7 @@ from .views import (
     show_routes,
     show_stats,
     show_status,
+    show_trace,
     stats_table,
 )
 
@@ -374,6 +375,21 @@ def cmd_exec(args: argparse.Namespace) -> int:
     return int(data["returncode"]) if data["returncode"] is not None else EXIT_FAIL
 
 
+def cmd_trace(args: argparse.Namespace) -> int:
+    """The path a packet of SRC -> DST takes, from the entries read back with the programs' hash.
+
+    Then confirmed: the flow is sent (RoCEv2, --count packets) and the
+    counters on the path must have moved (--no-send skips that).
+    """
+    with _client() as c:
+        data = c.get("/trace", src=args.src, dst=args.dst, sport=args.sport, dport=args.dport,
+                     qp=args.qp, send=str(not args.no_send).lower())
+    if not _out(args, data):
+        show_trace(Console(highlight=False), data)
+    conf = data.get("confirmation")
+    return EXIT_FAIL if conf is not None and conf.get("confirmed") is False else EXIT_OK
+
+
 def cmd_shell(args: argparse.Namespace) -> int:
     """p4runtime-shell on SWITCH, attached as a secondary controller (reads; the daemon stays primary)."""
     with _client() as c:
@@ -505,6 +521,13 @@ def build_parser() -> argparse.ArgumentParser:
     ex.add_argument("host")
     ex.add_argument("cmd", nargs=argparse.REMAINDER, metavar="CMD")
     ex.add_argument("--timeout", type=float, default=30, help="seconds (default 30)")
+    tr = add("trace", cmd_trace)
+    tr.add_argument("src", help="source host (its NIC 0), NIC interface or address")
+    tr.add_argument("dst", help="destination host, NIC interface or address")
+    tr.add_argument("--sport", type=int, default=49152, help="UDP source port (default 49152)")
+    tr.add_argument("--dport", type=int, default=4791, help="UDP destination port (default 4791)")
+    tr.add_argument("--qp", type=int, default=17, help="BTH destination QP (default 17)")
+    tr.add_argument("--no-send", action="store_true", help="predict only")
     shell = add("shell", cmd_shell, json_flag=False)
     shell.add_argument("switch")
     shell.add_argument("--print-command", action="store_true", help=argparse.SUPPRESS)

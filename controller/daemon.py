@@ -571,6 +571,19 @@ class Daemon:
                                    "failed": len(result["failed"])})
         return result
 
+    async def trace(self, src: str, dst: str, *, sport: int, dport: int, qp: int,
+                    send: bool) -> dict[str, Any]:
+        """Predict a flow's path from the entries read back, and confirm it with counters."""
+        from .paths import PathError
+        from .trace import trace
+
+        rt, _, sessions = self._need()
+        try:
+            return await trace(sessions, rt.plan, rt.fabric, src, dst, sport=sport, dport=dport,
+                               qp=qp, send=send)
+        except (ValueError, PathError) as exc:
+            raise DaemonError(str(exc)) from None
+
     async def shutdown(self) -> dict[str, Any]:
         self.request_stop()
         return {"stopping": True, "pid": os.getpid()}

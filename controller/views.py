@@ -16,7 +16,7 @@ from rich.console import Console, Group
 from rich.table import Table
 
 __all__ = ["mbps", "show_check", "show_link", "show_mode", "show_plan", "show_routes",
-           "show_stats", "show_status", "stats_table"]
+           "show_stats", "show_status", "show_trace", "stats_table"]
 
 
 def mbps(bps: float | None) -> str:
@@ -160,6 +160,36 @@ def show_link(console: Console, data: dict[str, Any]) -> None:
     console.print(f"link {data['link']} {state}: reconverged in {data['reconverged_after']:.3f} s"
                   f" ({_writes(data.get('writes', {}))})"
                   + (f", {lost} packet(s) sent into the dead link" if lost is not None else ""))
+
+
+def show_trace(console: Console, data: dict[str, Any]) -> None:
+    pred = data["prediction"]
+    t = Table(title=f"{data['src']} -> {data['dst_ip']} (UDP {data['sport']} -> {data['dport']},"
+                    f" QP {data['qp']})")
+    for col in ("switch", "in", "out", "via", "link", "confirmed"):
+        t.add_column(col)
+    conf = data.get("confirmation") or {}
+    by_switch = {h["switch"]: h for h in conf.get("hops", [])}
+    for h in pred["hops"]:
+        via = (f"group {h['group_id']} member #{h['member_index']}" if h.get("group_id")
+               else f"next hop {h['next_id']}")
+        c = by_switch.get(h["switch"])
+        mark = "" if c is None else (f"[green]yes[/] ({c['sent']} sent)" if c["ok"]
+                                     else f"[red]no[/] ({c['sent']} sent, others "
+                                          f"{c['other_members']})")
+        t.add_row(h["switch"], str(h["ingress_port"]), str(h["egress_port"]), via, h["link"], mark)
+    console.print(t)
+    if pred["delivered_to"]:
+        console.print(f"delivered to {pred['delivered_to']}")
+    else:
+        console.print(f"[red]dropped at {pred['dropped_at']}[/]: {pred['reason']}")
+    if conf.get("confirmed") is True:
+        console.print(f"[bold green]confirmed[/] by the switches' counters "
+                      f"({conf['packets']} packets sent)")
+    elif conf.get("confirmed") is False:
+        console.print(f"[bold red]not confirmed[/] {conf.get('error', '')}")
+    elif conf:
+        console.print(f"not sent: {conf.get('error')}")
 
 
 def show_plan(console: Console, plan: Any) -> None:
