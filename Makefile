@@ -9,24 +9,71 @@ PYTHON ?= python3
 # g++, pkg-config and libgrpc++-dev (p4switch's native P4Runtime transport,
 # built by pip install from p4switch/server/native.cc).
 APT_PACKAGES := mininet iproute2 iputils-ping ethtool cpp gcc g++ pkg-config libgrpc++-dev tcpdump openssl python3-venv
-# What only the tests need: chromium (the dashboard's browser test, driven by Playwright).
-APT_TEST_PACKAGES := chromium
+# What only the tests need: chromium (the dashboard's browser test, driven by Playwright),
+# shellcheck, vagrant and vagrant-libvirt (checks of the VM's provisioning script and
+# Vagrantfile).
+# Debian's browser is `chromium`; Ubuntu (the VM) ships it as `chromium-browser` (a snap).
+OS_ID := $(shell . /etc/os-release 2>/dev/null && echo $$ID)
+CHROMIUM := $(if $(filter ubuntu,$(OS_ID)),chromium-browser,chromium)
+APT_TEST_PACKAGES := $(CHROMIUM) shellcheck vagrant vagrant-libvirt
 STAMP_PIP := $(VENV)/.pip-done
 PYTEST_ARGS ?=
+# The switch target of `make demo`: auto (BMv2 when simple_switch_grpc and p4c-bm2-ss are
+# on PATH, else p4switch), p4switch or bmv2.
+TARGET ?= auto
+# BMv2 and p4c, when installed, run the dataplane and fabric suites a second time.
+HAVE_BMV2 := $(shell command -v simple_switch_grpc >/dev/null && command -v p4c-bm2-ss >/dev/null && echo yes)
+# A second interpreter aizone must install on (the VM's Ubuntu 24.04 has Python 3.12):
+# python3.12 from PATH, else pyenv's; none: that check is skipped and says so.
+PY312 ?= $(shell command -v python3.12 || ls -d /root/.pyenv/versions/3.12.*/bin/python3.12 2>/dev/null | tail -1)
+VENV312 := $(VENV)/py312
 
-.PHONY: demo test setup apt apt-test lint bench clean-net
+.PHONY: demo test test-p4switch test-bmv2 test-py312 setup apt apt-test lint vagrant-validate bench clean-net
 
 demo: setup
-	$(PY) -m controller.cli demo --topology topologies/rack.yaml
+	$(PY) -m controller.cli demo --topology topologies/rack.yaml --target $(TARGET)
 
-test: setup apt-test
+# Lint, then every suite on p4switch, then the dataplane and fabric suites on BMv2 (when
+# installed), then the unit tests on Python 3.12.
+test: setup apt-test lint test-p4switch test-bmv2 test-py312
+
+test-p4switch: setup
+	$(PY) -m pytest tests --target p4switch $(PYTEST_ARGS)
+
+test-bmv2: setup
+ifeq ($(HAVE_BMV2),yes)
+	$(PY) -m pytest tests/dataplane tests/fabric --target bmv2 $(PYTEST_ARGS)
+else
+	@echo "aizone: BMv2 not on PATH (simple_switch_grpc, p4c-bm2-ss): the BMv2 runs of tests/dataplane and tests/fabric are skipped"
+endif
+
+test-py312: setup
+ifeq ($(PY312),)
+	@echo "aizone: no Python 3.12 (python3.12 on PATH or pyenv's): the install check on 3.12 is skipped"
+else
+	@[ -x $(VENV312)/bin/python ] || $(PY312) -m venv $(VENV312)
+	@echo "aizone: pip install -e '.[test]' into $(VENV312) ($$($(VENV312)/bin/python --version))"
+	@$(VENV312)/bin/python -m pip install -q -e '.[test]' > $(VENV312)/pip.log 2>&1 || { grep -v '^WARNING: Location' $(VENV312)/pip.log; exit 1; }
+	@site=$$($(VENV312)/bin/python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])'); \
+	  ln -sfn /usr/lib/python3/dist-packages/mininet $$site/mininet
+	$(VENV312)/bin/python -m pytest tests/unit -q -p no:cacheprovider $(PYTEST_ARGS)
+endif
+
+lint: setup apt-test
 	$(VENV)/bin/ruff check p4switch controller topologies traffic tests bench
 	$(VENV)/bin/mypy
-	$(PY) -m pytest tests $(PYTEST_ARGS)
+	shellcheck vagrant/provision.sh
+	@$(MAKE) --no-print-directory vagrant-validate
 
-lint: setup
-	$(VENV)/bin/ruff check p4switch controller topologies traffic tests bench
-	$(VENV)/bin/mypy
+# The Vagrantfile with each provider's own validation: libvirt through Debian's
+# vagrant-libvirt; VirtualBox (not packaged by Debian) through Vagrant's built-in
+# plugin, which only needs `VBoxManage --version` to answer: a stand-in that prints a
+# version does (nothing else is run, no VM is made).
+VBOX_STUB := $(CURDIR)/$(VENV)/vbox-stub
+vagrant-validate:
+	@mkdir -p $(VBOX_STUB) && printf '#!/bin/sh\necho 7.0.14r161095\n' > $(VBOX_STUB)/VBoxManage && chmod +x $(VBOX_STUB)/VBoxManage
+	cd vagrant && VAGRANT_DEFAULT_PROVIDER=libvirt vagrant validate
+	cd vagrant && PATH=$(VBOX_STUB):$$PATH VAGRANT_DEFAULT_PROVIDER=virtualbox vagrant validate
 
 bench: setup
 	$(PY) bench/compile_time.py
