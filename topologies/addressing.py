@@ -12,7 +12,8 @@ from 0; all counters in spec order):
 - Switch index i: RTSWs first (by zone, rack), then CTSWs (by zone), then
   ATSWs. device_id = switches.device_id_base + i, gRPC port =
   switches.grpc_port_base + i (on 127.0.0.1), BMv2 Thrift port =
-  switches.thrift_port_base + i.
+  switches.thrift_port_base + i, p4switch control API port =
+  switches.ctl_port_base + i.
 - Switch ports (1-based, like BMv2): an RTSW has its host-facing downlinks
   first, port 1 + n*nics + k for NIC k of host n of the rack, then its
   uplinks, grouped by CTSW then parallel link. A CTSW has its downlinks
@@ -33,19 +34,31 @@ from 0; all counters in spec order):
   source address, so a sender that binds to NIC k leaves through NIC k.
 - Fabric links (RTSW-CTSW, CTSW-ATSW) carry no IP addresses: next hops are
   programmed as (port, source MAC, neighbour MAC) from this plan.
+- Links: each cable is `LinkPlan.id` = "<a_intf>--<b_intf>", the lower
+  tier's end first (host before RTSW, RTSW before CTSW, CTSW before ATSW),
+  e.g. `h1-eth0--rtsw1-eth1`, `rtsw1-eth5--ctsw1-eth1`.
+
+Limits (checked by the spec): 256 zones (10.z), 256 racks per zone
+(10.z.r.0/24), 128 NICs per rack (a /31 each in the /24), 509 ports per
+switch (9-bit v1model ports less the CPU and drop ports), 9,999 switches per
+role (interface names fit Linux's 15 characters) and 65,535 switches in all
+(16 bits of a port MAC). Look-ups by name, port, address or link id are
+dictionaries built on first use, so a plan of the paper's 24K-GPU shape
+(55,000 links) builds in about a second.
 
 Names defined here: `AddressPlan`, `SwitchPlan`, `PortPlan`, `HostPlan`,
-`NicPlan`, `LinkPlan`, `plan_addresses`, `mac_to_int`, `ip_to_int`.
+`NicPlan`, `LinkPlan`, `plan_addresses`, `mac_to_int`, `ip_to_int`, `Tier`.
 """
 
 from __future__ import annotations
 
 import ipaddress
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Literal
 
-from .spec import FabricSpec, LinkSpec
+from .spec import FabricSpec, LinkSpec, QosSpec
 
 __all__ = [
     "AddressPlan",
@@ -54,6 +67,7 @@ __all__ = [
     "NicPlan",
     "PortPlan",
     "SwitchPlan",
+    "Tier",
     "ip_to_int",
     "mac_to_int",
     "plan_addresses",
@@ -65,7 +79,8 @@ HOST_TABLE_BASE = 100
 
 
 def _mac(value: int) -> str:
-    return ":".join(f"{(value >> (8 * i)) & 0xFF:02x}" for i in reversed(range(6)))
+    h = f"{value:012x}"
+    return f"{h[0:2]}:{h[2:4]}:{h[4:6]}:{h[6:8]}:{h[8:10]}:{h[10:12]}"
 
 
 def mac_to_int(mac: str) -> int:
@@ -94,6 +109,7 @@ class PortPlan:
     intf: str
     mac: str
     kind: PortKind
+    tier: Tier  # the link tier of the cable in this port (its rate, queue, PFC, ECN)
     peer: str
     peer_port: int  # the peer switch's port, or the NIC index on a host
     peer_intf: str
@@ -102,6 +118,13 @@ class PortPlan:
     # and the host NIC's address behind it.
     gateway_ip: str | None = None
     host_ip: str | None = None
+
+    @property
+    def link_id(self) -> str:
+        """The id of the cable in this port (the lower tier's interface first)."""
+        if self.kind == "uplink":
+            return f"{self.intf}--{self.peer_intf}"
+        return f"{self.peer_intf}--{self.intf}"
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -116,6 +139,7 @@ class SwitchPlan:
     device_id: int
     grpc_port: int
     thrift_port: int
+    ctl_port: int  # p4switch's control API (port speed, queues, PFC thresholds)
     cpu_port: int
     program: Path
     ports: tuple[PortPlan, ...]
@@ -125,11 +149,19 @@ class SwitchPlan:
     def grpc_addr(self) -> str:
         return f"127.0.0.1:{self.grpc_port}"
 
+    @property
+    def ctl_addr(self) -> str:
+        return f"127.0.0.1:{self.ctl_port}"
+
+    @cached_property
+    def _by_port(self) -> dict[int, PortPlan]:
+        return {p.port: p for p in self.ports}
+
     def port(self, number: int) -> PortPlan:
-        for p in self.ports:
-            if p.port == number:
-                return p
-        raise KeyError(f"{self.name} has no port {number}")
+        try:
+            return self._by_port[number]
+        except KeyError:
+            raise KeyError(f"{self.name} has no port {number}") from None
 
     def ports_of(self, kind: PortKind) -> tuple[PortPlan, ...]:
         return tuple(p for p in self.ports if p.kind == kind)
@@ -190,6 +222,11 @@ class LinkPlan:
     b_intf: str
     shape: LinkSpec = field(default_factory=LinkSpec)
 
+    @property
+    def id(self) -> str:
+        """The link id: the graph edge key, "<a_intf>--<b_intf>"."""
+        return f"{self.a_intf}--{self.b_intf}"
+
 
 @dataclass(frozen=True, kw_only=True)
 class AddressPlan:
@@ -200,27 +237,54 @@ class AddressPlan:
     switches: tuple[SwitchPlan, ...]
     hosts: tuple[HostPlan, ...]
     links: tuple[LinkPlan, ...]
+    # The traffic classes and queues every switch runs with (from the spec).
+    qos: QosSpec = field(default_factory=QosSpec)
+    # line_rate_gbps * 1000 / links.host.rate_mbps: what results are scaled by.
+    scale: float = 1.0
+
+    @cached_property
+    def _switches(self) -> dict[str, SwitchPlan]:
+        return {s.name: s for s in self.switches}
+
+    @cached_property
+    def _hosts(self) -> dict[str, HostPlan]:
+        return {h.name: h for h in self.hosts}
+
+    @cached_property
+    def _nics_by_ip(self) -> dict[str, NicPlan]:
+        return {n.ip: n for h in self.hosts for n in h.nics}
+
+    @cached_property
+    def _links(self) -> dict[str, LinkPlan]:
+        return {lk.id: lk for lk in self.links}
 
     def switch(self, name: str) -> SwitchPlan:
-        for s in self.switches:
-            if s.name == name:
-                return s
-        raise KeyError(f"no switch named {name!r}")
+        try:
+            return self._switches[name]
+        except KeyError:
+            raise KeyError(f"no switch named {name!r}") from None
 
     def host(self, name: str) -> HostPlan:
-        for h in self.hosts:
-            if h.name == name:
-                return h
-        raise KeyError(f"no host named {name!r}")
+        try:
+            return self._hosts[name]
+        except KeyError:
+            raise KeyError(f"no host named {name!r}") from None
+
+    def link(self, link_id: str) -> LinkPlan:
+        """The link with id "<a_intf>--<b_intf>"."""
+        try:
+            return self._links[link_id]
+        except KeyError:
+            raise KeyError(f"no link {link_id!r}") from None
 
     def nics(self) -> tuple[NicPlan, ...]:
         return tuple(n for h in self.hosts for n in h.nics)
 
     def nic_by_ip(self, ip: str) -> NicPlan:
-        for n in self.nics():
-            if n.ip == ip:
-                return n
-        raise KeyError(f"no NIC has address {ip}")
+        try:
+            return self._nics_by_ip[ip]
+        except KeyError:
+            raise KeyError(f"no NIC has address {ip}") from None
 
     def switches_of(self, role: str) -> tuple[SwitchPlan, ...]:
         return tuple(s for s in self.switches if s.role == role)
@@ -290,9 +354,10 @@ def plan_addresses(spec: FabricSpec) -> AddressPlan:
         mac_low = switch_mac(index_of[lower], p_low)
         mac_up = switch_mac(index_of[upper], p_up)
         lp.append(PortPlan(port=p_low, intf=intf(lower, p_low), mac=mac_low, kind="uplink",
-                           peer=upper, peer_port=p_up, peer_intf=intf(upper, p_up), peer_mac=mac_up))
+                           tier=tier, peer=upper, peer_port=p_up, peer_intf=intf(upper, p_up),
+                           peer_mac=mac_up))
         up.append(PortPlan(port=p_up, intf=intf(upper, p_up), mac=mac_up, kind="downlink",
-                           peer=lower, peer_port=p_low, peer_intf=intf(lower, p_low),
+                           tier=tier, peer=lower, peer_port=p_low, peer_intf=intf(lower, p_low),
                            peer_mac=mac_low))
         b.links.append(LinkPlan(tier=tier, a=lower, a_port=p_low, a_intf=intf(lower, p_low),
                                 b=upper, b_port=p_up, b_intf=intf(upper, p_up), shape=shape))
@@ -316,9 +381,9 @@ def plan_addresses(spec: FabricSpec) -> AddressPlan:
                                   switch_mac=smac)
                     nics.append(nic)
                     b.ports[rtsw].append(PortPlan(
-                        port=port, intf=intf(rtsw, port), mac=smac, kind="host", peer=hname,
-                        peer_port=k, peer_intf=nic.intf, peer_mac=hmac, gateway_ip=gw,
-                        host_ip=ip))
+                        port=port, intf=intf(rtsw, port), mac=smac, kind="host", tier="host",
+                        peer=hname, peer_port=k, peer_intf=nic.intf, peer_mac=hmac,
+                        gateway_ip=gw, host_ip=ip))
                     b.links.append(LinkPlan(tier="host", a=hname, a_port=k, a_intf=nic.intf,
                                             b=rtsw, b_port=port, b_intf=intf(rtsw, port),
                                             shape=spec.links.host))
@@ -346,7 +411,8 @@ def plan_addresses(spec: FabricSpec) -> AddressPlan:
         switches.append(SwitchPlan(
             name=name, role=role, index=i, zone=zone_no, position=position,
             device_id=sw.device_id_base + i, grpc_port=sw.grpc_port_base + i,
-            thrift_port=sw.thrift_port_base + i, cpu_port=sw.cpu_port, program=program,
+            thrift_port=sw.thrift_port_base + i, ctl_port=sw.ctl_port_base + i,
+            cpu_port=sw.cpu_port, program=program,
             ports=tuple(sorted(b.ports[name], key=lambda p: p.port)), subnet=subnet))
     return AddressPlan(name=spec.name, mode=spec.routing.mode, switches=tuple(switches),
-                       hosts=tuple(hosts), links=tuple(b.links))
+                       hosts=tuple(hosts), links=tuple(b.links), qos=spec.qos, scale=spec.scale)

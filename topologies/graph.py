@@ -4,9 +4,10 @@
 separate edges). Node attributes: `kind` ("switch" | "host"), `role`
 ("rtsw" | "ctsw" | "atsw" | "host"), `zone`, and `plan` (the `SwitchPlan` or
 `HostPlan`). Edge attributes: `tier`, `ports` ({node: port}), `intfs`
-({node: interface}), `shape` (the tier's `LinkSpec`); the edge key is
-"<a_intf>--<b_intf>", stable across runs. Route computation and the future
-flow-level model walk this graph; the Mininet builder does not need it.
+({node: interface}), `shape` (the tier's `LinkSpec`); the edge key is the
+link id `LinkPlan.id`, "<a_intf>--<b_intf>", stable across runs. Route
+computation and the flow-level model walk this graph; the Mininet builder
+does not need it.
 
 Names defined here: `build_graph`, `uplink_paths`.
 """
@@ -31,7 +32,7 @@ def build_graph(plan: AddressPlan) -> nx.MultiGraph:
         g.add_edge(
             link.a,
             link.b,
-            key=f"{link.a_intf}--{link.b_intf}",
+            key=link.id,
             tier=link.tier,
             ports={link.a: link.a_port, link.b: link.b_port},
             intfs={link.a: link.a_intf, link.b: link.b_intf},

@@ -6,15 +6,27 @@ class and the link class are constructor arguments (Mininet's own
 `Mininet(topo, switch=..., link=...)` pattern), no controller (the P4Runtime
 controller is ours and connects later), no Open vSwitch anywhere.
 
+Links are Mininet `TCLink`s: every veth is shaped by tc (htb) at its
+tier's `rate_mbps` on both ends, the host NIC side (a host cannot send
+faster than its line rate) and the switch side; each switch is started with
+its ports' own speed and queue settings to match (`topologies.nodes`), so
+a congested port's queue builds in the switch, where PFC and ECN act,
+rather than in the kernel. A switch's speed equals the tc rate behind it,
+so tc's queue on the switch side stays near empty (see docs/topologies.md
+for how this was measured).
+
 Lifecycle: `start()` checks preconditions (root, gRPC ports free, none of
-our interfaces already present), builds the veths, configures the hosts
-(addresses, default route via the gateway, per-NIC policy routes, no IPv6,
-no offloads), starts the switch processes and waits for their gRPC ports,
-and records the run in the state file (see `topologies.runstate`). `stop()`
-ends every process, deletes every interface and the state file; it runs on
+our interfaces or pinned namespaces already present), builds the veths,
+pins every host's network namespace as /run/netns/aizone-<host> (so it
+outlives this process), configures the hosts (`topologies.hostcfg`),
+starts the switch processes and waits for their gRPC ports, and records the
+run in the state file (see `topologies.runstate`), each switch with its
+exact command line and port settings. `stop()` ends every process, deletes
+every interface and pinned namespace and the state file; it runs on
 exceptions and Ctrl-C too when FabricNet is used as a context manager, and
 it is idempotent. If `start()` fails half-way it stops what it started
-before raising.
+before raising. Run-time access (commands in hosts, link control, switch
+restarts) is `topologies.attach.FabricRuntime.from_net(net)`.
 
 Names defined here: `FabricTopo`, `FabricNet`, `link_params`,
 `check_ports_free`, `netem_available`.
@@ -36,24 +48,37 @@ from mininet.node import Host
 from mininet.topo import Topo
 
 from .addressing import AddressPlan, HostPlan
+from .hostcfg import host_commands
 from .nodes import RUN_ENV, Bmv2SwitchNode, FabricSwitch, NetworkError
-from .runstate import OUR_INTF, RunState, clear_state, proc_start, root_links, write_state
+from .ports import switch_settings
+from .runstate import (
+    OUR_INTF,
+    RunState,
+    clear_state,
+    netns_name,
+    pin_netns,
+    proc_start,
+    remove_netns,
+    root_links,
+    update_state,
+    write_state,
+)
 from .spec import LinkSpec
 
 __all__ = ["FabricNet", "FabricTopo", "check_ports_free", "link_params", "netem_available"]
 
 
 def link_params(shape: LinkSpec) -> dict[str, Any]:
-    """TCLink keyword arguments for a tier's shaping (empty when unshaped)."""
-    params: dict[str, Any] = {}
-    if shape.bw_mbps is not None:
-        params["bw"] = shape.bw_mbps
+    """TCLink keyword arguments for a tier: rate (Mb/s), netem delay/loss when given.
+
+    Checksum offloads stay off (TCLink would switch them on; raw sockets
+    need whole checksums).
+    """
+    params: dict[str, Any] = {"bw": shape.rate_mbps, "txo": False, "rxo": False}
     if shape.delay_ms is not None:
         params["delay"] = f"{shape.delay_ms}ms"
     if shape.loss_pct is not None:
         params["loss"] = shape.loss_pct
-    if shape.max_queue is not None:
-        params["max_queue_size"] = shape.max_queue
     return params
 
 
@@ -105,6 +130,8 @@ class FabricTopo(Topo):
         for s in plan.switches:
             self.addSwitch(s.name, device_id=s.device_id, grpc_port=s.grpc_port,
                            cpu_port=s.cpu_port, thrift_port=s.thrift_port,
+                           ctl_port=s.ctl_port, role=s.role,
+                           settings=switch_settings(plan, s.name),
                            **switch_opts.get(s.name, {}))
         for link in plan.links:
             a_mac = _intf_mac(plan, link.a, link.a_port)
@@ -125,7 +152,8 @@ class FabricNet:
     """A running fabric: Mininet hosts and links plus one switch process per switch.
 
     `switch`: a `FabricSwitch` class (see `SWITCH_CLASSES`); `link`: a Mininet
-    link class (default `TCLink` when the spec shapes a tier, else `Link`);
+    link class (default `TCLink`, which shapes every link; a plain `Link`
+    leaves them unshaped);
     `device_configs`: switch name -> program file to load at start (default:
     none, `--no-p4`, the controller pushes the pipeline); `log_dir`: one log
     file per switch; `meta`: facts for the state file.
@@ -145,9 +173,8 @@ class FabricNet:
     ) -> None:
         self.plan = plan
         self.switch_cls = switch
-        shaped = any(lk.shape.shaped for lk in plan.links)
-        self.link_cls = link or (TCLink if shaped else Link)
-        self.shaped = shaped and issubclass(self.link_cls, TCLink)
+        self.link_cls = link or TCLink
+        self.shaped = issubclass(self.link_cls, TCLink)
         self.device_configs = device_configs or {}
         self.log_dir = Path(log_dir) if log_dir else None
         self.log_console = log_console
@@ -172,6 +199,13 @@ class FabricNet:
             raise NetworkError(
                 f"interfaces {', '.join(clash[:3])} already exist (left by an earlier run?): "
                 f"run `aizone down` first"
+            )
+        pinned = [netns_name(h.name) for h in self.plan.hosts
+                  if (Path("/run/netns") / netns_name(h.name)).exists()]
+        if pinned:
+            raise NetworkError(
+                f"network namespaces {', '.join(pinned[:3])} already exist (left by an earlier "
+                f"run?): run `aizone down` first"
             )
         needs_netem = any(
             lk.shape.delay_ms is not None or lk.shape.loss_pct is not None for lk in self.plan.links
@@ -214,21 +248,20 @@ class FabricNet:
             self.net = Mininet(topo=topo, switch=self.switch_cls, host=Host, link=self.link_cls,
                                controller=None, build=False, autoSetMacs=False)
             self.net.build()
+            for h in self.net.hosts:
+                # Recorded before it exists, so that stop() unpins a half-made one.
+                self.state.netns.append(netns_name(h.name))
+                pin_netns(netns_name(h.name), h.pid)
             self.state.hosts = [
-                {"name": h.name, "pid": h.pid, "netns_inode": _netns_inode(h.pid)}
+                {"name": h.name, "pid": h.pid, "netns_inode": _netns_inode(h.pid),
+                 "netns": netns_name(h.name)}
                 for h in self.net.hosts
             ]
             write_state(self.state, self.state_directory)
             for hp in self.plan.hosts:
                 self._configure_host(hp)
             self.net.start()
-            self.state.switches = [
-                {"name": sw.name, "pid": sw.proc.pid if sw.proc else None,
-                 "grpc_addr": sw.grpc_addr, "device_id": sw.device_id,
-                 "log": str(sw.log_path) if sw.log_path else None,
-                 "role": self.plan.switch(sw.name).role}
-                for sw in self.net.switches
-            ]
+            self.state.switches = [sw.record().to_json() for sw in self.fabric_switches()]
             self.state.ready = True
             write_state(self.state, self.state_directory)
         except BaseException:
@@ -239,32 +272,8 @@ class FabricNet:
     def _configure_host(self, hp: HostPlan) -> None:
         assert self.net is not None
         host = self.net.get(hp.name)
-        cmds = [
-            "sysctl -qw net.ipv6.conf.all.disable_ipv6=1",
-            "sysctl -qw net.ipv6.conf.default.disable_ipv6=1",
-            # Several NICs on one host: answer ARP only on the NIC that owns
-            # the address, and source ARP from it.
-            "sysctl -qw net.ipv4.conf.all.arp_ignore=1",
-            "sysctl -qw net.ipv4.conf.all.arp_announce=2",
-            "ip link set lo up",
-        ]
-        for nic in hp.nics:
-            cmds += [
-                f"ethtool -K {nic.intf} tx off rx off sg off tso off gso off gro off"
-                " >/dev/null 2>&1",
-                f"ip addr flush dev {nic.intf}",
-                f"ip addr add {nic.cidr} dev {nic.intf}",
-                f"ip link set {nic.intf} up",
-            ]
-            if nic.table is None:
-                cmds.append(f"ip route replace default via {nic.gateway} dev {nic.intf}")
-            else:
-                cmds += [
-                    f"ip route replace default via {nic.gateway} dev {nic.intf} table {nic.table}",
-                    f"ip rule add from {nic.ip} table {nic.table}",
-                ]
-        for c in cmds:
-            host.cmd(c)
+        for argv in host_commands(hp):
+            host.cmd(*argv)
         out = host.cmd(f"ip -4 -o addr show dev {hp.nics[0].intf}")
         if hp.nics[0].ip not in out:
             raise NetworkError(f"{hp.name}: could not set address {hp.nics[0].cidr}: {out.strip()}")
@@ -286,8 +295,10 @@ class FabricNet:
                             sw.stop_process()
                     for node in net.hosts + net.switches:
                         node.terminate()
-            # Anything Mininet missed (an interface made before a failure).
+            # The pinned namespaces (and whatever still runs in them), then
+            # anything Mininet missed (an interface made before a failure).
             if self.state is not None:
+                remove_netns(self.state.netns)
                 present = set(root_links())
                 for name in self.state.interfaces:
                     if name in present:
@@ -320,12 +331,22 @@ class FabricNet:
             raise NetworkError("the network is not running")
         return self.net.get(name)
 
+    def fabric_switches(self) -> list[FabricSwitch]:
+        """The switch nodes, in plan order."""
+        if self.net is None:
+            raise NetworkError("the network is not running")
+        return [sw for sw in self.net.switches if isinstance(sw, FabricSwitch)]
+
     def update_meta(self, **meta: Any) -> None:
-        """Add controller facts (P4Info paths, ...) to the state file."""
+        """Add controller facts (P4Info paths, ...) to the state file (its other parts kept)."""
         self.meta.update(meta)
         if self.state is not None:
             self.state.meta = self.meta
-            write_state(self.state, self.state_directory)
+
+            def change(state: RunState) -> None:
+                state.meta.update(meta)
+
+            update_state(change, self.state_directory)
 
 
 def _netns_inode(pid: int) -> int | None:

@@ -1,12 +1,27 @@
 """Mininet switch nodes that run a P4Runtime switch process, one class per target.
 
 Both targets take simple_switch_grpc's flags, so one base class builds the
-command line and manages the process; subclasses only say which program to
-run and how it spells the target-specific options:
+command line and manages the process; subclasses say which program to run
+and hold, in one place per target, how the switch's port settings
+(`topologies.ports`: priority queues, port rate, queue depth, PFC) reach it:
 
 - `P4SwitchNode`: the built-in target, `python -m p4switch` from this
-  interpreter's environment.
-- `Bmv2SwitchNode`: BMv2's `simple_switch_grpc`, when it is on PATH.
+  interpreter's environment. At start: `--priority-queues N`, per port
+  `--port-speed PORT=GBPS` (fractional: 10 Mb/s is `0.01`), `--queue-depth
+  PORT=PKTS`, `--pfc PORT=PRIOS` for the lossless classes, and `--ctl-addr`
+  (its control API). These apply to every pipeline the controller pushes.
+  After a pipeline is committed, `configure` sets each PFC port's XOFF/XON
+  through the control API (`set_pfc`; p4switch has no flag for them, and a
+  new pipeline starts from the flags' defaults, 48/32).
+- `Bmv2SwitchNode`: BMv2's `simple_switch_grpc`. At start: `--thrift-port`
+  and, after `--`, `--priority-queues N`. After a pipeline is committed,
+  `configure` sets per port `set_queue_depth PKTS PORT` and `set_queue_rate
+  PPS PORT` through `simple_switch_CLI --thrift-port N` (it needs a loaded
+  program). BMv2 rates are in packets/s per priority queue: the tier rate
+  in full-size frames, rate / (8 x 1514 bytes) (`ports.frames_per_second`);
+  smaller packets leave below the rate, and several busy classes of one port
+  can together exceed it (the tc shaper on the link caps it then). BMv2 has
+  no PFC: nothing pauses (best effort, see docs/topologies.md).
 
 A switch lives in the root network namespace (like Mininet's kernel
 switches); its ports are the root-side ends of the Mininet veth pairs, named
@@ -16,17 +31,25 @@ order, instead of killing them behind its back. The node waits until the
 gRPC port accepts connections before `start` returns, and `stop` always ends
 the process (SIGTERM, then SIGKILL).
 
+`record()` is what `run.json` keeps of a switch (`SwitchRecord`: the exact
+command line, its port settings, gRPC/Thrift/ctl ports, log, pid), so that
+`topologies.attach` can restart it identically and re-apply its settings
+without the Mininet objects (`launch`, `wait_ready`, and the classmethods
+`configure` and `tm_stats`, which take a record).
+
 Every process started here carries the environment variable `AIZONE_RUN`,
 so `topologies.cleanup` can find leftovers of a crashed run without
 matching on process names.
 
 Names defined here: `FabricSwitch`, `P4SwitchNode`, `Bmv2SwitchNode`,
-`SWITCH_CLASSES`, `resolve_target`, `target_missing`, `NetworkError`,
-`SwitchStartError`, `RUN_ENV`.
+`SWITCH_CLASSES`, `SwitchRecord`, `launch`, `wait_ready`, `port_open`,
+`proc_start`, `resolve_target`, `target_missing`, `NetworkError`, `SwitchStartError`,
+`RUN_ENV`.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import signal
@@ -34,10 +57,13 @@ import socket
 import subprocess
 import sys
 import time
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
 
 from mininet.node import Switch
+
+from .ports import SwitchSettings, frames_per_second
 
 __all__ = [
     "RUN_ENV",
@@ -46,9 +72,14 @@ __all__ = [
     "FabricSwitch",
     "NetworkError",
     "P4SwitchNode",
+    "SwitchRecord",
     "SwitchStartError",
+    "launch",
+    "port_open",
+    "proc_start",
     "resolve_target",
     "target_missing",
+    "wait_ready",
 ]
 
 RUN_ENV = "AIZONE_RUN"
@@ -70,6 +101,99 @@ def port_open(host: str, port: int, timeout: float = 0.2) -> bool:
         return False
 
 
+def proc_start(pid: int) -> str:
+    """The start time of `pid` (/proc/<pid>/stat field 22), "" when it is gone."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return ""
+    # The command in field 2 may contain spaces.
+    return stat.rsplit(")", 1)[1].split()[19]
+
+
+@dataclass(kw_only=True)
+class SwitchRecord:
+    """A switch process as `run.json` keeps it: enough to restart it with the same settings."""
+
+    name: str
+    role: str
+    target: str
+    argv: list[str]
+    grpc_port: int
+    device_id: int
+    thrift_port: int | None = None
+    ctl_port: int | None = None
+    log: str | None = None
+    settings: dict[str, Any] = field(default_factory=dict)  # SwitchSettings.to_json()
+    token: str = ""
+    pid: int | None = None
+    start: str = ""  # the pid's start time, so a reused pid is not taken for it
+
+    @property
+    def grpc_addr(self) -> str:
+        return f"127.0.0.1:{self.grpc_port}"
+
+    @property
+    def switch_settings(self) -> SwitchSettings:
+        return SwitchSettings.from_json(self.settings)
+
+    def to_json(self) -> dict[str, Any]:
+        # grpc_addr too: `aizone status` and other readers of run.json use it.
+        return {**asdict(self), "grpc_addr": self.grpc_addr}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> SwitchRecord:
+        known = set(cls.__dataclass_fields__)
+        return cls(**{k: v for k, v in data.items() if k in known})
+
+
+def launch(record: SwitchRecord) -> subprocess.Popen[bytes]:
+    """Start `record.argv` in its own session, marked, logging to `record.log`.
+
+    Sets `record.pid` and `record.start`; does not wait (see `wait_ready`).
+    """
+    env = dict(os.environ)
+    env[RUN_ENV] = record.token or "1"
+    env.setdefault("PYTHONUNBUFFERED", "1")
+    if record.log:
+        Path(record.log).parent.mkdir(parents=True, exist_ok=True)
+        log = open(record.log, "ab")  # noqa: SIM115 - handed to the child
+    else:
+        log = open(os.devnull, "wb")  # noqa: SIM115
+    try:
+        proc = subprocess.Popen(record.argv, stdin=subprocess.DEVNULL, stdout=log,
+                                stderr=subprocess.STDOUT, env=env, start_new_session=True)
+    except FileNotFoundError as exc:
+        raise SwitchStartError(f"{record.name}: cannot run {record.target}: {exc}") from None
+    finally:
+        log.close()
+    record.pid, record.start = proc.pid, proc_start(proc.pid)
+    return proc
+
+
+def wait_ready(record: SwitchRecord, proc: subprocess.Popen[bytes], timeout: float) -> None:
+    """Return when the switch's gRPC port accepts connections; `SwitchStartError` otherwise."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        code = proc.poll()
+        if code is not None:
+            raise SwitchStartError(f"{record.name}: {record.target} exited with code {code} at "
+                                   f"start{_log_hint(record.log)}")
+        if port_open("127.0.0.1", record.grpc_port):
+            return
+        time.sleep(0.1)
+    raise SwitchStartError(f"{record.name}: {record.target} did not open gRPC port "
+                           f"{record.grpc_port} within {timeout:.0f} s{_log_hint(record.log)}")
+
+
+def _log_hint(log: str | None) -> str:
+    if not log or not Path(log).exists():
+        return ""
+    lines = [ln for ln in Path(log).read_text(errors="replace").splitlines() if ln.strip()]
+    last = f": {lines[-1].strip()}" if lines else ""
+    return f"{last} (log: {log})"
+
+
 class FabricSwitch(Switch):
     """A P4Runtime switch process in the root namespace, driven by simple_switch_grpc flags."""
 
@@ -85,6 +209,9 @@ class FabricSwitch(Switch):
         grpc_port: int,
         cpu_port: int = 255,
         thrift_port: int | None = None,
+        ctl_port: int | None = None,
+        role: str = "",
+        settings: SwitchSettings | None = None,
         json_path: str | None = None,
         log_dir: str | None = None,
         log_console: bool = False,
@@ -97,17 +224,30 @@ class FabricSwitch(Switch):
         self.grpc_port = grpc_port
         self.cpu_port = cpu_port
         self.thrift_port = thrift_port
+        self.ctl_port = ctl_port
+        self.role = role
+        self.settings = settings
         self.json_path = json_path
         self.log_dir = Path(log_dir) if log_dir else None
         self.log_console = log_console
         self.run_token = run_token
         self.proc: subprocess.Popen[bytes] | None = None
-        self.log_path: Path | None = None
+        self.log_path: Path | None = self.log_dir / f"{name}.log" if self.log_dir else None
+        self._record: SwitchRecord | None = None
 
     # --- what subclasses define ------------------------------------------
 
     def command(self) -> list[str]:
         raise NotImplementedError
+
+    @classmethod
+    def configure(cls, record: SwitchRecord) -> None:
+        """Apply the run-time part of the port settings; call after each pipeline commit."""
+
+    @classmethod
+    def tm_stats(cls, record: SwitchRecord) -> dict[str, Any] | None:
+        """Queue counters per "port/priority", when the target reports them (else None)."""
+        return None
 
     # --- shared -----------------------------------------------------------
 
@@ -129,6 +269,18 @@ class FabricSwitch(Switch):
             args += ["-i", f"{port}@{name}"]
         return args
 
+    def record(self) -> SwitchRecord:
+        """What run.json keeps of this switch (the same object across restarts)."""
+        if self._record is None:
+            self._record = SwitchRecord(
+                name=self.name, role=self.role, target=self.target, argv=self.command(),
+                grpc_port=self.grpc_port, device_id=self.device_id,
+                thrift_port=self.thrift_port, ctl_port=self.ctl_port,
+                log=str(self.log_path) if self.log_path else None,
+                settings=self.settings.to_json() if self.settings else {},
+                token=self.run_token)
+        return self._record
+
     def start(self, controllers: list[Any]) -> None:
         """Launch the switch process and wait until its gRPC port accepts connections."""
         for _port, name in self.port_intfs():
@@ -137,54 +289,11 @@ class FabricSwitch(Switch):
             self.cmd(f"sysctl -qw net.ipv6.conf.{name}.disable_ipv6=1")
             self.cmd(f"ethtool -K {name} tx off rx off sg off tso off gso off gro off >/dev/null 2>&1")
             self.cmd(f"ip link set {name} up")
-        env = dict(os.environ)
-        env[RUN_ENV] = self.run_token or "1"
-        env.setdefault("PYTHONUNBUFFERED", "1")
-        if self.log_dir:
-            self.log_dir.mkdir(parents=True, exist_ok=True)
-            self.log_path = self.log_dir / f"{self.name}.log"
-            log = open(self.log_path, "wb")  # noqa: SIM115 - handed to the child
-        else:
-            log = open(os.devnull, "wb")  # noqa: SIM115
-        try:
-            self.proc = subprocess.Popen(
-                self.command(),
-                stdin=subprocess.DEVNULL,
-                stdout=log,
-                stderr=subprocess.STDOUT,
-                env=env,
-                start_new_session=True,
-            )
-        except FileNotFoundError as exc:
-            raise SwitchStartError(f"{self.name}: cannot run {self.target}: {exc}") from None
-        finally:
-            log.close()
-        self._wait_ready()
-
-    def _wait_ready(self) -> None:
-        deadline = time.monotonic() + self.start_timeout
-        while time.monotonic() < deadline:
-            assert self.proc is not None
-            code = self.proc.poll()
-            if code is not None:
-                raise SwitchStartError(
-                    f"{self.name}: {self.target} exited with code {code} at start"
-                    f"{self._log_hint()}"
-                )
-            if port_open("127.0.0.1", self.grpc_port):
-                return
-            time.sleep(0.1)
-        raise SwitchStartError(
-            f"{self.name}: {self.target} did not open gRPC port {self.grpc_port} within "
-            f"{self.start_timeout:.0f} s{self._log_hint()}"
-        )
-
-    def _log_hint(self) -> str:
-        if not self.log_path or not self.log_path.exists():
-            return ""
-        lines = [ln for ln in self.log_path.read_text(errors="replace").splitlines() if ln.strip()]
-        last = f": {lines[-1].strip()}" if lines else ""
-        return f"{last} (log: {self.log_path})"
+        if self.log_path is not None and self.log_path.exists():
+            self.log_path.unlink()  # a fresh log per run; restarts append
+        record = self.record()
+        self.proc = launch(record)
+        wait_ready(record, self.proc, self.start_timeout)
 
     def connected(self) -> bool:
         return self.proc is not None and self.proc.poll() is None and port_open(
@@ -229,9 +338,65 @@ class P4SwitchNode(FabricSwitch):
         cmd += self.iface_args()
         cmd += ["--device-id", str(self.device_id), "--grpc-server-addr", self.grpc_addr,
                 "--cpu-port", str(self.cpu_port)]
+        cmd += self.settings_args()
         if self.log_console:
             cmd.append("--log-console")
         return cmd
+
+    def settings_args(self) -> list[str]:
+        """Priority queues, per-port speed, queue depth and PFC classes, and the control API."""
+        args: list[str] = []
+        if self.settings is not None:
+            args += ["--priority-queues", str(self.settings.queues)]
+            for p in self.settings.ports:
+                args += ["--port-speed", f"{p.port}={p.gbps}", "--queue-depth", f"{p.port}={p.queue}"]
+                if p.pfc:
+                    args += ["--pfc", f"{p.port}={','.join(map(str, p.pfc))}"]
+        if self.ctl_port is not None:
+            args += ["--ctl-addr", f"127.0.0.1:{self.ctl_port}"]
+        return args
+
+    @classmethod
+    def configure(cls, record: SwitchRecord) -> None:
+        """XOFF/XON of every PFC port through the control API (needs a committed pipeline)."""
+        if record.ctl_port is None or not record.settings:
+            return
+        for p in record.switch_settings.ports:
+            if p.pfc:
+                _ctl(record, {"cmd": "set_pfc", "port": p.port, "priorities": list(p.pfc),
+                              "xoff": p.xoff, "xon": p.xon})
+
+    @classmethod
+    def tm_stats(cls, record: SwitchRecord) -> dict[str, Any] | None:
+        """p4switch's traffic manager counters, "port/priority" -> {depth, max_depth, ...}."""
+        if record.ctl_port is None:
+            return None
+        try:
+            reply = _ctl(record, {"cmd": "tm"})
+        except NetworkError:
+            return None  # no pipeline yet, or the switch is restarting
+        queues: dict[str, Any] = reply.get("tm", {}).get("queues", {})
+        return queues
+
+
+def _ctl(record: SwitchRecord, req: dict[str, Any]) -> dict[str, Any]:
+    """One request to p4switch's control API (JSON lines on loopback); NetworkError on failure."""
+    try:
+        with socket.create_connection(("127.0.0.1", int(record.ctl_port or 0)), timeout=5) as s:
+            s.sendall((json.dumps(req) + "\n").encode())
+            data = b""
+            while not data.endswith(b"\n"):
+                chunk = s.recv(65536)
+                if not chunk:
+                    break
+                data += chunk
+        reply: dict[str, Any] = json.loads(data)
+    except (OSError, ValueError) as exc:
+        raise NetworkError(f"{record.name}: p4switch control API 127.0.0.1:{record.ctl_port}: "
+                           f"{exc}") from None
+    if not reply.get("ok"):
+        raise NetworkError(f"{record.name}: {req['cmd']} refused: {reply.get('error')}")
+    return reply
 
 
 class Bmv2SwitchNode(FabricSwitch):
@@ -239,6 +404,8 @@ class Bmv2SwitchNode(FabricSwitch):
 
     target = "bmv2"
     start_timeout = 30.0
+    # simple_switch_CLI imports Thrift and reads the program from the switch.
+    cli_timeout: ClassVar[float] = 30.0
 
     def command(self) -> list[str]:
         cmd = ["simple_switch_grpc"]
@@ -251,7 +418,37 @@ class Bmv2SwitchNode(FabricSwitch):
         if self.log_console:
             cmd.append("--log-console")
         cmd += ["--", "--grpc-server-addr", self.grpc_addr, "--cpu-port", str(self.cpu_port)]
+        if self.settings is not None:
+            cmd += ["--priority-queues", str(self.settings.queues)]
         return cmd
+
+    @staticmethod
+    def cli_commands(settings: SwitchSettings) -> list[str]:
+        """simple_switch_CLI lines for each port's queue depth and rate (all its priority queues)."""
+        lines = []
+        for p in settings.ports:
+            lines.append(f"set_queue_depth {p.queue} {p.port}")
+            lines.append(f"set_queue_rate {frames_per_second(p.rate_mbps)} {p.port}")
+        return lines
+
+    @classmethod
+    def configure(cls, record: SwitchRecord) -> None:
+        """Queue depth and rate per port through the Thrift CLI (needs a loaded program)."""
+        if record.thrift_port is None or not record.settings:
+            return
+        script = "\n".join(cls.cli_commands(record.switch_settings)) + "\n"
+        try:
+            out = subprocess.run(["simple_switch_CLI", "--thrift-port", str(record.thrift_port)],
+                                 input=script, capture_output=True, text=True,
+                                 timeout=cls.cli_timeout)
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            raise NetworkError(f"{record.name}: simple_switch_CLI: {exc}") from None
+        text = out.stdout + out.stderr
+        bad = [ln for ln in text.splitlines() if "Error" in ln or "Invalid" in ln
+               or "Could not" in ln]
+        if out.returncode != 0 or bad:
+            raise NetworkError(f"{record.name}: simple_switch_CLI --thrift-port "
+                               f"{record.thrift_port}: {(bad or [text.strip()])[0]}")
 
 
 SWITCH_CLASSES: dict[str, type[FabricSwitch]] = {

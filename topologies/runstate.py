@@ -1,53 +1,83 @@
-"""The record of the running fabric, and the removal of what a crashed run left behind.
+"""The record of the running fabric, and the removal of what a run left behind.
 
 A running network writes `run.json` in the state folder (`$AIZONE_STATE_DIR`,
 else `/run/aizone`, else `/tmp/aizone`): the owner process, its switches
-(name, gRPC address, device id, pid), its hosts (shell pid and network
-namespace inode), the root-namespace interfaces it made, and free-form
-`meta` the controller adds (P4Info paths, topology file). `aizone status`
-reads it to find the switches; `cleanup()` reads it to remove leftovers.
+(`nodes.SwitchRecord`: name, role, exact command line, port settings, gRPC
+/ Thrift / ctl ports, log, pid), its hosts (shell pid, network namespace
+inode and pinned name), the pinned namespaces, the root-namespace
+interfaces it made, and free-form `meta` the controller adds (P4Info paths,
+topology file). `aizone status` reads it to find the switches;
+`topologies.attach` rebuilds its runtime access from it; `cleanup()` reads
+it to remove leftovers.
+
+Host namespaces are pinned as `/run/netns/aizone-<host>` (`pin_netns`, a
+bind mount by `ip netns attach`), so they outlive the process that built
+them: a daemon killed with SIGKILL leaves a fabric a new daemon can attach
+to. `remove_netns` ends the processes inside a pinned namespace and unpins
+it; the namespace, and with it the host end of each veth, then goes.
 
 `cleanup()` removes, and only removes, what is ours:
-- processes whose environment carries `AIZONE_RUN` (every switch process and
-  every Mininet host shell of a run, and what those shells started), and
-  processes still inside a recorded host network namespace;
+- processes whose environment carries `AIZONE_RUN` (every switch process,
+  every Mininet host shell of a run, every host command started through
+  `topologies.attach`, and what those started), and processes still inside
+  a recorded or pinned host network namespace;
+- the pinned namespaces (recorded ones; with no `token`, every
+  `/run/netns/aizone-*`);
 - root-namespace interfaces recorded in the state file, and interfaces named
-  like our switch ports (`rtsw<N>-eth<P>`, `ctsw..`, `atsw..`);
+  like our switch ports (`rtsw<N>-eth<P>`, `ctsw..`, `atsw..`); their tc
+  qdiscs go with them;
 - the state file.
 It never calls `mn -c` (which needs Open vSwitch) and never kills by name.
 
 Names defined here: `RunState`, `CleanupReport`, `state_dir`, `read_state`,
-`write_state`, `clear_state`, `cleanup`, `owner_alive`, `OUR_INTF`.
+`write_state`, `update_state`, `clear_state`, `cleanup`, `owner_alive`, `proc_start`,
+`pin_netns`, `remove_netns`, `pinned_netns`, `netns_name`, `root_links`,
+`OUR_INTF`, `NETNS_DIR`, `NETNS_PREFIX`.
 """
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import json
 import os
 import re
 import signal
 import subprocess
+import threading
 import time
+from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .nodes import RUN_ENV, NetworkError
+from .nodes import RUN_ENV, NetworkError, proc_start
 
 __all__ = [
+    "NETNS_DIR",
+    "NETNS_PREFIX",
     "OUR_INTF",
     "CleanupReport",
     "RunState",
     "cleanup",
     "clear_state",
+    "netns_name",
     "owner_alive",
+    "pin_netns",
+    "pinned_netns",
+    "proc_start",
     "read_state",
+    "remove_netns",
+    "root_links",
     "state_dir",
+    "update_state",
     "write_state",
 ]
 
 OUR_INTF = re.compile(r"^(rtsw|ctsw|atsw)\d+-eth\d+$")
 STATE_FILE = "run.json"
+NETNS_DIR = Path("/run/netns")  # where `ip netns` keeps named namespaces
+NETNS_PREFIX = "aizone-"
 
 
 def state_dir() -> Path:
@@ -70,29 +100,17 @@ class RunState:
     token: str
     name: str
     target: str
-    switches: list[dict[str, Any]] = field(default_factory=list)
+    switches: list[dict[str, Any]] = field(default_factory=list)  # SwitchRecord.to_json()
     hosts: list[dict[str, Any]] = field(default_factory=list)
+    netns: list[str] = field(default_factory=list)  # pinned host namespaces
     interfaces: list[str] = field(default_factory=list)
     meta: dict[str, Any] = field(default_factory=dict)
     ready: bool = False
 
 
-def _proc_start(pid: int) -> str | None:
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return None
-    # Field 22 (starttime); the command in field 2 may contain spaces.
-    return stat.rsplit(")", 1)[1].split()[19]
-
-
-def proc_start(pid: int) -> str:
-    return _proc_start(pid) or ""
-
-
 def owner_alive(state: RunState) -> bool:
     """Is the process that wrote `state` still running (and not a reused pid)?"""
-    return _proc_start(state.owner_pid) == state.owner_start
+    return proc_start(state.owner_pid) == state.owner_start
 
 
 def read_state(directory: Path | None = None) -> RunState | None:
@@ -108,7 +126,7 @@ def write_state(state: RunState, directory: Path | None = None) -> Path:
     d = directory or state_dir()
     d.mkdir(parents=True, exist_ok=True)
     path = d / STATE_FILE
-    tmp = path.with_suffix(".tmp")
+    tmp = path.with_suffix(f".{os.getpid()}.{threading.get_ident()}.tmp")
     tmp.write_text(json.dumps(asdict(state), indent=2))
     tmp.replace(path)  # atomic: a reader never sees half a file
     return path
@@ -118,6 +136,82 @@ def clear_state(directory: Path | None = None) -> None:
     (directory or state_dir()).joinpath(STATE_FILE).unlink(missing_ok=True)
 
 
+@contextlib.contextmanager
+def _locked(directory: Path | None) -> Iterator[None]:
+    d = directory or state_dir()
+    d.mkdir(parents=True, exist_ok=True)
+    with open(d / f"{STATE_FILE}.lock", "w") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(f, fcntl.LOCK_UN)
+
+
+def update_state(change: Callable[[RunState], None],
+                 directory: Path | None = None) -> RunState | None:
+    """Read run.json, apply `change` to it and write it back, under a lock.
+
+    Writers that each change their own part (the daemon its `meta`,
+    `topologies.attach` a restarted switch's record) do not undo each
+    other's changes. Returns the new state, None when there is no run.json.
+    """
+    with _locked(directory):
+        state = read_state(directory)
+        if state is None:
+            return None
+        change(state)
+        write_state(state, directory)
+        return state
+
+
+# --- pinned host namespaces ----------------------------------------------------
+
+
+def netns_name(host: str) -> str:
+    """The pinned namespace of a host: "aizone-<host>" (in /run/netns)."""
+    return f"{NETNS_PREFIX}{host}"
+
+
+def pin_netns(name: str, pid: int) -> None:
+    """Pin the network namespace of `pid` as /run/netns/<name> (`ip netns attach`)."""
+    out = subprocess.run(["ip", "netns", "attach", name, str(pid)], capture_output=True, text=True)
+    if out.returncode != 0:
+        raise NetworkError(f"cannot pin the network namespace of pid {pid} as {NETNS_DIR / name}: "
+                           f"{out.stderr.strip()}")
+
+
+def pinned_netns() -> list[str]:
+    """Our pinned namespaces present now (names under /run/netns starting "aizone-")."""
+    try:
+        return sorted(p.name for p in NETNS_DIR.iterdir() if p.name.startswith(NETNS_PREFIX))
+    except OSError:
+        return []
+
+
+def _netns_inode(name: str) -> int | None:
+    try:
+        return os.stat(NETNS_DIR / name).st_ino
+    except OSError:
+        return None
+
+
+def remove_netns(names: list[str]) -> list[str]:
+    """End the processes inside these pinned namespaces and unpin them; returns those removed."""
+    present = [n for n in names if (NETNS_DIR / n).exists()]
+    inodes = {ino for ino in (_netns_inode(n) for n in present) if ino is not None}
+    root = os.stat("/proc/self/ns/net").st_ino
+    inodes.discard(root)  # never: a stale mount of the root namespace would take us all
+    if inodes:
+        _kill_all(_pids_in(inodes))
+    for name in present:
+        subprocess.run(["ip", "netns", "delete", name], capture_output=True)
+    return present
+
+
+# --- cleanup -------------------------------------------------------------------
+
+
 @dataclass
 class CleanupReport:
     """What `cleanup` removed."""
@@ -125,11 +219,13 @@ class CleanupReport:
     stopped_owner: int | None = None
     killed: list[int] = field(default_factory=list)
     interfaces: list[str] = field(default_factory=list)
+    namespaces: list[str] = field(default_factory=list)
     state_removed: bool = False
 
     @property
     def anything(self) -> bool:
-        return bool(self.stopped_owner or self.killed or self.interfaces or self.state_removed)
+        return bool(self.stopped_owner or self.killed or self.interfaces or self.namespaces
+                    or self.state_removed)
 
 
 def _marker(env: bytes) -> str | None:
@@ -141,7 +237,13 @@ def _marker(env: bytes) -> str | None:
     return None
 
 
-def _marked_pids(netns_inodes: set[int], token: str | None = None) -> list[int]:
+def _pids_in(netns_inodes: set[int]) -> list[int]:
+    """Processes inside these network namespaces, marked or not."""
+    return _marked_pids(netns_inodes, by_marker=False)
+
+
+def _marked_pids(netns_inodes: set[int], token: str | None = None, *,
+                 by_marker: bool = True) -> list[int]:
     """Our processes: marked with AIZONE_RUN (= `token` if given), or in a recorded netns."""
     me = os.getpid()
     out = []
@@ -151,10 +253,12 @@ def _marked_pids(netns_inodes: set[int], token: str | None = None) -> list[int]:
         pid = int(entry.name)
         if pid == me:
             continue
-        try:
-            mark = _marker((entry / "environ").read_bytes())
-        except OSError:
-            mark = None
+        mark = None
+        if by_marker:
+            try:
+                mark = _marker((entry / "environ").read_bytes())
+            except OSError:
+                pass
         ours = mark is not None and (token is None or mark == token)
         if not ours and netns_inodes:
             try:
@@ -175,7 +279,7 @@ def _kill_all(pids: list[int], timeout: float = 3.0) -> list[int]:
     deadline = time.monotonic() + timeout
     alive = list(pids)
     while alive and time.monotonic() < deadline:
-        alive = [p for p in alive if _proc_start(p) is not None and not _zombie(p)]
+        alive = [p for p in alive if proc_start(p) and not _zombie(p)]
         if alive:
             time.sleep(0.05)
     for pid in alive:
@@ -207,13 +311,13 @@ def root_links() -> list[str]:
 
 def cleanup(*, stop_running: bool = True, directory: Path | None = None,
             owner_timeout: float = 30.0, token: str | None = None) -> CleanupReport:
-    """Remove our processes, interfaces and state file left by earlier runs.
+    """Remove our processes, namespaces, interfaces and state file left by earlier runs.
 
     A run whose owner is still alive is asked to stop (SIGTERM, it tears its
     network down itself) when `stop_running`; otherwise `NetworkError` says
     it is running. Safe to call when nothing is left (it then does nothing).
-    With `token`, only processes of that run (and no interfaces by name
-    pattern, only recorded ones) are touched.
+    With `token`, only processes of that run (and no interfaces or
+    namespaces by name pattern, only recorded ones) are touched.
     """
     report = CleanupReport()
     state = read_state(directory)
@@ -233,8 +337,14 @@ def cleanup(*, stop_running: bool = True, directory: Path | None = None,
         if owner_alive(state):
             os.kill(state.owner_pid, signal.SIGKILL)
         report.stopped_owner = state.owner_pid
+    namespaces = set(state.netns if state else [])
+    if token is None:
+        namespaces |= set(pinned_netns())
     inodes = {int(h["netns_inode"]) for h in (state.hosts if state else []) if h.get("netns_inode")}
+    inodes |= {ino for ino in (_netns_inode(n) for n in namespaces) if ino is not None}
+    inodes.discard(os.stat("/proc/self/ns/net").st_ino)
     report.killed = _kill_all(_marked_pids(inodes, token))
+    report.namespaces = remove_netns(sorted(namespaces))
     recorded = set(state.interfaces if state else [])
     for name in root_links():
         if name in recorded or (token is None and OUR_INTF.match(name)):

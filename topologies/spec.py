@@ -3,45 +3,73 @@
 A spec describes the shape of an emulated AI backend fabric, not its
 addresses (those come from `topologies.addressing`): AI zones made of racks
 (one RTSW each, hosts with one or more NICs below it), CTSWs per zone that
-every RTSW of the zone uplinks to, ATSWs that join the zones' CTSWs, link
-shaping per tier, the switch target and the P4 program per switch role.
+every RTSW of the zone uplinks to, ATSWs that join the zones' CTSWs, the
+links of each tier (emulated rate, switch queue, PFC, ECN), the traffic
+classes, the switch target and the P4 program per switch role. Every key,
+its default and its unit: `docs/topologies.md`.
 
 A one-zone fabric may list its `racks` (and `ctsws`) at the top level; a
 multi-zone fabric lists `zones`, each with its own `racks` and `ctsws`. Both
 forms read the same through `FabricSpec.zone_list()`.
 
+Rates: a link tier's `rate_mbps` is the emulated rate; the host tier's rate
+stands for the NIC line rate `line_rate_gbps` (400 by default), so every
+link represents `rate_mbps * FabricSpec.scale` Mb/s, with
+`scale = line_rate_gbps * 1000 / links.host.rate_mbps`. A tier emulated at a
+lower rate than the host tier (the cross-zone layer of `two_zones.yaml`)
+is oversubscribed by that factor, in the running fabric as on paper.
+
 Every model forbids unknown keys, so a typo is an error that names the key
 rather than a silently ignored setting. `load_spec(path)` reads YAML and
 raises `SpecError`, whose message names the file and the key path, e.g.
-`topologies/bad.yaml: racks.0.hosts: value must be >= 1`.
+`topologies/bad.yaml: racks.0.hosts: value must be >= 1`; cross-field
+checks name the innermost key that holds both fields
+(`links.host.pfc: xon 30 must be below xoff 24`).
 
 Names defined here: `FabricSpec`, `ZoneSpec`, `RackSpec`, `LinkSpec`,
-`LinksSpec`, `ProgramsSpec`, `SwitchSpec`, `RoutingSpec`, `SpecError`,
-`load_spec`, `parse_spec`, `check_programs`, `ROLES`, `TARGETS`, `MODES`.
+`PfcSpec`, `LinksSpec`, `QosSpec`, `TrafficClass`, `ProgramsSpec`,
+`SwitchSpec`, `RoutingSpec`, `SpecError`, `load_spec`, `parse_spec`,
+`check_programs`, `ROLES`, `TARGETS`, `MODES`, `TIERS`, `DEFAULT_CLASSES`,
+`MAX_RATE_MBPS`, `MAX_PORTS`.
 """
 
 from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    StringConstraints,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 from pydantic_core import ErrorDetails
 
 __all__ = [
+    "DEFAULT_CLASSES",
+    "MAX_PORTS",
+    "MAX_RATE_MBPS",
     "MODES",
     "ROLES",
     "TARGETS",
+    "TIERS",
     "FabricSpec",
     "LinkSpec",
     "LinksSpec",
+    "PfcSpec",
     "ProgramsSpec",
+    "QosSpec",
     "RackSpec",
     "RoutingSpec",
     "SpecError",
     "SwitchSpec",
+    "TrafficClass",
     "ZoneSpec",
     "check_programs",
     "load_spec",
@@ -51,6 +79,31 @@ __all__ = [
 ROLES = ("rtsw", "ctsw", "atsw")
 TARGETS = ("auto", "p4switch", "bmv2")
 MODES = ("pin", "ecmp", "eecmp")
+TIERS = ("host", "rtsw_ctsw", "ctsw_atsw")
+
+# Mininet's TCLink shapes up to 1000 Mb/s (TCIntf.bwParamMax) and ignores
+# anything above; a 2-core machine carries a few tens of Mb/s per link anyway.
+MAX_RATE_MBPS = 1000
+# Front-panel ports a 9-bit v1model port number can address: 1..510 (511 is
+# the drop port) less the CPU port.
+MAX_PORTS = 509
+# Switch names are `<role><n>` and ports `<role><n>-eth<port>`: Linux allows
+# 15 characters in an interface name ("rtsw9999-eth510" is 15).
+MAX_SWITCHES_PER_ROLE = 9999
+# A switch's index is 16 bits of its port MACs (see addressing).
+MAX_SWITCHES = 0xFFFF
+# 10.z.r.0/24: zone and rack indexes are one octet each.
+MAX_ZONES = 256
+MAX_RACKS_PER_ZONE = 256
+
+# The traffic classes every fabric has unless its spec changes them: RoCE
+# data lossless in class 3 (DSCP 26, as RoCE NICs mark it by default), CNPs
+# and clear-to-send in class 7 (the programs put CNPs there whatever their
+# DSCP: TC_CONTROL in p4/include/define.p4); anything else is class 0.
+DEFAULT_CLASSES: dict[str, dict[str, Any]] = {
+    "data": {"tc": 3, "dscp": [26], "lossless": True},
+    "control": {"tc": 7, "dscp": [48], "lossless": False},
+}
 
 
 class SpecError(Exception):
@@ -62,38 +115,161 @@ class _Model(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
-class LinkSpec(_Model):
-    """Shaping of one link tier. Unset fields leave the veth unshaped."""
+class PfcSpec(_Model):
+    """PFC (IEEE 802.1Qbb) on a tier's ports, for the lossless classes; thresholds in packets.
 
-    bw_mbps: float | None = Field(default=None, gt=0, le=100_000)
+    A switch sends PAUSE upstream for a lossless class when the packets it
+    holds from one ingress port in that class reach `xoff`, and resumes it
+    when they fall to `xon`.
+    """
+
+    enabled: bool = True
+    xoff: int = Field(default=24, ge=1)
+    xon: int = Field(default=12, ge=0)
+
+    @model_validator(mode="after")
+    def _xon_below_xoff(self) -> PfcSpec:
+        if self.enabled and not self.xon < self.xoff:
+            raise ValueError(f"xon {self.xon} must be below xoff {self.xoff}")
+        return self
+
+
+def _renamed(old: str, new: str) -> Any:
+    # A key of earlier specs: refused with the name to use instead.
+    def check(cls: type, value: Any) -> Any:
+        raise ValueError(f"no longer read, use {new}")
+
+    return field_validator(old, mode="before")(check)
+
+
+class LinkSpec(_Model):
+    """One link tier: emulated rate, switch egress queue, PFC and ECN (queue sizes in packets).
+
+    `rate_mbps` shapes both ends of every link of the tier (tc) and sets the
+    switch ports' own speed, so queues build in the switch, where PFC and ECN
+    act. `queue` is each switch egress queue's length; `ecn_threshold` the
+    queue depth above which ECN-capable packets are marked (controller QoS
+    entries); `delay_ms` / `loss_pct` add netem delay or loss (optional).
+    """
+
+    rate_mbps: float = Field(default=10, gt=0, le=MAX_RATE_MBPS)
+    queue: int = Field(default=64, ge=1, le=65535)
+    pfc: PfcSpec = PfcSpec()
+    ecn_threshold: int = Field(default=16, ge=0, le=2**19 - 1)
     delay_ms: float | None = Field(default=None, ge=0, le=10_000)
     loss_pct: float | None = Field(default=None, ge=0, le=100)
-    max_queue: int | None = Field(default=None, ge=1)
+    # Keys of earlier specs, refused with what replaces them.
+    bw_mbps: None = Field(default=None, exclude=True, repr=False)
+    max_queue: None = Field(default=None, exclude=True, repr=False)
+
+    _bw = _renamed("bw_mbps", "rate_mbps (the emulated rate in Mb/s)")
+    _max_queue = _renamed("max_queue", "queue (the switch egress queue in packets)")
+
+    @model_validator(mode="after")
+    def _thresholds_fit_the_queue(self) -> LinkSpec:
+        if self.pfc.enabled and self.pfc.xoff > self.queue:
+            raise ValueError(
+                f"pfc.xoff {self.pfc.xoff} is above queue {self.queue}: "
+                f"the queue would drop before PFC pauses"
+            )
+        if self.ecn_threshold > self.queue:
+            raise ValueError(
+                f"ecn_threshold {self.ecn_threshold} is above queue {self.queue}: nothing would be marked"
+            )
+        return self
 
     @property
-    def shaped(self) -> bool:
-        return any(
-            v is not None for v in (self.bw_mbps, self.delay_ms, self.loss_pct, self.max_queue)
-        )
+    def rate_gbps(self) -> float:
+        return self.rate_mbps / 1000
 
 
 class LinksSpec(_Model):
-    """Link shaping per tier: host NIC-RTSW, RTSW-CTSW, CTSW-ATSW."""
+    """The link tiers: host NIC-RTSW, RTSW-CTSW, CTSW-ATSW."""
 
     host: LinkSpec = LinkSpec()
     rtsw_ctsw: LinkSpec = LinkSpec()
     ctsw_atsw: LinkSpec = LinkSpec()
+
+    def tier(self, name: str) -> LinkSpec:
+        """The LinkSpec of a tier by name (one of `TIERS`)."""
+        if name not in TIERS:
+            raise KeyError(f"no link tier {name!r} (one of {', '.join(TIERS)})")
+        spec: LinkSpec = getattr(self, name)
+        return spec
+
+
+ClassName = Annotated[str, StringConstraints(pattern=r"^[a-z][a-z0-9_]{0,15}$")]
+Dscp = Annotated[int, Field(ge=0, le=63)]
+
+
+class TrafficClass(_Model):
+    """A traffic class: its number (`tc`, also its egress queue), the DSCPs it takes, lossless."""
+
+    tc: int = Field(ge=0, le=7)
+    dscp: list[Dscp] = Field(default_factory=list)
+    lossless: bool = False
+
+
+class QosSpec(_Model):
+    """Priority queues per port and the named traffic classes (class c waits in queue c).
+
+    `classes` is merged over `DEFAULT_CLASSES` key by key, so a spec that
+    says `data: {dscp: [26, 24]}` keeps data's class 3 and lossless, and the
+    control class stays. DSCPs no class lists go to class 0.
+    """
+
+    queues: int = Field(default=8, ge=1, le=8)
+    classes: dict[ClassName, TrafficClass] = Field(
+        default_factory=lambda: {k: TrafficClass(**v) for k, v in DEFAULT_CLASSES.items()})
+
+    @field_validator("classes", mode="before")
+    @classmethod
+    def _merge_defaults(cls, value: Any) -> Any:
+        if not isinstance(value, dict):
+            return value
+        merged: dict[Any, Any] = {k: dict(v) for k, v in DEFAULT_CLASSES.items()}
+        for name, given in value.items():
+            if name in merged and isinstance(given, dict):
+                merged[name] = {**merged[name], **given}
+            else:
+                merged[name] = given
+        return merged
+
+    @model_validator(mode="after")
+    def _classes_fit(self) -> QosSpec:
+        owner_of_tc: dict[int, str] = {}
+        owner_of_dscp: dict[int, str] = {}
+        for name, c in self.classes.items():
+            if c.tc >= self.queues:
+                raise ValueError(
+                    f"classes.{name}.tc: class {c.tc} waits in queue {c.tc}, but there are "
+                    f"{self.queues} queues (tc must be 0..{self.queues - 1})"
+                )
+            if c.tc in owner_of_tc:
+                raise ValueError(f"classes.{name}.tc: tc {c.tc} is also class "
+                                 f"{owner_of_tc[c.tc]}'s")
+            owner_of_tc[c.tc] = name
+            for d in c.dscp:
+                if d in owner_of_dscp:
+                    where = "twice" if owner_of_dscp[d] == name else f"also in {owner_of_dscp[d]}"
+                    raise ValueError(f"classes.{name}.dscp: DSCP {d} is listed {where}")
+                owner_of_dscp[d] = name
+        return self
+
+    @property
+    def lossless_tcs(self) -> tuple[int, ...]:
+        """The classes PFC covers, ascending."""
+        return tuple(sorted(c.tc for c in self.classes.values() if c.lossless))
 
 
 class RackSpec(_Model):
     """A rack shape: `count` racks with `hosts` hosts of `nics` NICs each.
 
     `uplinks` is the number of parallel links from the rack's RTSW to each
-    CTSW of its zone (the paper's RTSW-CTSW 1:2 ratio is a matter of CTSW
-    count and uplinks, not of this field alone).
+    CTSW of its zone.
     """
 
-    count: int = Field(default=1, ge=1, le=256)
+    count: int = Field(default=1, ge=1, le=MAX_RACKS_PER_ZONE)
     hosts: int = Field(default=2, ge=1, le=64)
     nics: int = Field(default=1, ge=1, le=16)
     uplinks: int = Field(default=1, ge=1, le=16)
@@ -113,7 +289,7 @@ class ZoneSpec(_Model):
 
     name: str | None = Field(default=None, pattern=r"^[a-z][a-z0-9_-]{0,15}$")
     racks: list[RackSpec] = Field(min_length=1)
-    ctsws: int = Field(default=0, ge=0, le=16)
+    ctsws: int = Field(default=0, ge=0, le=255)
     # Parallel links from each CTSW of this zone to each ATSW.
     atsw_uplinks: int = Field(default=1, ge=1, le=16)
 
@@ -123,6 +299,10 @@ class ZoneSpec(_Model):
         for shape in self.racks:
             out.extend([shape] * shape.count)
         return out
+
+    @property
+    def rack_count(self) -> int:
+        return sum(shape.count for shape in self.racks)
 
 
 class ProgramsSpec(_Model):
@@ -134,12 +314,35 @@ class ProgramsSpec(_Model):
 
 
 class SwitchSpec(_Model):
-    """Switch process settings shared by every switch of the fabric."""
+    """Switch process settings shared by every switch of the fabric.
+
+    Switch i (see addressing) gets device id `device_id_base + i` and
+    listens on `grpc_port_base + i` (P4Runtime), `thrift_port_base + i`
+    (BMv2's runtime CLI) and `ctl_port_base + i` (p4switch's control API),
+    all on 127.0.0.1; the ranges must not overlap.
+    """
 
     device_id_base: int = Field(default=1, ge=0, le=2**32 - 1 - 4096)
-    grpc_port_base: int = Field(default=50001, ge=1024, le=65535 - 1024)
-    thrift_port_base: int = Field(default=9090, ge=1024, le=65535 - 1024)
+    grpc_port_base: int = Field(default=50001, ge=1024, le=65535)
+    thrift_port_base: int = Field(default=9090, ge=1024, le=65535)
+    ctl_port_base: int = Field(default=52001, ge=1024, le=65535)
     cpu_port: int = Field(default=255, ge=1, le=511)
+
+    def check_ranges(self, n: int) -> None:
+        """Raise ValueError unless `n` switches fit every port range without overlap."""
+        ranges = {key: getattr(self, key) for key in
+                  ("grpc_port_base", "thrift_port_base", "ctl_port_base")}
+        for key, base in ranges.items():
+            if base + n - 1 > 65535:
+                raise ValueError(f"{key}: {n} switch(es) need ports {base}..{base + n - 1}, "
+                                 f"past 65535")
+        items = sorted(ranges.items(), key=lambda kv: kv[1])
+        for (k1, b1), (k2, b2) in zip(items, items[1:], strict=False):
+            if b1 + n > b2:
+                raise ValueError(f"{k2}: {n} switch(es) need ports {b2}..{b2 + n - 1}, which "
+                                 f"overlap {k1}'s {b1}..{b1 + n - 1}")
+        if self.device_id_base + n - 1 > 2**32 - 1:
+            raise ValueError(f"device_id_base: {n} switch(es) overflow 32-bit device ids")
 
 
 class RoutingSpec(_Model):
@@ -157,13 +360,16 @@ class FabricSpec(_Model):
     programs: ProgramsSpec = ProgramsSpec()
     switches: SwitchSpec = SwitchSpec()
     routing: RoutingSpec = RoutingSpec()
+    # The NIC line rate the host tier's emulated rate stands for (Gb/s).
+    line_rate_gbps: float = Field(default=400, gt=0, le=3200)
     links: LinksSpec = LinksSpec()
+    qos: QosSpec = QosSpec()
     # One-zone shorthand ...
     racks: list[RackSpec] = Field(default_factory=list)
-    ctsws: int = Field(default=0, ge=0, le=16)
+    ctsws: int = Field(default=0, ge=0, le=255)
     # ... or several zones.
     zones: list[ZoneSpec] = Field(default_factory=list)
-    atsws: int = Field(default=0, ge=0, le=16)
+    atsws: int = Field(default=0, ge=0, le=255)
 
     @model_validator(mode="after")
     def _one_form(self) -> FabricSpec:
@@ -172,12 +378,13 @@ class FabricSpec(_Model):
         if not self.zones and not self.racks:
             raise ValueError("a fabric needs `racks` (one zone) or `zones`")
         zones = self.zone_list()
-        if len(zones) > 64:
-            raise ValueError(f"{len(zones)} zones, at most 64")
+        if len(zones) > MAX_ZONES:
+            raise ValueError(f"{len(zones)} zones, at most {MAX_ZONES} (zone z is 10.z.0.0/16)")
         for i, zone in enumerate(zones):
-            n = len(zone.rack_list())
-            if n > 128:
-                raise ValueError(f"zone {i} has {n} racks, at most 128")
+            n = zone.rack_count
+            if n > MAX_RACKS_PER_ZONE:
+                raise ValueError(f"zone {i} has {n} racks, at most {MAX_RACKS_PER_ZONE} "
+                                 f"(rack r is 10.z.r.0/24)")
             if n > 1 and zone.ctsws == 0:
                 raise ValueError(f"zone {i} has {n} racks but no CTSW to join them")
         if len(zones) > 1 and self.atsws == 0:
@@ -185,27 +392,41 @@ class FabricSpec(_Model):
         if self.atsws and any(z.ctsws == 0 for z in zones):
             raise ValueError("ATSWs join CTSWs: every zone needs ctsws >= 1")
         self._check_port_counts(zones)
+        self._check_counts(zones)
         names = [z.name for z in self.zones if z.name]
         if len(names) != len(set(names)):
             raise ValueError("zone names must be unique")
         return self
 
     def _check_port_counts(self, zones: list[ZoneSpec]) -> None:
-        # Ports 1..510 less the CPU port: what a 9-bit v1model port can address.
-        limit = 509
+        limit = MAX_PORTS
         atsw_ports = 0
         for i, zone in enumerate(zones):
-            racks = zone.rack_list()
-            for rack in racks:
+            for rack in zone.racks:
                 n = rack.hosts * rack.nics + zone.ctsws * rack.uplinks
                 if n > limit:
                     raise ValueError(f"zone {i}: an RTSW would need {n} ports, at most {limit}")
-            n = sum(r.uplinks for r in racks) + self.atsws * zone.atsw_uplinks
+            n = sum(r.uplinks * r.count for r in zone.racks) + self.atsws * zone.atsw_uplinks
             if zone.ctsws and n > limit:
                 raise ValueError(f"zone {i}: a CTSW would need {n} ports, at most {limit}")
             atsw_ports += zone.ctsws * zone.atsw_uplinks
         if self.atsws and atsw_ports > limit:
             raise ValueError(f"an ATSW would need {atsw_ports} ports, at most {limit}")
+
+    def _check_counts(self, zones: list[ZoneSpec]) -> None:
+        counts = {"rtsw": sum(z.rack_count for z in zones),
+                  "ctsw": sum(z.ctsws for z in zones), "atsw": self.atsws}
+        for role, n in counts.items():
+            if n > MAX_SWITCHES_PER_ROLE:
+                raise ValueError(f"{n} {role.upper()}s, at most {MAX_SWITCHES_PER_ROLE} "
+                                 f"(interface names must fit 15 characters)")
+        total = sum(counts.values())
+        if total > MAX_SWITCHES:
+            raise ValueError(f"{total} switches, at most {MAX_SWITCHES}")
+        try:
+            self.switches.check_ranges(total)
+        except ValueError as exc:
+            raise ValueError(f"switches.{exc}") from None
 
     def zone_list(self) -> list[ZoneSpec]:
         """The zones, with the one-zone shorthand turned into a zone."""
@@ -213,9 +434,28 @@ class FabricSpec(_Model):
             return list(self.zones)
         return [ZoneSpec(racks=self.racks, ctsws=self.ctsws)]
 
+    @property
+    def scale(self) -> float:
+        """How many times faster the represented fabric is than the emulated one."""
+        return self.line_rate_gbps * 1000 / self.links.host.rate_mbps
+
 
 def _loc(loc: tuple[Any, ...]) -> str:
     return ".".join(str(part) for part in loc)
+
+
+# A check on a model that names the key inside it begins its message with
+# that key path ("classes.data.dscp: ..."); the path joins the location.
+_KEY_PREFIX = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z0-9_]+)+): (.*)$", re.S)
+
+
+def _where_and_message(err: ErrorDetails) -> tuple[str, str]:
+    where, message = _loc(err["loc"]), _message(err)
+    m = _KEY_PREFIX.match(message)
+    if err.get("type") == "value_error" and m:
+        where = f"{where}.{m.group(1)}" if where else m.group(1)
+        message = m.group(2)
+    return where, message
 
 
 def _message(err: ErrorDetails) -> str:
@@ -237,6 +477,8 @@ def _message(err: ErrorDetails) -> str:
         return f"value must be one of {ctx.get('expected')}"
     if kind == "too_short":
         return f"needs at least {ctx.get('min_length')} item(s)"
+    if kind == "string_pattern_mismatch":
+        return f"must match {ctx.get('pattern')}"
     if kind == "value_error":
         # pydantic prefixes "Value error, " to our own ValueErrors.
         return str(ctx.get("error", err.get("msg", "")))
@@ -259,8 +501,8 @@ def parse_spec(data: Any, *, source: str = "<spec>", base_dir: Path | None = Non
     except ValidationError as exc:
         lines = []
         for err in exc.errors():
-            where = _loc(err["loc"])
-            lines.append(f"{source}: {where + ': ' if where else ''}{_message(err)}")
+            where, message = _where_and_message(err)
+            lines.append(f"{source}: {where + ': ' if where else ''}{message}")
         raise SpecError("\n".join(lines)) from None
     if base_dir is not None:
         progs = {

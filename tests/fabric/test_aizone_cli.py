@@ -230,8 +230,8 @@ def test_ctrl_c_during_demo_tears_down(target: str, build_dir: Path) -> None:
 @pytest.mark.parametrize("mode", ["pin", "ecmp", "eecmp"])
 def test_demo_crosses_the_spine_in_every_routing_mode(target: str, build_dir: Path,
                                                       mode: str) -> None:
-    """zone.yaml (2 RTSWs x 2 CTSWs): h1 reaches h4 through a CTSW in pin, ecmp and eecmp."""
-    proc = aizone("demo", "--json", "--topology", str(ROOT / "topologies" / "zone.yaml"),
+    """ai_zone_small.yaml (4 RTSWs x 2 CTSWs): h1 reaches h4 through a CTSW in pin, ecmp and eecmp."""
+    proc = aizone("demo", "--json", "--topology", str(ROOT / "topologies" / "ai_zone_small.yaml"),
                   "--mode", mode, "--target", target, "--build-dir", str(build_dir))
     assert proc.returncode == 0, proc.stdout + proc.stderr
     report = json.loads(proc.stdout)

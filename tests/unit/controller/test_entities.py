@@ -27,8 +27,8 @@ from topologies.spec import load_spec
 ROOT = Path(__file__).resolve().parents[3]
 
 
-@pytest.mark.parametrize("topology,switch", [("rack", "rtsw1"), ("zone", "rtsw2")],
-                         ids=["rack", "zone"])
+@pytest.mark.parametrize("topology,switch", [("rack", "rtsw1"), ("ai_zone_small", "rtsw2")],
+                         ids=["rack", "ai_zone_small"])
 @pytest.mark.parametrize("mode", ["pin", "ecmp", "eecmp"])
 def test_computed_entities_round_trip(schema: P4Schema, topology: str, switch: str,
                                       mode: str) -> None:

@@ -31,13 +31,28 @@ def test_parallel_uplinks_are_separate_edges() -> None:
 
 def test_hosts_in_other_racks_have_one_path_per_ctsw() -> None:
     """zone.yaml: h1 -> h3 crosses one of the 2 CTSWs."""
-    g = build_graph(plan_addresses(load_spec(ROOT / "topologies" / "zone.yaml")))
+    g = build_graph(plan_addresses(load_spec(ROOT / "topologies" / "ai_zone_small.yaml")))
     paths = uplink_paths(g, "h1", "h3")
     assert sorted(p[2] for p in paths) == ["ctsw1", "ctsw2"]
 
 
 def test_every_link_of_the_plan_is_an_edge() -> None:
     """two-zones.yaml: edges == links of the plan."""
-    plan = plan_addresses(load_spec(ROOT / "topologies" / "two-zones.yaml"))
+    plan = plan_addresses(load_spec(ROOT / "topologies" / "two_zones.yaml"))
     g = build_graph(plan)
     assert g.number_of_edges() == len(plan.links)
+
+
+def test_edge_keys_are_the_link_ids() -> None:
+    """ai_zone_small: the edge rtsw1-ctsw1 is keyed "rtsw1-eth5--ctsw1-eth1", as LinkPlan.id."""
+    plan = plan_addresses(load_spec(ROOT / "topologies" / "ai_zone_small.yaml"))
+    g = build_graph(plan)
+    assert list(g.get_edge_data("rtsw1", "ctsw1")) == ["rtsw1-eth5--ctsw1-eth1"]
+    assert {k for _, _, k in g.edges(keys=True)} == {lk.id for lk in plan.links}
+
+
+def test_meta_24k_graph_has_every_node_and_cable() -> None:
+    """1,689 switches + 3,072 hosts; 24,576 + 27,648 + 3,888 edges."""
+    g = build_graph(plan_addresses(load_spec(ROOT / "topologies" / "meta_24k.yaml")))
+    assert (g.number_of_nodes(), g.number_of_edges()) == (1689 + 3072, 24576 + 27648 + 3888)
+    assert g.degree("ctsw1") == 192 + 27

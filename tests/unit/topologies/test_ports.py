@@ -1,0 +1,56 @@
+"""Tests for topologies.ports: each switch port's rate, queue and PFC, from its tier."""
+
+from __future__ import annotations
+
+from topologies.addressing import plan_addresses
+from topologies.ports import PortSettings, SwitchSettings, frames_per_second, switch_settings
+from topologies.spec import parse_spec
+
+# One rack of two one-NIC hosts under one CTSW joined to a second rack; the
+# uplink tier has its own rate, queue and thresholds, the host tier no PFC.
+SPEC = parse_spec({
+    "racks": [{"count": 2, "hosts": 2}], "ctsws": 1,
+    "links": {"host": {"rate_mbps": 12.5, "pfc": {"enabled": False}},
+              "rtsw_ctsw": {"rate_mbps": 20, "queue": 100, "pfc": {"xoff": 40, "xon": 30}}},
+})
+
+
+def test_rtsw_ports_take_their_tiers_settings() -> None:
+    """rtsw1: ports 1-2 at 12.5 Mb/s without PFC, port 3 (uplink) at 20 Mb/s with class 3."""
+    s = switch_settings(plan_addresses(SPEC), "rtsw1")
+    assert s == SwitchSettings(queues=8, ports=(
+        PortSettings(port=1, intf="rtsw1-eth1", tier="host", rate_mbps=12.5, queue=64, pfc=(),
+                     xoff=24, xon=12),
+        PortSettings(port=2, intf="rtsw1-eth2", tier="host", rate_mbps=12.5, queue=64, pfc=(),
+                     xoff=24, xon=12),
+        PortSettings(port=3, intf="rtsw1-eth3", tier="rtsw_ctsw", rate_mbps=20, queue=100,
+                     pfc=(3,), xoff=40, xon=30),
+    ))
+
+
+def test_lossless_classes_are_the_pfc_priorities() -> None:
+    """A second lossless class (tc 5) makes PFC cover priorities 3 and 5."""
+    spec = SPEC.model_copy(update={"qos": parse_spec({
+        "racks": [{"hosts": 1}],
+        "qos": {"classes": {"bulk": {"tc": 5, "dscp": [10], "lossless": True}}}}).qos})
+    s = switch_settings(plan_addresses(spec), "ctsw1")
+    assert [p.pfc for p in s.ports] == [(3, 5), (3, 5)]
+
+
+def test_settings_round_trip_through_json() -> None:
+    """What run.json keeps reads back equal."""
+    s = switch_settings(plan_addresses(SPEC), "rtsw1")
+    assert SwitchSettings.from_json(s.to_json()) == s
+
+
+def test_rate_as_a_gbps_flag_value() -> None:
+    """12.5 Mb/s -> "0.0125", 10 Mb/s -> "0.01" (p4switch --port-speed takes Gb/s)."""
+    s = switch_settings(plan_addresses(SPEC), "rtsw1")
+    assert [p.gbps for p in s.ports] == ["0.0125", "0.0125", "0.02"]
+
+
+def test_full_size_frames_per_second() -> None:
+    """10 Mb/s of 1514-byte frames: 10e6 / 12112 = 825.6 -> 826; never 0."""
+    assert frames_per_second(10) == 826
+    assert frames_per_second(1000) == 82563  # 1e9 / 12112 = 82,562.7
+    assert frames_per_second(0.001) == 1

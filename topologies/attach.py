@@ -1,0 +1,318 @@
+"""Run-time access to a running fabric: host commands, link control, switch processes.
+
+`FabricRuntime` is what the controller daemon holds to act on the network
+it runs. It is built either from a `FabricNet` it has just started
+(`FabricRuntime.from_net(net)`) or, after the daemon died (SIGKILL
+included) and a new one attaches, from `run.json` and the plan
+(`FabricRuntime.from_state(state, plan)`): host namespaces are pinned as
+/run/netns/aizone-<host> and switch processes run in their own sessions, so
+both outlive the daemon, and `run.json` records each switch's exact command
+line and port settings (`nodes.SwitchRecord`).
+
+- `host_popen(host, argv, **popen_kw)` / `host_run(host, argv, timeout)`:
+  a command inside the host's pinned namespace (`ip netns exec`), carrying
+  the run's `AIZONE_RUN` marker (so `cleanup()` ends it with the run).
+- `set_link(link_id, up)` / `link_up(link_id)`: both ends of a link, by its
+  id "<a_intf>--<b_intf>" (`LinkPlan.id`). With the Mininet network at
+  hand, through its interfaces (`Intf.ifconfig`, what Mininet's
+  `configLinkStatus` does for every link between two nodes, here for the
+  one link asked for, so a parallel uplink stays up); otherwise `ip link
+  set` in the right namespaces. tc shaping stays on the interfaces. Linux
+  drops a host's routes through an interface that goes down: bringing a
+  host link up restores that NIC's routes.
+- `switch_alive(name)`, `kill_switch(name)` (SIGKILL, for tests),
+  `restart_switch(name)`: the same command line, hence the same port
+  settings; waits until the gRPC port accepts connections, updates
+  `run.json` and returns the new pid.
+- `configure_switch(name)`: the run-time part of the port settings (p4switch
+  PFC XOFF/XON, BMv2 queue depth and rate), which needs a committed
+  pipeline: call it after every pipeline push, including after a restart.
+- `tm_stats(name)`: the target's queue counters per "port/priority"
+  (p4switch), or None (BMv2).
+
+Target-specific work is the switch class's (`SWITCH_CLASSES[target]`), not
+an if on the target here. Errors are `NetworkError` with one line that says
+what and where.
+
+Names defined here: `FabricRuntime`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from mininet.link import Link
+
+from .addressing import AddressPlan, LinkPlan
+from .hostcfg import nic_routes
+from .net import FabricNet
+from .nodes import (
+    RUN_ENV,
+    SWITCH_CLASSES,
+    FabricSwitch,
+    NetworkError,
+    SwitchRecord,
+    launch,
+    proc_start,
+    wait_ready,
+)
+from .runstate import NETNS_DIR, RunState, netns_name, update_state
+
+__all__ = ["FabricRuntime"]
+
+
+def _zombie_or_gone(pid: int) -> bool:
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return True
+    return stat.rsplit(")", 1)[1].split()[0] in ("Z", "X")
+
+
+class FabricRuntime:
+    """Runtime access to one running fabric (see the module docstring)."""
+
+    def __init__(self, plan: AddressPlan, *, token: str, target: str,
+                 records: list[SwitchRecord], net: FabricNet | None = None,
+                 state_directory: Path | None = None) -> None:
+        if target not in SWITCH_CLASSES:
+            raise NetworkError(f"run.json names target {target!r}, not one of "
+                               f"{', '.join(SWITCH_CLASSES)}")
+        missing = sorted({s.name for s in plan.switches} - {r.name for r in records})
+        if missing:
+            raise NetworkError(f"the running fabric has no record of switch(es) "
+                               f"{', '.join(missing[:3])}: is it the same topology?")
+        self.plan = plan
+        self.token = token
+        self.target = target
+        self.switch_cls: type[FabricSwitch] = SWITCH_CLASSES[target]
+        self.records = {r.name: r for r in records}
+        self.state_directory = state_directory
+        self._net = net
+        self._procs: dict[str, subprocess.Popen[bytes]] = {}  # switch processes we started
+        self._mn_links: dict[str, Link] = {}
+        if net is not None and net.net is not None:
+            for link in net.net.links:
+                self._mn_links[f"{link.intf1.name}--{link.intf2.name}"] = link
+        # Mininet nodes run commands through one shell each: one caller at a time.
+        self._mn_lock = threading.Lock()
+        self._restart_lock = threading.Lock()
+
+    @classmethod
+    def from_net(cls, net: FabricNet) -> FabricRuntime:
+        """Access to a network this process has just started."""
+        if net.state is None or net.net is None:
+            raise NetworkError("the network is not running")
+        records = [sw.record() for sw in net.fabric_switches()]
+        return cls(net.plan, token=net.token, target=net.switch_cls.target, records=records,
+                   net=net, state_directory=net.state_directory)
+
+    @classmethod
+    def from_state(cls, state: RunState, plan: AddressPlan, *,
+                   state_directory: Path | None = None) -> FabricRuntime:
+        """Access to a fabric another (possibly dead) process started, from its run.json."""
+        records = [SwitchRecord.from_json(d) for d in state.switches]
+        if not all(r.argv for r in records):
+            raise NetworkError("run.json has no command line for its switches "
+                               "(written by an older aizone): restart the fabric")
+        return cls(plan, token=state.token, target=state.target, records=records,
+                   state_directory=state_directory)
+
+    # --- hosts ---------------------------------------------------------------
+
+    def netns(self, host: str) -> str:
+        """The pinned namespace name of `host` ("aizone-<host>")."""
+        try:
+            self.plan.host(host)
+        except KeyError:
+            raise NetworkError(f"no host {host!r} in fabric {self.plan.name!r}") from None
+        name = netns_name(host)
+        if not (NETNS_DIR / name).exists():
+            raise NetworkError(f"{host}: its network namespace {NETNS_DIR / name} is gone "
+                               f"(the fabric is down?)")
+        return name
+
+    def _host_argv(self, host: str, argv: list[str]) -> list[str]:
+        return ["ip", "netns", "exec", self.netns(host), *argv]
+
+    def _env(self, env: dict[str, str] | None) -> dict[str, str]:
+        out = dict(os.environ if env is None else env)
+        out[RUN_ENV] = self.token
+        return out
+
+    def host_popen(self, host: str, argv: list[str], **popen_kw: Any) -> subprocess.Popen[Any]:
+        """Start `argv` inside `host`'s network namespace; `popen_kw` go to `subprocess.Popen`."""
+        env = self._env(popen_kw.pop("env", None))
+        return subprocess.Popen(self._host_argv(host, argv), env=env, **popen_kw)
+
+    def host_run(self, host: str, argv: list[str],
+                 timeout: float = 30.0) -> subprocess.CompletedProcess[str]:
+        """Run `argv` inside `host`'s namespace to completion (text output captured).
+
+        Raises `subprocess.TimeoutExpired` (the command killed) after `timeout` s.
+        """
+        return subprocess.run(self._host_argv(host, argv), env=self._env(None),
+                              capture_output=True, text=True, timeout=timeout)
+
+    # --- links ---------------------------------------------------------------
+
+    def _link(self, link_id: str) -> LinkPlan:
+        try:
+            return self.plan.link(link_id)
+        except KeyError:
+            raise NetworkError(f"no link {link_id!r} in fabric {self.plan.name!r} "
+                               f"(ids are <a_intf>--<b_intf>, e.g. "
+                               f"{self.plan.links[0].id})") from None
+
+    def _ends(self, link: LinkPlan) -> list[tuple[str | None, str]]:
+        """(namespace or None for the root one, interface) of both ends."""
+        def ns(node: str) -> str | None:
+            return self.netns(node) if link.tier == "host" and node == link.a else None
+        return [(ns(link.a), link.a_intf), (ns(link.b), link.b_intf)]
+
+    def set_link(self, link_id: str, up: bool) -> None:
+        """Set both ends of a link administratively up or down (shaping kept)."""
+        link = self._link(link_id)
+        state = "up" if up else "down"
+        mn = self._mn_links.get(link_id)
+        if mn is not None and self._net is not None and self._net.net is not None:
+            with self._mn_lock:
+                for intf in (mn.intf1, mn.intf2):
+                    out = intf.ifconfig(state)
+                    if out.strip():
+                        raise NetworkError(f"{link_id}: {intf.name} {state}: {out.strip()}")
+        else:
+            for ns, intf in self._ends(link):
+                _ip(ns, ["link", "set", "dev", intf, state], what=f"{link_id}: {intf} {state}")
+        if up and link.tier == "host":
+            nic = self.plan.host(link.a).nics[link.a_port]
+            for argv in nic_routes(nic):
+                _ip(self.netns(link.a), argv[1:], what=f"{link_id}: {nic.host} routes")
+
+    def link_up(self, link_id: str) -> bool:
+        """Both ends administratively up and with carrier."""
+        link = self._link(link_id)
+        for ns, intf in self._ends(link):
+            out = _ip(ns, ["-j", "link", "show", "dev", intf], what=f"{link_id}: {intf}")
+            try:
+                flags = json.loads(out)[0].get("flags", [])
+            except (ValueError, IndexError):
+                return False
+            if "UP" not in flags or "LOWER_UP" not in flags:
+                return False
+        return True
+
+    # --- switches ------------------------------------------------------------
+
+    def _record(self, name: str) -> SwitchRecord:
+        try:
+            return self.records[name]
+        except KeyError:
+            raise NetworkError(f"no switch {name!r} in fabric {self.plan.name!r}") from None
+
+    def _reap(self, name: str) -> None:
+        # Our own children must be waited for, or they linger as zombies.
+        proc = self._procs.get(name)
+        if proc is not None:
+            proc.poll()
+        if self._net is not None and self._net.net is not None:
+            node = self._net.net.nameToNode.get(name)
+            if isinstance(node, FabricSwitch) and node.proc is not None:
+                node.proc.poll()
+
+    def switch_alive(self, name: str) -> bool:
+        """Is the recorded process of switch `name` running (and not a reused pid)?"""
+        rec = self._record(name)
+        self._reap(name)
+        if rec.pid is None or proc_start(rec.pid) != rec.start:
+            return False
+        return not _zombie_or_gone(rec.pid)
+
+    def kill_switch(self, name: str, timeout: float = 5.0) -> None:
+        """SIGKILL the switch process (tests: a switch that crashes) and wait until it is gone."""
+        rec = self._record(name)
+        if not self.switch_alive(name):
+            return
+        assert rec.pid is not None
+        try:
+            os.killpg(rec.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        deadline = time.monotonic() + timeout
+        while self.switch_alive(name) and time.monotonic() < deadline:
+            time.sleep(0.02)
+
+    def _stop(self, name: str, timeout: float = 5.0) -> None:
+        rec = self._record(name)
+        if not self.switch_alive(name):
+            return
+        assert rec.pid is not None
+        try:
+            os.killpg(rec.pid, signal.SIGTERM)
+        except ProcessLookupError:
+            return
+        deadline = time.monotonic() + timeout
+        while self.switch_alive(name) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        self.kill_switch(name)
+
+    def restart_switch(self, name: str) -> int:
+        """Start switch `name` again with its recorded command line; returns the new pid.
+
+        A live process is stopped first. Waits until the gRPC port accepts
+        connections (the switch has no pipeline yet: push it, then call
+        `configure_switch`) and records the new pid in run.json.
+        """
+        with self._restart_lock:
+            rec = self._record(name)
+            self._stop(name)
+            proc = launch(rec)
+            try:
+                wait_ready(rec, proc, self.switch_cls.start_timeout)
+            except BaseException:
+                if proc.poll() is None:
+                    os.killpg(proc.pid, signal.SIGKILL)
+                    proc.wait(5)
+                raise
+            self._procs[name] = proc
+            if self._net is not None and self._net.net is not None:
+                node = self._net.net.nameToNode.get(name)
+                if isinstance(node, FabricSwitch):
+                    node.proc = proc  # so that the network's stop() ends this one
+            self._save()
+            assert rec.pid is not None
+            return rec.pid
+
+    def configure_switch(self, name: str) -> None:
+        """Apply the switch's run-time port settings (after each pipeline push)."""
+        self.switch_cls.configure(self._record(name))
+
+    def tm_stats(self, name: str) -> dict[str, Any] | None:
+        """Queue counters of the switch's traffic manager, "port/priority" -> {...}, or None."""
+        return self.switch_cls.tm_stats(self._record(name))
+
+    def _save(self) -> None:
+        switches = [self.records[s.name].to_json() for s in self.plan.switches]
+
+        def change(state: RunState) -> None:
+            state.switches = switches
+
+        update_state(change, self.state_directory)
+        if self._net is not None and self._net.state is not None:
+            self._net.state.switches = switches
+
+
+def _ip(netns: str | None, args: list[str], *, what: str) -> str:
+    """Run `ip [-n NETNS] ARGS...`; NetworkError with ip's message when it fails."""
+    argv = ["ip", *(["-n", netns] if netns else []), *args]
+    out = subprocess.run(argv, capture_output=True, text=True)
+    if out.returncode != 0:
+        raise NetworkError(f"{what}: {out.stderr.strip() or ' '.join(argv)}")
+    return out.stdout

@@ -1,0 +1,80 @@
+"""The port settings of each switch, derived from the plan: what a switch node sets on its ports.
+
+A switch's ports run at their link tier's emulated rate with the tier's
+egress queue length, and PFC covers the lossless classes on the ports of
+tiers with `pfc.enabled`; every switch has `qos.queues` priority queues.
+The node classes (`topologies.nodes`) turn these values into each target's
+flags and run-time calls; `run.json` records them (`to_json`), so a switch
+restarted after the daemon died gets the same ones.
+
+Names defined here: `PortSettings`, `SwitchSettings`, `switch_settings`,
+`MTU_FRAME`, `frames_per_second`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from .addressing import AddressPlan, Tier
+
+__all__ = ["MTU_FRAME", "PortSettings", "SwitchSettings", "frames_per_second", "switch_settings"]
+
+# Bytes of a full-size frame on a veth (1500-byte IP packet + 14-byte
+# Ethernet header; no FCS, preamble or gap: tc counts the same bytes).
+MTU_FRAME = 1514
+
+
+def frames_per_second(rate_mbps: float, frame: int = MTU_FRAME) -> int:
+    """Full-size frames per second that fill `rate_mbps`: rate / (8 * frame bytes), at least 1."""
+    return max(1, round(rate_mbps * 1e6 / (8 * frame)))
+
+
+@dataclass(frozen=True, kw_only=True)
+class PortSettings:
+    """One switch port: rate (Mb/s), egress queue (packets), PFC priorities and thresholds."""
+
+    port: int
+    intf: str
+    tier: Tier
+    rate_mbps: float
+    queue: int
+    pfc: tuple[int, ...]  # priorities PFC covers on this port; empty: off
+    xoff: int
+    xon: int
+
+    @property
+    def gbps(self) -> str:
+        """The rate in Gb/s as a flag value ("0.01" for 10 Mb/s)."""
+        return f"{self.rate_mbps / 1000:.9g}"
+
+
+@dataclass(frozen=True, kw_only=True)
+class SwitchSettings:
+    """Every port of one switch, and its number of priority queues."""
+
+    queues: int
+    ports: tuple[PortSettings, ...]
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> SwitchSettings:
+        ports = tuple(PortSettings(**{**p, "pfc": tuple(p["pfc"])}) for p in data["ports"])
+        return cls(queues=int(data["queues"]), ports=ports)
+
+
+def switch_settings(plan: AddressPlan, name: str) -> SwitchSettings:
+    """The settings of switch `name` from its ports' link tiers and the plan's QoS."""
+    sw = plan.switch(name)
+    lossless = plan.qos.lossless_tcs
+    ports = []
+    for p in sw.ports:
+        link = plan.link(p.link_id)
+        shape = link.shape
+        ports.append(PortSettings(
+            port=p.port, intf=p.intf, tier=p.tier, rate_mbps=shape.rate_mbps,
+            queue=shape.queue, pfc=lossless if shape.pfc.enabled else (),
+            xoff=shape.pfc.xoff, xon=shape.pfc.xon))
+    return SwitchSettings(queues=plan.qos.queues, ports=tuple(ports))
