@@ -24,8 +24,10 @@ TARGET ?= auto
 # BMv2 and p4c, when installed, run the dataplane and fabric suites a second time.
 HAVE_BMV2 := $(shell command -v simple_switch_grpc >/dev/null && command -v p4c-bm2-ss >/dev/null && echo yes)
 # A second interpreter aizone must install on (the VM's Ubuntu 24.04 has Python 3.12):
-# python3.12 from PATH, else pyenv's; none: that check is skipped and says so.
-PY312 ?= $(shell command -v python3.12 || ls -d /root/.pyenv/versions/3.12.*/bin/python3.12 2>/dev/null | tail -1)
+# pyenv's 3.12 (this machine image has one), else a python3.12 on PATH that runs; none:
+# that check is skipped and says so.
+PY312 ?= $(shell for p in $$(ls -d $(HOME)/.pyenv/versions/3.12.*/bin/python3.12 2>/dev/null) $$(command -v python3.12); do \
+  $$p -c 'import sys; sys.exit(sys.version_info[:2] != (3, 12))' 2>/dev/null && echo $$p && break; done)
 VENV312 := $(VENV)/py312
 
 .PHONY: demo test test-p4switch test-bmv2 test-py312 setup apt apt-test lint vagrant-validate bench clean-net

@@ -1,110 +1,124 @@
-"""P4Runtime write/read throughput of p4switch's server while it forwards packets.
+"""P4Runtime write/read throughput of p4switch's server while it forwards packets, and of BMv2's.
 
-The server (real gRPC on loopback, the real pipeline running
+p4switch: the server (real gRPC on loopback, the real pipeline running
 tests/unit/server/route.p4 with a 64k-entry LPM table) runs in this process,
 with a thread that pushes IPv4 packets through the pipeline at `--pps`
-(0: as fast as it can). A client in a separate process (as a controller would
-be) builds its WriteRequests before the clock starts, warms the connection up
-with a fifth of them, then inserts N routes into empty tables in batches of
-1, 100 and 1000 updates per request and reads them all back.
-Prints entries/s for each, and the packets forwarded meanwhile, for each
-gRPC transport (the native one first, then grpcio's server, so the two
-compare in one run). Figures only, never asserts.
+(0: as fast as it can), for each gRPC transport (the native one first, then
+grpcio's server). BMv2: `simple_switch_grpc` (from PATH, when there) runs the
+same program compiled by p4c-bm2-ss, with no ports (so no packet load).
 
-    .venv/bin/python bench/p4rt_write.py [--entries N] [--pps PPS] [--transport T] [--profile FILE]
+The client is a separate process (as a controller would be), on finsy: a
+primary `finsy.Switch` pushes the pipeline; the WriteRequests are encoded
+through finsy's schema before the clock starts; it warms the connection up
+with a fifth of them, empties the table, then inserts N routes in batches of
+1, 100, 500 and 1000 updates per request and reads them all back (finsy
+decodes what it reads). Prints entries/s for each, side by side. Figures
+only, never asserts.
 
-`--profile FILE` writes a cProfile of the server process (open it with
-`python -m pstats FILE`).
+    .venv/bin/python bench/p4rt_write.py [--entries N] [--pps PPS] [--transport T]
+                                         [--target p4switch|bmv2|both] [--profile FILE]
+
+`--profile FILE` writes a cProfile of the p4switch server process (open it
+with `python -m pstats FILE`).
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import multiprocessing as mp
 import os
+import shutil
+import socket
+import subprocess
 import sys
 import tempfile
 import threading
 import time
+from pathlib import Path
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
 BATCHES = (1, 100, 500, 1000)
 TABLE_SIZE = 1 << 16
+TABLE = "MyIngress.ipv4_route"
+ACTION = "MyIngress.route"
 
 
-def build_program() -> tuple[bytes, bytes]:
-    """route.p4 with a bigger route table: (P4Info, program file)."""
+def program_source(folder: Path) -> Path:
+    """route.p4 with a bigger route table, written into `folder`."""
+    with open(os.path.join(ROOT, "tests/unit/server/route.p4")) as f:
+        src = f.read().replace("size = 1024;", f"size = {TABLE_SIZE};")
+    path = folder / "route64k.p4"
+    path.write_text(src)
+    return path
+
+
+def build_p4switch(source: Path, out: Path) -> tuple[Path, Path]:
+    """(P4Info text file, program file) from p4switch-compile's front end."""
     from google.protobuf import text_format
 
     from p4switch import ir
     from p4switch.frontend import compile_file
     from p4switch.p4info import build_p4info
 
-    with open(os.path.join(ROOT, "tests/unit/server/route.p4")) as f:
-        src = f.read().replace("size = 1024;", f"size = {TABLE_SIZE};")
-    with tempfile.NamedTemporaryFile("w", suffix=".p4", delete=False) as f:
-        f.write(src)
-    try:
-        program = compile_file(f.name)
-    finally:
-        os.unlink(f.name)
+    program = compile_file(str(source))
     info = build_p4info(program)
-    return info.SerializeToString(), ir.to_json(program, text_format.MessageToString(info)).encode()
+    text = text_format.MessageToString(info)
+    (out / "p4switch.p4info.txtpb").write_text(text)
+    (out / "p4switch.json").write_text(ir.to_json(program, text))
+    return out / "p4switch.p4info.txtpb", out / "p4switch.json"
 
 
-def route_entry(info, i: int):
-    from p4switch.proto import p4i, p4r
-
-    table = next(t for t in info.tables if t.match_fields and t.match_fields[0].match_type == p4i.MatchField.LPM)
-    act = next(a for a in info.actions if len(a.params) == 2)
-    te = p4r.TableEntry(table_id=table.preamble.id)
-    fm = te.match.add(field_id=table.match_fields[0].id)
-    fm.lpm.value, fm.lpm.prefix_len = (0x0A000000 + (i << 8)).to_bytes(4, "big"), 24
-    te.action.action.action_id = act.preamble.id
-    te.action.action.params.add(param_id=act.params[0].id, value=bytes([1 + i % 3]))
-    te.action.action.params.add(param_id=act.params[1].id, value=(0x020000000000 + i).to_bytes(6, "big"))
-    return te
+def build_bmv2(source: Path, out: Path) -> tuple[Path, Path]:
+    """(P4Info, BMv2 JSON) from p4c-bm2-ss."""
+    info, blob = out / "bmv2.p4info.txtpb", out / "bmv2.json"
+    subprocess.run(["p4c-bm2-ss", "--p4v", "16", "--p4runtime-files", str(info), "-o", str(blob),
+                    str(source)], check=True, capture_output=True, text=True)
+    return info, blob
 
 
-def client_main(address: str, info_bytes: bytes, blob: bytes, n: int, conn) -> None:
-    """The controller process: set the pipeline, write in batches, read back; send timings."""
-    from p4switch.proto import p4i, p4r
-    from tests.unit.server.conftest import Client
+def client_main(address: str, p4info: str, blob: str, n: int, conn) -> None:
+    """The controller process: push the pipeline, write in batches, read back; send timings."""
+    asyncio.run(_client(address, Path(p4info), Path(blob), n, conn))
 
-    info = p4i.P4Info.FromString(info_bytes)
-    client = Client(address)
-    client.stream(10)
-    table_id = route_entry(info, 0).table_id
-    for batch in BATCHES:
-        requests = []
-        for i in range(0, n, batch):
-            req = p4r.WriteRequest(device_id=1, role=client.role)
-            req.election_id.low = client.election_id
-            for j in range(i, min(n, i + batch)):
-                req.updates.add(type=p4r.Update.INSERT).entity.table_entry.CopyFrom(route_entry(info, j))
-            requests.append(req)
-        # Warm up with a fifth of the requests (gRPC's flow-control windows grow
-        # with the traffic they see; the first large requests on a fresh
-        # connection wait for them), then start from empty tables.
-        client.set_pipeline(p4info=info, device_config=blob)
-        for req in requests[:max(1, len(requests) // 5)]:
-            client.stub.Write(req)
-        client.set_pipeline(p4info=info, device_config=blob)
-        conn.send(("start", batch))
-        conn.recv()
-        t0 = time.perf_counter()
-        for req in requests:
-            client.stub.Write(req)
-        wt = time.perf_counter() - t0
-        t0 = time.perf_counter()
-        got = client.read(p4r.Entity(table_entry=p4r.TableEntry(table_id=table_id)))
-        rt = time.perf_counter() - t0
-        if len(got) != n:
-            raise SystemExit(f"read back {len(got)} of {n}")
-        conn.send(("end", (batch, n / wt, n / rt)))
-    client.close()
+
+async def _client(address: str, p4info: Path, blob: Path, n: int, conn) -> None:
+    import logging
+
+    import finsy
+    from finsy import P4TableAction, P4TableEntry, P4TableMatch
+    from finsy.p4entity import encode_updates
+
+    logging.getLogger("finsy").setLevel(logging.ERROR)
+    options = finsy.SwitchOptions(p4info=p4info, p4blob=blob, device_id=1, p4force=True)
+    async with finsy.Switch("bench", address, options) as sw:
+        entries = [+P4TableEntry(TABLE, match=P4TableMatch(dst_addr=(0x0A000000 + (i << 8), 24)),
+                                 action=P4TableAction(ACTION, port=1 + i % 3,
+                                                      dmac=0x020000000000 + i))
+                   for i in range(n)]
+        updates = encode_updates(entries, sw.p4info)
+        for batch in BATCHES:
+            requests = [updates[i:i + batch] for i in range(0, n, batch)]
+            # Warm up with a fifth of the requests (gRPC's flow-control windows grow
+            # with the traffic they see), then start from an empty table.
+            for req in requests[:max(1, len(requests) // 5)]:
+                await sw.write(req)
+            await sw.delete_many([P4TableEntry(TABLE)])
+            conn.send(("start", batch))
+            conn.recv()
+            t0 = time.perf_counter()
+            for req in requests:
+                await sw.write(req)
+            wt = time.perf_counter() - t0
+            t0 = time.perf_counter()
+            got = [e async for e in sw.read(P4TableEntry(TABLE))]
+            rt = time.perf_counter() - t0
+            if len(got) != n:
+                raise SystemExit(f"read back {len(got)} of {n}")
+            conn.send(("end", (batch, n / wt, n / rt)))
+            await sw.delete_many([P4TableEntry(TABLE)])
     conn.send(("done", None))
 
 
@@ -138,9 +152,11 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--entries", type=int, default=5000, help="entries per batch size (default 5000)")
     ap.add_argument("--pps", type=float, default=2000,
-                    help="packets/s forwarded during the measurement (default 2000; 0: flat out)")
+                    help="packets/s p4switch forwards during the measurement (default 2000; 0: flat out)")
     ap.add_argument("--transport", choices=("native", "grpcio"),
-                    help="measure one gRPC transport only (default: both, native first)")
+                    help="p4switch: measure one gRPC transport only (default: both, native first)")
+    ap.add_argument("--target", choices=("p4switch", "bmv2", "both"), default="both",
+                    help="which server (default both: p4switch, then BMv2 when on PATH)")
     ap.add_argument("--profile", metavar="FILE", help="write a cProfile of the server process (FILE.<transport>)")
     ap.add_argument("--switch-interval", type=float, default=None, metavar="S",
                     help="sys.setswitchinterval for the server process (default: Python's 0.005)")
@@ -152,19 +168,92 @@ def main() -> None:
 
     from p4switch.server.transport import native_available
 
-    info_bytes, blob = build_program()
-    frames = [bytes(Ether(dst="02:00:00:00:00:01", src="02:00:00:00:01:01")
-                    / IP(dst=f"10.0.{i}.1") / UDP(dport=4791) / Raw(b"x" * 64)) for i in range(256)]
     n = min(args.entries, TABLE_SIZE)
-    transports = [args.transport] if args.transport else ["native", "grpcio"]
-    if native_available() and not args.transport:
-        print(f"(native transport not built: {native_available()}; grpcio only)")
-        transports = ["grpcio"]
-    for transport in transports:
-        run(transport, args, info_bytes, blob, frames, n)
+    with tempfile.TemporaryDirectory(prefix="p4rtbench-") as tmp:
+        source = program_source(Path(tmp))
+        if args.target in ("p4switch", "both"):
+            info, blob = build_p4switch(source, Path(tmp))
+            frames = [bytes(Ether(dst="02:00:00:00:00:01", src="02:00:00:00:01:01")
+                            / IP(dst=f"10.0.{i}.1") / UDP(dport=4791) / Raw(b"x" * 64))
+                      for i in range(256)]
+            transports = [args.transport] if args.transport else ["native", "grpcio"]
+            if native_available() and not args.transport:
+                print(f"(native transport not built: {native_available()}; grpcio only)")
+                transports = ["grpcio"]
+            for transport in transports:
+                run(transport, args, info, blob, frames, n)
+        if args.target in ("bmv2", "both"):
+            if not (shutil.which("simple_switch_grpc") and shutil.which("p4c-bm2-ss")):
+                print("BMv2: skipped (simple_switch_grpc and p4c-bm2-ss are not on PATH)")
+            else:
+                run_bmv2(source, Path(tmp), n)
 
 
-def run(transport: str, args: argparse.Namespace, info_bytes: bytes, blob: bytes, frames: list[bytes],
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _serve_client(address: str, info: Path, blob: Path, n: int,
+                  around: tuple | None = None) -> list[tuple[int, float, float, float]]:
+    """Run the client process against `address`; `around` = (start, stop) of a load per batch.
+    Returns (batch, write/s, read/s, load pps) per batch."""
+    here, there = mp.Pipe()
+    proc = mp.get_context("spawn").Process(target=client_main,
+                                           args=(address, str(info), str(blob), n, there))
+    proc.start()
+    out = []
+    try:
+        while True:
+            kind, _ = here.recv()
+            if kind == "done":
+                break
+            load = around[0]() if around else None
+            t0 = time.perf_counter()
+            here.send("go")
+            kind, (batch, w, r) = here.recv()
+            secs = time.perf_counter() - t0
+            pps = around[1](load, secs) if around else 0.0
+            out.append((batch, w, r, pps))
+    finally:
+        proc.join(10)
+    return out
+
+
+def run_bmv2(source: Path, tmp: Path, n: int) -> None:
+    """simple_switch_grpc on the same program (p4c-bm2-ss), no ports; print the rates."""
+    info, blob = build_bmv2(source, tmp)
+    addr = f"127.0.0.1:{_free_port()}"
+    log = open(tmp / "bmv2.log", "wb")  # noqa: SIM115 - handed to the child
+    proc = subprocess.Popen(["simple_switch_grpc", "--no-p4", "--device-id", "1", "--thrift-port",
+                             str(_free_port()), "--", "--grpc-server-addr", addr, "--cpu-port", "255"],
+                            stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT)
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", int(addr.rsplit(":", 1)[1])), 0.2).close()
+                break
+            except OSError:
+                if proc.poll() is not None or time.monotonic() > deadline:
+                    raise RuntimeError(f"simple_switch_grpc did not start (log: {tmp / 'bmv2.log'})") from None
+                time.sleep(0.1)
+        print(f"BMv2 simple_switch_grpc P4Runtime write/read: {n} LPM entries per run, client in "
+              f"another process, no packet load (no ports)")
+        for batch, w, r, _ in _serve_client(addr, info, blob, n):
+            print(f"  batch {batch:>4}: write {w:8.0f} entries/s   read back {r:8.0f} entries/s")
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(5)
+        log.close()
+
+
+def run(transport: str, args: argparse.Namespace, info: Path, blob: Path, frames: list[bytes],
         n: int) -> None:
     """Serve with `transport`, let a client process write and read at each batch size; print the rates."""
     from p4switch.pipeline import Switch
@@ -178,40 +267,36 @@ def run(transport: str, args: argparse.Namespace, info_bytes: bytes, blob: bytes
     server = P4RuntimeServer(device_id=1, address="127.0.0.1:0", transmit=transmit, cpu_port=255,
                              factory=lambda prog, tx: Switch(prog, tx, cpu_port=255),
                              transport=transport).start()
-    here, there = mp.Pipe()
-    proc = mp.get_context("spawn").Process(
-        target=client_main, args=(f"127.0.0.1:{server.port}", info_bytes, blob, n, there))
-    proc.start()
     prof = None
     if args.profile:
         import cProfile
 
         prof = cProfile.Profile()
+
+    def start_load() -> PacketLoad:
+        load = PacketLoad(server.process, args.pps, frames)
+        sink["n"] = 0
+        load.thread.start()
+        time.sleep(0.2)  # let the load settle before the clock starts
+        if prof is not None:
+            prof.enable()
+        return load
+
+    def stop_load(load: PacketLoad, secs: float) -> float:
+        if prof is not None:
+            prof.disable()
+        load.stop.set()
+        load.thread.join()
+        return sink["n"] / secs
+
     print(f"p4switch P4Runtime write/read over the {transport} transport: {n} LPM entries per run, "
           f"client in another process, packet load {'flat out' if not args.pps else f'{args.pps:.0f} pps'}")
     try:
-        while True:
-            kind, _ = here.recv()
-            if kind == "done":
-                break
-            load = PacketLoad(server.process, args.pps, frames)
-            sink["n"] = 0
-            load.thread.start()
-            time.sleep(0.2)  # let the load settle before the clock starts
-            t0 = time.perf_counter()
-            if prof is not None:
-                prof.enable()
-            here.send("go")
-            kind, (batch, w, r) = here.recv()  # "end": this batch size is written and read back
-            if prof is not None:
-                prof.disable()
-            secs = time.perf_counter() - t0
-            load.stop.set()
-            load.thread.join()
+        for batch, w, r, pps in _serve_client(f"127.0.0.1:{server.port}", info, blob, n,
+                                              (start_load, stop_load)):
             print(f"  batch {batch:>4}: write {w:8.0f} entries/s   read back {r:8.0f} entries/s"
-                  f"   (forwarding {sink['n'] / secs:.0f} pps meanwhile)")
+                  f"   (forwarding {pps:.0f} pps meanwhile)")
     finally:
-        proc.join(10)
         server.stop(grace=0)
         if prof is not None:
             prof.dump_stats(f"{args.profile}.{transport}")

@@ -1,4 +1,4 @@
-"""Packets per second of p4switch on p4/rtsw.p4 with 1k routes and an 8-member ECMP group.
+"""Packets per second of p4switch (and BMv2) on p4/rtsw.p4 with 1k routes and an 8-member ECMP group.
 
 Two figures, never assertions:
 
@@ -13,10 +13,13 @@ Two figures, never assertions:
   overload it must drop in the kernel) and paced (offered load in steps;
   the highest rate that loses under 0.1%, a fairer maximum). The unpaced
   blast through a trivial raw-socket Python forwarder gives the baseline
-  ratio. Namespaces, veths and processes are removed whatever happens.
+  ratio. With BMv2 on PATH (simple_switch_grpc, p4c-bm2-ss), the same
+  measurements run on it too, side by side (`--targets` chooses). The
+  switches are programmed over P4Runtime with finsy. Namespaces, veths and
+  processes are removed whatever happens.
 
     .venv/bin/python bench/pps.py [--packets N] [--routes N] [--program l3|rtsw]
-                                  [--only memory|veth] [--seconds S]
+                                  [--only memory|veth] [--seconds S] [--targets T,T]
                                   [--pace-start PPS] [--pace-step PPS] [--pace-max PPS]
                                   [--pace-seconds S]
 """
@@ -27,6 +30,7 @@ import argparse
 import json
 import os
 import random
+import shutil
 import socket
 import statistics
 import subprocess
@@ -232,33 +236,41 @@ def _wait_port(addr: str, proc: subprocess.Popen, timeout: float = 60.0) -> None
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if proc.poll() is not None:
-            raise RuntimeError(f"p4switch exited with {proc.returncode} at start")
+            raise RuntimeError(f"the switch exited with {proc.returncode} at start")
         try:
             with socket.create_connection((host, int(port)), timeout=0.2):
                 return
         except OSError:
             time.sleep(0.1)
-    raise RuntimeError(f"p4switch did not open {addr}")
+    raise RuntimeError(f"the switch did not open {addr}")
 
 
-def _program_switch(addr: str, build: Path, routes: list[int]) -> None:
-    from controller import Action, Exact, Lpm, SwitchSession
-    from controller import Group as CGroup
-    from controller import Member as CMember
-    from controller import TableEntry as CEntry
+def _program_switch(addr: str, build: Path, routes: list[int], target: str) -> None:
+    from finsy import (
+        P4ActionProfileGroup,
+        P4ActionProfileMember,
+        P4IndirectAction,
+        P4Member,
+        P4TableAction,
+        P4TableEntry,
+        P4TableMatch,
+    )
+
     from controller.build import compile_program
-    from controller.p4info import load_p4info
+    from tests.dataplane.session import SyncSwitch
 
-    prog = compile_program(REPO / "p4" / "rtsw.p4", build, role="rtsw")
-    with SwitchSession("bench", addr, 1).open() as s:
-        s.set_pipeline(load_p4info(prog.p4info), prog.device_config.read_bytes())
-        s.insert([CMember(profile=SELECTOR, member_id=m + 1, action=Action(
-            name=SET_OUTPUT, params=(("port", 2), ("src_mac", 0x020000000000 + m),
-                                     ("dst_mac", 0x020000000100 + m)))) for m in range(8)])
-        s.insert([CGroup(profile=SELECTOR, group_id=1, members=tuple(range(1, 9)))])
-        s.insert([CEntry(table=NEXT_HOP, match=(("next_id", Exact(value=1)),), group_id=1)])
-        s.insert([CEntry(table=IPV4_ROUTE, match=(("dst_addr", Lpm(value=r, prefix_len=24)),),
-                         action=Action(name=SET_NEXT_ID, params=(("next_id", 1),))) for r in routes])
+    prog = compile_program(REPO / "p4" / "rtsw.p4", build, role="rtsw", target=target)
+    with SyncSwitch("bench", addr, device_id=1, p4info=prog.p4info,
+                    p4blob=prog.device_config) as s:
+        s.insert([P4ActionProfileMember(SELECTOR, member_id=m + 1, action=P4TableAction(
+            SET_OUTPUT, port=2, src_mac=0x020000000000 + m, dst_mac=0x020000000100 + m))
+            for m in range(8)])
+        s.insert([P4ActionProfileGroup(SELECTOR, group_id=1, max_size=8,
+                                       members=[P4Member(m, weight=1) for m in range(1, 9)])])
+        s.insert([P4TableEntry(NEXT_HOP, match=P4TableMatch(next_id=1),
+                               action=P4IndirectAction(group_id=1))])
+        s.insert([P4TableEntry(IPV4_ROUTE, match=P4TableMatch(dst_addr=(r, 24)),
+                               action=P4TableAction(SET_NEXT_ID, next_id=1)) for r in routes])
 
 
 def _blast(frames_file: Path, seconds: float, rate: float = 0) -> tuple[int, int, float]:
@@ -312,42 +324,63 @@ def _stop(proc: subprocess.Popen | None) -> None:
         proc.wait(timeout=5)
 
 
+def _switch_command(target: str, addr: str) -> list[str]:
+    ports = ["-i", f"1@{VETHS[1][0]}", "-i", f"2@{VETHS[2][0]}"]
+    if target == "bmv2":
+        return ["simple_switch_grpc", "--no-p4", *ports, "--device-id", "1", "--thrift-port",
+                str(_free_port()), "--", "--grpc-server-addr", addr]
+    return [str(Path(sys.executable).with_name("p4switch")), "--no-p4", *ports, "--device-id", "1",
+            "--grpc-server-addr", addr]
+
+
+def _veth_target(target: str, frames_file: Path, tmp: str, routes: list[int],
+                 args: argparse.Namespace) -> float:
+    """Measure one target through the veths; returns its unpaced pps."""
+    addr = f"127.0.0.1:{_free_port()}"
+    switch = None
+    try:
+        with open(Path(tmp) / f"{target}.log", "wb") as log:
+            switch = subprocess.Popen(_switch_command(target, addr), stdout=log,
+                                      stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+        _wait_port(addr, switch)
+        _program_switch(addr, Path(tmp) / f"build-{target}", routes, target)
+        if not _warm(frames_file):
+            raise RuntimeError(f"no frame got through {target} (see its log)")
+        offered, got, dt = _blast(frames_file, args.seconds)
+        pps = got / dt
+        print(f"[veth] {target} rtsw.p4, {len(routes)} routes, ECMP 8: unpaced: offered "
+              f"{offered / dt:,.0f} pps, through {pps:,.0f} pps ({got} frames in {dt:.1f} s)")
+        if args.pace_step > 0:
+            best, steps = _paced(frames_file, args)
+            print(f"[veth] {target} paced steps (pps: loss): "
+                  + ", ".join(f"{r / 1000:.0f}k: {loss:.2%}" for r, loss in steps))
+            print(f"[veth] {target} paced: highest offered load with < 0.1% loss: {best:,.0f} pps "
+                  f"({args.pace_seconds:g} s steps of {args.pace_step:,.0f} pps)")
+        return pps
+    finally:
+        _stop(switch)
+
+
 def bench_veth(args: argparse.Namespace) -> None:
     if os.geteuid() != 0:
         print("[veth] skipped: needs root (network namespaces, raw sockets)")
         return
+    targets = [t for t in args.targets.split(",") if t]
+    if "bmv2" in targets and not (shutil.which("simple_switch_grpc") and shutil.which("p4c-bm2-ss")):
+        print("[veth] bmv2 skipped: simple_switch_grpc and p4c-bm2-ss are not on PATH")
+        targets.remove("bmv2")
     rng = random.Random(1)
     routes = route_prefixes(args.routes, rng)
     frames = [udp_frame(r | rng.randrange(1, 255), rng.randrange(1024, 65535)) for r in routes[:256]]
-    exe = Path(sys.executable).with_name("p4switch")
-    switch = fwd = None
+    fwd = None
+    measured: dict[str, float] = {}
     with tempfile.TemporaryDirectory(prefix="ppsbench-") as tmp:
         frames_file = Path(tmp) / "frames.bin"
         frames_file.write_bytes(b"".join(len(f).to_bytes(2, "big") + f for f in frames))
         try:
             _veth_up()
-            addr = f"127.0.0.1:{_free_port()}"
-            log = open(Path(tmp) / "p4switch.log", "wb")
-            switch = subprocess.Popen([str(exe), "--no-p4", "-i", f"1@{VETHS[1][0]}", "-i", f"2@{VETHS[2][0]}",
-                                       "--device-id", "1", "--grpc-server-addr", addr],
-                                      stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
-            _wait_port(addr, switch)
-            _program_switch(addr, Path(tmp) / "build", routes)
-            if not _warm(frames_file):
-                raise RuntimeError("no frame got through p4switch (see its log)")
-            offered, got, dt = _blast(frames_file, args.seconds)
-            sw_pps = got / dt
-            print(f"[veth] p4switch rtsw.p4, {len(routes)} routes, ECMP 8: unpaced: offered {offered / dt:,.0f} pps, "
-                  f"through {sw_pps:,.0f} pps ({got} frames in {dt:.1f} s)")
-            if args.pace_step > 0:
-                best, steps = _paced(frames_file, args)
-                print("[veth] paced steps (pps: loss): "
-                      + ", ".join(f"{r / 1000:.0f}k: {loss:.2%}" for r, loss in steps))
-                print(f"[veth] p4switch paced: highest offered load with < 0.1% loss: {best:,.0f} pps "
-                      f"({args.pace_seconds:g} s steps of {args.pace_step:,.0f} pps)")
-            _stop(switch)
-            switch = None
-
+            for target in targets:
+                measured[target] = _veth_target(target, frames_file, tmp, routes, args)
             fwd = subprocess.Popen([sys.executable, "-c", FORWARDER, VETHS[1][0], VETHS[2][0]],
                                    stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
             if not _warm(frames_file):
@@ -356,10 +389,11 @@ def bench_veth(args: argparse.Namespace) -> None:
             fwd_pps = got / dt
             print(f"[veth] raw-socket Python forwarder: offered {offered / dt:,.0f} pps, "
                   f"through {fwd_pps:,.0f} pps")
-            print(f"[veth] p4switch / forwarder: {sw_pps / fwd_pps:.2f}; p4switch / BMv2 (~19k pps): "
-                  f"{sw_pps / 19000:.2f}")
+            ratios = [f"{t} / forwarder: {pps / fwd_pps:.2f}" for t, pps in measured.items()]
+            if "p4switch" in measured and "bmv2" in measured:
+                ratios.append(f"p4switch / BMv2: {measured['p4switch'] / measured['bmv2']:.2f}")
+            print("[veth] " + "; ".join(ratios))
         finally:
-            _stop(switch)
             _stop(fwd)
             _veth_down()
 
@@ -376,6 +410,9 @@ def main() -> int:
     ap.add_argument("--pace-step", type=float, default=5000, help="paced veth: step (pps); 0: no paced run")
     ap.add_argument("--pace-max", type=float, default=150000, help="paced veth: highest offered load (pps)")
     ap.add_argument("--pace-seconds", type=float, default=2.0, help="paced veth: seconds per step")
+    ap.add_argument("--targets", default="p4switch,bmv2",
+                    help="veth: targets to measure, in order (default p4switch,bmv2; bmv2 is "
+                         "skipped when it is not on PATH)")
     args = ap.parse_args()
     if args.only in (None, "memory"):
         bench_memory(args)

@@ -91,6 +91,11 @@ class SyncSwitch:
         if self._switch is not None:
             switch, self._switch = self._switch, None
             await switch.__aexit__(None, None, None)
+        # gRPC's asyncio calls may leave a task behind: end them before the loop closes.
+        rest = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
+        for task in rest:
+            task.cancel()
+        await asyncio.gather(*rest, return_exceptions=True)
 
     def close(self) -> None:
         """End the session and the helper thread (safe to call more than once)."""
