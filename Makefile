@@ -29,6 +29,7 @@ HAVE_BMV2 := $(shell command -v simple_switch_grpc >/dev/null && command -v p4c-
 PY312 ?= $(shell for p in $$(ls -d $(HOME)/.pyenv/versions/3.12.*/bin/python3.12 2>/dev/null) $$(command -v python3.12); do \
   $$p -c 'import sys; sys.exit(sys.version_info[:2] != (3, 12))' 2>/dev/null && echo $$p && break; done)
 VENV312 := $(VENV)/py312
+SETUPTOOLS_312 := 84.2.1
 
 .PHONY: demo test test-p4switch test-bmv2 test-py312 setup apt apt-test lint vagrant-validate bench clean-net
 
@@ -55,7 +56,9 @@ ifeq ($(PY312),)
 else
 	@[ -x $(VENV312)/bin/python ] || $(PY312) -m venv $(VENV312)
 	@echo "aizone: pip install -e '.[test]' into $(VENV312) ($$($(VENV312)/bin/python --version))"
-	@$(VENV312)/bin/python -m pip install -q -e '.[test]' > $(VENV312)/pip.log 2>&1 || { grep -v '^WARNING: Location' $(VENV312)/pip.log; exit 1; }
+	@# setuptools: Debian's and Ubuntu's Mininet import distutils, gone from Python 3.12;
+	@# setuptools provides it again.
+	@$(VENV312)/bin/python -m pip install -q -e '.[test]' 'setuptools==$(SETUPTOOLS_312)' > $(VENV312)/pip.log 2>&1 || { grep -v '^WARNING: Location' $(VENV312)/pip.log; exit 1; }
 	@site=$$($(VENV312)/bin/python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])'); \
 	  ln -sfn /usr/lib/python3/dist-packages/mininet $$site/mininet
 	$(VENV312)/bin/python -m pytest tests/unit -q -p no:cacheprovider $(PYTEST_ARGS)
@@ -108,6 +111,8 @@ $(STAMP_PIP): pyproject.toml setup.py p4switch/server/native.cc
 	@echo "aizone: pip install -e '.[test,scale]' into $(VENV)"
 	@$(PY) -m pip install -q --upgrade pip > $(VENV)/pip.log 2>&1 || { grep -v '^WARNING: Location' $(VENV)/pip.log; exit 1; }
 	@$(PY) -m pip install -v -e '.[test,scale]' > $(VENV)/pip.log 2>&1 || { grep -v '^WARNING: Location' $(VENV)/pip.log; exit 1; }
+	@# Python 3.12 (the VM's): Mininet imports distutils, which setuptools provides again.
+	@$(PY) -c 'import sys; sys.exit(sys.version_info >= (3, 12))' || $(PY) -m pip install -q 'setuptools==$(SETUPTOOLS_312)' >> $(VENV)/pip.log 2>&1
 	@$(PY) -c 'import p4switch.server._native' 2>/dev/null || { \
 	  echo "aizone: p4switch's native P4Runtime transport did not build (g++, pkg-config, libgrpc++-dev); the compiler said:" >&2; \
 	  grep -iE 'error|grpc\+\+' $(VENV)/pip.log | head -20 >&2; exit 1; }
