@@ -8,7 +8,8 @@ AF_PACKET socket per interface. Names:
   (pyroute2).
 - ``link_bps``: the interface's speed from sysfs, if the driver reports one.
 - ``PacketSocket``: a raw socket bound to one interface that sends frames
-  and receives frames with kernel timestamps, never its own transmissions.
+  and receives frames with kernel timestamps, never its own transmissions;
+  ``recv_batch`` / ``try_send`` never wait (the agent's event loop).
 - ``resolve_mac``: the MAC to put in frames for a destination IP: the next
   hop's (the gateway's when the route has one), from the kernel's neighbour
   table, else from an ARP request sent with scapy.
@@ -16,6 +17,7 @@ AF_PACKET socket per interface. Names:
 
 from __future__ import annotations
 
+import errno
 import select
 import socket
 import struct
@@ -150,6 +152,29 @@ class PacketSocket:
             if ts is None:
                 ts = time.time()
             return data, ts
+
+    def recv_batch(self, limit: int, bufsize: int = _MAX_FRAME) -> list[bytes]:
+        """Up to ``limit`` frames already queued, without waiting (the event loop's path)."""
+        frames: list[bytes] = []
+        recv = self._sock.recv
+        try:
+            for _ in range(limit):
+                frames.append(recv(bufsize, socket.MSG_DONTWAIT))
+        except BlockingIOError:
+            pass
+        return frames
+
+    def try_send(self, frame: bytes) -> bool:
+        """Transmit one frame without waiting; False if the device queue is full (retry later)."""
+        try:
+            self._sock.send(frame, socket.MSG_DONTWAIT)
+        except BlockingIOError:
+            return False
+        except OSError as exc:
+            if exc.errno == errno.ENOBUFS:
+                return False
+            raise TrafficError(f"send on {self.iface}: {exc}") from exc
+        return True
 
     def kernel_drops(self) -> int:
         """Frames the kernel dropped because this socket's queue was full, so far."""

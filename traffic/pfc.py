@@ -82,12 +82,31 @@ class PauseState:
         self.link_bps = link_bps
         self.frames = 0
         self._until = [0.0] * 8
+        # Time spent paused, per priority: closed intervals plus the open one.
+        self._paused = [0.0] * 8
+        self._since: list[float | None] = [None] * 8
 
     def apply(self, pauses: dict[int, int], now: float) -> None:
         """Record one received PFC frame's {priority: quanta} at time ``now``."""
         self.frames += 1
         for prio, quanta in pauses.items():
+            self._close(prio, now)
             self._until[prio] = now + quanta_seconds(quanta, self.link_bps)
+            if quanta:
+                self._since[prio] = now
+
+    def _close(self, prio: int, now: float) -> None:
+        since = self._since[prio]
+        if since is not None:
+            self._paused[prio] += max(0.0, min(self._until[prio], now) - since)
+            self._since[prio] = None
+
+    def paused_seconds(self, priority: int, now: float) -> float:
+        """Total time ``priority`` has been paused up to ``now`` (XON and refreshes applied)."""
+        since = self._since[priority]
+        if since is None:
+            return self._paused[priority]
+        return self._paused[priority] + max(0.0, min(self._until[priority], now) - since)
 
     def paused_until(self, priority: int) -> float:
         """When ``priority`` may transmit again (in the past if it is not paused)."""

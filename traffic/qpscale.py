@@ -7,10 +7,14 @@ traffic on several QPs, in one of two ways:
 - ``split``: every message is cut into one chunk per QP, each chunk posted
   as its own RDMA WRITE; a message completes when all its chunks have.
 - ``round_robin``: whole messages go to QP 0, 1, ..., Q-1, 0, ... in turn
-  (the better choice for production message sizes, per the paper).
+  (the better choice for production message sizes, per the paper); a
+  collective keeps its place in the turn from one step to the next
+  (``start``).
 
 A strategy maps (messages, size, number of QPs) to an ordered list of
-``Post`` (one RDMA WRITE each). ``STRATEGIES`` names them for CLIs.
+``Post`` (one RDMA WRITE each). ``STRATEGIES`` names them for CLIs and
+JSON: ``split``, ``rr`` (also spelt ``round_robin``); ``strategy(name)``
+looks one up by any of its spellings.
 
 Every post carries immediate data saying which message it belongs to and
 how many posts make that message up (``encode_imm``/``decode_imm``), so a
@@ -31,6 +35,7 @@ __all__ = [
     "encode_imm",
     "round_robin",
     "split",
+    "strategy",
 ]
 
 # The immediate data holds the chunk count in 8 bits and the message id in 24.
@@ -73,18 +78,28 @@ def split(messages: int, size: int, qps: int) -> list[Post]:
     return posts
 
 
-def round_robin(messages: int, size: int, qps: int) -> list[Post]:
-    """Post message m whole on QP m mod Q."""
+def round_robin(messages: int, size: int, qps: int, start: int = 0) -> list[Post]:
+    """Post message m whole on QP (start + m) mod Q."""
     _check(messages, size, qps)
     return [
-        Post(message=m, qp_index=m % qps, offset=0, length=size, chunks=1) for m in range(messages)
+        Post(message=m, qp_index=(start + m) % qps, offset=0, length=size, chunks=1)
+        for m in range(messages)
     ]
 
 
 STRATEGIES: dict[str, Callable[[int, int, int], list[Post]]] = {
     "split": split,
     "round_robin": round_robin,
+    "rr": round_robin,
 }
+
+
+def strategy(name: str) -> Callable[[int, int, int], list[Post]]:
+    """The strategy called ``name`` (``split``, ``rr``, ``round_robin``, ``round-robin``)."""
+    found = STRATEGIES.get(name.replace("-", "_"))
+    if found is None:
+        raise ValueError(f"strategy {name!r}: one of split, rr (round_robin)")
+    return found
 
 
 def encode_imm(message: int, chunks: int) -> int:

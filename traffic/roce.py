@@ -12,7 +12,14 @@ the few functions the host agents need:
   or without immediate) and RDMA READ Request.
 - ``ImmDt``: Immediate Data Extended Transport Header (§9.3.6), 32 bits,
   on SEND/RDMA WRITE Last/Only "with immediate".
+- ``DETH``: Datagram Extended Transport Header: Q_Key and source
+  QP of a UD packet (the clear-to-send grants of receiver-driven admission
+  travel as UD SEND Only).
+- ``Syndrome``: AETH syndromes: ACK, and the NAK codes RC uses.
 - ``rdma_write``: one RDMA WRITE packet (First, Middle, Last or Only).
+- ``acknowledge``: an RC ACKNOWLEDGE (ACK or NAK) with its AETH.
+- ``cnp``: a RoCEv2 congestion notification packet (annex A17.9.3).
+- ``ud_send``: a UD SEND Only (with or without immediate) with its DETH.
 - ``segment_write``: one RDMA WRITE message as First/Middle.../Last packets
   (or one Only packet) with consecutive PSNs, each payload exactly the path
   MTU except the last (§9.7.2).
@@ -32,15 +39,17 @@ import struct
 from dataclasses import dataclass
 from typing import Any
 
-from scapy.contrib.roce import AETH, BTH
-from scapy.fields import IntField, XIntField, XLongField
+from scapy.contrib.roce import AETH, BTH, CNPPadding
+from scapy.fields import BitField, IntField, XByteField, XIntField, XLongField
 from scapy.layers.inet import IP, UDP, in4_chksum
 from scapy.layers.l2 import Ether
 from scapy.packet import Packet, Raw, bind_layers
 from scapy.utils import checksum
 
 __all__ = [
+    "CNP_OPCODE",
     "DEFAULT_DSCP",
+    "DETH",
     "IB_MTUS",
     "ROCEV2_UDP_PORT",
     "ImmDt",
@@ -49,12 +58,16 @@ __all__ = [
     "RETH",
     "Reth",
     "RoceInfo",
+    "Syndrome",
+    "acknowledge",
+    "cnp",
     "icrc_ok",
     "parse",
     "psn_add",
     "psn_diff",
     "rdma_write",
     "segment_write",
+    "ud_send",
 ]
 
 ROCEV2_UDP_PORT = 4791
@@ -71,6 +84,7 @@ _BTH_LEN = 12
 _RETH_LEN = 16
 _IMMDT_LEN = 4
 _AETH_LEN = 4
+_DETH_LEN = 8
 _ICRC_LEN = 4
 _ETHERTYPE_IPV4 = 0x0800
 _ETHERTYPE_VLAN = 0x8100
@@ -93,6 +107,26 @@ class Opcode:
     RC_RDMA_READ_RESPONSE_ONLY = 0x10
     RC_ACKNOWLEDGE = 0x11
     UC = 0x20  # add to an RC opcode for the same operation on UC
+    UD_SEND_ONLY = 0x64
+    UD_SEND_ONLY_WITH_IMMEDIATE = 0x65
+    CNP = 0x81
+
+
+CNP_OPCODE = Opcode.CNP
+
+
+class Syndrome:
+    """AETH syndromes (IBTA vol 1 ch. 9, the AETH): bits 6-5 say ACK, RNR NAK or NAK."""
+
+    ACK = 0x00  # bits 4-0: end-to-end credit count
+    ACK_UNLIMITED = 0x1F  # credit count "invalid": no end-to-end flow control
+    RNR_NAK = 0x20  # bits 4-0: the RNR timer
+    NAK = 0x60  # bits 4-0: the NAK code below
+    NAK_PSN_SEQUENCE_ERROR = 0x60
+    NAK_INVALID_REQUEST = 0x61
+    NAK_REMOTE_ACCESS_ERROR = 0x62
+    NAK_REMOTE_OPERATIONAL_ERROR = 0x63
+    NAK_INVALID_RD_REQUEST = 0x64
 
 
 # Opcodes whose BTH is followed by a RETH / by an ImmDt / by an AETH.
@@ -117,6 +151,7 @@ _BTH_THEN_IMMDT = frozenset(
         Opcode.RC_RDMA_WRITE_LAST_WITH_IMMEDIATE,
     )
 )
+_WITH_DETH = frozenset({Opcode.UD_SEND_ONLY, Opcode.UD_SEND_ONLY_WITH_IMMEDIATE})
 # scapy binds AETH to ACKNOWLEDGE only; READ responses First/Last/Only carry one too.
 _WITH_AETH = frozenset(
     {
@@ -166,8 +201,27 @@ class ImmDt(Packet):
         return Raw
 
 
+class DETH(Packet):
+    """Datagram Extended Transport Header (IBTA vol 1 ch. 9): Q_Key, source QP."""
+
+    name = "DETH"
+    fields_desc = [
+        XIntField("qkey", 0),
+        XByteField("reserved", 0),
+        BitField("srcqp", 0, 24),
+    ]
+
+    def guess_payload_class(self, payload: bytes) -> type[Packet]:
+        bth = self.underlayer
+        if isinstance(bth, BTH) and bth.opcode == Opcode.UD_SEND_ONLY_WITH_IMMEDIATE:
+            return ImmDt
+        return Raw
+
+
 for _op in _WITH_RETH:
     bind_layers(BTH, RETH, opcode=_op)
+for _op in _WITH_DETH:
+    bind_layers(BTH, DETH, opcode=_op)
 for _op in _BTH_THEN_IMMDT:
     bind_layers(BTH, ImmDt, opcode=_op)
 for _op in _WITH_AETH - {Opcode.RC_ACKNOWLEDGE}:
@@ -253,6 +307,39 @@ def rdma_write(
         l4 = l4 / RETH(va=va, rkey=rkey, dlen=length)
     if imm is not None:
         l4 = l4 / ImmDt(imm=imm)
+    return _encap(
+        l4 / Raw(bytes(payload) + b"\x00" * pad),
+        src_mac=src_mac,
+        dst_mac=dst_mac,
+        src_ip=src_ip,
+        dst_ip=dst_ip,
+        src_port=src_port,
+        dscp=dscp,
+        ecn=ecn,
+        ttl=ttl,
+        ip_id=ip_id,
+        udp_checksum=udp_checksum,
+    )
+
+
+def _encap(
+    l4: Packet,
+    *,
+    src_mac: str,
+    dst_mac: str,
+    src_ip: str,
+    dst_ip: str,
+    src_port: int,
+    dscp: int,
+    ecn: int,
+    ttl: int,
+    ip_id: int,
+    udp_checksum: bool,
+) -> Packet:
+    """Ethernet / IPv4 (DF) / UDP to 4791 around the transport headers ``l4``."""
+    _check_range("src_port", src_port, 16)
+    _check_range("dscp", dscp, 6)
+    _check_range("ecn", ecn, 2)
     udp = UDP(sport=src_port, dport=ROCEV2_UDP_PORT)
     if not udp_checksum:
         udp.chksum = 0
@@ -261,7 +348,140 @@ def rdma_write(
         / IP(src=src_ip, dst=dst_ip, tos=(dscp << 2) | ecn, ttl=ttl, id=ip_id, flags="DF")
         / udp
         / l4
-        / Raw(bytes(payload) + b"\x00" * pad)
+    )
+
+
+def acknowledge(
+    *,
+    src_mac: str,
+    dst_mac: str,
+    src_ip: str,
+    dst_ip: str,
+    src_port: int,
+    dest_qp: int,
+    psn: int,
+    syndrome: int = Syndrome.ACK_UNLIMITED,
+    msn: int = 0,
+    dscp: int = DEFAULT_DSCP,
+    ecn: int = 0,
+    ttl: int = 64,
+    pkey: int = 0xFFFF,
+    ip_id: int = 0,
+    udp_checksum: bool = False,
+) -> Packet:
+    """Build an RC ACKNOWLEDGE: an ACK or NAK (``syndrome``) of ``psn`` to the requester's QP.
+
+    An ACK's PSN is the last one it acknowledges (coalesced: all before it
+    too); a PSN-sequence-error NAK's PSN is the one the responder expects.
+    ``msn`` is the responder's message sequence number.
+    """
+    _check_range("dest_qp", dest_qp, 24)
+    _check_range("psn", psn, 24)
+    _check_range("syndrome", syndrome, 8)
+    _check_range("msn", msn, 24)
+    l4 = BTH(opcode=Opcode.RC_ACKNOWLEDGE, pkey=pkey, dqpn=dest_qp, psn=psn) / AETH(
+        syndrome=syndrome, msn=msn
+    )
+    return _encap(
+        l4,
+        src_mac=src_mac,
+        dst_mac=dst_mac,
+        src_ip=src_ip,
+        dst_ip=dst_ip,
+        src_port=src_port,
+        dscp=dscp,
+        ecn=ecn,
+        ttl=ttl,
+        ip_id=ip_id,
+        udp_checksum=udp_checksum,
+    )
+
+
+def cnp(
+    *,
+    src_mac: str,
+    dst_mac: str,
+    src_ip: str,
+    dst_ip: str,
+    src_port: int,
+    dest_qp: int,
+    dscp: int = 48,
+    ecn: int = 0,
+    ttl: int = 64,
+    pkey: int = 0xFFFF,
+    ip_id: int = 0,
+    udp_checksum: bool = False,
+) -> Packet:
+    """Build a RoCEv2 CNP (annex A17.9.3) to the QP whose packets arrived CE-marked.
+
+    BTH opcode 0x81 with BECN set, PSN 0, 16 reserved bytes, ICRC: scapy's
+    ``cnp()`` layers, framed like the other packets.
+    """
+    _check_range("dest_qp", dest_qp, 24)
+    l4 = BTH(opcode=Opcode.CNP, becn=1, pkey=pkey, dqpn=dest_qp) / CNPPadding()
+    return _encap(
+        l4,
+        src_mac=src_mac,
+        dst_mac=dst_mac,
+        src_ip=src_ip,
+        dst_ip=dst_ip,
+        src_port=src_port,
+        dscp=dscp,
+        ecn=ecn,
+        ttl=ttl,
+        ip_id=ip_id,
+        udp_checksum=udp_checksum,
+    )
+
+
+def ud_send(
+    *,
+    src_mac: str,
+    dst_mac: str,
+    src_ip: str,
+    dst_ip: str,
+    src_port: int,
+    dest_qp: int,
+    src_qp: int,
+    qkey: int,
+    psn: int,
+    payload: bytes,
+    imm: int | None = None,
+    dscp: int = DEFAULT_DSCP,
+    ecn: int = 0,
+    ttl: int = 64,
+    pkey: int = 0xFFFF,
+    ip_id: int = 0,
+    udp_checksum: bool = False,
+) -> Packet:
+    """Build a UD SEND Only (with immediate if ``imm`` is given): BTH / DETH [/ ImmDt] / payload."""
+    for name, value, bits in (
+        ("dest_qp", dest_qp, 24),
+        ("src_qp", src_qp, 24),
+        ("qkey", qkey, 32),
+        ("psn", psn, 24),
+    ):
+        _check_range(name, value, bits)
+    pad = -len(payload) % 4
+    opcode = Opcode.UD_SEND_ONLY if imm is None else Opcode.UD_SEND_ONLY_WITH_IMMEDIATE
+    l4: Packet = BTH(opcode=opcode, padcount=pad, pkey=pkey, dqpn=dest_qp, psn=psn) / DETH(
+        qkey=qkey, srcqp=src_qp
+    )
+    if imm is not None:
+        _check_range("imm", imm, 32)
+        l4 = l4 / ImmDt(imm=imm)
+    return _encap(
+        l4 / Raw(bytes(payload) + b"\x00" * pad),
+        src_mac=src_mac,
+        dst_mac=dst_mac,
+        src_ip=src_ip,
+        dst_ip=dst_ip,
+        src_port=src_port,
+        dscp=dscp,
+        ecn=ecn,
+        ttl=ttl,
+        ip_id=ip_id,
+        udp_checksum=udp_checksum,
     )
 
 
@@ -343,6 +563,8 @@ class RoceInfo:
     imm: int | None
     aeth_syndrome: int | None
     aeth_msn: int | None
+    deth_qkey: int | None = None
+    deth_src_qp: int | None = None
     payload: bytes  # pad bytes removed
     icrc: int  # as read from the wire, big-endian
     icrc_ok: bool
@@ -362,7 +584,13 @@ def _headers_length(opcode: int) -> int:
     n = 0
     if opcode in _WITH_RETH:
         n += _RETH_LEN
-    if opcode in _RETH_THEN_IMMDT or opcode in _BTH_THEN_IMMDT:
+    if opcode in _WITH_DETH:
+        n += _DETH_LEN
+    if (
+        opcode in _RETH_THEN_IMMDT
+        or opcode in _BTH_THEN_IMMDT
+        or opcode == Opcode.UD_SEND_ONLY_WITH_IMMEDIATE
+    ):
         n += _IMMDT_LEN
     if opcode in _WITH_AETH:
         n += _AETH_LEN
@@ -445,6 +673,7 @@ def _parse(data: bytes) -> RoceInfo | Malformed | None:
     reth = pkt.getlayer(RETH)
     immdt = pkt.getlayer(ImmDt)
     aeth = pkt.getlayer(AETH)
+    deth = pkt.getlayer(DETH)
     l4_payload = frame[len(frame) - _ICRC_LEN - payload_len : len(frame) - _ICRC_LEN]
     udp_bytes = frame[udp_off : off + total]
     return RoceInfo(
@@ -469,6 +698,8 @@ def _parse(data: bytes) -> RoceInfo | Malformed | None:
         imm=immdt.imm if immdt is not None else None,
         aeth_syndrome=aeth.syndrome if aeth is not None else None,
         aeth_msn=aeth.msn if aeth is not None else None,
+        deth_qkey=deth.qkey if deth is not None else None,
+        deth_src_qp=deth.srcqp if deth is not None else None,
         payload=l4_payload[: payload_len - padcount],
         icrc=bth.icrc,
         icrc_ok=icrc_ok(pkt),
