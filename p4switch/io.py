@@ -8,7 +8,9 @@ Two port sets with the same interface (`transmit(port, frame)`,
   frames it sent itself (falls back to dropping PACKET_OUTGOING frames on
   kernels without it). One thread waits on all sockets with epoll and hands
   every frame to `sink(port, frame)` (the pipeline's `process`), so all
-  forwarding happens on that thread, never on gRPC threads.
+  forwarding happens on that thread, never on gRPC threads. An 802.1Q tag
+  the kernel took out of a received frame is put back (PACKET_AUXDATA, as
+  libpcap does), so the program sees the frame as it was sent.
 * `MemoryPorts`: in-memory ports for tests: `inject(port, frame)` feeds the
   sink, and transmitted frames are kept per port (`sent[port]`, or a
   `wait_sent()` helper).
@@ -33,7 +35,6 @@ import time
 from collections import defaultdict, deque
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
 
 log = logging.getLogger("p4switch.io")
 
@@ -46,10 +47,26 @@ PACKET_MR_PROMISC = 1
 PACKET_IGNORE_OUTGOING = 23
 PACKET_OUTGOING = 4
 SNAPLEN = 65535
+PACKET_AUXDATA = 8
+TP_STATUS_VLAN_VALID, TP_STATUS_VLAN_TPID_VALID = 0x10, 0x40
+_AUXDATA = struct.Struct("=IIIHHHH")  # struct tpacket_auxdata
+_ANCBUF = socket.CMSG_SPACE(_AUXDATA.size)
 
 
 class PortError(Exception):
     """A port cannot be opened (no such interface, no permission ...)."""
+
+
+def _with_vlan_tag(frame: bytes, anc: list[tuple[int, int, bytes]]) -> bytes:
+    """`frame` with the 802.1Q tag the kernel took out put back after the MAC addresses."""
+    for level, kind, data in anc:
+        if level == SOL_PACKET and kind == PACKET_AUXDATA and len(data) >= _AUXDATA.size:
+            status, _len, _snap, _mac, _net, tci, tpid = _AUXDATA.unpack_from(data)
+            if status & TP_STATUS_VLAN_VALID or tci:
+                if not status & TP_STATUS_VLAN_TPID_VALID:
+                    tpid = 0x8100
+                return frame[:12] + struct.pack(">HH", tpid, tci) + frame[12:]
+    return frame
 
 
 def parse_interface(spec: str) -> tuple[int, str]:
@@ -179,6 +196,10 @@ class RawPorts(_PortSet):
                 # Kernels before 4.20: drop our own frames by their packet type.
                 self._filter_outgoing.add(port)
             s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4 << 20)
+            # The kernel takes an 802.1Q tag out of every received frame (into
+            # the skb); PACKET_AUXDATA gives it back so the tag is put in place,
+            # as libpcap (hence BMv2) does: the program sees the frame as sent.
+            s.setsockopt(SOL_PACKET, PACKET_AUXDATA, 1)
             s.setblocking(False)
         except OSError as e:
             s.close()
@@ -214,23 +235,21 @@ class RawPorts(_PortSet):
                         return
                     port = self._by_fd[fd]
                     s = self._socks[port]
-                    # recv, not recvfrom (no address tuple built), unless we filter our own frames
                     filtered = port in self._filter_outgoing
-                    # bytes, or (bytes, address) from recvfrom
-                    recv: Callable[[int], Any] = s.recvfrom if filtered else s.recv
+                    recvmsg = s.recvmsg
                     # Drain the socket so one busy port cannot starve the others for long.
                     for _ in range(64):
                         try:
-                            frame = recv(SNAPLEN)
+                            frame, anc, _flags, addr = recvmsg(SNAPLEN, _ANCBUF)
                         except (BlockingIOError, InterruptedError):
                             break
                         except OSError:
                             self._stats[port].rx_errors += 1
                             break
-                        if filtered:
-                            frame, addr = frame
-                            if addr[2] == PACKET_OUTGOING:
-                                continue
+                        if filtered and addr[2] == PACKET_OUTGOING:
+                            continue
+                        if anc:
+                            frame = _with_vlan_tag(frame, anc)
                         self._count_rx(port, frame)
                         try:
                             sink(port, frame)

@@ -337,6 +337,11 @@ class DeviceRuntime:
             count[0] += 1
             return chunks[-1].entities.add()
 
+        for i, ent in enumerate(entities):
+            if not ent.WhichOneof("entity"):
+                # a malformed request, not a failed read: the whole call is
+                # INVALID_ARGUMENT (P4Runtime §12.2), as PI answers it
+                raise P4RTError(INVALID_ARGUMENT, f"entity {i} of the ReadRequest has no entity set")
         with self.lock, gc_paused:
             st = self.state_for_writes()
             for ent in entities:

@@ -189,12 +189,12 @@ def test_read_unknown_device_is_not_found(primary: Client) -> None:
     assert e.value.code() == grpc.StatusCode.NOT_FOUND
 
 
-def test_read_with_unset_entity_reports_invalid_argument_per_entity(primary: Client) -> None:
-    """An empty Entity in a read batch is INVALID_ARGUMENT in its p4.v1.Error; others succeed."""
+def test_read_with_unset_entity_is_invalid_argument(primary: Client) -> None:
+    """An Entity with no oneof set makes the ReadRequest malformed: INVALID_ARGUMENT, as PI answers."""
     with pytest.raises(grpc.RpcError) as e:
         primary.read(p4r.Entity(table_entry=p4r.TableEntry()), p4r.Entity())
-    assert e.value.code() == grpc.StatusCode.UNKNOWN
-    assert [x.canonical_code for x in write_errors(e.value)] == [0, 3]
+    assert e.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    assert "entity 1" in e.value.details()
 
 
 def test_batch_errors_are_reported_per_update_in_order(primary: Client) -> None:
