@@ -11,7 +11,9 @@ Two figures, never assertions:
   other end's interface counter says how many got through. Two figures:
   unpaced (the sender blasts as fast as it can: the switch competes with an
   overload it must drop in the kernel) and paced (offered load in steps;
-  the highest rate that loses under 0.1%, a fairer maximum). The unpaced
+  the highest rate that loses under 0.1%, a fairer maximum; a target whose
+  unpaced rate is below `--pace-start` is stepped from half that rate in
+  tenths of it). The unpaced
   blast through a trivial raw-socket Python forwarder gives the baseline
   ratio. With BMv2 on PATH (simple_switch_grpc, p4c-bm2-ss), the same
   measurements run on it too, side by side (`--targets` chooses). The
@@ -351,11 +353,17 @@ def _veth_target(target: str, frames_file: Path, tmp: str, routes: list[int],
         print(f"[veth] {target} rtsw.p4, {len(routes)} routes, ECMP 8: unpaced: offered "
               f"{offered / dt:,.0f} pps, through {pps:,.0f} pps ({got} frames in {dt:.1f} s)")
         if args.pace_step > 0:
-            best, steps = _paced(frames_file, args)
+            paced = args
+            if pps < args.pace_start:
+                # A slower target (BMv2 here): steps of a tenth of its unpaced rate, from half.
+                step = max(500.0, round(pps / 10, -2))
+                paced = argparse.Namespace(**{**vars(args), "pace_start": max(step, round(pps / 2, -3)),
+                                              "pace_step": step})
+            best, steps = _paced(frames_file, paced)
             print(f"[veth] {target} paced steps (pps: loss): "
                   + ", ".join(f"{r / 1000:.0f}k: {loss:.2%}" for r, loss in steps))
             print(f"[veth] {target} paced: highest offered load with < 0.1% loss: {best:,.0f} pps "
-                  f"({args.pace_seconds:g} s steps of {args.pace_step:,.0f} pps)")
+                  f"({paced.pace_seconds:g} s steps of {paced.pace_step:,.0f} pps)")
         return pps
     finally:
         _stop(switch)
