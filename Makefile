@@ -77,8 +77,8 @@ lint: setup apt-test
 VBOX_STUB := $(CURDIR)/$(VENV)/vbox-stub
 vagrant-validate:
 	@mkdir -p $(VBOX_STUB) && printf '#!/bin/sh\necho 7.0.14r161095\n' > $(VBOX_STUB)/VBoxManage && chmod +x $(VBOX_STUB)/VBoxManage
-	cd vagrant && VAGRANT_DEFAULT_PROVIDER=libvirt vagrant validate
-	cd vagrant && PATH=$(VBOX_STUB):$$PATH VAGRANT_DEFAULT_PROVIDER=virtualbox vagrant validate
+	cd vagrant && VAGRANT_DOTFILE_PATH=$(VBOX_STUB)/.vagrant VAGRANT_DEFAULT_PROVIDER=libvirt vagrant validate
+	cd vagrant && VAGRANT_DOTFILE_PATH=$(VBOX_STUB)/.vagrant PATH=$(VBOX_STUB):$$PATH VAGRANT_DEFAULT_PROVIDER=virtualbox vagrant validate
 
 bench: setup
 	$(PY) bench/compile_time.py
