@@ -10,6 +10,7 @@ FastAPI's OpenAPI document (`GET /openapi.json`, browsable at `/docs`);
     GET  /stats               the latest statistics snapshot (controller.stats)
     GET  /events              server-sent events: progress, stats, mode, link, ...
     GET  /routes[?switch=S]   entries read back from the switches, and whether they equal the intent
+    GET  /counters/S/C?index=I&index=J   cells of switch S's counter C, read now
     POST /mode                {"mode": "pin|ecmp|eecmp"}: switch on the live fabric
     POST /link                {"a", "b", "index", "up"}: fail or restore a link
     POST /check               all host pairs: ping and one RoCEv2 transfer
@@ -37,7 +38,7 @@ import os
 import socket
 from collections.abc import AsyncGenerator, AsyncIterator, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, cast
+from typing import TYPE_CHECKING, Annotated, Any, Literal, cast
 
 import uvicorn
 from fastapi import FastAPI, Query, Request
@@ -137,6 +138,12 @@ def create_app(daemon: Daemon, *, token: str | None = None) -> FastAPI:
         return StreamingResponse(_sse(daemon, wanted, replay), media_type="text/event-stream",
                                  headers={"Cache-Control": "no-cache"})
 
+    @app.get(f"{PREFIX}/counters/{{switch}}/{{counter}}",
+             summary="cells of a switch's indexed counter, read now")
+    async def counters(switch: str, counter: str,
+                       index: Annotated[list[int], Query(min_length=1)]) -> dict[str, Any]:
+        return await daemon.counters(switch, counter, index)
+
     @app.get(f"{PREFIX}/routes", summary="entries read back from the switches")
     async def routes(switch: str | None = None) -> dict[str, Any]:
         return await daemon.routes(switch)
@@ -159,9 +166,10 @@ def create_app(daemon: Daemon, *, token: str | None = None) -> FastAPI:
         return await daemon.exec(body.host, body.argv, body.timeout)
 
     @app.get(f"{PREFIX}/trace", summary="a flow's path: predicted from the entries, confirmed")
-    async def trace(src: str, dst: str, sport: int = Query(49152, ge=0, le=65535),
-                    dport: int = Query(4791, ge=0, le=65535),
-                    qp: int = Query(17, ge=0, lt=1 << 24), send: bool = True) -> dict[str, Any]:
+    async def trace(src: str, dst: str, sport: Annotated[int, Query(ge=0, le=65535)] = 49152,
+                    dport: Annotated[int, Query(ge=0, le=65535)] = 4791,
+                    qp: Annotated[int, Query(ge=0, lt=1 << 24)] = 17,
+                    send: bool = True) -> dict[str, Any]:
         return await daemon.trace(src, dst, sport=sport, dport=dport, qp=qp, send=send)
 
     @app.post(f"{PREFIX}/shutdown", summary="stop the fabric and the daemon")

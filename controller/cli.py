@@ -145,9 +145,13 @@ def cmd_up(args: argparse.Namespace) -> int:
     elif topology is None:
         topology = Path(DEFAULT_TOPOLOGY)
     if not attach:
+        from topologies.addressing import plan_addresses
         from topologies.spec import load_spec
+        from topologies.summary import check_runnable
 
-        load_spec(topology)  # a bad file is an input error before anything starts
+        # A bad file, or a fabric too large to emulate here, is an input error
+        # before anything starts.
+        check_runnable(plan_addresses(load_spec(topology)))
     child = start_daemon(DaemonOptions(
         topology=None if attach else topology, target=args.target, mode=args.mode,
         build_dir=args.build_dir, api_host=args.api_host, api_port=args.api_port,

@@ -38,6 +38,7 @@ import asyncio
 import logging
 import os
 import signal
+import subprocess
 import sys
 import time
 from collections.abc import Sequence
@@ -200,6 +201,7 @@ class Daemon:
 
     async def _bring_up(self) -> None:
         from topologies.net import FabricNet
+        from topologies.summary import check_runnable
 
         from .runner import prepare
 
@@ -207,6 +209,7 @@ class Daemon:
         assert cfg.topology is not None
         self.progress("checking", topology=str(cfg.topology))
         spec, plan, target, sources = await asyncio.to_thread(prepare, cfg.topology, cfg.target)
+        check_runnable(plan)
         from topologies.runstate import cleanup
 
         await asyncio.to_thread(cleanup, stop_running=False)
@@ -491,6 +494,9 @@ class Daemon:
             proc = await asyncio.to_thread(rt.fabric.host_run, host, list(argv), timeout)
         except FileNotFoundError as exc:
             raise DaemonError(f"{host}: {exc.strerror}: {argv[0]}") from None
+        except subprocess.TimeoutExpired:
+            raise DaemonError(f"{host}: {argv[0]} did not finish within {timeout:g} s "
+                              f"(it was stopped)") from None
         return {"host": host, "argv": list(argv), "returncode": proc.returncode,
                 "stdout": proc.stdout, "stderr": proc.stderr}
 
@@ -510,6 +516,18 @@ class Daemon:
             out[n] = {"entries": sorted(_entry_json(e, describe) for e in current),
                       "matches_intent": d.empty, "diff": d.counts()}
         return {"mode": intent.mode, "failed": sorted(intent.failed), "switches": out}
+
+    async def counters(self, switch: str, counter: str, indexes: list[int]) -> dict[str, Any]:
+        """Cells of one of a switch's indexed counters, read now."""
+        rt, _, sessions = self._need()
+        if switch not in sessions.switches:
+            raise DaemonError(f"no switch named {switch!r} in fabric {rt.plan.name}")
+        if sessions.schema(switch).counters.get(counter) is None:
+            raise DaemonError(f"{switch} has no counter {counter!r}")
+        cells = await sessions.read_counters(switch, counter, indexes)
+        return {"switch": switch, "counter": counter,
+                "cells": {str(i): {"packets": c.packets, "bytes": c.bytes}
+                          for i, c in sorted(cells.items())}}
 
     async def status(self) -> dict[str, Any]:
         rt = self.rt
@@ -651,9 +669,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     directory = state_dir()
     directory.mkdir(parents=True, exist_ok=True)
-    logging.basicConfig(filename=directory / "daemon.log", level=logging.INFO,
+    logging.basicConfig(filename=directory / "daemon.log", filemode="a" if args.attach else "w",
+                        level=logging.INFO,
                         format="%(asctime)s %(name)s %(levelname)s %(message)s")
-    logging.getLogger("finsy").setLevel(logging.ERROR)
+    logging.getLogger("finsy").setLevel(logging.INFO)
     config = DaemonConfig(topology=args.topology, target=args.target, mode=args.mode,
                           build_dir=args.build_dir, api_host=args.api_host,
                           api_port=args.api_port, api_token=args.api_token, attach=args.attach,

@@ -28,7 +28,7 @@ for checking.
 
 Names defined here: `ECMP_MIX`, `MODE_PIN`, `MODE_ECMP`, `MODE_EECMP`,
 `MODES`, `FIELD_WIDTHS`, `pack_fields`, `crc16`, `flow_hash`,
-`flow_hash_bytes`, `ecmp_key`, `member_index`, `choose_member`,
+`flow_hash_bytes`, `ecmp_key`, `member_hash`, `member_index`, `choose_member`,
 `choose_member_one`.
 """
 
@@ -54,6 +54,7 @@ __all__ = [
     "ecmp_key",
     "flow_hash",
     "flow_hash_bytes",
+    "member_hash",
     "member_index",
     "pack_fields",
 ]
@@ -201,11 +202,16 @@ def ecmp_key(flow: ArrayLike, salt: ArrayLike) -> U32:
     return (((f ^ s) * np.uint64(ECMP_MIX)) & np.uint64(0xFFFFFFFF)).astype(np.uint32)
 
 
-def member_index(key: ArrayLike, members: ArrayLike) -> npt.NDArray[np.int64]:
-    """crc16(key as 4 big-endian bytes) % members: the index into the group's member list."""
+def member_hash(key: ArrayLike) -> npt.NDArray[np.int64]:
+    """crc16(key as 4 big-endian bytes), the selector's hash before the modulo."""
     k = _u32(key)
     hi, lo = _crc16_word_tables()
-    h = (hi[k >> np.uint32(16)] ^ lo[k & np.uint32(0xFFFF)]).astype(np.int64)
+    return (hi[k >> np.uint32(16)] ^ lo[k & np.uint32(0xFFFF)]).astype(np.int64)
+
+
+def member_index(key: ArrayLike, members: ArrayLike) -> npt.NDArray[np.int64]:
+    """crc16(key as 4 big-endian bytes) % members: the index into the group's member list."""
+    h = member_hash(key)
     n = np.asarray(members, dtype=np.int64)
     if np.any(n < 1):
         raise ValueError("a group needs at least one member")

@@ -159,14 +159,16 @@ class LinkProber:
                     d.last_seen = max(d.last_seen, t0 - self.interval)
             previous = t0
             self._seq += 1
-            sends = []
+            frames: dict[str, list[tuple[int, bytes]]] = {}
             for (sw, port), d in self._dirs.items():
                 if not self.sessions.is_ready(sw) or not self.sessions.is_ready(d.receiver):
                     d.last_seen = t0  # a switch being (re)started is not a link failure
                     continue
-                frame = probe_frame(macs[(sw, port)], index[sw], port, self._seq)
-                sends.append(self.sessions.packet_out(sw, port, frame))
-            results = await asyncio.gather(*sends, return_exceptions=True)
+                frames.setdefault(sw, []).append(
+                    (port, probe_frame(macs[(sw, port)], index[sw], port, self._seq)))
+            results = await asyncio.gather(
+                *(self.sessions.packet_out(sw, fr) for sw, fr in frames.items()),
+                return_exceptions=True)
             for r in results:
                 if isinstance(r, Exception):
                     LOG.debug("probe packet-out failed: %s", r)

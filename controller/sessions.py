@@ -96,6 +96,7 @@ class FabricSessions:
         self.last: dict[str, Reconcile] = {}
         self.ready: dict[str, asyncio.Event] = {}
         self._locks: dict[str, asyncio.Lock] = {}
+        self._out_locks: dict[str, asyncio.Lock] = {}
         self._stack: AsyncExitStack | None = None
         for s in plan.switches:
             prog = programs[s.role]
@@ -105,6 +106,7 @@ class FabricSessions:
             self.switches[s.name] = fy.Switch(s.name, s.grpc_addr, opts)
             self.ready[s.name] = asyncio.Event()
             self._locks[s.name] = asyncio.Lock()
+            self._out_locks[s.name] = asyncio.Lock()
 
     # --- lifecycle -------------------------------------------------------------
 
@@ -273,11 +275,18 @@ class FabricSessions:
         except P4ClientError as exc:
             raise WriteError(name, len(values), [], exc.code.name) from None
 
-    async def packet_out(self, name: str, port: int, payload: bytes) -> None:
+    async def packet_out(self, name: str, frames: Sequence[tuple[int, bytes]]) -> None:
+        """Send (port, frame) packet-outs through `name`, one after the other.
+
+        One call per switch at a time: a gRPC stream takes one write at a
+        time, so concurrent writes on one stream would break it.
+        """
         sw = self.switches[name]
-        if not sw.is_up:
+        if not sw.is_up or not frames:
             return
-        await sw.write([fy.P4PacketOut(payload, egress_port=port, _pad=0)])
+        async with self._out_locks[name]:
+            await sw.write([fy.P4PacketOut(frame, egress_port=port, _pad=0)
+                            for port, frame in frames])
 
 
 def _register_int(data: Any) -> int:
