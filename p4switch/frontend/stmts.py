@@ -391,10 +391,10 @@ class BlockLowering(ExprChecker):
                     # `@priority(N)` is not a P4Runtime priority (p4c warns it is
                     # ignored there) but p4c-bm2-ss gives it to BMv2 as the
                     # entry's match order, the smallest first
-                    pa = A.find_anno(en.annos, "priority")
+                    prio_anno = A.find_anno(en.annos, "priority")
                     rank = len(entries) + 1
-                    if pa is not None and pa.args and isinstance(pa.args[0], int) and not isinstance(pa.args[0], bool):
-                        rank = pa.args[0]
+                    if prio_anno is not None and prio_anno.args and type(prio_anno.args[0]) is int:
+                        rank = prio_anno.args[0]
                     entries.append(ir.ConstEntry(keys=ks, action=ar, is_const=en.const, coord=en.coord,
                                                  match_rank=rank if p.const else None))
             elif pname == "default_action":

@@ -255,8 +255,9 @@ def _build_table(bg: BlockGen, spec: Any, ns: dict[str, Any]) -> Table:
         ns[g + "_h"] = table.profile._hash
     if t.const_entries:
         n = len(t.const_entries)
+        ranks = [ce.match_rank or 0 for ce in t.const_entries]
         # const entries: the largest priority here for the smallest BMv2 rank
-        order = sorted(range(n), key=lambda i: (t.const_entries[i].match_rank or 0, i))
+        order = sorted(range(n), key=lambda i: (ranks[i], i))
         const_prio = {i: n - pos for pos, i in enumerate(order)}
         for i, ce in enumerate(t.const_entries):
             match = {}

@@ -224,6 +224,7 @@ class Rig:
         self.made: list[str] = []
         self.targets: dict[str, _Target] = {}
         self.loaded: str | None = None
+        self.settled = True
 
     # ------------------------------------------------------------------ lifecycle
     def __enter__(self) -> Rig:
@@ -332,9 +333,13 @@ class Rig:
     def read(self, entities: list[p4r.Entity]) -> dict[str, list[p4r.Entity]]:
         return {n: s.read(entities) for n, s in self.sessions()}
 
-    def exchange(self, frames: list[tuple[int, bytes]], quiet: float = 0.12, limit: float = 3.0
-                 ) -> dict[str, Outputs]:
-        """Send every (port, frame) to both switches; per target, what came out of each port."""
+    def exchange(self, frames: list[tuple[int, bytes]], quiet: float = 0.12, limit: float = 3.0,
+                 gap: float = 0.0) -> dict[str, Outputs]:
+        """Send every (port, frame) to both switches; per target, what came out of each port.
+
+        `gap` (seconds) spaces the frames so that no queue builds up on either
+        target: what a program reads of queue depths is then 0 on both.
+        """
         self._collect(0.0)  # whatever came late from the last exchange is not this one's
         for t in self.targets.values():
             t.frames = {}
@@ -342,9 +347,13 @@ class Rig:
         for i, (port, frame) in enumerate(frames):
             for t in self.targets.values():
                 t.socks[port].send(frame)
-            if i % 16 == 15:
+            if gap:
+                self._collect(gap)
+            elif i % 16 == 15:
                 self._collect(0.0)  # keep the receive buffers short; pace the senders a little
-        self._settle(quiet, limit)
+        # a switch that never goes quiet (a packet recirculated or cloned for
+        # ever by the entries drawn) has no defined output to compare
+        self.settled = self._settle(quiet, limit)
         out: dict[str, Outputs] = {}
         for name, t in self.targets.items():
             # frames from different ingress ports reach BMv2 on different
@@ -374,8 +383,8 @@ class Rig:
                 n += 1
         return n
 
-    def _settle(self, quiet: float, limit: float = 3.0) -> None:
-        """Collect until nothing arrived for `quiet` seconds (packet-ins included)."""
+    def _settle(self, quiet: float, limit: float = 3.0) -> bool:
+        """Collect until nothing arrived for `quiet` seconds (packet-ins included); False at `limit`."""
         deadline = time.monotonic() + limit
         last = time.monotonic()
         ins = 0
@@ -385,4 +394,5 @@ class Rig:
             if n or q != ins:
                 last, ins = time.monotonic(), q
             elif time.monotonic() - last >= quiet:
-                return
+                return True
+        return False
