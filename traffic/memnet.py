@@ -106,10 +106,11 @@ class MemNet:
                 self.log.append(Delivery(t, src, dst.name, frame))
                 dst.receive(frame, t)
                 busy = True
+            for nic in self.nics.values():
+                nic.poll(now)
             for ticker in self._tickers:
                 ticker.poll(now)
             for nic in self.nics.values():
-                nic.poll(now)
                 out = nic.next_frame(now)
                 while out is not None:
                     busy = True

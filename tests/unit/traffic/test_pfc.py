@@ -80,3 +80,22 @@ def test_pfc_frame_rejects_bad_priority_and_quanta() -> None:
         pfc_frame(SRC, {8: 1})
     with pytest.raises(ValueError, match="quanta"):
         pfc_frame(SRC, {1: 1 << 16})
+
+
+def test_paused_seconds_counts_refreshes_once_and_stops_at_xon() -> None:
+    """PAUSE 0.1 s at t=0, refreshed at t=0.05 for 0.1 s, XON at t=0.12: paused 0.12 s."""
+    state = PauseState(10e6)
+    q = int(0.1 * 10e6 / 512)  # 1953 quanta: 0.0999936 s at 10 Mb/s
+    state.apply({3: q}, 0.0)
+    state.apply({3: q}, 0.05)
+    assert state.paused_seconds(3, 0.07) == pytest.approx(0.07)
+    state.apply({3: 0}, 0.12)
+    assert state.paused_seconds(3, 1.0) == pytest.approx(0.12)
+    assert state.paused_seconds(4, 1.0) == 0.0
+
+
+def test_paused_seconds_ends_when_the_quanta_run_out() -> None:
+    """A 1000-quanta PAUSE at 10 Mb/s lasts 51.2 ms, however late it is read."""
+    state = PauseState(10e6)
+    state.apply({3: 1000}, 2.0)
+    assert state.paused_seconds(3, 10.0) == pytest.approx(0.0512)

@@ -6,7 +6,7 @@ from collections import Counter
 
 import pytest
 
-from traffic.qpscale import STRATEGIES, decode_imm, encode_imm, round_robin, split
+from traffic.qpscale import STRATEGIES, decode_imm, encode_imm, round_robin, split, strategy
 
 
 def test_split_cuts_each_message_into_one_chunk_per_qp() -> None:
@@ -75,3 +75,16 @@ def test_immediate_data_round_trips_message_and_chunks() -> None:
     assert decode_imm(encode_imm((1 << 24) + 5, 1)) == (5, 1)  # ids wrap
     with pytest.raises(ValueError):
         encode_imm(1, 0)
+
+
+def test_rr_is_round_robin_under_every_spelling() -> None:
+    """strategy() finds rr, round_robin and round-robin; unknown names are ValueErrors."""
+    assert strategy("rr") is strategy("round_robin") is strategy("round-robin") is round_robin
+    assert strategy("split") is split
+    with pytest.raises(ValueError, match="one of split, rr"):
+        strategy("spray")
+
+
+def test_round_robin_continues_from_where_the_last_step_stopped() -> None:
+    """start=3 over 4 QPs: messages go to QPs 3, 0, 1."""
+    assert [p.qp_index for p in round_robin(3, 10, 4, start=3)] == [3, 0, 1]
