@@ -31,6 +31,9 @@ NICs on raw sockets; ``traffic.memnet`` joins them in memory for tests.
   at 100-400 Gb/s; the emulated link is ``line_rate / rate`` times slower,
   so the default here is 4 us x that scale, the same number of packet
   times between two CNPs.
+- DCQCN (optional, ``NicConfig.dcqcn``; off by default, as at Meta): the
+  reaction point of ``traffic.dcqcn`` paces each QP at its own rate, cut by
+  the CNPs it receives and recovered by timers.
 
 Names: ``TrafficClass``, ``QosClasses``, ``NicConfig``, ``Nic``, ``Qp``,
 ``NicCounters``, ``DEFAULT_CLASSES``.
@@ -44,6 +47,7 @@ from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, fields
 
+from traffic.dcqcn import Dcqcn, DcqcnParams
 from traffic.pfc import PauseState, parse_pfc
 from traffic.rc import RcCounters, RcOptions, Requester, Responder, Wqe, WriteDone
 from traffic.wire import (
@@ -122,6 +126,7 @@ class NicConfig:
     line_rate_gbps: float = 400.0  # what the emulated rate stands for (the topology's)
     cnp_interval: float | None = None  # seconds; None: 4 us x (line rate / rate)
     burst_bytes: int = 4096
+    dcqcn: DcqcnParams | None = None  # None: CNPs are counted, rates never change (as at Meta)
 
     def __post_init__(self) -> None:
         if not self.rate_mbps > 0:
@@ -172,6 +177,7 @@ class Qp:
     """One local QP connected to a remote one: its requester, its responder, its class."""
 
     __slots__ = (
+        "cc",
         "conn",
         "ctrl_flow",
         "error_reported",
@@ -182,6 +188,7 @@ class Qp:
         "remote",
         "requester",
         "responder",
+        "send_at",
     )
 
     def __init__(
@@ -206,6 +213,8 @@ class Qp:
         self.ctrl_flow = ctrl_flow  # control class, to the remote QP: CNPs and grants
         self.last_cnp = -math.inf
         self.error_reported = False
+        self.cc: Dcqcn | None = None  # the QP's DCQCN rate, when the NIC reacts to CNPs
+        self.send_at = 0.0  # when the DCQCN rate lets the QP send its next packet
 
 
 class Nic:
@@ -231,6 +240,9 @@ class Nic:
         self._next_tx = 0.0
         self._ack_dirty: dict[int, Responder] = {}
         self._retired = RcCounters()
+        # A lower bound of the QPs' ACK deadlines: a deadline only moves earlier than
+        # this when a QP with nothing outstanding transmits (next_frame lowers it).
+        self._poll_at = math.inf
 
     # -- QPs
 
@@ -293,6 +305,9 @@ class Nic:
             ctrl_flow=ctrl_flow,
         )
         holder.append(qp)
+        if self.config.dcqcn is not None:
+            qp.cc = Dcqcn(self.config.rate_mbps * 1e6, scale=self.config.scale,
+                          params=self.config.dcqcn)
         self.qps[local] = qp
         self._order.append(qp)
         return qp
@@ -306,6 +321,7 @@ class Nic:
         self.qps.clear()
         self._order.clear()
         self._active.clear()
+        self._poll_at = math.inf
         self._ack_dirty.clear()
         self.errors.clear()
         self._rr = 0
@@ -370,6 +386,9 @@ class Nic:
             self._check(qp)
         elif op == CNP:
             c.cnps_received += 1
+            if qp.cc is not None:
+                qp.cc.on_cnp(now)
+                self._poll_at = min(self._poll_at, qp.cc.next_event())
         elif op == UD_SEND_ONLY:
             c.datagrams_received += 1
             if self.on_datagram is not None:
@@ -415,9 +434,17 @@ class Nic:
                 requester = qp.requester
                 if not requester.has_work() or self.pause.is_paused(qp.priority, now):
                     continue
+                cc = qp.cc
+                if cc is not None and qp.send_at > now:
+                    continue
                 frame = requester.next_frame(now)
                 if frame is not None:
                     self._rr = (i + 1) % n
+                    if cc is not None:
+                        qp.send_at = max(qp.send_at, now) + len(frame) * 8 / cc.rate
+                    deadline = requester.next_deadline()
+                    if deadline is not None and deadline < self._poll_at:
+                        self._poll_at = deadline
                     break
         if frame is None:
             return None
@@ -433,7 +460,7 @@ class Nic:
         """When ``next_frame`` or ``poll`` may next have something to do (inf: nothing pending)."""
         if self._ack_dirty:
             return now
-        when = math.inf
+        when = self._poll_at
         tx_at = max(now, self._next_tx - self._slack)
         pause = self.pause
         if self._queued:
@@ -441,24 +468,30 @@ class Nic:
                 if self._queues[prio]:
                     when = min(when, max(tx_at, pause.paused_until(prio)))
         for qp in self._active:
-            requester = qp.requester
-            deadline = requester.next_deadline()
-            if deadline is not None and deadline < when:
-                when = deadline
-            if requester.has_work():
-                when = min(when, max(tx_at, pause.paused_until(qp.priority)))
+            if qp.requester.has_work():
+                when = min(when, max(tx_at, pause.paused_until(qp.priority), qp.send_at))
         return when
 
     def poll(self, now: float) -> None:
         """Run the QPs' timers (local ACK timeouts); forget QPs with nothing left to send."""
+        if now < self._poll_at:
+            return
         idle = False
+        earliest = math.inf
         for qp in self._active:
             requester = qp.requester
             deadline = requester.next_deadline()
             if deadline is not None and deadline <= now:
                 requester.poll(now)
                 self._check(qp)
+                deadline = requester.next_deadline()
+            if deadline is not None and deadline < earliest:
+                earliest = deadline
+            if qp.cc is not None:
+                qp.cc.poll(now)
+                earliest = min(earliest, qp.cc.next_event())
             idle = idle or requester.idle or requester.error is not None
+        self._poll_at = earliest
         if idle:
             self._active = [
                 qp for qp in self._active if not (qp.requester.idle or qp.requester.error)
