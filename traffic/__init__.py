@@ -1,30 +1,59 @@
-"""aizone traffic: RoCEv2 packets, QP-scaling strategies and host agents.
+"""aizone traffic: RoCEv2 packets, the RC transport, collectives and the host agents.
 
 The few names most users need are re-exported here; the modules hold the
-rest: ``roce`` (packets), ``pfc`` (PAUSE frames), ``qpscale`` (strategies),
-``link`` (interfaces, raw sockets, ARP), ``sender`` / ``receiver`` (the two
-halves of a host agent) and ``agent`` (the ``python -m traffic.agent`` CLI).
+rest (``docs/traffic.md`` is the tour):
+
+- packets: ``roce`` (scapy layers and builders, ``parse``), ``wire`` (the
+  same bytes from templates, for the hot path), ``pfc`` (PAUSE frames);
+- transport: ``rc`` (requester and responder of one QP: PSNs, ACK/NAK,
+  go-back-N, timeouts), ``nic`` (QPs, pacing, PFC, CNPs), ``dcqcn``
+  (optional rate reaction), ``admission`` (clear-to-send grants);
+- jobs: ``schema`` (jobs and reports), ``qpscale`` (split / rr),
+  ``collectives`` (``build_jobs``), ``runner`` (a job on a host's NICs),
+  ``report`` (nccl-tests' time, algbw, busbw over the hosts' reports);
+- running: ``engine`` (NICs on raw sockets, one loop), ``agentd`` (the
+  per-host agent ``python -m traffic.agentd`` and ``AgentClient``),
+  ``memnet`` (NICs joined in memory, for tests), ``link`` (interfaces,
+  raw sockets, ARP);
+- the one-shot tools ``python -m traffic.agent send|recv`` (``sender``,
+  ``receiver``, ``agent``), kept for the demo.
 """
 
 from __future__ import annotations
 
+from traffic.agentd import AgentClient, AgentError, AgentUnreachable, JobFailed
+from traffic.collectives import PATTERNS, Rank, build_jobs
 from traffic.errors import TrafficError
 from traffic.qpscale import STRATEGIES, Post, round_robin, split
 from traffic.receiver import Receiver, RecvConfig, run_receiver
+from traffic.report import CollectiveResult, summarize
 from traffic.roce import RETH, ImmDt, Malformed, RoceInfo, parse, rdma_write, segment_write
+from traffic.schema import Admission, HostReport, Job, Transport
 from traffic.sender import SendConfig, run_sender
 
 __all__ = [
+    "PATTERNS",
     "RETH",
     "STRATEGIES",
+    "Admission",
+    "AgentClient",
+    "AgentError",
+    "AgentUnreachable",
+    "CollectiveResult",
+    "HostReport",
     "ImmDt",
+    "Job",
+    "JobFailed",
     "Malformed",
     "Post",
+    "Rank",
     "Receiver",
     "RecvConfig",
     "RoceInfo",
     "SendConfig",
     "TrafficError",
+    "Transport",
+    "build_jobs",
     "parse",
     "rdma_write",
     "round_robin",
@@ -32,4 +61,5 @@ __all__ = [
     "run_sender",
     "segment_write",
     "split",
+    "summarize",
 ]

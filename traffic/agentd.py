@@ -6,6 +6,7 @@ host's network namespace::
     python -m traffic.agentd --host h1 --socket /run/aizone/agents/h1.sock \\
         --nic h1-eth0[,h1-eth1...] --rate-mbps 100 \\
         [--data-dscp 26 --data-prio 3 --data-ecn 2 --control-dscp 48 --control-prio 7]
+        [--line-rate-gbps 400] [--cnp-interval-us US] [--dcqcn] [--burst-bytes 4096]
 
 It opens its NICs (``traffic.engine.Engine``: one raw socket each, one
 event loop) and listens on a Unix socket at a filesystem path (such a
@@ -49,6 +50,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from traffic.dcqcn import DcqcnParams
 from traffic.engine import Engine, EngineBusy
 from traffic.errors import TrafficError
 from traffic.nic import QosClasses, TrafficClass
@@ -301,6 +303,8 @@ def build_parser() -> argparse.ArgumentParser:
                             help=f"ECN codepoint the {name} class sends (default {ecn})")
     parser.add_argument("--cnp-interval-us", type=float,
                         help="least time between two CNPs per QP (default 4 us x line rate / rate)")
+    parser.add_argument("--dcqcn", action="store_true",
+                        help="react to CNPs with DCQCN rate cuts (default off, as at Meta)")
     parser.add_argument("--burst-bytes", type=int, default=4096,
                         help="how far ahead of the rate a NIC may send (default 4096)")
     parser.add_argument("--rcvbuf", type=int, default=16 << 20,
@@ -336,6 +340,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             line_rate_gbps=args.line_rate_gbps,
             cnp_interval=None if args.cnp_interval_us is None else args.cnp_interval_us / 1e6,
             burst_bytes=args.burst_bytes,
+            dcqcn=DcqcnParams() if args.dcqcn else None,
             rcvbuf=args.rcvbuf,
         )
     except (TrafficError, OSError) as exc:

@@ -36,6 +36,7 @@ from collections.abc import Callable
 from concurrent.futures import Future
 from typing import Any, TypeVar
 
+from traffic.dcqcn import DcqcnParams
 from traffic.errors import TrafficError
 from traffic.link import Iface, PacketSocket, iface_info, resolve_mac
 from traffic.nic import Nic, NicConfig, QosClasses
@@ -67,6 +68,7 @@ class Engine:
         line_rate_gbps: float = 400.0,
         cnp_interval: float | None = None,
         burst_bytes: int = 4096,
+        dcqcn: DcqcnParams | None = None,
         rcvbuf: int = 16 << 20,
         arp_timeout: float = 3.0,
     ) -> None:
@@ -95,6 +97,7 @@ class Engine:
                         line_rate_gbps=line_rate_gbps,
                         cnp_interval=cnp_interval,
                         burst_bytes=burst_bytes,
+                        dcqcn=dcqcn,
                     )
                 )
                 self.sockets[name] = PacketSocket(name, rcvbuf=rcvbuf)
@@ -113,6 +116,7 @@ class Engine:
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._unsent: dict[str, bytes] = {}
+        self._drops_at = 0.0
         self.turns = 0
 
     # -- life cycle
@@ -255,6 +259,10 @@ class Engine:
                 nic = nics[name]
                 for frame in sock.recv_batch(_BATCH, self._bufsize[name]):
                     nic.receive(frame, now)
+            if now >= self._drops_at:
+                # the kernel's drop counters, often enough for the steps' counters to see them
+                self._read_drops()
+                self._drops_at = now + 0.05
             run = self._run
             if run is not None and not run.done:
                 run.poll(now)

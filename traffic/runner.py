@@ -173,6 +173,9 @@ class JobRun:
         self._k = -1
         self._sends: list[_SendState] = []
         self._got: dict[tuple[str, int], int] = defaultdict(int)
+        self._expected = {
+            (r.conn, k): r.bytes for k, step in enumerate(job.steps) for r in step.recvs
+        }
         self._sent_msgs: dict[tuple[str, int], int] = defaultdict(int)
         self._msgs: dict[tuple[str, int, int], _Msg] = {}
         self._received: dict[int, _Received] = defaultdict(_Received)
@@ -436,8 +439,8 @@ class JobRun:
         k, msg, chunks = decode_tag(done.imm)
         key = (qp.conn, k)
         self._got[key] += done.length
-        if self.state == "running" and k < self._k:
-            # bytes for a step this host finished already: more than the job expected
+        if key not in self._expected or self._got[key] > self._expected[key]:
+            # bytes no receive of the job asked for (a job that does not match its peer's)
             self.unexpected_bytes += done.length
         mkey = (qp.conn, k, msg)
         m = self._msgs.get(mkey)

@@ -13,7 +13,7 @@ from traffic.collectives import Rank, build_jobs
 from traffic.nic import Nic, NicConfig
 from traffic.roce import Opcode
 from traffic.runner import JobError, JobRun, decode_tag, encode_tag
-from traffic.schema import Transport
+from traffic.schema import Job, Transport
 from traffic.wire import decode
 
 WRITES = range(Opcode.RC_RDMA_WRITE_FIRST, Opcode.RC_RDMA_WRITE_ONLY_WITH_IMMEDIATE + 1)
@@ -168,3 +168,14 @@ def test_start_at_holds_the_first_step_until_then(hosts: Callable[..., Any]) -> 
     first = min(d.time for d in mem.net.log if d.src == "h1-eth0")
     assert first == pytest.approx(0.25 + 5e-6)
     assert reports["h1"].start == pytest.approx(1_000_000.25)
+
+
+def test_bytes_nobody_expected_are_counted(hosts: Callable[..., Any]) -> None:
+    """h1 sends 4096 in one message, h0 expects 1024: h0's step ends, 4096 counted unexpected."""
+    mem = hosts(2, rate_mbps=100)
+    jobs = build_jobs("incast", mem.ranks, 4096)
+    body = jobs["h0"].model_dump()
+    body["steps"][0]["recvs"][0]["bytes"] = 1024
+    jobs["h0"] = Job.model_validate(body)
+    reports = mem.run(jobs)
+    assert reports["h0"].status == "ok" and reports["h0"].unexpected_bytes == 4096
