@@ -12,7 +12,9 @@ rest (``docs/traffic.md`` is the tour):
   ``collectives`` (``build_jobs``), ``runner`` (a job on a host's NICs),
   ``report`` (nccl-tests' time, algbw, busbw over the hosts' reports);
 - running: ``engine`` (NICs on raw sockets, one loop), ``agentd`` (the
-  per-host agent ``python -m traffic.agentd`` and ``AgentClient``),
+  per-host agent ``python -m traffic.agentd`` and ``AgentClient``; import
+  it from ``traffic.agentd``: re-exporting it here would load the module
+  twice when it runs as ``-m``),
   ``memnet`` (NICs joined in memory, for tests), ``link`` (interfaces,
   raw sockets, ARP);
 - the one-shot tools ``python -m traffic.agent send|recv`` (``sender``,
@@ -21,7 +23,6 @@ rest (``docs/traffic.md`` is the tour):
 
 from __future__ import annotations
 
-from traffic.agentd import AgentClient, AgentError, AgentUnreachable, JobFailed
 from traffic.collectives import PATTERNS, Rank, build_jobs
 from traffic.errors import TrafficError
 from traffic.qpscale import STRATEGIES, Post, round_robin, split
@@ -36,14 +37,10 @@ __all__ = [
     "RETH",
     "STRATEGIES",
     "Admission",
-    "AgentClient",
-    "AgentError",
-    "AgentUnreachable",
     "CollectiveResult",
     "HostReport",
     "ImmDt",
     "Job",
-    "JobFailed",
     "Malformed",
     "Post",
     "Rank",
