@@ -1,0 +1,64 @@
+"""Tests for model.flows: QP scaling as the agents do it, steps of each pattern, ports and QPs."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from model.flows import DPORT, FIRST_QP, SPORT, collective_steps, qp_bytes
+from traffic.qpscale import round_robin, split
+
+
+def per_qp(posts, qps: int) -> list[int]:
+    out = [0] * qps
+    for p in posts:
+        out[p.qp_index] += p.length
+    return out
+
+
+@pytest.mark.parametrize("messages,size,qps", [(1, 4096, 4), (8, 65536, 4), (5, 1000, 3),
+                                               (3, 7, 16)])
+def test_qp_bytes_equal_the_agents_strategies(messages: int, size: int, qps: int) -> None:
+    """Bytes per QP of `messages` x `size` equal traffic.qpscale's split and round_robin."""
+    assert qp_bytes(messages * size, qps, "split", size) == per_qp(split(messages, size, qps), qps)
+    assert qp_bytes(messages * size, qps, "rr", size) == per_qp(round_robin(messages, size, qps),
+                                                                qps)
+
+
+def test_rr_carries_on_from_the_previous_step() -> None:
+    """A pair's 3rd message on 4 QPs starts at QP 2 when two came before."""
+    assert qp_bytes(300, 4, "rr", 100, first_message=2) == [100, 0, 100, 100]
+
+
+def test_ring_has_one_variant_per_rr_start_and_2n_minus_2_steps() -> None:
+    """Ring of 4, 1 message a step, 4 QPs rr: starts 0,1,2,3,0,1 -> weights 2,2,1,1."""
+    s = collective_steps("ring", [0, 1, 2, 3], 4 * 1000, qps=4, strategy="rr", message_size=1000)
+    assert s.steps == 6
+    assert [w for w, _ in s.variants] == [2.0, 2.0, 1.0, 1.0]
+    w, f = s.variants[1]
+    assert f.src.tolist() == [0, 1, 2, 3] and f.dst.tolist() == [1, 2, 3, 0]
+    assert f.qp.tolist() == [FIRST_QP + 1] * 4 and f.size.tolist() == [1000.0] * 4
+
+
+def test_split_flows_use_every_qp_and_the_agent_ports() -> None:
+    """split over 3 QPs: QPs 17, 18, 19, sport 49152 (+ index with sport_per_qp), dport 4791."""
+    s = collective_steps("permutation", [5, 6], 3000, qps=3, strategy="split", sport_per_qp=True)
+    (_, f), = s.variants
+    assert f.src.tolist() == [5, 5, 5, 6, 6, 6] and f.dst.tolist() == [6, 6, 6, 5, 5, 5]
+    assert f.qp.tolist() == [17, 18, 19] * 2 and f.sport.tolist() == [SPORT, SPORT + 1, SPORT + 2] * 2
+    assert set(f.dport.tolist()) == {DPORT} and f.size.tolist() == [1000.0] * 6
+
+
+def test_alltoall_steps_are_shifts_and_large_ones_are_sampled() -> None:
+    """All-to-all of 4: shifts 1, 2, 3; of 1,000 with max_steps 10: 10 shifts weighted 99.9."""
+    s = collective_steps("alltoall", np.arange(4), 4000)
+    assert [f.dst.tolist() for _, f in s.variants] == [[1, 2, 3, 0], [2, 3, 0, 1], [3, 0, 1, 2]]
+    big = collective_steps("alltoall", np.arange(1000), 10**6, max_steps=10)
+    assert big.sampled and big.steps == 999 and len(big.variants) == 10
+    assert sum(w for w, _ in big.variants) == pytest.approx(999)
+
+
+def test_incast_sends_everything_to_rank_0() -> None:
+    """Incast of 3 ranks on NICs 7, 8, 9: NICs 8 and 9 send the whole buffer to NIC 7."""
+    (_, f), = collective_steps("incast", [7, 8, 9], 500).variants
+    assert f.src.tolist() == [8, 9] and f.dst.tolist() == [7, 7] and f.size.tolist() == [500, 500]
