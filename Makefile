@@ -31,7 +31,7 @@ PY312 ?= $(shell for p in $$(ls -d $(HOME)/.pyenv/versions/3.12.*/bin/python3.12
 VENV312 := $(VENV)/py312
 SETUPTOOLS_312 := 84.2.1
 
-.PHONY: demo test test-p4switch test-bmv2 test-py312 setup apt apt-test lint vagrant-validate bench clean-net
+.PHONY: demo test test-p4switch test-bmv2 test-py312 setup apt apt-test lint lint-ruff lint-mypy lint-shell vagrant-validate bench clean-net
 
 demo: setup
 	$(PY) -m controller.cli demo --topology topologies/rack.yaml --target $(TARGET)
@@ -64,18 +64,24 @@ else
 	$(VENV312)/bin/python -m pytest tests/unit -q -p no:cacheprovider $(PYTEST_ARGS)
 endif
 
-lint: setup apt-test
+# Each check its own target, so that `make -k` runs them all and reports every failure.
+lint: lint-ruff lint-mypy lint-shell vagrant-validate
+
+lint-ruff: setup
 	$(VENV)/bin/ruff check p4switch controller topologies traffic tests bench
+
+lint-mypy: setup
 	$(VENV)/bin/mypy
-	shellcheck vagrant/provision.sh
-	@$(MAKE) --no-print-directory vagrant-validate
+
+lint-shell: apt-test
+	shellcheck vagrant/provision.sh .ci/run
 
 # The Vagrantfile with each provider's own validation: libvirt through Debian's
 # vagrant-libvirt; VirtualBox (not packaged by Debian) through Vagrant's built-in
 # plugin, which only needs `VBoxManage --version` to answer: a stand-in that prints a
 # version does (nothing else is run, no VM is made).
 VBOX_STUB := $(CURDIR)/$(VENV)/vbox-stub
-vagrant-validate:
+vagrant-validate: apt-test
 	@mkdir -p $(VBOX_STUB) && printf '#!/bin/sh\necho 7.0.14r161095\n' > $(VBOX_STUB)/VBoxManage && chmod +x $(VBOX_STUB)/VBoxManage
 	cd vagrant && VAGRANT_DOTFILE_PATH=$(VBOX_STUB)/.vagrant VAGRANT_DEFAULT_PROVIDER=libvirt vagrant validate
 	cd vagrant && VAGRANT_DOTFILE_PATH=$(VBOX_STUB)/.vagrant PATH=$(VBOX_STUB):$$PATH VAGRANT_DEFAULT_PROVIDER=virtualbox vagrant validate
