@@ -344,12 +344,14 @@ def cleanup(*, stop_running: bool = True, directory: Path | None = None,
     inodes |= {ino for ino in (_netns_inode(n) for n in namespaces) if ino is not None}
     inodes.discard(os.stat("/proc/self/ns/net").st_ino)
     report.killed = _kill_all(_marked_pids(inodes, token))
-    report.namespaces = remove_netns(sorted(namespaces))
+    # Interfaces before namespaces: deleting the root end of a veth takes its
+    # peer at once, where a namespace's own teardown runs later in the kernel.
     recorded = set(state.interfaces if state else [])
     for name in root_links():
         if name in recorded or (token is None and OUR_INTF.match(name)):
             subprocess.run(["ip", "link", "del", name], capture_output=True)
             report.interfaces.append(name)
+    report.namespaces = remove_netns(sorted(namespaces))
     if state is not None:
         clear_state(directory)
         report.state_removed = True

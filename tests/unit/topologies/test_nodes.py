@@ -9,13 +9,24 @@ from pathlib import Path
 
 import pytest
 
+from topologies.addressing import plan_addresses
 from topologies.nodes import (
     SWITCH_CLASSES,
     Bmv2SwitchNode,
     P4SwitchNode,
+    SwitchRecord,
     resolve_target,
     target_missing,
 )
+from topologies.ports import switch_settings
+from topologies.spec import parse_spec
+
+# rtsw1 of one rack of two one-NIC hosts at 12.5 Mb/s under a CTSW at 20 Mb/s,
+# the uplink tier without PFC and with a 100-packet queue.
+SETTINGS = switch_settings(plan_addresses(parse_spec({
+    "racks": [{"hosts": 2}], "ctsws": 1,
+    "links": {"host": {"rate_mbps": 12.5},
+              "rtsw_ctsw": {"rate_mbps": 20, "queue": 100, "pfc": {"enabled": False}}}})), "rtsw1")
 
 
 def fake_tools(tmp_path: Path, *names: str) -> str:
@@ -46,12 +57,34 @@ def test_unknown_target_is_a_value_error() -> None:
         resolve_target("tofino")
 
 
+def test_bmv2_queue_settings_are_depth_and_full_frame_rate_per_port() -> None:
+    """12.5 Mb/s / (8 x 1514) = 1,032 frames/s; 20 Mb/s = 1,651; depths 64, 64, 100."""
+    assert Bmv2SwitchNode.cli_commands(SETTINGS) == [
+        "set_queue_depth 64 1", "set_queue_rate 1032 1",
+        "set_queue_depth 64 2", "set_queue_rate 1032 2",
+        "set_queue_depth 100 3", "set_queue_rate 1651 3",
+    ]
+
+
+def test_switch_record_round_trips_through_json() -> None:
+    """What run.json keeps of a switch reads back equal, settings included."""
+    rec = SwitchRecord(name="rtsw1", role="rtsw", target="p4switch", argv=["p4switch", "--no-p4"],
+                       grpc_port=50001, device_id=1, thrift_port=9090, ctl_port=52001,
+                       log="/tmp/rtsw1.log", settings=SETTINGS.to_json(), token="t", pid=42,
+                       start="100")
+    data = rec.to_json()
+    assert data["grpc_addr"] == "127.0.0.1:50001"
+    assert SwitchRecord.from_json(data) == rec
+    assert rec.switch_settings == SETTINGS
+
+
 @pytest.fixture
 def node_factory():
     made = []
 
     def make(cls, **kw):
-        node = cls("rtsw1", device_id=3, grpc_port=50003, cpu_port=255, thrift_port=9092, **kw)
+        node = cls(f"rtsw{len(made) + 1}", device_id=3, grpc_port=50003, cpu_port=255,
+                   thrift_port=9092, **kw)
         made.append(node)
         return node
 
@@ -75,3 +108,24 @@ def test_bmv2_command_puts_target_options_after_dashes(node_factory) -> None:
     assert node.command() == ["simple_switch_grpc", "/b/rtsw.json", "--device-id", "3",
                               "--thrift-port", "9092", "--log-console", "--",
                               "--grpc-server-addr", "127.0.0.1:50003", "--cpu-port", "255"]
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="Mininet nodes need root")
+def test_p4switch_gets_queues_speed_depth_pfc_and_ctl_flags(node_factory) -> None:
+    """Per port: Gb/s speed, queue depth, PFC classes where the tier has PFC; the ctl address."""
+    node = node_factory(P4SwitchNode, settings=SETTINGS, ctl_port=52003)
+    assert node.settings_args() == [
+        "--priority-queues", "8",
+        "--port-speed", "1=0.0125", "--queue-depth", "1=64", "--pfc", "1=3",
+        "--port-speed", "2=0.0125", "--queue-depth", "2=64", "--pfc", "2=3",
+        "--port-speed", "3=0.02", "--queue-depth", "3=100",
+        "--ctl-addr", "127.0.0.1:52003",
+    ]
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="Mininet nodes need root")
+def test_bmv2_gets_priority_queues_after_dashes(node_factory) -> None:
+    """simple_switch_grpc: --priority-queues 8 is a target option (after `--`)."""
+    node = node_factory(Bmv2SwitchNode, settings=SETTINGS)
+    assert node.command()[-2:] == ["--priority-queues", "8"]
+    assert node.command().index("--") < node.command().index("--priority-queues")

@@ -13,9 +13,11 @@ from topologies.nodes import RUN_ENV, NetworkError
 from topologies.runstate import (
     RunState,
     cleanup,
+    netns_name,
     owner_alive,
     proc_start,
     read_state,
+    update_state,
     write_state,
 )
 
@@ -85,3 +87,25 @@ def test_cleanup_with_nothing_left_does_nothing(tmp_path: Path) -> None:
     """No state, no marked processes of this token: an empty report."""
     report = cleanup(directory=tmp_path, token="no-such-run")
     assert not report.anything
+
+
+def test_update_state_changes_one_part_and_keeps_the_rest(tmp_path: Path) -> None:
+    """Two writers, each with its own part: the daemon's meta survives a switch record update."""
+    s = state(os.getpid())
+    s.switches = [{"name": "rtsw1", "pid": 10}]
+    write_state(s, tmp_path)
+    update_state(lambda st: st.meta.update(mode="eecmp"), tmp_path)
+    update_state(lambda st: st.switches[0].update(pid=11), tmp_path)
+    got = read_state(tmp_path)
+    assert got is not None and got.meta == {"mode": "eecmp"} and got.switches[0]["pid"] == 11
+
+
+def test_update_state_without_a_run_changes_nothing(tmp_path: Path) -> None:
+    """No run.json: None, and no file is made."""
+    assert update_state(lambda st: st.meta.update(x=1), tmp_path) is None
+    assert read_state(tmp_path) is None
+
+
+def test_pinned_namespace_names() -> None:
+    """Host h3 is pinned as aizone-h3."""
+    assert netns_name("h3") == "aizone-h3"

@@ -1,0 +1,50 @@
+"""Fixtures for the topology tests that build real networks (marked `root`).
+
+- `target` (session): `--target`, else `$AIZONE_TARGET`, else p4switch;
+  skips with the reason when the target's tools are missing.
+- `state_dir`: a private state folder for run.json (`$AIZONE_STATE_DIR`),
+  so a test never touches a real run's state file.
+
+Tests marked `root` skip with the reason when not run as root; run them
+under `flock /tmp/aizone-net.lock` (see /work/notes/helpers.md).
+
+Names defined here: `target`, `state_dir`, `pytest_collection_modifyitems`.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from topologies.nodes import resolve_target, target_missing
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Tests marked `root` skip, saying why, when not run as root."""
+    if os.geteuid() == 0:
+        return
+    skip = pytest.mark.skip(reason="needs root (network namespaces, veths, tc)")
+    for item in items:
+        if item.get_closest_marker("root") and Path(str(item.fspath)).parent == Path(__file__).parent:
+            item.add_marker(skip)
+
+
+@pytest.fixture(scope="session")
+def target(request: pytest.FixtureRequest) -> str:
+    wanted = request.config.getoption("--target", default=None) or os.environ.get(
+        "AIZONE_TARGET", "p4switch")
+    chosen = resolve_target(str(wanted))
+    missing = target_missing(chosen)
+    if missing:
+        pytest.skip(f"target {chosen} needs {', '.join(missing)} on PATH")
+    return chosen
+
+
+@pytest.fixture
+def state_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    d = tmp_path / "state"
+    monkeypatch.setenv("AIZONE_STATE_DIR", str(d))
+    yield d

@@ -1,0 +1,196 @@
+"""Tests for topologies.net: shaped links, switch port settings, pinned namespaces, where queues build.
+
+These build real networks (root); run them under `flock /tmp/aizone-net.lock`.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from topo_net_support import assert_clean, leftovers
+
+from topologies.addressing import AddressPlan, plan_addresses
+from topologies.attach import FabricRuntime
+from topologies.net import FabricNet
+from topologies.nodes import SWITCH_CLASSES, NetworkError
+from topologies.runstate import read_state
+from topologies.spec import load_spec, parse_spec
+
+pytestmark = pytest.mark.root
+
+ROOT = Path(__file__).resolve().parents[3]
+RACK = ROOT / "topologies" / "rack.yaml"
+
+
+def cmdline(pid: int) -> list[str]:
+    return Path(f"/proc/{pid}/cmdline").read_bytes().decode().split("\0")[:-1]
+
+
+def tc(*args: str, netns: str | None = None) -> str:
+    argv = ["tc", *(["-n", netns] if netns else []), *args]
+    return subprocess.run(argv, capture_output=True, text=True).stdout
+
+
+@pytest.fixture
+def rack(state_dir: Path, target: str) -> Iterator[FabricNet]:
+    before = leftovers()
+    with FabricNet(plan_addresses(load_spec(RACK)), switch=SWITCH_CLASSES[target],
+                   log_dir=state_dir / "logs", state_directory=state_dir) as net:
+        yield net
+    assert_clean(before)
+
+
+def test_links_are_shaped_on_both_ends_at_the_tier_rate(rack: FabricNet) -> None:
+    """rack.yaml's host links (20 Mb/s): an htb class at 20Mbit on the switch and the host end."""
+    assert "rate 20Mbit" in tc("class", "show", "dev", "rtsw1-eth1")
+    assert "rate 20Mbit" in tc("class", "show", "dev", "h1-eth0", netns="aizone-h1")
+    assert "rate 20Mbit" in tc("class", "show", "dev", "h2-eth0", netns="aizone-h2")
+
+
+def test_switch_starts_with_its_port_settings(rack: FabricNet, target: str) -> None:
+    """8 priority queues on both targets; p4switch: 0.02 Gb/s, 64 packets, PFC on class 3, ctl."""
+    cmd = cmdline(rack.switch("rtsw1").proc.pid)
+    assert cmd[cmd.index("--priority-queues") + 1] == "8"
+    if target == "p4switch":
+        text = " ".join(cmd)
+        for flag in ("--port-speed 1=0.02", "--port-speed 2=0.02", "--queue-depth 1=64",
+                     "--queue-depth 2=64", "--pfc 1=3", "--pfc 2=3", "--ctl-addr 127.0.0.1:52001"):
+            assert flag in text
+    else:
+        assert cmd.index("--priority-queues") > cmd.index("--")
+
+
+def test_run_json_records_what_a_restart_needs(rack: FabricNet, state_dir: Path) -> None:
+    """Per switch: the exact command line, port settings, gRPC/Thrift/ctl ports, log, pid."""
+    state = read_state(state_dir)
+    assert state is not None
+    (sw,) = state.switches
+    assert sw["argv"] == cmdline(rack.switch("rtsw1").proc.pid)
+    assert (sw["grpc_port"], sw["thrift_port"], sw["ctl_port"]) == (50001, 9090, 52001)
+    assert sw["pid"] == rack.switch("rtsw1").proc.pid and sw["log"].endswith("rtsw1.log")
+    assert sw["settings"]["queues"] == 8
+    assert [(p["port"], p["rate_mbps"], p["queue"], p["pfc"], p["xoff"], p["xon"])
+            for p in sw["settings"]["ports"]] == [(1, 20, 64, [3], 24, 12), (2, 20, 64, [3], 24, 12)]
+    assert state.netns == ["aizone-h1", "aizone-h2"]
+
+
+def test_host_namespaces_are_pinned_until_stop(state_dir: Path, target: str) -> None:
+    """/run/netns/aizone-h1 is h1's namespace while up, and gone after stop."""
+    before = leftovers()
+    net = FabricNet(plan_addresses(load_spec(RACK)), switch=SWITCH_CLASSES[target],
+                    state_directory=state_dir).start()
+    try:
+        pin = Path("/run/netns/aizone-h1")
+        assert pin.stat().st_ino == Path(f"/proc/{net.host('h1').pid}/ns/net").stat().st_ino
+    finally:
+        net.stop()
+    assert not pin.exists()
+    assert_clean(before)
+
+
+def test_a_leftover_pinned_namespace_is_refused_before_anything_starts(state_dir: Path) -> None:
+    """An aizone-h1 namespace already there: NetworkError saying `aizone down`; nothing built."""
+    subprocess.run(["ip", "netns", "add", "aizone-h1"], check=True)
+    try:
+        before = leftovers()
+        with pytest.raises(NetworkError, match="aizone-h1 already exist.*aizone down"):
+            FabricNet(plan_addresses(load_spec(RACK)), switch=SWITCH_CLASSES["p4switch"],
+                      state_directory=state_dir).start()
+        assert_clean(before)
+    finally:
+        subprocess.run(["ip", "netns", "delete", "aizone-h1"])
+
+
+# --- where queues build ------------------------------------------------------------
+
+# Three hosts on one RTSW, host links at 20 Mb/s: h1 and h3 each send
+# slightly above line rate to h2, so rtsw1's port 2 gets twice what it can send.
+INCAST = {"racks": [{"hosts": 3}], "links": {"host": {"rate_mbps": 20}},
+          "programs": {"rtsw": str(ROOT / "p4" / "rtsw.p4")}}
+SENDER = """
+import socket, sys, time
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.setsockopt(socket.IPPROTO_IP, socket.IP_TOS, int(sys.argv[2]))
+gap = 1 / 1900  # 1442-byte frames: 1,733/s fill 20 Mb/s
+t = time.monotonic()
+end = t + 3
+while t < end:
+    try:
+        s.sendto(b"x" * 1400, (sys.argv[1], 9999))
+    except OSError:
+        pass
+    t += gap
+    time.sleep(max(0.0, t - time.monotonic()))
+"""
+
+
+def _program(plan: AddressPlan, target: str, build: Path):  # noqa: ANN202 - controller types
+    from controller.build import compile_roles
+    from controller.fabric import FabricController
+
+    programs = compile_roles({"rtsw": ROOT / "p4" / "rtsw.p4"}, build, target=target)
+    return FabricController(plan, programs).connect()
+
+
+def _switch_peak(rt: FabricRuntime, target: str, thrift_port: int, port: int, tc_: int) -> int:
+    """Largest queue depth seen at (port, class): p4switch's TM, or the program's register."""
+    if target == "p4switch":
+        stats = rt.tm_stats("rtsw1")
+        assert stats is not None
+        return int(stats[f"{port}/{tc_}"]["max_depth"])
+    out = subprocess.run(["simple_switch_CLI", "--thrift-port", str(thrift_port)],
+                         input=f"register_read FabricEgress.counters.queue_peak {port * 8 + tc_}\n",
+                         capture_output=True, text=True).stdout
+    m = re.search(r"queue_peak\[\d+\]\s*=\s*(\d+)", out)
+    assert m, out
+    return int(m.group(1))
+
+
+@pytest.mark.parametrize(("dscp", "tc_"), [(0, 0), (26, 3)], ids=["class-0", "lossless-class-3"])
+def test_congestion_queues_in_the_switch_not_in_tc(state_dir: Path, target: str,
+                                                   tmp_path: Path, dscp: int, tc_: int) -> None:
+    """2:1 incast on port 2: the switch's queue reaches its 64 packets and drops there; the tc
+    shaper behind it holds a few packets at most and drops none. Lossless class 3: XOFF/XON
+    24/12 from the spec (set after the pipeline) and PAUSE frames sent upstream (p4switch)."""
+    from controller.qos import compute_qos
+
+    before = leftovers()
+    spec = parse_spec(INCAST, source="incast.yaml")
+    plan = plan_addresses(spec)
+    with FabricNet(plan, switch=SWITCH_CLASSES[target], log_dir=state_dir / "logs",
+                   state_directory=state_dir) as net:
+        rt = FabricRuntime.from_net(net)
+        ctl = _program(plan, target, tmp_path / "build")
+        try:
+            ctl.push_pipelines()
+            ctl.install_routes()
+            ctl.sessions["rtsw1"].insert(list(compute_qos(spec, plan, "rtsw1")))
+            rt.configure_switch("rtsw1")
+            senders = [rt.host_popen(h, [sys.executable, "-c", SENDER, plan.host("h2").ip,
+                                         str(dscp << 2)]) for h in ("h1", "h3")]
+            backlog = 0
+            while any(p.poll() is None for p in senders):
+                m = re.search(r"backlog \d+b (\d+)p", tc("-s", "qdisc", "show", "dev", "rtsw1-eth2"))
+                backlog = max(backlog, int(m.group(1)) if m else 0)
+                time.sleep(0.05)
+            time.sleep(0.5)
+            peak = _switch_peak(rt, target, plan.switch("rtsw1").thrift_port, 2, tc_)
+            tc_drops = re.search(r"dropped (\d+)", tc("-s", "qdisc", "show", "dev", "rtsw1-eth2"))
+            assert peak >= 60, f"switch queue peak {peak} of 64"
+            assert tc_drops is not None and tc_drops.group(1) == "0"
+            assert backlog <= 16, f"tc on the switch side held {backlog} packets"
+            stats = rt.tm_stats("rtsw1")
+            if stats is not None:  # p4switch: its own drop and PFC counters
+                assert stats[f"2/{tc_}"]["dropped"] > 0
+                if tc_ == 3:
+                    assert stats["1/3"]["pfc"]["xoff"] == 24 and stats["1/3"]["pfc"]["xon"] == 12
+                    assert stats["1/3"]["pauses_sent"] > 0 and stats["3/3"]["pauses_sent"] > 0
+        finally:
+            ctl.close()
+    assert_clean(before)
