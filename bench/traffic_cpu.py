@@ -19,7 +19,8 @@ Two figures, never assertions:
   namespaces and agents are removed whatever happens.
 
     flock /tmp/aizone-net.lock .venv/bin/python bench/traffic_cpu.py \\
-        [--only memory|veth] [--rates 25,50,100,200] [--seconds 3] [--qps 4] [--json]
+        [--only memory|veth] [--rates 25,50,100,200] [--seconds 3] [--qps 4]
+        [--agent-args '--burst-bytes 8192 --rx-moderation-us 100'] [--json]
 """
 
 from __future__ import annotations
@@ -163,7 +164,7 @@ class _Pair:
             _ip("-n", ns, "link", "set", f"h{i}-eth0", "up")
         self.ranks = [Rank(host=f"h{i}", nic=f"h{i}-eth0", ip=f"10.68.0.{i + 1}") for i in range(2)]
 
-    def agents(self, rate_mbps: float) -> list[AgentClient]:
+    def agents(self, rate_mbps: float, extra: list[str]) -> list[AgentClient]:
         self.stop_agents()
         clients = []
         for i, ns in enumerate(self.ns):
@@ -171,7 +172,7 @@ class _Pair:
             self.procs.append(subprocess.Popen(
                 ["ip", "netns", "exec", ns, sys.executable, "-m", "traffic.agentd", "--host",
                  f"h{i}", "--socket", str(sock), "--nic", f"h{i}-eth0", "--rate-mbps",
-                 str(rate_mbps)], cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE))
+                 str(rate_mbps), *extra], cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE))
             client = AgentClient(sock)
             for _ in range(300):
                 try:
@@ -198,9 +199,9 @@ class _Pair:
             subprocess.run(["ip", "netns", "del", ns], capture_output=True)
 
 
-def veth_run(pair: _Pair, rate_mbps: float, seconds: float, qps: int, size: int | None = None
-             ) -> dict[str, Any]:
-    clients = pair.agents(rate_mbps)
+def veth_run(pair: _Pair, rate_mbps: float, seconds: float, qps: int, extra: list[str],
+             size: int | None = None) -> dict[str, Any]:
+    clients = pair.agents(rate_mbps, extra)
     nbytes = size or int(rate_mbps * 1e6 / 8 * seconds)
     jobs = build_jobs("incast", pair.ranks, nbytes, qps=qps, message_bytes=65536, root=1,
                       start_at=time.time() + 0.5)
@@ -232,10 +233,13 @@ def main() -> int:
                         help="the 'unpaced' run's rate, Mb/s (default 100000)")
     parser.add_argument("--seconds", type=float, default=3.0, help="length of each paced run")
     parser.add_argument("--qps", type=int, default=4)
+    parser.add_argument("--agent-args", default="",
+                        help="extra agent flags, e.g. '--burst-bytes 8192 --rx-moderation-us 100'")
     parser.add_argument("--json", action="store_true", help="print only JSON")
     args = parser.parse_args()
     console = Console(quiet=args.json)
-    out: dict[str, Any] = {"machine": {"cpus": os.cpu_count(), "load": os.getloadavg()}}
+    out: dict[str, Any] = {"machine": {"cpus": os.cpu_count(), "load": os.getloadavg()},
+                           "agent_args": args.agent_args}
     if args.only in (None, "memory"):
         out["transport"] = transport_only(50_000)
         out["memory"] = memory(20 << 20, args.qps)
@@ -261,10 +265,11 @@ def main() -> int:
                 try:
                     with Progress(console=console, transient=True) as progress:
                         task = progress.add_task("agents on a veth pair", total=len(rates) + 1)
+                        extra = args.agent_args.split()
                         for rate in rates:
-                            rows.append(veth_run(pair, rate, args.seconds, args.qps))
+                            rows.append(veth_run(pair, rate, args.seconds, args.qps, extra))
                             progress.advance(task)
-                        rows.append(veth_run(pair, args.max_rate, args.seconds, args.qps,
+                        rows.append(veth_run(pair, args.max_rate, args.seconds, args.qps, extra,
                                              size=8 << 20))
                         progress.advance(task)
                 finally:

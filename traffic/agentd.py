@@ -307,6 +307,9 @@ def build_parser() -> argparse.ArgumentParser:
                         help="react to CNPs with DCQCN rate cuts (default off, as at Meta)")
     parser.add_argument("--burst-bytes", type=int, default=4096,
                         help="how far ahead of the rate a NIC may send (default 4096)")
+    parser.add_argument("--rx-moderation-us", type=float, default=0.0,
+                        help="let received frames gather this long after the last batch "
+                             "(interrupt moderation; default 0: handle each at once)")
     parser.add_argument("--rcvbuf", type=int, default=16 << 20,
                         help="receive socket buffer per NIC, bytes (default 16 MiB)")
     return parser
@@ -342,6 +345,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             burst_bytes=args.burst_bytes,
             dcqcn=DcqcnParams() if args.dcqcn else None,
             rcvbuf=args.rcvbuf,
+            rx_moderation=args.rx_moderation_us / 1e6,
         )
     except (TrafficError, OSError) as exc:
         print(f"{_PROG}: error: {exc}", file=sys.stderr)

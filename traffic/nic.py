@@ -12,8 +12,10 @@ NICs on raw sockets; ``traffic.memnet`` joins them in memory for tests.
   work, one packet per QP in turn (round-robin), as a NIC's send scheduler.
 - Pacing at the emulated line rate: a frame of L bytes holds the link for
   L x 8 / rate (the switches count frame bytes the same way), a token
-  bucket of ``burst_bytes``: one wake-up may send a few frames, a late
-  wake-up catches up what it owes, an idle link banks no more than that.
+  bucket of ``burst_bytes``: data waits until half the bucket is back and
+  then goes as a few frames at once (a wake-up of the agent's loop costs
+  more than a frame), a late wake-up catches up what it owes, an idle link
+  banks no more than the bucket.
 - PFC (IEEE 802.1Qbb): a received PAUSE stops the priorities it names for
   quanta x 512 bit-times at the link rate, a refresh replaces the deadline,
   quanta 0 resumes (``traffic.pfc.PauseState``); paused frames wait, none
@@ -461,15 +463,20 @@ class Nic:
         if self._ack_dirty:
             return now
         when = self._poll_at
-        tx_at = max(now, self._next_tx - self._slack)
         pause = self.pause
         if self._queued:
+            # ACKs, NAKs, CNPs, grants: as soon as the link may carry one
+            tx_at = max(now, self._next_tx - self._slack)
             for prio in range(8):
                 if self._queues[prio]:
                     when = min(when, max(tx_at, pause.paused_until(prio)))
-        for qp in self._active:
-            if qp.requester.has_work():
-                when = min(when, max(tx_at, pause.paused_until(qp.priority), qp.send_at))
+        if self._active:
+            # Data: once half the bucket has come back, so that one wake-up sends a
+            # few frames (the rate is the same; wake-ups cost a Python loop most).
+            data_at = max(now, self._next_tx)
+            for qp in self._active:
+                if qp.requester.has_work():
+                    when = min(when, max(data_at, pause.paused_until(qp.priority), qp.send_at))
         return when
 
     def poll(self, now: float) -> None:
