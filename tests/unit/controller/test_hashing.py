@@ -173,3 +173,144 @@ def test_pipeline_picks_the_member_hashing_predicts(pipeline, mode: str, salt: i
         (port, _frame), = pipeline.send(1, roce(s, d, sp, q))
         got.append(port)
     assert got == [PORT_OF[int(i) + 1] for i in want]
+
+
+# --- agreement with BMv2 (simple_switch, programmed with simple_switch_CLI) ---------
+
+BMV2_TOOLS = ("p4c-bm2-ss", "simple_switch", "simple_switch_CLI")
+
+
+def _bmv2_missing() -> str | None:
+    import os
+    import shutil
+
+    path = os.environ.get("PATH", "") + os.pathsep + "/opt/p4tools/bin"
+    missing = [t for t in BMV2_TOOLS if not shutil.which(t, path=path)]
+    if missing:
+        return f"BMv2 needs {', '.join(missing)} (on PATH or in /opt/p4tools/bin)"
+    if os.geteuid() != 0:
+        return "the BMv2 check needs root (veth pairs and raw sockets)"
+    return None
+
+
+@pytest.fixture(scope="module")
+def bmv2(tmp_path_factory):
+    """simple_switch on rtsw.p4 (p4c-bm2-ss): port 1 in, ports 2..17 = members 1..16.
+
+    Members are created in ascending member order (handles 0..15), a group per
+    size 2..16 (members 1..n) is reached by 10.n.0.0/16, as in `pipeline`.
+    Run it under the network lock (flock /tmp/aizone-net.lock).
+    """
+    import os
+    import socket
+    import subprocess
+    import time
+    import uuid
+
+    why = _bmv2_missing()
+    if why:
+        pytest.skip(why)
+    env = {**os.environ, "PATH": os.environ.get("PATH", "") + os.pathsep + "/opt/p4tools/bin"}
+    out = tmp_path_factory.mktemp("bmv2")
+    subprocess.run(["p4c-bm2-ss", "-I", str(REPO / "p4" / "include"), "-o", str(out / "rtsw.json"),
+                    str(REPO / "p4" / "rtsw.p4")], check=True, capture_output=True, env=env)
+    tag = f"hb{uuid.uuid4().hex[:5]}"
+    ports = list(range(1, 18))
+    for p in ports:
+        subprocess.run(["ip", "link", "add", f"{tag}s{p}", "type", "veth", "peer", "name",
+                        f"{tag}h{p}"], check=True)
+        for end in ("s", "h"):
+            subprocess.run(["ip", "link", "set", f"{tag}{end}{p}", "up"], check=True)
+            subprocess.run(["sysctl", "-qw", f"net.ipv6.conf.{tag}{end}{p}.disable_ipv6=1"],
+                           check=False)
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        thrift = s.getsockname()[1]
+    cmd = ["simple_switch", "--thrift-port", str(thrift), "--device-id", "9"]
+    for p in ports:
+        cmd += ["-i", f"{p}@{tag}s{p}"]
+    proc = subprocess.Popen([*cmd, str(out / "rtsw.json")], stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL, env=env, start_new_session=True)
+    socks = {}
+    try:
+        lines = []
+        for mid in range(1, 17):
+            lines.append(f"act_prof_create_member {NAMES['selector']} {NAMES['next_action']} "
+                         f"{mid + 1} 0x0200000000aa 0x0200000000bb")
+        for n in range(2, 17):
+            lines.append(f"act_prof_create_group {NAMES['selector']}")
+            for h in range(n):
+                lines.append(f"act_prof_add_member_to_group {NAMES['selector']} {h} {n - 2}")
+            lines.append(f"table_indirect_add_with_group {NAMES['next_table']} {n} => {n - 2}")
+            lines.append(f"table_add {NAMES['route_table']} {NAMES['route_action']} "
+                         f"10.{n}.0.0/16 => {n}")
+        deadline = time.monotonic() + 30
+        while True:
+            r = subprocess.run(["simple_switch_CLI", "--thrift-port", str(thrift)],
+                               input="\n".join(lines) + "\n", text=True, capture_output=True,
+                               env=env)
+            if "Could not connect" not in r.stdout + r.stderr or time.monotonic() > deadline:
+                break
+            time.sleep(0.3)
+        assert "Error" not in r.stdout, r.stdout[-2000:]
+        for p in ports:
+            sk = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(0x0003))
+            sk.bind((f"{tag}h{p}", 0))
+            sk.setblocking(False)
+            socks[p] = sk
+
+        def cli(text: str) -> str:
+            return subprocess.run(["simple_switch_CLI", "--thrift-port", str(thrift)],
+                                  input=text + "\n", text=True, capture_output=True,
+                                  env=env).stdout
+
+        yield socks, cli
+    finally:
+        for sk in socks.values():
+            sk.close()
+        os.killpg(proc.pid, 15)
+        proc.wait(10)
+        for p in ports:
+            subprocess.run(["ip", "link", "del", f"{tag}s{p}"], check=False, capture_output=True)
+
+
+def _bmv2_port(socks, frame: bytes, timeout: float = 3.0) -> int | None:
+    import select
+    import time
+
+    for sk in socks.values():  # drop anything left over
+        while True:
+            try:
+                sk.recv(65535)
+            except BlockingIOError:
+                break
+    socks[1].send(frame)
+    deadline = time.monotonic() + timeout
+    want = frame[26:34]  # the IPv4 addresses identify our packet
+    while time.monotonic() < deadline:
+        ready, _, _ = select.select([s for p, s in socks.items() if p != 1], [], [], 0.2)
+        for sk in ready:
+            data = sk.recv(65535)
+            if data[26:34] == want:
+                return next(p for p, s in socks.items() if s is sk)
+    return None
+
+
+@pytest.mark.parametrize("mode", ["pin", "ecmp", "eecmp"])
+def test_bmv2_picks_the_member_hashing_predicts(bmv2, mode: str) -> None:
+    """BMv2: 2 random RoCEv2 flows per group size 2..16 and two salts go where choose_member says."""
+    socks, cli = bmv2
+    rng = random.Random(5 + hashing.MODES[mode])
+    for salt in (3, 0x9E3779B1):
+        cli(f"table_set_default {NAMES['config_table']} {NAMES['config_action']} "
+            f"{hashing.MODES[mode]} {salt}")
+        got, want = [], []
+        for n in range(2, 17):
+            for _ in range(2):
+                s = 0x0A000000 | rng.getrandbits(16)
+                d = 0x0A000000 | n << 16 | rng.getrandbits(16)
+                sp, q = rng.randrange(1024, 65536), rng.getrandbits(24)
+                want.append(int(hashing.choose_member(s, d, 17, sp, 4791, q, mode=mode, salt=salt,
+                                                      members=n)) + 2)
+                got.append(_bmv2_port(socks, roce(s, d, sp, q)))
+        assert got == want
