@@ -69,15 +69,15 @@ def _command(target: str, source: Path, out: Path, p4info: Path) -> list[str]:
 
 def compile_program(source: str | Path, out_dir: str | Path, *, role: str,
                     target: str = "p4switch") -> CompiledProgram:
-    """Compile `source` into `out_dir/<role>.json` + `<role>.p4info.txt`; raises `BuildError`."""
+    """Compile `source` into `out_dir/<role>.json` + `<role>.p4info.txtpb`; raises `BuildError`."""
     src = Path(source)
     if not src.is_file():
         raise BuildError(f"P4 file {src} not found")
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     json_path = out / f"{role}.json"
-    # .txt: the suffix p4c and p4switch-compile both read as text format.
-    p4info_path = out / f"{role}.p4info.txt"
+    # .txtpb: the text-format suffix p4c asks for (it warns that .txt is deprecated).
+    p4info_path = out / f"{role}.p4info.txtpb"
     stamp = out / f"{role}.digest"
     cmd = _command(target, src, json_path, p4info_path)
     digest = _digest(src, target, cmd[:1])

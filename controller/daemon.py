@@ -110,6 +110,7 @@ class _Runtime:
     failures: dict[str, _Failure] = field(default_factory=dict)
     admin_down: set[str] = field(default_factory=set)
     restarts: list[dict[str, Any]] = field(default_factory=list)
+    balances: dict[str, int] = field(default_factory=dict)  # see Daemon._link_balance
 
 
 class Daemon:
@@ -357,12 +358,14 @@ class Daemon:
                        detected_after: float | None) -> dict[str, Any]:
         rt, intent, sessions = self._need()
         t0 = time.monotonic()
-        before = await self._link_tx(link)
         async with self._op_lock:
             failed = self._failed_set()
             if failed == intent.failed:
                 return {"link": link, "up": up, "changed": False}
             intent.failed = failed
+            if not up:
+                rt.failures[link] = _Failure(link=link, cause=cause, at=time.time(),
+                                             detected_after=detected_after)
             results = await sessions.apply(f"link {'up' if up else 'down'} {link}")
         seconds = time.monotonic() - t0
         record: dict[str, Any] = {"link": link, "up": up, "cause": cause,
@@ -373,30 +376,42 @@ class Daemon:
                                                     ("insert", "modify", "delete"))}}
         if not up:
             await asyncio.sleep(0.3)  # what was queued towards the dead link has left
-            after = await self._link_tx(link)
-            record["lost_packets"] = (after - before) if before is not None and after is not None \
-                else None
-            rt.failures[link] = _Failure(link=link, cause=cause, at=time.time(),
-                                         detected_after=detected_after,
-                                         reconverged_after=seconds,
-                                         lost_packets=record["lost_packets"])
+            balance = await self._link_balance(link)
+            baseline = rt.balances.get(link, 0)
+            record["lost_packets"] = balance - baseline if balance is not None else None
+            failure = rt.failures.get(link)
+            if failure is not None:
+                failure.reconverged_after = seconds
+                failure.lost_packets = record["lost_packets"]
         else:
             rt.failures.pop(link, None)
+            balance = await self._link_balance(link)
+            if balance is not None:
+                rt.balances[link] = balance  # what it lost so far is not the next failure's
         self._save_meta()
         self.bus.publish("rerouted", record)
         return record
 
-    async def _link_tx(self, link: str) -> int | None:
-        """Packets the switches at both ends have sent into `link` so far."""
+    async def _link_balance(self, link: str) -> int | None:
+        """Packets sent into `link` that did not come out of its other end, both ways.
+
+        Each end's tx_port counter minus the other end's rx_port counter: on a
+        live link the two agree (but for packets in flight), so what a dead
+        link swallowed is what the balance grew by since the link was last
+        restored. None when a switch at either end cannot be read.
+        """
         rt, _, sessions = self._need()
         lk = next((x for x in rt.plan.links if f"{x.a_intf}--{x.b_intf}" == link), None)
-        if lk is None:
+        if lk is None or lk.tier == "host":
             return None
         total = 0
-        for node, port in ((lk.a, lk.a_port), (lk.b, lk.b_port)):
-            if node in sessions.switches and sessions.is_ready(node):
-                cells = await sessions.read_counters(node, "FabricEgress.counters.tx_port", [port])
-                total += cells[port].packets if port in cells else 0
+        for (s, sp), (r, rp) in (((lk.a, lk.a_port), (lk.b, lk.b_port)),
+                                 ((lk.b, lk.b_port), (lk.a, lk.a_port))):
+            if not (sessions.is_ready(s) and sessions.is_ready(r)):
+                return None
+            tx = await sessions.read_counters(s, "FabricEgress.counters.tx_port", [sp])
+            rx = await sessions.read_counters(r, "FabricIngress.counters.rx_port", [rp])
+            total += (tx[sp].packets if sp in tx else 0) - (rx[rp].packets if rp in rx else 0)
         return total
 
     async def _supervise(self) -> None:
@@ -423,6 +438,12 @@ class Daemon:
         t1 = time.monotonic()
         self.bus.publish("switch", {"switch": name, "phase": "restarted", "pid": pid})
         await self.sessions.wait_ready(timeout=120, names=[name])
+        for lk in rt.plan.links:  # its counters started again from zero
+            if name in (lk.a, lk.b) and lk.tier != "host":
+                link = f"{lk.a_intf}--{lk.b_intf}"
+                balance = await self._link_balance(link)
+                if balance is not None:
+                    rt.balances[link] = balance
         last = self.sessions.last.get(name)
         record = {"switch": name, "pid": pid, "restart_seconds": round(t1 - t0, 3),
                   "reconcile_seconds": round(last.seconds, 4) if last else None,

@@ -97,6 +97,7 @@ class FabricSessions:
         self.ready: dict[str, asyncio.Event] = {}
         self._locks: dict[str, asyncio.Lock] = {}
         self._out_locks: dict[str, asyncio.Lock] = {}
+        self._no_registers: set[str] = set()  # targets that serve no register entries
         self._stack: AsyncExitStack | None = None
         for s in plan.switches:
             prog = programs[s.role]
@@ -254,19 +255,30 @@ class FabricSessions:
 
     async def read_registers(self, name: str, register: str,
                              indexes: Iterable[int]) -> dict[int, int]:
-        """The cells `indexes` of a register (absent register: empty)."""
+        """The cells `indexes` of a register; empty when the program or the target has none.
+
+        BMv2's P4Runtime server does not serve register entries (UNIMPLEMENTED):
+        such a switch is remembered and not asked again.
+        """
         schema = self.schema(name)
-        if schema.registers.get(register) is None:
+        if schema.registers.get(register) is None or name in self._no_registers:
             return {}
         reads = [fy.P4RegisterEntry(register, index=i) for i in indexes]
         out: dict[int, int] = {}
-        for e in await self._read(name, reads):
+        try:
+            got = await self._read(name, reads)
+        except P4RuntimeError as exc:
+            if exc.code == "UNIMPLEMENTED":
+                self._no_registers.add(name)
+                return {}
+            raise
+        for e in got:
             out[e.index] = _register_int(e.data)
         return out
 
     async def write_registers(self, name: str, register: str, values: dict[int, int]) -> None:
         schema = self.schema(name)
-        if schema.registers.get(register) is None or not values:
+        if schema.registers.get(register) is None or not values or name in self._no_registers:
             return
         sw = self.switches[name]
         try:

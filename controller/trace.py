@@ -5,7 +5,8 @@
    `controller.hashing`: the one implementation shared with the model).
 2. Confirm it: send `count` RoCEv2 packets of exactly that flow (source
    NIC, destination, UDP source port, destination QP; destination port
-   4791) from the source host with the traffic agent, and read the
+   4791) from the source host with the traffic agent, paced at
+   `PACE_MBPS`, and read the
    switches' `tx_port` counters before and after. Each predicted hop's
    egress port must have sent at least `count` packets more; every other
    member of a group the flow went through must have sent fewer than half
@@ -32,6 +33,9 @@ __all__ = ["confirm", "trace"]
 
 TX = "FabricEgress.counters.tx_port"
 ROCE_PORT = 4791
+# The confirming packets are paced well below any tier's emulated rate: a
+# burst would measure how fast the emulator reads its ports, not the path.
+PACE_MBPS = 2.0
 
 
 async def _tx(sessions: FabricSessions, plan: AddressPlan) -> dict[str, dict[int, int]]:
@@ -73,7 +77,7 @@ async def confirm(sessions: FabricSessions, plan: AddressPlan, fabric: Any, path
     before = await _tx(sessions, plan)
     argv = [sys.executable, "-m", "traffic.agent", "send", "--iface", nic.intf, "--dst-ip",
             path.dst_ip, "--qps", str(qp), "--sport", str(sport), "--messages", str(count),
-            "--size", "64", "--json"]
+            "--size", "64", "--rate-mbps", str(PACE_MBPS), "--json"]
     proc = await asyncio.to_thread(fabric.host_run, nic.host, argv, 60)
     if proc.returncode != 0:
         return {"confirmed": False, "error": (proc.stdout + proc.stderr).strip()[-300:]}

@@ -109,8 +109,12 @@ class RunState:
 
 
 def owner_alive(state: RunState) -> bool:
-    """Is the process that wrote `state` still running (and not a reused pid)?"""
-    return proc_start(state.owner_pid) == state.owner_start
+    """Is the process that wrote `state` still running (not a reused pid, not a zombie)?
+
+    A killed daemon stays a zombie until its parent (often init, which in a
+    container may be slow to reap) collects it; it is dead all the same.
+    """
+    return proc_start(state.owner_pid) == state.owner_start and not _zombie(state.owner_pid)
 
 
 def read_state(directory: Path | None = None) -> RunState | None:

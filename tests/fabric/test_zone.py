@@ -1,0 +1,272 @@
+"""Fabric tests on ai_zone_small (4 RTSWs x 2 hosts x 2 NICs, 2 CTSWs) through the daemon.
+
+One fabric for the module, brought up the way a user does (`aizone up`),
+talked to through the CLI and the daemon's API, torn down with `aizone
+down` at the end (which must leave nothing). Tests that change the fabric
+(mode, links, processes) put it back as they found it. The order matters
+only for the last ones, which kill processes.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from fabric_support import ROOT, Flow, aizone, assert_clean, in_host, leftovers
+
+from controller.client import ApiClient
+from topologies.runstate import read_state
+
+ZONE = ROOT / "topologies" / "ai_zone_small.yaml"
+TCS = 8
+
+
+class Zone:
+    """The running fabric: the API client and what the tests need to know of it."""
+
+    def __init__(self, api: ApiClient, status: dict[str, Any], tmp: Path) -> None:
+        self.api = api
+        self.status = status
+        self.tmp = tmp
+        self.hosts = {h["name"]: h for h in status["hosts"]}
+
+    def nic(self, host: str, k: int = 0) -> dict[str, str]:
+        nic: dict[str, str] = self.hosts[host]["nics"][k]
+        return nic
+
+    def flow(self, src: str, dst: str, **kw: Any) -> Flow:
+        return Flow(src, self.nic(src)["intf"], dst, self.nic(dst)["intf"], self.nic(dst)["ip"],
+                    tmp=self.tmp, **kw)
+
+    def cells(self, switch: str, counter: str, indexes: list[int]) -> dict[int, int]:
+        data = self.api.get(f"/counters/{switch}/{counter}", index=indexes)
+        return {int(i): c["packets"] for i, c in data["cells"].items()}
+
+    def wait(self, what: Any, timeout: float = 15.0, every: float = 0.2) -> Any:
+        deadline = time.monotonic() + timeout
+        while True:
+            got = what()
+            if got or time.monotonic() > deadline:
+                return got
+            time.sleep(every)
+
+
+@pytest.fixture(scope="module")
+def zone(target: str, build_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Zone]:
+    before = leftovers()
+    up = aizone("up", str(ZONE), "--target", target, "--build-dir", str(build_dir), "--json")
+    assert up.returncode == 0, up.stdout + up.stderr
+    status = json.loads(up.stdout)
+    api = ApiClient()
+    try:
+        yield Zone(api, status, tmp_path_factory.mktemp("zone"))
+    finally:
+        api.close()
+        down = aizone("down")
+        assert down.returncode == 0, down.stderr
+        assert_clean(before)
+
+
+def test_up_reconciled_every_switch_with_its_entries(zone: Zone) -> None:
+    """Every switch process lives, holds a primary session, and was written at start."""
+    st = zone.api.get("/status")
+    assert st["phase"] == "up" and st["name"] == "ai_zone_small"
+    assert [s["name"] for s in st["switches"]] == ["rtsw1", "rtsw2", "rtsw3", "rtsw4",
+                                                  "ctsw1", "ctsw2"]
+    for s in st["switches"]:
+        assert s["alive"] and s["ready"], s
+        rec = s["last_reconcile"]
+        assert rec["reason"] == "start" and rec["counts"]["insert"] > 20, rec
+    assert st["scale"]["host"] == {"rate_mbps": 10.0, "scale": 40000.0}
+
+
+def test_entries_read_back_equal_the_intent(zone: Zone) -> None:
+    """`aizone routes --json`: each switch's entries read back equal the intent."""
+    proc = aizone("routes", "--json")
+    assert proc.returncode == 0, proc.stderr
+    data = json.loads(proc.stdout)
+    assert data["mode"] == "eecmp" and data["failed"] == []
+    for name, sw in data["switches"].items():
+        assert sw["matches_intent"], (name, sw["diff"])
+    rtsw1 = data["switches"]["rtsw1"]["entries"]
+    # rtsw1's four NICs by /32 to their ports, its rack /24 dropped, other racks to the group
+    assert any(e.startswith("FabricIngress.routing.ipv4_route dst_addr=10.0.0.1/32 ")
+               for e in rtsw1)
+    assert any(e.startswith("FabricIngress.routing.ipv4_route dst_addr=10.0.0.0/24 -> "
+                            "drop_no_route") for e in rtsw1)
+    assert any(e.startswith("FabricIngress.routing.ipv4_route dst_addr=10.0.3.0/24 -> "
+                            "set_next_id") for e in rtsw1)
+
+
+def test_check_passes_for_every_pair(zone: Zone) -> None:
+    """`aizone check`: every NIC pings every other host's NIC, and RoCEv2 crosses every pair."""
+    proc = aizone("check", "--json")
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr
+    data = json.loads(proc.stdout)
+    assert data["ok"] and data["failed"] == []
+    assert data["pings"] == 8 * 7 * 2
+    assert data["roce"] == 8 * 7
+
+
+def test_roce_data_and_control_classes_land_in_their_queues(zone: Zone) -> None:
+    """DSCP 26 -> class 3 cells of the egress port move; DSCP 48 -> class 7; never class 0."""
+    # h1 (rack 0) to h3 (rack 1): out of rtsw1 through one of its uplinks (ports 5, 6).
+    cells = [p * TCS + tc for p in (5, 6) for tc in (0, 3, 7)]
+    before = zone.cells("rtsw1", "FabricEgress.counters.tx_port_tc", cells)
+    sent, got = zone.flow("h1", "h3", messages=40, size=256, extra=("--dscp", "26")).run()
+    assert got["messages_complete"] == 40, got
+    mid = zone.cells("rtsw1", "FabricEgress.counters.tx_port_tc", cells)
+    sent7, got7 = zone.flow("h1", "h3", messages=30, size=256, extra=("--dscp", "48")).run()
+    assert got7["messages_complete"] == 30, got7
+    after = zone.cells("rtsw1", "FabricEgress.counters.tx_port_tc", cells)
+
+    def moved(a: dict[int, int], b: dict[int, int], tc: int) -> int:
+        return sum(b[p * TCS + tc] - a[p * TCS + tc] for p in (5, 6))
+
+    assert moved(before, mid, 3) == sent["packets"]
+    assert moved(mid, after, 3) == 0
+    # class 7 also carries the controller's link probes (packet-outs, ~10/s per port)
+    assert moved(mid, after, 7) >= sent7["packets"] + moved(before, mid, 7) // 2
+    assert moved(before, after, 0) < sent["packets"]  # RoCE never lands in class 0
+
+
+def test_stats_move_under_traffic(zone: Zone) -> None:
+    """A flow across racks shows up as load on rtsw1's uplinks in `aizone stats --json`."""
+    flow = zone.flow("h1", "h7", messages=300, size=1024, rate_mbps=4, qps="17,18,19,20")
+    flow.start_receiver()
+    seen: list[float] = []
+
+    def loaded() -> bool:
+        snap = json.loads(aizone("stats", "--json").stdout)
+        up = [lk["a_to_b"]["bps"] for lk in snap["links"]
+              if lk["a"] == "rtsw1" and lk["tier"] == "rtsw_ctsw" and lk["a_to_b"]]
+        seen.append(sum(up))
+        return sum(up) > 1e6
+
+    result: dict[str, Any] = {}
+    t = threading.Thread(target=lambda: result.update(flow.send()))
+    t.start()
+    assert zone.wait(loaded, timeout=20, every=0.5), f"uplink load seen: {seen}"
+    t.join(120)
+    assert flow.received()["messages_complete"] == 300
+
+
+def test_mode_switch_under_a_steady_flow_loses_nothing(zone: Zone) -> None:
+    """pin -> ecmp -> eecmp while 4 QPs stream h2 -> h8: every packet arrives."""
+    flow = zone.flow("h2", "h8", messages=400, size=1024, rate_mbps=3, qps="17,18,19,20")
+    flow.start_receiver(timeout=90)
+    result: dict[str, Any] = {}
+    t = threading.Thread(target=lambda: result.update(flow.send()))
+    t.start()
+    changes = []
+    try:
+        for mode in ("pin", "ecmp", "eecmp"):
+            time.sleep(0.6)
+            proc = aizone("mode", mode, "--json")
+            assert proc.returncode == 0, proc.stderr
+            changes.append(json.loads(proc.stdout))
+    finally:
+        t.join(120)
+    got = flow.received()
+    assert [c["mode"] for c in changes] == ["pin", "ecmp", "eecmp"]
+    assert changes[0]["writes"]["rtsw1"]["insert"] > 0  # pin really rewrote the routes
+    assert result["packets"] > 0 and got["packets"] == result["packets"], (result, got)
+    assert got["messages_complete"] == 400 and got["icrc_errors"] == 0
+
+
+def test_link_down_reroutes_and_up_restores(zone: Zone) -> None:
+    """`aizone link down rtsw1 ctsw1`: rerouted, reported, check passes; `up` puts it back."""
+    proc = aizone("link", "down", "rtsw1", "ctsw1", "--json")
+    assert proc.returncode == 0, proc.stderr
+    down = json.loads(proc.stdout)
+    try:
+        assert down["link"] == "rtsw1-eth5--ctsw1-eth1" and down["up"] is False
+        assert down["reconverged_after"] > 0 and "rtsw1" in down["writes"]
+        st = zone.api.get("/status")
+        assert [lk["id"] for lk in st["links"] if not lk["up"]] == ["rtsw1-eth5--ctsw1-eth1"]
+        routes = zone.api.get("/routes", switch="rtsw1")["switches"]["rtsw1"]
+        assert routes["matches_intent"]
+        check = zone.api.post("/check", {"roce": False})
+        assert check["ok"], check["failed"][:3]
+    finally:
+        up = aizone("link", "up", "rtsw1", "ctsw1", "--json")
+    assert up.returncode == 0, up.stderr
+    assert json.loads(up.stdout)["up"] is True
+    assert zone.api.get("/status")["failed"] == []
+
+
+def test_probes_detect_a_link_that_dies_under_the_controller(zone: Zone) -> None:
+    """An interface set down behind the daemon's back: probes find it, routes move, then back."""
+    subprocess.run(["ip", "link", "set", "rtsw2-eth6", "down"], check=True)
+    try:
+        failed = zone.wait(lambda: zone.api.get("/status")["failed"], timeout=10)
+        assert failed == ["rtsw2-eth6--ctsw2-eth2"]
+        st = zone.api.get("/status")
+        (f,) = st["failures"]
+        assert f["cause"] == "probe" and 0.3 < f["detected_after"] < 3
+    finally:
+        subprocess.run(["ip", "link", "set", "rtsw2-eth6", "up"], check=True)
+    assert zone.wait(lambda: zone.api.get("/status")["failed"] == [], timeout=10)
+
+
+@pytest.mark.parametrize("mode", ["pin", "ecmp", "eecmp"])
+def test_trace_prediction_is_confirmed_by_counters(zone: Zone, mode: str) -> None:
+    """`aizone trace` for three flows per mode: the counters on the predicted path moved."""
+    assert aizone("mode", mode).returncode == 0
+    try:
+        for sport, qp in ((49152, 17), (50000, 99), (61000, 4242)):
+            proc = aizone("trace", "h1", "h6", "--sport", str(sport), "--qp", str(qp), "--json")
+            assert proc.returncode == 0, proc.stdout[-1000:] + proc.stderr
+            data = json.loads(proc.stdout)
+            assert data["prediction"]["delivered_to"] == zone.nic("h6")["intf"]
+            assert [h["switch"] for h in data["prediction"]["hops"]][0] == "rtsw1"
+            assert data["confirmation"]["confirmed"] is True, data["confirmation"]
+    finally:
+        aizone("mode", "eecmp")
+
+
+def test_a_killed_switch_is_restarted_and_reconciled(zone: Zone) -> None:
+    """SIGKILL ctsw2: the daemon restarts it and writes its entries back; check passes."""
+    state = read_state()
+    assert state is not None
+    victim = next(s for s in state.switches if s["name"] == "ctsw2")["pid"]
+    os.kill(victim, signal.SIGKILL)
+
+    def back() -> dict[str, Any] | None:
+        for s in zone.api.get("/status")["restarts"]:
+            if s["switch"] == "ctsw2" and s["pid"] != victim:
+                return s  # type: ignore[no-any-return]
+        return None
+
+    record = zone.wait(back, timeout=60, every=0.5)
+    assert record, zone.api.get("/status")["restarts"]
+    assert record["writes"]["insert"] > 20 and record["writes"]["delete"] == 0
+    assert zone.api.get("/routes", switch="ctsw2")["switches"]["ctsw2"]["matches_intent"]
+    assert zone.api.post("/check", {"roce": False})["ok"]
+
+
+def test_a_killed_daemon_is_replaced_by_one_that_reattaches(zone: Zone, target: str) -> None:
+    """SIGKILL the daemon; `aizone up` re-attaches: every switch read back, nothing written."""
+    pid = zone.api.get("/status")["pid"]
+    os.kill(pid, signal.SIGKILL)
+    orphan = json.loads(aizone("status", "--json").stdout)
+    assert orphan == {"running": False, "orphan": "ai_zone_small"}
+    assert subprocess.run(in_host("h1", "ip", "-4", "addr"), capture_output=True).returncode == 0
+    up = aizone("up", "--json")
+    assert up.returncode == 0, up.stdout + up.stderr
+    st = zone.api.get("/status")
+    assert st["pid"] != pid and st["phase"] == "up"
+    for s in st["switches"]:
+        counts = s["last_reconcile"]["counts"]
+        assert s["last_reconcile"]["reason"] == "start", s
+        assert counts["insert"] == counts["modify"] == counts["delete"] == 0, s
+        assert counts["unchanged"] > 20
+    assert zone.api.post("/check", {"roce": False})["ok"]
