@@ -199,8 +199,10 @@ def bmv2(tmp_path_factory):
 
     Members are created in ascending member order (handles 0..15), a group per
     size 2..16 (members 1..n) is reached by 10.n.0.0/16, as in `pipeline`.
-    Run it under the network lock (flock /tmp/aizone-net.lock).
+    The fixture takes the shared network lock (/tmp/aizone-net.lock) itself
+    while its veths exist (do not run it under `flock`: it would wait on it).
     """
+    import fcntl
     import os
     import socket
     import subprocess
@@ -211,6 +213,17 @@ def bmv2(tmp_path_factory):
     if why:
         pytest.skip(why)
     env = {**os.environ, "PATH": os.environ.get("PATH", "") + os.pathsep + "/opt/p4tools/bin"}
+    lock = open("/tmp/aizone-net.lock", "a")  # noqa: SIM115 - held until the fixture ends
+    deadline = time.monotonic() + 120
+    while True:
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            break
+        except BlockingIOError:
+            if time.monotonic() > deadline:
+                lock.close()
+                pytest.skip("the network lock /tmp/aizone-net.lock stayed busy for 120 s")
+            time.sleep(0.5)
     out = tmp_path_factory.mktemp("bmv2")
     subprocess.run(["p4c-bm2-ss", "-I", str(REPO / "p4" / "include"), "-o", str(out / "rtsw.json"),
                     str(REPO / "p4" / "rtsw.p4")], check=True, capture_output=True, env=env)
@@ -272,6 +285,7 @@ def bmv2(tmp_path_factory):
         proc.wait(10)
         for p in ports:
             subprocess.run(["ip", "link", "del", f"{tag}s{p}"], check=False, capture_output=True)
+        lock.close()
 
 
 def _bmv2_port(socks, frame: bytes, timeout: float = 3.0) -> int | None:
