@@ -142,14 +142,16 @@ def clear_state(directory: Path | None = None) -> None:
 
 @contextlib.contextmanager
 def _locked(directory: Path | None) -> Iterator[None]:
+    # The folder itself is locked: run.json is replaced on every write (a
+    # lock on it would be on the old file), and no lock file is left behind.
     d = directory or state_dir()
     d.mkdir(parents=True, exist_ok=True)
-    with open(d / f"{STATE_FILE}.lock", "w") as f:
-        fcntl.flock(f, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(f, fcntl.LOCK_UN)
+    fd = os.open(d, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # releases the lock
 
 
 def update_state(change: Callable[[RunState], None],
