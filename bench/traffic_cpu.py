@@ -20,7 +20,7 @@ Two figures, never assertions:
 
     flock /tmp/aizone-net.lock .venv/bin/python bench/traffic_cpu.py \\
         [--only memory|veth] [--rates 25,50,100,200] [--seconds 3] [--qps 4]
-        [--agent-args '--burst-bytes 8192 --rx-moderation-us 100'] [--json]
+        [--agent-args '--burst-bytes 4096'] [--json]
 """
 
 from __future__ import annotations
@@ -234,7 +234,7 @@ def main() -> int:
     parser.add_argument("--seconds", type=float, default=3.0, help="length of each paced run")
     parser.add_argument("--qps", type=int, default=4)
     parser.add_argument("--agent-args", default="",
-                        help="extra agent flags, e.g. '--burst-bytes 8192 --rx-moderation-us 100'")
+                        help="extra agent flags, e.g. '--burst-bytes 4096 --dcqcn'")
     parser.add_argument("--json", action="store_true", help="print only JSON")
     args = parser.parse_args()
     console = Console(quiet=args.json)

@@ -6,7 +6,7 @@ host's network namespace::
     python -m traffic.agentd --host h1 --socket /run/aizone/agents/h1.sock \\
         --nic h1-eth0[,h1-eth1...] --rate-mbps 100 \\
         [--data-dscp 26 --data-prio 3 --data-ecn 2 --control-dscp 48 --control-prio 7]
-        [--line-rate-gbps 400] [--cnp-interval-us US] [--dcqcn] [--burst-bytes 4096]
+        [--line-rate-gbps 400] [--cnp-interval-us US] [--dcqcn] [--burst-bytes 8192]
 
 It opens its NICs (``traffic.engine.Engine``: one raw socket each, one
 event loop) and listens on a Unix socket at a filesystem path (such a
@@ -305,11 +305,8 @@ def build_parser() -> argparse.ArgumentParser:
                         help="least time between two CNPs per QP (default 4 us x line rate / rate)")
     parser.add_argument("--dcqcn", action="store_true",
                         help="react to CNPs with DCQCN rate cuts (default off, as at Meta)")
-    parser.add_argument("--burst-bytes", type=int, default=4096,
-                        help="how far ahead of the rate a NIC may send (default 4096)")
-    parser.add_argument("--rx-moderation-us", type=float, default=0.0,
-                        help="let received frames gather this long after the last batch "
-                             "(interrupt moderation; default 0: handle each at once)")
+    parser.add_argument("--burst-bytes", type=int, default=8192,
+                        help="the pacing bucket: bursts of at most this many bytes (default 8192)")
     parser.add_argument("--rcvbuf", type=int, default=16 << 20,
                         help="receive socket buffer per NIC, bytes (default 16 MiB)")
     return parser
@@ -345,7 +342,6 @@ def main(argv: Sequence[str] | None = None) -> int:
             burst_bytes=args.burst_bytes,
             dcqcn=DcqcnParams() if args.dcqcn else None,
             rcvbuf=args.rcvbuf,
-            rx_moderation=args.rx_moderation_us / 1e6,
         )
     except (TrafficError, OSError) as exc:
         print(f"{_PROG}: error: {exc}", file=sys.stderr)

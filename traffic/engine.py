@@ -10,10 +10,7 @@ and runs a single loop that:
 3. transmits what each NIC may send now (pacing and PFC decide), keeping a
    frame the kernel refused (device queue full) for the next turn;
 4. sleeps in ``select`` on the sockets and a wake-up pipe until the
-   earliest next event (a paced frame, a timer, a command); with
-   ``rx_moderation``, a wake-up for received frames waits up to that long
-   after the last receive so that they come in batches (interrupt
-   moderation: less CPU, a little more latency).
+   earliest next event (a paced frame, a timer, a command).
 
 Other threads talk to it through ``submit`` (a job; returns a Future of
 the ``HostReport``), ``status``, ``stop_job`` and ``counters``; each runs
@@ -70,19 +67,15 @@ class Engine:
         classes: QosClasses | None = None,
         line_rate_gbps: float = 400.0,
         cnp_interval: float | None = None,
-        burst_bytes: int = 4096,
+        burst_bytes: int = 8192,
         dcqcn: DcqcnParams | None = None,
         rcvbuf: int = 16 << 20,
         arp_timeout: float = 3.0,
-        rx_moderation: float = 0.0,
     ) -> None:
         if not nics:
             raise TrafficError("an agent needs at least one NIC")
         self.host = host
         self.arp_timeout = arp_timeout
-        # Interrupt moderation, as NIC drivers do it: after a wake-up that received
-        # frames, let more gather for up to this long (unless a send is due sooner).
-        self.rx_moderation = rx_moderation
         self.nics: dict[str, Nic] = {}
         self.sockets: dict[str, PacketSocket] = {}
         self._ifaces: dict[str, Iface] = {}
@@ -253,8 +246,6 @@ class Engine:
         nics = self.nics
         readers = [s for _, s in socks] + [self._wake_r]
         monotonic = time.monotonic
-        moderation = self.rx_moderation
-        last_rx = -math.inf
         while not self._stop.is_set():
             self.turns += 1
             now = monotonic()
@@ -266,10 +257,7 @@ class Engine:
                 now = monotonic()
             for name, sock in socks:
                 nic = nics[name]
-                frames = sock.recv_batch(_BATCH, self._bufsize[name])
-                if frames:
-                    last_rx = now
-                for frame in frames:
+                for frame in sock.recv_batch(_BATCH, self._bufsize[name]):
                     nic.receive(frame, now)
             if now >= self._drops_at:
                 # the kernel's drop counters, often enough for the steps' counters to see them
@@ -303,10 +291,6 @@ class Engine:
             if self._unsent:
                 wait = min(wait, 0.0002)
             ready, _, _ = select.select(readers, [], [], wait)
-            if moderation and ready and ready != [self._wake_r]:
-                hold = min(last_rx + moderation, monotonic() + wait) - monotonic()
-                if hold > 0:
-                    time.sleep(hold)
             if self._wake_r in ready:
                 try:
                     while self._wake_r.recv(4096):

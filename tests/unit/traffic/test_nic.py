@@ -142,7 +142,7 @@ def test_default_cnp_interval_is_4us_times_the_scale(hosts: Callable[..., Any]) 
 
 def test_a_corrupted_frame_is_dropped_counted_and_recovered(hosts: Callable[..., Any]) -> None:
     """One data frame with a flipped bit: ICRC error at h0, a NAK, go-back-N, data intact."""
-    mem, jobs = _one_way(hosts, 10 * 1024)
+    mem, jobs = _one_way(hosts, 10 * 1024, burst_bytes=4096)
     seen = {"n": 0}
 
     def corrupt(frame: bytes) -> bytes:
