@@ -542,6 +542,15 @@ def build_parser() -> argparse.ArgumentParser:
     show.set_defaults(func=cmd_topo)
     show.add_argument("topo", type=Path, metavar="TOPO")
     show.add_argument("--json", action="store_true", help="print JSON for programs")
+    # Commands of other modules, each adding its own parser (func returns the exit code).
+    from model.cli import add_parser as add_model
+    from model.sweep import add_parser as add_sweep
+
+    from .place_cli import add_parser as add_place
+
+    add_place(sub)
+    add_model(sub)
+    add_sweep(sub)
     plan = add("plan", cmd_plan)
     plan.add_argument("--topology", "-t", type=Path, default=Path(DEFAULT_TOPOLOGY))
     demo = add("demo", cmd_demo)

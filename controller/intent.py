@@ -38,7 +38,7 @@ from topologies.spec import FabricSpec
 
 from .entities import Action, Entity, Group, Member, TableEntry, Ternary
 from .qos import compute_qos
-from .routes import NAMES, compute_routes
+from .routes import NAMES, RouteGraph, compute_routes
 from .wire import UpdateKind
 
 __all__ = [
@@ -179,6 +179,7 @@ class FabricIntent:
 
     _cache: dict[tuple[str, str, frozenset[str]], tuple[Entity, ...]] = field(
         default_factory=dict, repr=False)
+    _graphs: dict[frozenset[str], RouteGraph] = field(default_factory=dict, repr=False)
 
     def for_switch(self, switch: str) -> tuple[Entity, ...]:
         """Every entity `switch` should hold under the current mode and failures."""
@@ -187,7 +188,11 @@ class FabricIntent:
         if got is None:
             if len(self._cache) > 4096:  # modes x failure sets seen: keep it bounded
                 self._cache.clear()
-            got = self._cache[key] = _intent(self.spec, self.plan, switch, self.mode, self.failed)
+                self._graphs.clear()
+            graph = self._graphs.get(self.failed)
+            if graph is None:  # one live graph per failure set, shared by every switch
+                graph = self._graphs[self.failed] = RouteGraph(self.plan, self.failed)
+            got = self._cache[key] = _intent(self.spec, self.plan, graph, switch, self.mode)
         return got
 
     def tables(self, switch: str) -> set[str]:
@@ -195,9 +200,9 @@ class FabricIntent:
         return {e.table for e in self.for_switch(switch) if isinstance(e, TableEntry)}
 
 
-def _intent(spec: FabricSpec, plan: AddressPlan, switch: str, mode: str,
-            failed: frozenset[str]) -> tuple[Entity, ...]:
-    routes = compute_routes(plan, switch, mode, failed=failed)
+def _intent(spec: FabricSpec, plan: AddressPlan, graph: RouteGraph, switch: str,
+            mode: str) -> tuple[Entity, ...]:
+    routes = compute_routes(graph, switch, mode)
     qos = compute_qos(spec, plan, switch)
     return (*routes.members, *routes.groups, *routes.entries, *qos, probe_acl_entry(),
             *routes.defaults)
