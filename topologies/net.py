@@ -50,7 +50,7 @@ from mininet.topo import Topo
 
 from .addressing import AddressPlan, HostPlan
 from .hostcfg import host_commands
-from .nodes import RUN_ENV, Bmv2SwitchNode, FabricSwitch, NetworkError
+from .nodes import RUN_ENV, FabricSwitch, NetworkError
 from .ports import switch_settings
 from .runstate import (
     NETNS_DIR,
@@ -115,10 +115,11 @@ def netem_available() -> bool:
         subprocess.run(["ip", "link", "del", name], capture_output=True)
 
 
-def check_ports_free(plan: AddressPlan, *, thrift: bool = False) -> None:
-    """Raise `NetworkError` if a switch's gRPC (or Thrift) port is already taken."""
+def check_ports_free(plan: AddressPlan, *, thrift: bool = False, ctl: bool = False) -> None:
+    """Raise `NetworkError` if a switch's gRPC (or Thrift, or ctl) port is already taken."""
     for sw in plan.switches:
-        ports = [("gRPC", sw.grpc_port)] + ([("Thrift", sw.thrift_port)] if thrift else [])
+        ports = [("gRPC", sw.grpc_port)] + ([("Thrift", sw.thrift_port)] if thrift else []) + (
+            [("ctl", sw.ctl_port)] if ctl else [])
         for what, port in ports:
             with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
                 # REUSEADDR: a closed session's TIME_WAIT is not "in use"; a
@@ -208,7 +209,8 @@ class FabricNet:
         """Raise `NetworkError` (changing nothing) if the network cannot start here."""
         if os.geteuid() != 0:
             raise NetworkError("the network needs root (namespaces, veths): run with sudo")
-        check_ports_free(self.plan, thrift=issubclass(self.switch_cls, Bmv2SwitchNode))
+        extra = self.switch_cls.extra_ports
+        check_ports_free(self.plan, thrift="thrift" in extra, ctl="ctl" in extra)
         present = set(root_links())
         ours = [lk.b_intf for lk in self.plan.links] + [lk.a_intf for lk in self.plan.links]
         clash = sorted(n for n in ours if n in present and OUR_INTF.match(n))

@@ -200,6 +200,8 @@ class FabricSwitch(Switch):
     target: ClassVar[str] = ""
     # Seconds to wait for the gRPC port; a pure-Python target imports a lot.
     start_timeout: ClassVar[float] = 60.0
+    # Ports the process listens on besides gRPC ("thrift", "ctl"): checked free at start.
+    extra_ports: ClassVar[tuple[str, ...]] = ()
 
     def __init__(
         self,
@@ -331,6 +333,7 @@ class P4SwitchNode(FabricSwitch):
     """The built-in pure-Python v1model target (`python -m p4switch`)."""
 
     target = "p4switch"
+    extra_ports = ("ctl",)
 
     def command(self) -> list[str]:
         cmd = [sys.executable, "-m", "p4switch"]
@@ -404,6 +407,7 @@ class Bmv2SwitchNode(FabricSwitch):
 
     target = "bmv2"
     start_timeout = 30.0
+    extra_ports = ("thrift",)
     # simple_switch_CLI imports Thrift and reads the program from the switch.
     cli_timeout: ClassVar[float] = 30.0
 

@@ -96,6 +96,8 @@ def test_host_namespaces_are_pinned_until_stop(state_dir: Path, target: str) -> 
 
 def test_a_leftover_pinned_namespace_is_refused_before_anything_starts(state_dir: Path) -> None:
     """An aizone-h1 namespace already there: NetworkError saying `aizone down`; nothing built."""
+    if Path("/run/netns/aizone-h1").exists():
+        pytest.skip("aizone-h1 exists: another fabric is running (is the network lock held?)")
     subprocess.run(["ip", "netns", "add", "aizone-h1"], check=True)
     try:
         before = leftovers()
