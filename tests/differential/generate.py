@@ -16,7 +16,7 @@ with UDP/TCP, RoCEv2 (UDP 4791 + BTH with random destination QPs), ARP,
 DSCP/ECN and TTL edge values, EtherTypes and protocol numbers the parser
 selects on, truncated frames and plain random bytes.
 
-Names defined here: `Pools`, `program_writes`, `frames`, `counter_reads`.
+Names defined here: `Pools`, `program_writes`, `bmv2_room`, `frames`, `counter_reads`.
 """
 
 from __future__ import annotations
@@ -155,8 +155,24 @@ def _usable_actions(info: p4i.P4Info, t: p4i.Table, scope_ok: tuple[int, ...]) -
     return out
 
 
-def program_writes(info: p4i.P4Info, rng: random.Random, pools: Pools) -> list[p4r.Update]:
-    """Valid random writes for every table of `info`, in dependency order."""
+def bmv2_room(bmv2_json: bytes) -> dict[str, int]:
+    """Table name -> how many more entries BMv2 takes: its `max_size` less the program's initial entries.
+
+    p4c-bm2-ss gives a table that has `entries` and no `size` the number of
+    those entries as BMv2's size, whatever P4Info says (deviations.py,
+    table-size-with-entries): the generator stays within that room.
+    """
+    doc = json.loads(bmv2_json)
+    return {t["name"]: int(t.get("max_size", 1024)) - len(t.get("entries", []))
+            for p in doc.get("pipelines", []) for t in p.get("tables", [])}
+
+
+def program_writes(info: p4i.P4Info, rng: random.Random, pools: Pools,
+                   room: dict[str, int] | None = None) -> list[p4r.Update]:
+    """Valid random writes for every table of `info`, in dependency order.
+
+    `room` (table name -> free entries, `bmv2_room`) caps the entries per table.
+    """
     members: list[p4r.Update] = []
     groups: list[p4r.Update] = []
     entries: list[p4r.Update] = []
@@ -196,7 +212,8 @@ def program_writes(info: p4i.P4Info, rng: random.Random, pools: Pools) -> list[p
         if t.match_fields and not t.is_const_table and (entry_actions or prof is not None):
             seen: set[bytes] = set()
             prios = rng.sample(range(1, 10_000), MAX_ENTRIES)
-            for i in range(min(MAX_ENTRIES, max(1, t.size or 1024), rng.randrange(4, MAX_ENTRIES + 1))):
+            free = (room or {}).get(t.preamble.name, t.size or 1024)
+            for i in range(min(MAX_ENTRIES, max(0, free), rng.randrange(4, MAX_ENTRIES + 1))):
                 te = p4r.TableEntry(table_id=t.preamble.id)
                 for mf in t.match_fields:
                     fm = _field_match(rng, mf, pools)
