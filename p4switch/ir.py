@@ -586,6 +586,9 @@ class Table:
     default_is_const: bool = False
     const_entries: list[ConstEntry] | None = None
     entries_const: bool = True  # False for P4 1.2.4 non-const `entries`
+    # `largest_priority_wins`: False when the entries' smallest priority wins
+    # (their `priority` values are still the program's, as p4c gives P4Runtime)
+    largest_priority_wins: bool = True
     size: int | None = None
     implementation: str = ""  # cp_name of the action_profile/action_selector instance
     direct_counter: str = ""  # cp_name of the direct_counter instance

@@ -397,9 +397,13 @@ class _Builder:
             self.add_controller_header(h, ht)
         for vs in value_sets:
             self.add_value_set(vs)
-        if not value_sets:
+        entities = bool(tables or actions or externs or digests or headers)
+        if (entities and not value_sets) or _calls_extern_function(self.p):
             # p4c 1.2.4.8 writes `type_info {}` for a program without named
-            # types too, but not for one whose only entities are value sets
+            # types too, but not for one whose only entities are value sets,
+            # nor for one without entities, unless it calls an extern
+            # function (mark_to_drop, hash, verify_checksum ...): its
+            # architecture handler looks at their arguments' types
             info.type_info.SetInParent()
         for d in digests:
             m = info.digests.add()
@@ -819,3 +823,22 @@ def write_p4info(info: p4i.P4Info, path: str) -> None:
         raise P4InfoError(f"{path}: unknown file kind; known suffixes are .bin, .txt, .txtpb, .json")
     with open(path, mode) as f:
         f.write(payload)
+
+
+def _calls_extern_function(program: ir.Program) -> bool:
+    """Does any block of `program` call an extern function (not a method)?"""
+    seen: set[int] = set()
+
+    def walk(node: Any) -> bool:
+        if isinstance(node, (list, tuple)):
+            return any(walk(x) for x in node)
+        if isinstance(node, dict):
+            return any(walk(x) for x in node.values())
+        if not hasattr(node, "__dataclass_fields__") or id(node) in seen:
+            return False
+        seen.add(id(node))
+        if isinstance(node, ir.MethodCall) and node.kind == ir.CallKind.EXTERN_FUNCTION:
+            return True
+        return any(walk(getattr(node, f)) for f in node.__dataclass_fields__ if f not in ("type", "coord"))
+
+    return walk(program.pipeline) or walk(program.functions) or walk(program.actions)

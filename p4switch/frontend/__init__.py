@@ -7,9 +7,11 @@ Passes, in order (p4c frontend.cpp style; the first error stops):
 3. `elaborate` - declarations collected, names resolved, types checked and
    inferred, constants folded (`exprs`, `calls`, `stmts`), table entry
    priorities assigned (`priorities`, p4c's EntryPriorities), `main`
-   instantiated into the IR.
+   instantiated into the IR;
+4. `sideeffects` - calls with out/inout arguments taken out of expressions
+   in P4-16's evaluation order (p4c's SideEffectOrdering).
 
-Set ``P4SWITCH_DUMP=ast`` or ``P4SWITCH_DUMP=ir`` (or ``preprocess``) to
+Set ``P4SWITCH_DUMP=ast``, ``ir`` or ``sideeffects`` (or ``preprocess``) to
 print the program after that pass on stderr.
 
 Public names: `compile_file`, `compile_source`, `P4Error`.
@@ -39,6 +41,7 @@ def compile_source(src: Source) -> ir.Program:
     """Parse and check preprocessed source (see `compile_file`)."""
     from p4switch.frontend.elaborate import Elaborator
     from p4switch.frontend.parse import parse_source
+    from p4switch.frontend.sideeffects import order_side_effects
 
     try:
         _dump("preprocess", src.text)
@@ -46,6 +49,8 @@ def compile_source(src: Source) -> ir.Program:
         _dump("ast", prog)
         program = Elaborator(prog).elaborate()
         _dump("ir", program)
+        program = order_side_effects(program)
+        _dump("sideeffects", program)
         return program
     except P4Error as e:
         if not e.source_line and e.coord.line > 0:

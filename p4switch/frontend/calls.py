@@ -16,7 +16,7 @@ from typing import Any
 
 from p4switch import ir
 from p4switch.frontend import ast as A
-from p4switch.frontend.errors import P4Error
+from p4switch.frontend.errors import P4Error, user_extern
 from p4switch.frontend.exprs import BIT32, BOOL, INT, VOID, Ctx, ExprChecker
 from p4switch.frontend.keynames import source_text
 from p4switch.frontend.scope import BAction, BExtern, BFunction, BSub, BTable, BValueSet, BVar
@@ -186,6 +186,8 @@ class CallResolver:
                              type_args=[binding[n] for n in proto.tparams if n in binding])
 
     def extern_function(self, name: str, e: A.ECall, ctx: Ctx) -> ir.MethodCall:
+        if name in self.g.user_externs:
+            raise user_extern(e.coord, name)
         proto = self._pick(name, self.g.extern_funcs[name], len(e.args), e.coord)
         binding: dict[str, Any] = {}
         tv = {n: TVar(name=n) for n in proto.tparams}

@@ -17,15 +17,17 @@ Names defined here: `Elaborator`.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from p4switch import ir
 from p4switch.frontend import ast as A
 from p4switch.frontend.calls import CallResolver
-from p4switch.frontend.errors import P4Error, unsupported
+from p4switch.frontend.errors import P4Error, unsupported, user_extern
 from p4switch.frontend.exprs import Ctx
 from p4switch.frontend.fold import wrap
 from p4switch.frontend.keynames import int_base
+from p4switch.frontend.preprocess import P4INCLUDE
 from p4switch.frontend.scope import (
     BAction,
     BConst,
@@ -130,6 +132,7 @@ class Elaborator:
                     g.match_kinds.append(m)
             elif isinstance(d, A.DExternObj):
                 self._declare(d.name, "extern", d.coord)
+                self._note_user_extern(d.name, d.coord)
                 methods: dict[str, list[A.MethodProto]] = {}
                 for meth in d.methods:
                     if not meth.is_ctor:
@@ -137,6 +140,7 @@ class Elaborator:
                 g.externs[d.name] = ExternInfo(decl=d, ctors=[m for m in d.methods if m.is_ctor], methods=methods)
             elif isinstance(d, A.DExternFunc):
                 self._declare(d.proto.name, "extern_func", d.coord)
+                self._note_user_extern(d.proto.name, d.coord)
                 g.extern_funcs.setdefault(d.proto.name, []).append(d.proto)
             elif isinstance(d, A.DBlockType):
                 self._declare(d.name, d.kind + " type", d.coord)
@@ -161,6 +165,11 @@ class Elaborator:
             else:
                 raise unsupported(getattr(d, "coord", None), f"declaration {type(d).__name__}")
 
+    def _note_user_extern(self, name: str, coord: ir.Coord) -> None:
+        """Remember an extern the program declares itself (outside core.p4 and v1model.p4)."""
+        if Path(coord.file).resolve().parent != P4INCLUDE:
+            self.g.user_externs.setdefault(name, coord)
+
     def _struct(self, d: A.DStruct) -> Any:
         fields = []
         names: set[str] = set()
@@ -175,7 +184,7 @@ class Elaborator:
                 nt = self.env.named(unwrap_newtype(t))
                 ok = isinstance(nt, (ir.BitsType, ir.VarbitType, ir.BoolType)) or (
                     isinstance(nt, ir.EnumType) and nt.underlying is not None
-                )
+                ) or self._fixed_struct(nt)
                 if not ok:
                     raise P4Error(f.coord, f"{f.name}: a header field cannot have type {type_str(t)}")
                 varbits += isinstance(nt, ir.VarbitType)
@@ -189,6 +198,18 @@ class Elaborator:
             fields.append(ir.Field(name=f.name, type=t, annotations=annos_ir(f.annos), type_name=newtype_name(t)))
         cls = {"header": ir.HeaderType, "header_union": ir.HeaderUnionType, "struct": ir.StructType}[d.kind]
         return cls(name=d.name, fields=tuple(fields), annotations=annos_ir(d.annos), coord=d.coord)
+
+    def _fixed_struct(self, t: Any) -> bool:
+        """A struct of fixed-width fields only (bit, int, bool, serializable enums, such structs):
+        P4-16 §7.2.2 allows one as a header field; it lies on the wire in field order."""
+        if not isinstance(t, ir.StructType):
+            return False
+        for f in t.fields:
+            ft = self.env.named(unwrap_newtype(f.type))
+            if not (isinstance(ft, (ir.BitsType, ir.BoolType)) or self._fixed_struct(ft)
+                    or (isinstance(ft, ir.EnumType) and ft.underlying is not None)):
+                return False
+        return True
 
     def _enum(self, d: A.DEnum) -> ir.EnumType:
         if len(set(d.members)) != len(d.members):
@@ -319,6 +340,8 @@ class Elaborator:
 
     def extern_instance(self, d: A.DInstance, ctx: Ctx, prefix: str, declare: bool = True) -> BExtern:
         t = self.env.resolve(d.type, ctx.tvars)
+        if t.name in self.g.user_externs:
+            raise user_extern(d.coord, t.name, "extern type")
         info = self.g.externs[t.name]
         binding = {n: a for n, a in zip(info.decl.tparams, t.type_args, strict=False) if not isinstance(a, TVar)}
         tv = {n: TVar(name=n) for n in info.decl.tparams}
@@ -353,8 +376,8 @@ class Elaborator:
             if sub_kind != kind:
                 raise P4Error(d.coord, f"a {sub_kind} cannot be instantiated inside a {kind}")
             decl = self.g.controls.get(t.name) or self.g.parsers[t.name]
-            ctor_vals = self._block_ctor_args(decl, d.args, ctx, d.coord)
             sub_prefix = cp_name(prefix, d.name, d.annos)
+            ctor_vals = self._block_ctor_args(decl, d.args, ctx, d.coord, sub_prefix)
             uid = ctx.block.uid(d.name)
             inst = self.instantiate(decl, sub_prefix, d.name, uid, ctor_vals, d.coord, d.annos)
             var = ir.Var(name=d.name, uid=uid, scope=ir.Scope.INSTANCE, type=ir.ExternType(name=t.name), coord=d.coord)
@@ -362,17 +385,48 @@ class Elaborator:
             return inst
         raise P4Error(d.coord, f"{type_str(t)}: cannot be instantiated here")
 
-    def _block_ctor_args(self, decl: Any, args: list[A.Arg], ctx: Ctx, coord: ir.Coord) -> dict[str, ir.Expr]:
+    def _block_ctor_args(self, decl: Any, args: list[A.Arg], ctx: Ctx, coord: ir.Coord,
+                         prefix: str = "") -> dict[str, Any]:
+        """Constructor argument values by parameter name: constants, or parser/control
+        instances for parameters of a parser/control type (`Wrap(Sub()) w;`)."""
         if len(args) != len(decl.ctor_params):
             raise P4Error(coord, f"{decl.name}: expected {len(decl.ctor_params)} constructor arguments, got {len(args)}")
-        out: dict[str, ir.Expr] = {}
+        out: dict[str, Any] = {}
         for p, a in zip(decl.ctor_params, args, strict=True):
             t = self.env.resolve(p.type)
+            if isinstance(t, BlockTypeRef):
+                out[p.name] = self._block_arg(p, t, a, ctx, cp_name(prefix, p.name, None) if prefix else p.name)
+                continue
             v = self.low.convert(self.low.expr(a.value, ctx, t), t, a.coord, p.name)
             if not isinstance(v, (ir.Constant, ir.BoolLit, ir.EnumMember, ir.ErrorMember, ir.StringLit)):
                 raise unsupported(a.coord, "a non-constant constructor argument")
             out[p.name] = v
         return out
+
+    def _block_arg(self, p: A.ParamAst, t: BlockTypeRef, a: A.Arg, ctx: Ctx, prefix: str) -> Any:
+        """A parser/control instance given for a constructor parameter of a parser/control type.
+
+        The argument is constructed in place (`Sub()`); it must have the
+        parameters of the type it is passed as (P4-16 §7.2.12). It becomes a
+        sub-instance of the block it is passed to, named after the parameter.
+        """
+        v = a.value
+        if not (isinstance(v, A.ECtor) and isinstance(v.type, A.TName)):
+            raise unsupported(a.coord, f"{p.name}: a {t.kind} argument other than a constructor call")
+        decl = self.g.controls.get(v.type.name) or self.g.parsers.get(v.type.name)
+        if decl is None:
+            raise P4Error(a.coord, f"{v.type.name}: not a parser or control")
+        kind = "control" if isinstance(decl, A.DControl) else "parser"
+        if kind != t.kind:
+            raise P4Error(a.coord, f"{p.name}: expects a {t.kind}, {v.type.name} is a {kind}")
+        proto = self.g.block_types.get(t.name)
+        if proto is not None:
+            self._check_signature(decl, proto, {}, a.coord)
+        elif t.name != decl.name:
+            raise P4Error(a.coord, f"{p.name}: expects a {t.name}, not a {decl.name}")
+        ctor_vals = self._block_ctor_args(decl, v.args, ctx, a.coord, prefix)
+        uid = f"{p.name}$arg"
+        return self.instantiate(decl, prefix, p.name, uid, ctor_vals, a.coord)
 
     def instantiate(self, decl: Any, prefix: str, name: str, uid: str, ctor_vals: dict[str, ir.Expr],
                     coord: ir.Coord, annos: list[A.Anno] | None = None) -> Any:
@@ -389,12 +443,21 @@ class Elaborator:
         ctx = Ctx(scope=Scope(), block=block, in_parser=kind == "parser")
         params = self._params(decl.params, ctx, kind)
         ctor_params = []
+        locals_: list[Any] = []
         for p in decl.ctor_params:
             t = self.env.resolve(p.type)
-            ctx.scope.declare(p.name, BConst(value=ctor_vals[p.name]), p.coord)
+            val = ctor_vals[p.name]
+            if isinstance(val, (ir.ControlInstance, ir.ParserInstance)):
+                # a parser/control passed in: a sub-instance known by the parameter's name
+                sub_kind = "control" if isinstance(val, ir.ControlInstance) else "parser"
+                var = ir.Var(name=p.name, uid=val.uid, scope=ir.Scope.INSTANCE,
+                             type=ir.ExternType(name=val.decl.name), coord=p.coord)
+                ctx.scope.declare(p.name, BSub(var=var, kind=sub_kind, inst=val), p.coord)
+                locals_.append(val)
+                continue
+            ctx.scope.declare(p.name, BConst(value=val), p.coord)
             ctor_params.append(ir.Param(name=p.name, uid=block.uid(p.name), direction="", type=t,
-                                        default=ctor_vals[p.name], coord=p.coord))
-        locals_: list[Any] = []
+                                        default=val, coord=p.coord))
         for d in decl.locals:
             if isinstance(d, A.DConst):
                 self.low.local_const(d, ctx)
@@ -488,7 +551,7 @@ class Elaborator:
             if (want == "control") != isinstance(decl, A.DControl):
                 raise P4Error(coord, f"V1Switch argument '{p.name}' must be a {want}, not {decl.name}")
             self._check_signature(decl, proto, hm, coord)
-            ctor_vals = self._block_ctor_args(decl, ctor_args, gctx, coord)
+            ctor_vals = self._block_ctor_args(decl, ctor_args, gctx, coord, decl.name)
             # p4c names a block by its instance, here the anonymous one in
             # main's arguments: the type's name, whatever @name the type has
             prefix = decl.name

@@ -3,7 +3,8 @@
 `str(e)` reads ``file:line:col: error: message`` (pycparser/p4c style); the
 file is the user's original file (mapped back through cpp's line markers).
 `P4Error.source_line` holds the text of that line when known, so the CLI can
-print it with a caret under the column.
+print it with a caret under the column. `unsupported` and `user_extern`
+build the errors for constructs outside the supported subset.
 """
 
 from __future__ import annotations
@@ -35,3 +36,9 @@ class P4Error(Exception):
 def unsupported(coord: ir.Coord | None, what: str) -> P4Error:
     """The error for a construct outside the supported subset."""
     return P4Error(coord, f"{what} is not supported")
+
+
+def user_extern(coord: ir.Coord | None, name: str, what: str = "extern function") -> P4Error:
+    """The error for an extern the program declares itself: only v1model's run (on BMv2 too)."""
+    return P4Error(coord, f"{name}: an {what} declared by the program is not supported: p4switch, like "
+                          "BMv2, runs only the externs of core.p4 and v1model.p4")

@@ -293,13 +293,16 @@ class BlockLowering(ExprChecker):
 
     def _entry_priorities(self, name: str, entries: list[ir.ConstEntry], explicit: list[int | None],
                           const: bool, keys: list[ir.KeyElement], props: dict[str, tuple[ir.Expr, ir.Coord]],
-                          key_coord: ir.Coord, coord: ir.Coord) -> None:
-        """Entry priorities and their errors, as p4c's EntryPriorities pass (see `priorities`)."""
+                          key_coord: ir.Coord, coord: ir.Coord) -> bool:
+        """Entry priorities and their errors, as p4c's EntryPriorities pass (see `priorities`).
+
+        Returns `largest_priority_wins`.
+        """
         if const:
             first = next((e for e, x in zip(entries, explicit, strict=True) if x is not None), None)
             if first is not None:
                 raise P4Error(first.coord, "Table with 'const' entries cannot have priorities")
-            return
+            return True
         largest, delta = True, 1
         if "largest_priority_wins" in props:
             v, pc = props["largest_priority_wins"]
@@ -315,6 +318,7 @@ class BlockLowering(ExprChecker):
             delta = v.value
         assign_priorities(entries, explicit, keys, PriorityRules(largest_wins=largest, delta=delta),
                           name, key_coord, coord)
+        return largest
 
     def table(self, d: A.DTable, ctx: Ctx, b: BTable) -> ir.Table:
         keys: list[ir.KeyElement] = []
@@ -427,9 +431,10 @@ class BlockLowering(ExprChecker):
             raise P4Error(d.coord, f"table {d.name}: no actions property")
         if default is None:
             default = self._implicit_default(actions, allowed, ctx, d.coord)
+        largest = True
         if entries is not None:
-            self._entry_priorities(d.name, entries, explicit, entries_const, keys, prio_props,
-                                   key_coord or d.coord, d.coord)
+            largest = self._entry_priorities(d.name, entries, explicit, entries_const, keys, prio_props,
+                                             key_coord or d.coord, d.coord)
         has_selector = any(k.match_kind == "selector" for k in keys)
         if has_selector and not impl:
             raise P4Error(d.coord, f"table {d.name}: selector keys need an action_selector implementation")
@@ -438,6 +443,7 @@ class BlockLowering(ExprChecker):
             default_is_const=default_const, const_entries=entries, entries_const=entries_const,
             size=size, implementation=impl, direct_counter=dcounter, direct_meter=dmeter,
             support_timeout=timeout, annotations=annos_ir(d.annos), coord=d.coord,
+            largest_priority_wins=largest,
         )
 
     def _implicit_default(self, actions: list[ir.ActionRef], allowed: dict[str, BAction], ctx: Ctx,

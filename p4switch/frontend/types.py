@@ -84,6 +84,8 @@ class Globals:
     type_annos: dict[str, list[A.Anno]] = field(default_factory=dict)
     names: dict[str, str] = field(default_factory=dict)  # global name -> kind (duplicate check)
     decl_order: list[str] = field(default_factory=list)
+    # externs (functions and object types) the program declares itself, not core.p4/v1model.p4
+    user_externs: dict[str, ir.Coord] = field(default_factory=dict)
 
 
 def type_str(t: Any) -> str:

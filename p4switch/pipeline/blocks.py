@@ -176,6 +176,19 @@ class BlockGen:
             fn.w(f"{name} = {self.ex(s.init) if s.init is not None else self.ti.zero(v.type)}")
 
     def _s_Assign(self, s: ir.Assign) -> None:
+        rhs = s.rhs
+        if isinstance(rhs, ir.MethodCall) and rhs.kind == ir.CallKind.FUNCTION:
+            # `x = f(y)` with out/inout arguments (the front end's side-effect
+            # ordering leaves calls inside expressions only in this form): the
+            # copy-outs happen when f returns, before x is written (P4-16 §6.8)
+            value = self.call_stmt(rhs, result=True)
+            if value is not None:
+                if self.ti.is_composite(s.lhs.type):
+                    self.fn.w(f"copy_into({self.ex(s.lhs)}, {value})")
+                    self.validity_changes = self.validity_changes or self.fn.kind != "parser"
+                else:
+                    self.store(s.lhs, value)
+                return
         self.assign(s.lhs, s.rhs)
 
     def assign(self, lhs: Any, rhs: Any) -> None:
@@ -207,13 +220,25 @@ class BlockGen:
                     self.fn.w(f"{t}._v = True")
                     self.validity_changes = True
                 return
-            if isinstance(rhs, ir.MethodCall) and rhs.kind == ir.CallKind.PACKET:
-                raise _fail(rhs, "assigning a header from lookahead")
             if self.fn.kind != "parser":
                 self.validity_changes = True
             self.fn.w(f"copy_into({self.ex(lhs)}, {self.ex(rhs)})")
+            if isinstance(rt, ir.HeaderType):
+                self.union_siblings_invalid(lhs, when=f"if {self.ex(lhs)}._v: ")
             return
         self.store(lhs, self.ex(rhs))
+
+    def union_siblings_invalid(self, target: Any, when: str = "") -> None:
+        """A header made valid in a header union leaves the union's other members invalid (P4-16 §8.20)."""
+        if not isinstance(target, ir.Member):
+            return
+        ut = self.ti.resolve(target.expr.type)
+        if not isinstance(ut, ir.HeaderUnionType):
+            return
+        parent = self.ex(target.expr)
+        for f in ut.fields:
+            if f.name != target.name:
+                self.fn.w(f"{when}{parent}.{py_name(f.name)}._v = False")
 
     def store(self, lhs: Any, code: str) -> None:
         """Write the Python value `code` into the scalar lvalue `lhs`."""
@@ -411,27 +436,47 @@ class BlockGen:
         for lhs, i in outs:
             self.store(lhs, f"{result}[{i + offset}]")
 
-    def call_stmt(self, call: ir.MethodCall) -> None:
+    def call_stmt(self, call: ir.MethodCall, result: bool = False) -> str | None:
+        """Emit a call as a statement; with `result`, also return the code of its value.
+
+        Scalar out/inout arguments come back in the callee's result tuple;
+        when the callee may `exit`, they come back on the `ExitControl`
+        (`outs`) and are written back before it goes on up: `exit` ends the
+        blocks but not their copy-out (P4-16 §6.8: the callee's writes to an
+        inout argument are seen by the caller).
+        """
         fn = self.fn
         k = call.kind
         if k == ir.CallKind.PARSER_APPLY and fn.kind == "parser":
             from . import parsergen
 
             parsergen.sub_parser_call(self, call)
-            return
+            return None
         if k == ir.CallKind.CONTROL_APPLY and self._inline_control(call):
-            return
+            return None
         if k in (ir.CallKind.ACTION, ir.CallKind.FUNCTION, ir.CallKind.CONTROL_APPLY,
                  ir.CallKind.PARSER_APPLY):
             code, outs, offset = self._invoke(call)
+            exits = bool(outs) and self._callee_exits(call)
             copies = self.copy_outs
+            value = None
             if copies:
                 fn.w("try:")
                 fn.ind += 1
-            if outs:
+            if outs or result:
                 t = self.tmp()
-                fn.w(f"{t} = {code}")
+                if exits:
+                    fn.w("try:")
+                    fn.w(f"    {t} = {code}")
+                    fn.w("except ExitControl as _x:")
+                    fn.ind += 1
+                    self._write_back("_x.outs", outs, offset)
+                    fn.w("raise")
+                    fn.ind -= 1
+                else:
+                    fn.w(f"{t} = {code}")
                 self._write_back(t, outs, offset)
+                value = f"{t}[0]" if outs and offset else t
             else:
                 fn.w(code)
             if copies:
@@ -440,16 +485,49 @@ class BlockGen:
                 fn.ind += 1
                 self._emit_copy_outs(copies)
                 fn.ind -= 1
-            return
+            return value
         if k == ir.CallKind.TABLE_APPLY:
             if self.apply_inline(call) is None:
                 fn.w(self._call_expr(call, fn.env))
-            return
+            return None
         if k in (ir.CallKind.EXTERN_FUNCTION, ir.CallKind.EXTERN_METHOD, ir.CallKind.PACKET,
                  ir.CallKind.BUILTIN):
             externgen.call_stmt(self, call)
-            return
+            return None
         raise _fail(call, f"call kind {k}")
+
+    def _callee_exits(self, call: ir.MethodCall) -> bool:
+        """May the action or control `call` runs end in `exit`?"""
+        if call.kind == ir.CallKind.ACTION:
+            ctl = self.fn.ctl
+            decl: Any = (ctl.action_decls.get(call.callee) if ctl is not None else None) or \
+                self.top_actions.get(call.callee)
+            return decl is not None and _may_exit(decl.body)
+        if call.kind == ir.CallKind.CONTROL_APPLY:
+            return _may_exit(self._instance(call)[1].apply)
+        return False
+
+    def _instance(self, call: ir.MethodCall) -> tuple[str, Any]:
+        """(function, declaration) of the parser/control instance a sub-apply calls."""
+        fn = self.fn
+        target = call.target
+        uid = target.uid if isinstance(target, ir.Var) else call.callee
+        entry = fn.env.lookup("@inst:" + uid) or (isinstance(target, ir.Var) and fn.env.lookup("@inst:" + target.name))
+        if not entry:
+            raise _fail(call, "apply of an unknown instance")
+        return self._instances[entry]
+
+    def _wrap_exit(self, fn: Fn, start: int) -> None:
+        """Wrap fn's lines from `start` so that an `exit` carries its scalar outs up (`_x.outs`)."""
+        if not fn.outs:
+            return
+        body = fn.lines[start:]
+        del fn.lines[start:]
+        fn.w("try:")
+        fn.lines.extend("    " + line for line in body or ["    " * fn.ind + "pass"])
+        fn.w("except ExitControl as _x:")
+        fn.w("    _x.outs = (" + "".join(o + ", " for o in fn.outs) + ")")
+        fn.w("    raise")
 
     def _inline_control(self, call: ir.MethodCall) -> bool:
         """Emit a stateless sub-control's body in place of a call to it (saves calls per packet)."""
@@ -592,6 +670,8 @@ class BlockGen:
         self.fn_stack.append(fn)
         try:
             self.block(decl.body)
+            if outs and _may_exit(decl.body):
+                self._wrap_exit(fn, 0)
             if outs:
                 fn.w(fn.ret())
         finally:
@@ -674,7 +754,10 @@ class BlockGen:
             for loc in decl.locals:
                 if isinstance(loc, ir.Table):
                     self.table(ctl, loc)
+            start = len(fn.lines)
             self.block(decl.apply)
+            if fn.outs and _may_exit(decl.apply):
+                self._wrap_exit(fn, start)
             if fn.outs:
                 fn.w(fn.ret())
         finally:
@@ -696,6 +779,21 @@ class BlockGen:
         from . import parsergen
 
         return parsergen.deparser(self, inst)
+
+
+def _may_exit(node: Any) -> bool:
+    """Can running `node` end in `exit` (an `exit`, or a call of an action, table or control)?"""
+    if isinstance(node, ir.Exit):
+        return True
+    if isinstance(node, ir.Block):
+        return any(_may_exit(x) for x in node.stmts)
+    if isinstance(node, ir.If):
+        return _may_exit(node.then) or (node.else_ is not None and _may_exit(node.else_))
+    if isinstance(node, ir.Switch):
+        return True if node.on_action_run else any(c.body is not None and _may_exit(c.body) for c in node.cases)
+    if isinstance(node, ir.CallStmt):
+        return node.call.kind in (ir.CallKind.ACTION, ir.CallKind.TABLE_APPLY, ir.CallKind.CONTROL_APPLY)
+    return False
 
 
 def _has_return(node: Any) -> bool:

@@ -227,13 +227,47 @@ class ModuleBuilder:
         self.emit("")
         return fn
 
-    def header_fields(self, t: Any) -> list[tuple[str, int | None]]:
-        """(python name, width or None for varbit) of a header type, wire order."""
-        out: list[tuple[str, int | None]] = []
-        for _, py, ft in self.layout(t):
+    def leaf_paths(self, t: Any) -> list[tuple[str, str, Any]]:
+        """(top-level field name, python attribute path, type) of a header's or struct's bit fields.
+
+        Wire order; a struct-typed field of a header (P4-16 §7.2.2) is
+        expanded into its fields (`flags.f0`, `flags.f1` ...).
+        """
+        out: list[tuple[str, str, Any]] = []
+        for name, py, ft in self.layout(t):
             rt = self.ti.resolve(ft)
-            out.append((py, None if isinstance(rt, ir.VarbitType) else self.ti.width(rt)))
+            if isinstance(rt, ir.StructType):
+                out += [(name, f"{py}.{path}", lt) for _, path, lt in self.leaf_paths(rt)]
+            else:
+                out.append((name, py, ft))
         return out
+
+    def unpacker(self, t: Any) -> str:
+        """A generated function `f(v)`: a new valid header (or struct) of type t from its bits v."""
+        rt = self.ti.resolve(t)
+        cache = self.globals.setdefault("__unpackers__", {})
+        fn = cache.get(rt.name)
+        if fn is not None:
+            return fn
+        fn = cache[rt.name] = self.fresh("unpack_" + rt.name)
+        new = self.new_callable(rt)
+        lines = [f"def {fn}(v):", f"    o = {new}()"]
+        shift = self.ti.width(rt)
+        for _, path, lt in self.leaf_paths(rt):
+            w = self.ti.width(lt)
+            shift -= w
+            code = f"(v >> {shift}) & {hex((1 << w) - 1)}" if shift else f"v & {hex((1 << w) - 1)}"
+            lr = self.ti.resolve(lt)
+            if isinstance(lr, ir.BoolType):
+                code = f"bool({code})"
+            elif isinstance(lr, ir.BitsType) and lr.signed:
+                code = f"sx({code}, {w})"
+            lines.append(f"    o.{path} = {code}")
+        if isinstance(rt, ir.HeaderType):
+            lines.append("    o._v = True")
+        lines.append("    return o")
+        self.lines.extend(lines + [""])
+        return fn
 
 
 _ARITH = {"+", "-", "*"}

@@ -112,6 +112,11 @@ def leaves(bg: Any, e: Any, code: str | None = None, hdr: str | None = None,
         if h is None:
             h = temps[base] = bg.tmp()
             bg.fn.w(f"{h} = {base}")
+        ft = bg.ti.resolve(e.type)
+        if isinstance(ft, ir.StructType):  # a struct-typed header field: its bit fields
+            for _, path, lt in bg.mb.leaf_paths(ft):
+                out.append((f"{h}.{py_name(e.name)}.{path}", bg.ti.width(lt), h))
+            return out
         out.append((f"{h}.{py_name(e.name)}", bg.ti.width(e.type), h))
         return out
     t = bg.ti.resolve(e.type if not isinstance(e, (ir.HeaderType, ir.StructType, ir.BitsType))
@@ -129,10 +134,10 @@ def leaves(bg: Any, e: Any, code: str | None = None, hdr: str | None = None,
     if isinstance(t, ir.HeaderType):
         h = bg.tmp()
         bg.fn.w(f"{h} = {code}")
-        for f in t.fields:
-            ft = bg.ti.resolve(f.type)
+        for _, path, lt in bg.mb.leaf_paths(t):
+            ft = bg.ti.resolve(lt)
             w = None if isinstance(ft, ir.VarbitType) else bg.ti.width(ft)
-            out.append((f"{h}.{py_name(f.name)}", w, h))
+            out.append((f"{h}.{path}", w, h))
         return out
     if isinstance(t, (ir.StructType, ir.HeaderUnionType)):
         for f in t.fields:

@@ -57,8 +57,15 @@ def header_writes(program: ir.Program, resolve: Any) -> dict[str, set[str]]:
         rt = resolve(t)
         if isinstance(rt, (ir.HeaderType, ir.StackType, ir.StructType, ir.HeaderUnionType)):
             whole(rt)
-        elif isinstance(e, ir.Member) and isinstance(resolve(e.expr.type), ir.HeaderType):
-            out.setdefault(resolve(e.expr.type).name, set()).add(e.name)
+        # the header field the write falls in (a struct-typed header field's
+        # member writes that field)
+        node = e
+        while isinstance(node, (ir.Member, ir.Index, ir.Slice)):
+            parent = node.expr
+            if isinstance(node, ir.Member) and isinstance(resolve(parent.type), ir.HeaderType):
+                out.setdefault(resolve(parent.type).name, set()).add(node.name)
+                break
+            node = parent
 
     def walk(node: Any) -> None:
         if isinstance(node, (list, tuple)):

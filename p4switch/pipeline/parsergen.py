@@ -281,7 +281,7 @@ def _extract(bg: Any, call: ir.MethodCall) -> None:
     ht = bg.ti.resolve(target.type)
     if not isinstance(ht, ir.HeaderType):
         raise _fail(call, "extract into a non-header")
-    fields = bg.mb.layout(ht)
+    fields = bg.mb.leaf_paths(ht)
     stack = None
     stack_size = 0
     if isinstance(target, ir.Member) and target.name == "next":
@@ -327,6 +327,7 @@ def _extract(bg: Any, call: ir.MethodCall) -> None:
             fn.w(f"{h}._raw = _d[pos:_e]")
         fn.w(f"{h}._v = True")
         fn.w("pos = _e")
+    bg.union_siblings_invalid(target)  # after a failed extract nothing changed: it returned
     if stack is not None:
         fn.w(f"{s}.n += 1")
 
@@ -366,13 +367,10 @@ def lookahead_expr(bg: Any, call: ir.MethodCall) -> str:
     t = call.type_args[0] if call.type_args else call.type
     rt = bg.ti.resolve(t)
     if not isinstance(rt, (ir.BitsType, ir.BoolType)):
-        if isinstance(rt, ir.HeaderType):
+        if isinstance(rt, (ir.HeaderType, ir.StructType)):
             w = bg.ti.width(rt)
             nb = (w + 7) // 8
-            fields = [(py, bg.ti.width(ft)) for _, py, ft in bg.mb.layout(rt)]
-            new = bg.mb.new_callable(rt)
-            g = bg.mb.add_global(tuple(fields), "LAH")
-            return f"lookahead_header(_d, pos, {nb}, {nb * 8 - w}, {new}, {g})"
+            return f"{bg.mb.unpacker(rt)}(lookahead(_d, pos, {nb}, {nb * 8 - w}, -1))"
         raise _fail(call, f"lookahead of {rt}")
     w = bg.ti.width(rt)
     nb = (w + 7) // 8
@@ -418,7 +416,7 @@ def _emit(bg: Any, e: Any, code: str | None = None) -> None:
         s = bg.tmp()
         fn.w(f"for {s} in {code}.h:")
         fn.ind += 1
-        _emit_header(bg, rt.elem, s)
+        _emit(bg, rt.elem, s)  # headers, or header unions
         fn.ind -= 1
     elif isinstance(rt, ir.HeaderType):
         h = bg.tmp()
@@ -434,7 +432,7 @@ def _emit(bg: Any, e: Any, code: str | None = None) -> None:
 def _emit_header(bg: Any, t: Any, h: str) -> None:
     fn = bg.fn
     rt = bg.ti.resolve(t)
-    fields = bg.mb.layout(rt)
+    fields = bg.mb.leaf_paths(rt)
     if any(isinstance(bg.ti.resolve(ft), ir.VarbitType) for _, _, ft in fields):
         spec = tuple((py, None if isinstance(bg.ti.resolve(ft), ir.VarbitType) else bg.ti.width(ft))
                      for _, py, ft in fields)

@@ -193,17 +193,6 @@ def lookahead(data: bytes, pos: int, nbytes: int, shift: int, mask: int) -> int:
     return (int.from_bytes(data[pos:end], "big") >> shift) & mask
 
 
-def lookahead_header(data: bytes, pos: int, nbytes: int, shift: int, new: Any,
-                     fields: tuple[tuple[str, int], ...]) -> Any:
-    v = lookahead(data, pos, nbytes, shift, -1)
-    h = new()
-    for name, w in reversed(fields):
-        setattr(h, name, v & ((1 << w) - 1))
-        v >>= w
-    h._v = True
-    return h
-
-
 def pack_varbit(h: Any, spec: tuple[tuple[str, int | None], ...]) -> bytes:
     acc = 0
     nbits = 0

@@ -152,31 +152,68 @@ def table(bg: BlockGen, ctl: ControlCtx, t: ir.Table) -> None:
 
 def _dispatch(bg: BlockGen, ctl: ControlCtx, t: ir.Table, actions: dict[str, str],
               decls: dict[str, ir.Action]) -> None:
-    """Run the action of result `r`: bodies in line on its action id, else a call."""
+    """Run the action of result `r`: bodies in line on its action id, else a call.
+
+    An action listed with arguments for its directional parameters
+    (`setbyte(hdr.s[0].b)`) is called with them bound: its out/inout
+    arguments are copied back after it runs (or `exit`s), like a direct call.
+    """
     from .blocks import _has_return
 
     fn = bg.fn
-    branches: list[tuple[int, ir.Action | None, str]] = []
+    refs = {ref.action: ref for ref in t.actions}
+    branches: list[tuple[int, str, ir.Action]] = []  # (action id, how: inline|bound|call, decl)
     for cp_name, decl in decls.items():
         if not decl.body.stmts:
             continue  # nothing to run (NoAction and friends)
-        inline = (len(decls) <= 8 and not _has_return(decl.body)
-                  and all(p.direction == "" for p in decl.params))
-        branches.append((bg.mb.action_id(cp_name), decl if inline else None, actions[cp_name]))
+        if any(p.direction for p in decl.params):
+            how = "bound"
+        elif len(decls) <= 8 and not _has_return(decl.body):
+            how = "inline"
+        else:
+            how = "call"
+        branches.append((bg.mb.action_id(cp_name), how, decl))
     if not branches:
         return
-    if all(d is None for _, d, _ in branches):
+    if all(how == "call" for _, how, _ in branches):
         fn.w(f"r[0]({ctl.pass_args}, *r[1])")
         return
     fn.w("_a = r[3]")
-    for i, (aid, idecl, _name) in enumerate(branches):
+    for i, (aid, how, decl) in enumerate(branches):
         fn.w(("if" if i == 0 else "elif") + f" _a == {aid}:")
         fn.ind += 1
-        if idecl is None:
+        if how == "call":
             fn.w(f"r[0]({ctl.pass_args}, *r[1])")
+        elif how == "inline":
+            inline_action(bg, ctl, decl, "r[1]")
         else:
-            inline_action(bg, ctl, idecl, "r[1]")
+            _bound_call(bg, decl, refs[decl.cp_name])
         fn.ind -= 1
+
+
+def _bound_call(bg: BlockGen, decl: ir.Action, ref: ir.ActionRef) -> None:
+    """Call `decl` with the table's bound directional arguments and the entry's data (`r[1]`)."""
+    fn = bg.fn
+    env = Env(fn.env)
+    args: list[ir.Argument] = []
+    bound = iter(ref.args)
+    data = 0
+    for p in decl.params:
+        if p.direction:
+            args.append(ir.Argument(name=p.name, direction=p.direction, value=next(bound)))
+        else:
+            uid = f"$data{data}"
+            env.bind(uid, f"r[1][{data}]", p.type)
+            args.append(ir.Argument(name=p.name, direction="", value=ir.Var(
+                name=p.name, uid=uid, scope=ir.Scope.LOCAL, type=p.type, coord=ref.coord)))
+            data += 1
+    call = ir.MethodCall(kind=ir.CallKind.ACTION, method=decl.name, target=None, args=args,
+                         type=ir.VoidType(), callee=decl.cp_name, coord=ref.coord)
+    saved, fn.env = fn.env, env
+    try:
+        bg.call_stmt(call)
+    finally:
+        fn.env = saved
 
 
 def inline_action(bg: BlockGen, ctl: ControlCtx, decl: ir.Action, args: str) -> None:

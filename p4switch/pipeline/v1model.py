@@ -131,7 +131,7 @@ def compile_program(program: ir.Program, *, drop_port: int = 511) -> CompiledPro
     ns: dict[str, Any] = {name: getattr(runtime, name) for name in (
         "Stack", "ExitControl", "PipelineError", "ParserError", "copy_into", "deep_copy", "sx", "shl",
         "div", "mod", "sat_add", "sat_sub", "eq", "stack_last", "stack_next", "lookahead",
-        "lookahead_header", "pack_varbit", "pack_groups")}
+        "pack_varbit", "pack_groups")}
     ns.update(pack_fields=hashes.pack_fields, rand_range=_rand_range, log_msg=_log_msg,
               LOG_ON=_LOG_ON, DROP_PORT=drop_port, MONO_NS=time.monotonic_ns, EMPTY_HIT=EMPTY_HIT)
     ns.update({k: v for k, v in mb.globals.items() if not k.startswith("__")})
@@ -172,17 +172,18 @@ def _gen_hdr_len(mb: ModuleBuilder, hdr_t: Any) -> str:
     name = mb.fresh("hdrlen")
     lines: list[str] = []
 
-    def walk(t: Any, code: str) -> None:
+    def walk(t: Any, code: str, ind: str = "    ") -> None:
         t = mb.ti.resolve(t)
         if isinstance(t, ir.HeaderType):
             if not any(isinstance(mb.ti.resolve(f.type), ir.VarbitType) for f in t.fields):
-                lines.append(f"    if {code}._v: n += {mb.ti.width(t) // 8}")
+                lines.append(f"{ind}if {code}._v: n += {mb.ti.width(t) // 8}")
         elif isinstance(t, ir.StackType):
-            lines.append(f"    for h in {code}.h:")
-            lines.append(f"        if h._v: n += {mb.ti.width(t.elem) // 8}")
+            var = f"h{len(ind) // 4}"
+            lines.append(f"{ind}for {var} in {code}.h:")
+            walk(t.elem, var, ind + "    ")
         elif isinstance(t, (ir.StructType, ir.HeaderUnionType)):
             for f in t.fields:
-                walk(f.type, f"{code}.{py_name(f.name)}")
+                walk(f.type, f"{code}.{py_name(f.name)}", ind)
 
     walk(hdr_t, "hdr")
     mb.emit(f"def {name}(hdr):")
@@ -259,6 +260,8 @@ def _build_table(bg: BlockGen, spec: Any, ns: dict[str, Any]) -> Table:
         # const entries: the largest priority here for the smallest BMv2 rank
         order = sorted(range(n), key=lambda i: (ranks[i], i))
         const_prio = {i: n - pos for pos, i in enumerate(order)}
+        given = [ce.priority for ce in t.const_entries if ce.priority is not None]
+        mirror = (max(given) + min(given) + 1) if given else 0  # mirrored priorities stay > 0
         for i, ce in enumerate(t.const_entries):
             match = {}
             for ki, (ks, k) in enumerate(zip(ce.keys, keys, strict=False)):
@@ -271,6 +274,10 @@ def _build_table(bg: BlockGen, spec: Any, ns: dict[str, Any]) -> Table:
             call = ActionCall(action=ce.action.action,
                               args=tuple(_arg_value(bg, a) for a in ce.action.args))
             prio = ce.priority if ce.priority is not None else const_prio[i]
+            if ce.priority is not None and not t.largest_priority_wins:
+                # the smallest wins (P4-16 `largest_priority_wins = false`): mirrored
+                # so that the larger wins here, as P4Runtime compares priorities
+                prio = mirror - ce.priority
             table.insert(TableEntry(match=match, priority=prio, action=call), force=True)
     return table
 

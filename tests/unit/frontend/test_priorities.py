@@ -72,7 +72,8 @@ PACKETS = {
     "largest-first-entry-wins": (6, 0, 0x0800, 1),
     "largest-second-entry": (6, 0, 0x0801, 2),
     "largest-catch-all": (6, 0, 0x0900, 3),
-    "smallest-numerically-highest-wins": (7, 0, 0x0800, 3),
+    # largest_priority_wins = false: the entry with the smallest priority (1) wins (P4-16), as on BMv2
+    "smallest-priority-wins": (7, 0, 0x0800, 1),
     "exact-const-entry": (8, 0, 0x86DD, 2),
     "annotated-ignores-at-priority": (9, 0, 0x0800, 1),
     "annotated-catch-all": (9, 0, 0x0900, 2),
@@ -80,7 +81,8 @@ PACKETS = {
 
 
 def test_pipeline_matches_on_the_assigned_priorities(program: ir.Program) -> None:
-    """The built-in pipeline loads the entries and the numerically highest priority wins (P4Runtime order)."""
+    """The built-in pipeline loads the entries and matches in their priority order (the smallest first
+    where `largest_priority_wins` is false)."""
     with PortHarness(program) as h:
         got = {name: [port for port, _ in h.send(0, _frame(w, s, t))] for name, (w, s, t, _) in PACKETS.items()}
     assert got == {name: [want] for name, (*_, want) in PACKETS.items()}

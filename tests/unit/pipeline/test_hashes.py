@@ -1,10 +1,14 @@
-"""Known-answer values for the hash algorithms (as BMv2 computes them)."""
+"""Known-answer values for the hash algorithms (as BMv2 computes them), and what goes into them."""
 
 from __future__ import annotations
 
+import zlib
+from pathlib import Path
+
 import pytest
 
-from p4switch.pipeline import hashes
+from p4switch.frontend import compile_file
+from p4switch.pipeline import PortHarness, hashes
 
 
 @pytest.mark.parametrize("algo,want", [
@@ -38,3 +42,46 @@ def test_crc16_word_table_matches_bytewise(n):
             crc = (crc >> 1) ^ 0xA001 if (crc ^ b) & 1 else crc >> 1
             b >>= 1
     assert hashes.crc16(data) == crc
+
+
+# ---------------------------------------------------------------------- invalid headers in field lists
+HASH_PROGRAM = Path(__file__).resolve().parents[1] / "frontend" / "corpus" / "valid" / "hash_invalid_header.p4"
+
+
+def _crc16_arc(data: bytes) -> int:
+    crc = 0
+    for b in data:
+        for _ in range(8):
+            crc = (crc >> 1) ^ 0xA001 if (crc ^ b) & 1 else crc >> 1
+            b >>= 1
+    return crc
+
+
+def _ipv4(proto: int, ident: int, l4: bytes) -> bytes:
+    src, dst = bytes([10, 0, 0, 1]), bytes([10, 0, 0, 2])
+    return (bytes.fromhex("020000000001" "020000000002" "0800") + bytes([0x45, 0]) + (20 + len(l4)).to_bytes(2, "big")
+            + ident.to_bytes(2, "big") + bytes(2) + bytes([64, proto]) + bytes(2) + src + dst + l4)
+
+
+@pytest.mark.parametrize("proto", [17, 6], ids=["udp-packet-tcp-fields", "tcp-packet-udp-fields"])
+def test_fields_of_an_invalid_header_are_left_out_of_hash_and_checksum_inputs(proto: int) -> None:
+    """hash() and the checksum field lists skip the header that is not valid (BMv2's input)."""
+    src, dst, etype = bytes([10, 0, 0, 1]), bytes([10, 0, 0, 2]), b"\x08\x00"
+    if proto == 17:
+        sport, dport = b"\x12\x34", b"\x12\xb7"
+        l4 = sport + dport + b"\x00\x08\x00\x00"
+        h16 = _crc16_arc(src + dst + bytes([17]))  # tcp ports left out
+        h32 = zlib.crc32(sport + etype + dport)  # {tcp.sport, udp.sport, etype, udp.dport}
+        verify_input = src + dport  # {ipv4.src, tcp.sport, udp.dport}
+    else:
+        sport, dport = b"\x04\xd2", b"\x00\x50"
+        l4 = sport + dport + bytes(4)
+        h16 = _crc16_arc(src + dst + bytes([6]) + sport + dport)
+        h32 = zlib.crc32(sport + etype)
+        verify_input = src + sport
+    ck = _crc16_arc(sport + h16.to_bytes(2, "big"))  # {tcp.sport, udp.sport, res.h16}
+    frame = _ipv4(proto, _crc16_arc(verify_input), l4)  # ipv4.id holds the right checksum
+    with PortHarness(compile_file(HASH_PROGRAM)) as h:
+        (port, data), = h.send(1, frame)
+    res = h16.to_bytes(2, "big") + h32.to_bytes(4, "big") + ck.to_bytes(2, "big") + b"\x00"  # verr 0
+    assert (port, data) == (2, frame + res)

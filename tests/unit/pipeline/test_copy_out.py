@@ -1,0 +1,82 @@
+"""Copy-out of out/inout action arguments: on `exit`, from tables that bind them, on stack elements.
+
+The program is the corpus's exit_copy_out.p4; every expected frame below is
+worked out by hand from it (op byte, index byte, a, b, then three items).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from p4switch.frontend import compile_file
+from p4switch.pipeline import PortHarness
+from p4switch.pipeline.state import ActionCall, FieldMatch, TableEntry
+
+PROGRAM = Path(__file__).resolve().parents[1] / "frontend" / "corpus" / "valid" / "exit_copy_out.p4"
+ETH = bytes.fromhex("020000000001" "020000000002" "1234")
+ITEMS = bytes([1, 2, 3, 4, 5, 6])
+
+
+def _frame(op: int, idx: int, a: int, b: int, items: bytes = ITEMS) -> bytes:
+    return ETH + bytes([op, idx, a, b]) + items + b"pay"
+
+
+@pytest.fixture
+def switch():
+    with PortHarness(compile_file(PROGRAM)) as h:
+        sw = h.switch
+        sw.table_insert("I.t_exit", TableEntry(match={0: FieldMatch(kind="exact", value=5)},
+                                               action=ActionCall(action="I.set_and_exit", args=(0x22,))))
+        sw.table_insert("I.t_exit2", TableEntry(match={0: FieldMatch(kind="exact", value=5)},
+                                                action=ActionCall(action="I.set_and_exit", args=(0x33,))))
+        sw.table_insert("I.t_stack", TableEntry(match={0: FieldMatch(kind="ternary", value=0x10, mask=0xF0)},
+                                                priority=1, action=ActionCall(action="I.setbyte", args=(0x44,))))
+        sw.table_insert("I.t_after", TableEntry(match={0: FieldMatch(kind="ternary", value=0x20, mask=0xF0)},
+                                                priority=1, action=ActionCall(action="I.add", args=())))
+        yield h
+
+
+def test_exit_in_a_directly_called_action_copies_its_inout_argument_out(switch) -> None:
+    """op 1: set_and_exit(hdr.op.b, 0x11) writes b and exits: b is 0x11, the +0x80 after never runs."""
+    assert switch.send(1, _frame(1, 0, 5, 0)) == [(2, _frame(1, 0, 5, 0x11))]
+
+
+def test_exit_in_a_table_action_copies_the_bound_argument_out(switch) -> None:
+    """op 2: t_exit hits and runs set_and_exit bound to hdr.op.b: b is 0x22, `a = 0xee` never runs."""
+    assert switch.send(1, _frame(2, 0, 5, 0)) == [(2, _frame(2, 0, 5, 0x22))]
+
+
+def test_a_miss_runs_the_default_and_the_control_goes_on(switch) -> None:
+    """op 2, a = 6: t_exit misses (noop), a becomes 0xee and b gets +0x80."""
+    assert switch.send(1, _frame(2, 0, 6, 1)) == [(2, _frame(2, 0, 0xEE, 0x81))]
+
+
+def test_exit_after_a_table_apply_keeps_the_table_actions_writes(switch) -> None:
+    """op 6: t_exit2 runs set_and_exit bound to hdr.op.a (0x33), then `exit`."""
+    assert switch.send(1, _frame(6, 0, 5, 0)) == [(2, _frame(6, 0, 0x33, 0))]
+
+
+def test_an_inout_stack_element_argument_at_a_run_time_index(switch) -> None:
+    """op 3, index 1: add(hdr.items[1].v) makes it 4; b gets +0x80."""
+    assert switch.send(1, _frame(3, 1, 0, 0)) == [(2, _frame(3, 1, 0, 0x80, bytes([1, 2, 4, 4, 5, 6])))]
+
+
+def test_a_header_stack_element_passed_inout_to_an_exiting_action(switch) -> None:
+    """op 4, index 2: set_exit_hdr(hdr.items[2]) sets its w to 0x55 and exits (no +0x80)."""
+    assert switch.send(1, _frame(4, 2, 0, 0)) == [(2, _frame(4, 2, 0, 0, bytes([1, 2, 3, 4, 5, 0x55])))]
+
+
+def test_stack_element_keyed_tables_with_bound_arguments_in_a_switch(switch) -> None:
+    """op 5: items[0].v 0x11 hits t_stack (setbyte bound to items[1].w: 0x44), so t_after runs:
+    items[1].v 0x23 hits add bound to items[2].v (5 -> 6)."""
+    items = bytes([0x11, 2, 0x23, 4, 5, 6])
+    assert switch.send(1, _frame(5, 0, 0, 0, items)) == \
+        [(2, _frame(5, 0, 0, 0x80, bytes([0x11, 2, 0x23, 0x44, 6, 6])))]
+
+
+def test_a_miss_in_the_switch_takes_the_other_case(switch) -> None:
+    """op 5: items[0].v 0x01 misses t_stack: its noop case sets a to 0x77."""
+    items = bytes([0x01, 2, 0x23, 4, 5, 6])
+    assert switch.send(1, _frame(5, 0, 0, 0, items)) == [(2, _frame(5, 0, 0x77, 0x80, items))]
