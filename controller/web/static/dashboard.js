@@ -391,7 +391,7 @@ function tooltipHtml(kind, id) {
 function onJob(d, at) {
   let job = state.job;
   if (!job || job.id !== d.id) {
-    job = state.job = { id: d.id, phase: "start", start: {}, step: 0, steps: 0, stepStarts: [], startAt: at };
+    job = state.job = { id: d.id, phase: "start", start: {}, step: 0, steps: 0, samples: [], startAt: at };
   }
   if (d.phase === "start") {
     job.start = d;
@@ -403,7 +403,8 @@ function onJob(d, at) {
     job.elapsed = d.elapsed;
     job.steps = d.steps || job.steps;
     if (d.step != null) {
-      for (let k = job.stepStarts.length; k <= d.step; k++) job.stepStarts[k] = at;
+      const last = job.samples[job.samples.length - 1];
+      if (!last || d.step > last[1]) job.samples.push([at, d.step]);
       job.step = d.step;
     }
   } else if (d.phase === "done" || d.phase === "failed") {

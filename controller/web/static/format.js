@@ -3,7 +3,7 @@
 // `utilColor(u)`: a link direction's share of its tier's emulated rate
 // (0..1, from the statistics snapshot) as a colour: dim when idle, then
 // blue -> green -> yellow -> orange -> red at line rate. `queueColor(r)`: a
-// port's queue fill (0..1). `mbps`, `pct`, `seconds`, `bytes`, `standsFor`
+// port's queue fill (0..1). `mbps`, `pps`, `pct`, `seconds`, `bytes`, `standsFor`
 // format figures the way the CLI prints them.
 
 export const IDLE = "#2b3754";
@@ -52,6 +52,11 @@ export function mbps(bps) {
   if (m >= 1) return `${m.toFixed(2)} Mb/s`;
   if (bps >= 1000) return `${(bps / 1e3).toFixed(1)} kb/s`;
   return `${bps.toFixed(0)} b/s`;
+}
+
+export function pps(p) {
+  if (p == null) return "–";
+  return p >= 1000 ? `${(p / 1000).toFixed(1)}k pkt/s` : `${p.toFixed(0)} pkt/s`;
 }
 
 export function pct(u) {

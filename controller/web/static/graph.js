@@ -51,6 +51,7 @@ export class FabricView {
     this.linkState = new Map(); // id -> {state, since}
     this.pauses = new Map();    // "switch/port" -> cumulative PAUSE frames, last snapshot
     this.selected = null;
+    this.jobHosts = null;
     svg.addEventListener("click", (ev) => {
       if (ev.target === svg || ev.target.classList.contains("backdrop")) this.onSelect(null, null);
     });
@@ -151,6 +152,7 @@ export class FabricView {
       this.nodeEls.set(n.id, g);
     }
     if (this.selected) this.select(...this.selected);
+    if (this.jobHosts) this.setJobHosts(this.jobHosts);
   }
 
   // The whole fabric in view, centred, never blown up beyond MAX_ZOOM (a small fabric in a big
@@ -247,7 +249,8 @@ export class FabricView {
   }
 
   setJobHosts(hosts) {
-    const set = new Set(hosts ?? []);
+    this.jobHosts = hosts ?? [];
+    const set = new Set(this.jobHosts);
     for (const [id, g] of this.nodeEls) g.classList.toggle("in-job", set.has(id));
   }
 

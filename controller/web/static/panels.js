@@ -9,7 +9,7 @@
 //   eventLine                           one line of the events list
 
 import { portQueue } from "./graph.js";
-import { bytes, clock, esc, mbps, pct, seconds, standsFor, utilColor } from "./format.js";
+import { bytes, clock, esc, mbps, pct, pps, seconds, standsFor, utilColor } from "./format.js";
 
 const ROLE_NAMES = { rtsw: "RTSW", ctsw: "CTSW", atsw: "ATSW", host: "host" };
 const TIER_NAMES = {
@@ -152,7 +152,7 @@ export function linkPanel(id, ctx) {
     <div class="dir"><div class="dir-name">${label}</div>
       <div class="dir-fig" style="color:${utilColor(d?.util)}">${pct(d?.util)}</div>
       ${bar(d?.util, utilColor(d?.util))}
-      <div class="muted small">${mbps(d?.bps)} · ${d?.pps ?? "–"} pkt/s ${esc(standsFor(d?.bps, scale))}</div></div>`;
+      <div class="muted small">${mbps(d?.bps)} · ${pps(d?.pps)}<br>${esc(standsFor(d?.bps, scale))}</div></div>`;
   const siblings = topology.edges.filter((x) => new Set([x.a, x.b]).size === 2
     && ((x.a === e.a && x.b === e.b) || (x.a === e.b && x.b === e.a)));
   const index = siblings.findIndex((x) => x.id === id);
@@ -226,18 +226,13 @@ export function jobHtml(job) {
 }
 
 // Per-step times: the agents' own (`step_seconds` in the done event) when the daemon sends
-// them, else from the progress events (each step's start = the first event that reached it).
+// them; else estimated from the progress events (every 0.5 s, the slowest host's step): the
+// time each step count was reached, interpolated between events.
 function stepBars(job) {
   let times = job.done?.step_seconds;
   let note = "from the agents";
   if (!times) {
-    times = [];
-    const starts = job.stepStarts ?? [];
-    const end = job.phase === "done" ? job.endAt : null;
-    for (let k = 0; k < starts.length; k++) {
-      const t0 = starts[k], t1 = starts[k + 1] ?? end;
-      if (t0 != null && t1 != null) times.push(t1 - t0);
-    }
+    times = estimateSteps(job.samples ?? [], job.phase === "done" ? [job.endAt, job.steps] : null);
     note = "≈ from progress events (0.5 s apart)";
   }
   if (!times.length) return "";
@@ -250,6 +245,25 @@ function stepBars(job) {
   return `<h3>Per-step time <small>${note}</small></h3>
     <div class="steps">${bars}</div>
     <div class="muted small steps-axis"><span>step 1</span><span>longest ${seconds(max)}</span><span>step ${times.length}</span></div>`;
+}
+
+// samples: [at, steps done] in time order; end: the job's [at, total] once done.
+export function estimateSteps(samples, end) {
+  const pts = end && end[0] != null && end[1] ? [...samples, end] : [...samples];
+  if (pts.length < 2) return [];
+  const reach = [];  // reach[k]: when k steps were done
+  for (let i = 1; i < pts.length; i++) {
+    const [t0, s0] = pts[i - 1], [t1, s1] = pts[i];
+    for (let k = Math.max(s0, 0) + (i === 1 ? 0 : 1); k <= s1; k++) {
+      if (s1 === s0) continue;
+      reach[k] = t0 + ((k - s0) / (s1 - s0)) * (t1 - t0);
+    }
+  }
+  const times = [];
+  for (let k = 0; k + 1 < reach.length; k++) {
+    if (reach[k] != null && reach[k + 1] != null) times.push(reach[k + 1] - reach[k]);
+  }
+  return times;
 }
 
 export function jobsHtml(jobs) {

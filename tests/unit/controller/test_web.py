@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import fnmatch
 import json
+import logging
 import re
 import tomllib
 from html.parser import HTMLParser
@@ -233,3 +234,41 @@ def test_stream_for_the_dashboard_carries_the_snapshot_it_colours(daemon: Daemon
     assert events[1]["data"]["mode"] == "pin"
     assert events[3]["data"] == {"id": 1, "phase": "running", "step": 3, "steps": 14,
                                  "elapsed": 1.5}
+
+
+def test_a_browser_leaving_the_stream_leaves_no_error(daemon: Daemon, tmp_path: Path) -> None:
+    """Closing the page (or reloading it) mid-stream, three times: the server logs no error.
+
+    A browser drops its EventSource on every reload and closed tab, so the
+    stream's end on a disconnect must be a normal one.
+    """
+    records: list[logging.LogRecord] = []
+
+    class Keep(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            records.append(record)
+
+    keep = Keep(level=logging.ERROR)
+
+    async def main() -> None:
+        daemon.bus.bind(asyncio.get_running_loop())
+        server = ApiServer(daemon, host="127.0.0.1", port=18440, unix_path=tmp_path / "api.sock")
+        await server.start()
+        logging.getLogger("uvicorn.error").addHandler(keep)  # after uvicorn set its logging up
+        try:
+            transport = httpx.AsyncHTTPTransport(uds=str(tmp_path / "api.sock"))
+            async with httpx.AsyncClient(transport=transport, base_url="http://aizone") as c:
+                for _ in range(3):
+                    async with c.stream("GET", "/api/v1/events") as r:
+                        daemon.bus.publish("stats", {"links": []})
+                        async for line in r.aiter_lines():
+                            if line.startswith("data: "):
+                                break  # the tab closes here
+                await asyncio.sleep(0.3)
+        finally:
+            logging.getLogger("uvicorn.error").removeHandler(keep)
+            await server.stop()
+
+    asyncio.run(main())
+    assert [f"{r.getMessage().strip()}: {r.exc_info[1] if r.exc_info else ''}"
+            for r in records] == []
