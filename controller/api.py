@@ -16,6 +16,8 @@ FastAPI's OpenAPI document (`GET /openapi.json`, browsable at `/docs`);
     POST /check               all host pairs: ping and one RoCEv2 transfer
     POST /exec                {"host", "argv", "timeout"}: run a command in a host
     GET  /trace?src&dst&...   a flow's path from the entries read back, confirmed by counters
+    POST /run                 a collective on the hosts' agents (controller.jobs.RunRequest)
+    GET  /jobs, /jobs/ID      the collectives run so far, and one's full result
     POST /shutdown            stop the fabric (what `aizone down` asks)
 
 Errors answer with a status code and `{"error": "one line"}`: 400 bad
@@ -34,6 +36,7 @@ import asyncio
 import contextlib
 import ipaddress
 import json
+import logging
 import os
 import socket
 from collections.abc import AsyncGenerator, AsyncIterator, Iterator
@@ -47,6 +50,8 @@ from fastapi.responses import JSONResponse, StreamingResponse
 from pydantic import BaseModel, ConfigDict, Field
 
 from .errors import ControllerError, P4RuntimeError
+from .jobs import RunRequest
+from .web import mount_dashboard
 
 if TYPE_CHECKING:
     from .daemon import Daemon
@@ -54,6 +59,7 @@ if TYPE_CHECKING:
 __all__ = ["ApiServer", "create_app"]
 
 PREFIX = "/api/v1"
+LOG = logging.getLogger("aizone.api")
 
 
 class _Body(BaseModel):
@@ -69,6 +75,8 @@ class LinkRequest(_Body):
     b: str = Field(description="the other end")
     index: int = Field(default=0, ge=0, description="which of several parallel links")
     up: bool
+    silent: bool = Field(default=False, description="fail it without telling routing: "
+                                                    "the probes must find it")
 
 
 class ExecRequest(_Body):
@@ -111,6 +119,11 @@ def create_app(daemon: Daemon, *, token: str | None = None) -> FastAPI:
     @app.exception_handler(ControllerError)
     async def _ctl_error(_request: Request, exc: ControllerError) -> JSONResponse:
         return _error(400, str(exc))
+
+    @app.exception_handler(Exception)
+    async def _unexpected(_request: Request, exc: Exception) -> JSONResponse:
+        LOG.exception("API request failed")
+        return _error(500, f"internal error: {type(exc).__name__}: {exc} (see the daemon log)")
 
     @app.exception_handler(RequestValidationError)
     async def _invalid(_request: Request, exc: RequestValidationError) -> JSONResponse:
@@ -155,7 +168,7 @@ def create_app(daemon: Daemon, *, token: str | None = None) -> FastAPI:
     @app.post(f"{PREFIX}/link", summary="fail or restore a link")
     async def link(body: LinkRequest) -> dict[str, Any]:
         link_id = daemon.find_link(body.a, body.b, body.index)
-        return await daemon.set_link(link_id, body.up)
+        return await daemon.set_link(link_id, body.up, silent=body.silent)
 
     @app.post(f"{PREFIX}/check", summary="all host pairs: ping and one RoCEv2 transfer")
     async def check(body: CheckRequest | None = None) -> dict[str, Any]:
@@ -172,10 +185,28 @@ def create_app(daemon: Daemon, *, token: str | None = None) -> FastAPI:
                     send: bool = True) -> dict[str, Any]:
         return await daemon.trace(src, dst, sport=sport, dport=dport, qp=qp, send=send)
 
+    @app.post(f"{PREFIX}/run", summary="run a collective on the hosts' traffic agents")
+    async def run(body: RunRequest) -> dict[str, Any]:
+        return await daemon.run_job(body)
+
+    @app.get(f"{PREFIX}/jobs", summary="the collectives run so far (latest 50)")
+    async def jobs() -> list[dict[str, Any]]:
+        return [{"id": j["id"], "pattern": j["pattern"], "ranks": len(j["ranks_nics"]),
+                 "time_s": j["result"]["time_s"], "busbw_gbps": j["result"]["busbw_gbps"],
+                 "mode": j["mode"]} for j in daemon.jobs.values()]
+
+    @app.get(f"{PREFIX}/jobs/{{job_id}}", summary="one collective's full result")
+    async def job(job_id: int) -> dict[str, Any]:
+        got = daemon.jobs.get(job_id)
+        if got is None:
+            raise DaemonError(f"no job {job_id} (see GET {PREFIX}/jobs)")
+        return got
+
     @app.post(f"{PREFIX}/shutdown", summary="stop the fabric and the daemon")
     async def shutdown() -> dict[str, Any]:
         return await daemon.shutdown()
 
+    mount_dashboard(app)
     return app
 
 

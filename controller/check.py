@@ -60,7 +60,7 @@ async def _ping(fabric: Any, pair: Pair) -> dict[str, Any]:
             "detail": "" if ok else (proc.stdout or proc.stderr or "").strip()[-200:]}
 
 
-async def check_pairs(plan: AddressPlan, fabric: Any, *, roce: bool = True,
+async def check_pairs(plan: AddressPlan, fabric: Any, agents: Any = None, *, roce: bool = True,
                       progress: Callable[[int, int], object] | None = None) -> dict[str, Any]:
     """Ping every pair (and, with `roce`, one RoCEv2 transfer per host pair)."""
     pairs = ping_pairs(plan)
@@ -77,10 +77,10 @@ async def check_pairs(plan: AddressPlan, fabric: Any, *, roce: bool = True,
         return r
 
     results = list(await asyncio.gather(*(one(p) for p in pairs)))
-    if roce:
+    if roce and agents is not None:
         from .rocecheck import roce_pairs
 
-        results += await roce_pairs(plan, fabric)
+        results += await roce_pairs(plan, agents)
     failed = [r for r in results if not r["ok"]]
     return {"ok": not failed, "pairs": len(results), "failed": failed,
             "pings": sum(1 for r in results if r["kind"] == "ping"),

@@ -56,6 +56,7 @@ from .views import (
     show_mode,
     show_plan,
     show_routes,
+    show_run,
     show_stats,
     show_status,
     show_trace,
@@ -354,10 +355,15 @@ def cmd_mode(args: argparse.Namespace) -> int:
 
 
 def cmd_link(args: argparse.Namespace) -> int:
-    """Fail (down) or restore (up) the link between A and B; prints the reconvergence time."""
+    """Fail (down) or restore (up) the link between A and B; prints the reconvergence time.
+
+    With --silent the link dies without the controller being told (its
+    ports keep their carrier and drop everything): the link probes find it,
+    and `aizone status` says after how long.
+    """
     with _client() as c:
         data = c.post("/link", {"a": args.a, "b": args.b, "index": args.index,
-                                "up": args.state == "up"})
+                                "up": args.state == "up", "silent": args.silent})
     if not _out(args, data):
         show_link(Console(highlight=False), data)
     return EXIT_OK
@@ -392,6 +398,69 @@ def cmd_trace(args: argparse.Namespace) -> int:
         show_trace(Console(highlight=False), data)
     conf = data.get("confirmation")
     return EXIT_FAIL if conf is not None and conf.get("confirmed") is False else EXIT_OK
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    """Run a collective on the running fabric: ring AllReduce, all-to-all, incast or permutation.
+
+    Ranks are NICs: --ranks N placed by --placement (packed, mincut,
+    random), or --hosts h1,h2,... (a rank per NIC, or per host with --per
+    host). Each rank's traffic goes over --qps queue pairs per peer with
+    the QP-scaling --strategy of the paper (rr: whole messages in turn;
+    split: each message across the QPs). Prints nccl-tests' time, algbw and
+    busbw, the transport's counters, and the load each fabric link carried
+    with the max/mean imbalance per tier, all from the agents and the
+    switches' counters; says when the run was CPU-bound.
+    """
+    import threading
+
+    body: dict[str, Any] = {"pattern": args.pattern, "size": args.size, "qps": args.qps,
+                            "strategy": args.strategy, "placement": args.placement,
+                            "admission": args.admission, "seed": args.seed,
+                            "timeout": args.timeout, "per": args.per,
+                            "sport_per_qp": args.sport_per_qp}
+    if args.ranks is not None:
+        body["ranks"] = args.ranks
+    if args.hosts:
+        body["hosts"] = [h for h in args.hosts.split(",") if h]
+    if args.message_size is not None:
+        body["message_size"] = args.message_size
+    result: dict[str, Any] = {}
+    failure: list[BaseException] = []
+
+    def call() -> None:
+        try:
+            with ApiClient(timeout=args.timeout + 60) as c:
+                result.update(c.post("/run", body))
+        except BaseException as exc:  # noqa: BLE001 - re-raised on the main thread
+            failure.append(exc)
+
+    console = _err_console()
+    with Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(),
+                  TextColumn("{task.fields[note]}"), TimeElapsedColumn(), console=console,
+                  disable=args.json) as progress:
+        task = progress.add_task(f"{args.pattern} ", total=None, note="starting")
+
+        def follow() -> None:
+            """The job's progress events, until the job ends (or the call does)."""
+            with _client() as c:
+                for _kind, event in c.events({"job"}, timeout=args.timeout + 60):
+                    data = event["data"]
+                    if data.get("phase") == "running" and data.get("steps"):
+                        step = data.get("step") or 0
+                        progress.update(task, total=data["steps"], completed=step,
+                                        note=f"step {step + 1} of {data['steps']}")
+                    if data.get("phase") in ("done", "failed"):
+                        return
+
+        threading.Thread(target=follow, daemon=True).start()
+        call()
+        progress.update(task, total=1, completed=1, note="failed" if failure else "done")
+    if failure:
+        raise failure[0]
+    if not _out(args, result):
+        show_run(Console(highlight=False), result)
+    return EXIT_OK
 
 
 def cmd_shell(args: argparse.Namespace) -> int:
@@ -462,6 +531,18 @@ def cmd_demo(args: argparse.Namespace) -> int:
 # --- parser and main -----------------------------------------------------------
 
 
+def _size(text: str) -> int:
+    """'4096', '64K', '4M', '1G' -> bytes."""
+    units = {"k": 1 << 10, "m": 1 << 20, "g": 1 << 30}
+    t = text.strip().lower().removesuffix("ib").removesuffix("b")
+    try:
+        if t and t[-1] in units:
+            return int(float(t[:-1]) * units[t[-1]])
+        return int(t)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a size (e.g. 4096, 64K, 4M)") from None
+
+
 def _doc(fn: Any) -> tuple[str, str]:
     doc = (fn.__doc__ or "").strip()
     return doc.splitlines()[0] if doc else "", doc
@@ -521,10 +602,32 @@ def build_parser() -> argparse.ArgumentParser:
     link.add_argument("a", help="one end, e.g. rtsw1")
     link.add_argument("b", help="the other end, e.g. ctsw1")
     link.add_argument("--index", type=int, default=0, help="which parallel link (default 0)")
+    link.add_argument("--silent", action="store_true",
+                      help="a failure routing is not told of: the controller's probes find it")
     ex = add("exec", cmd_exec)
     ex.add_argument("host")
     ex.add_argument("cmd", nargs=argparse.REMAINDER, metavar="CMD")
     ex.add_argument("--timeout", type=float, default=30, help="seconds (default 30)")
+    run = add("run", cmd_run)
+    run.add_argument("pattern", choices=("allreduce", "ring", "alltoall", "incast", "permutation"))
+    run.add_argument("--ranks", type=int, help="NICs to run on (default: every NIC)")
+    run.add_argument("--hosts", help="these hosts, comma-separated, in rank order")
+    run.add_argument("--per", choices=("nic", "host"), default="nic",
+                     help="with --hosts: a rank per NIC (default) or per host")
+    run.add_argument("--placement", choices=("packed", "mincut", "random"), default="packed",
+                     help="where --ranks go (default packed)")
+    run.add_argument("--size", type=_size, default=1 << 20,
+                     help="bytes per rank, e.g. 4M (default 1M)")
+    run.add_argument("--qps", type=int, default=1, help="queue pairs per peer (default 1)")
+    run.add_argument("--strategy", choices=("rr", "split"), default="rr",
+                     help="QP scaling: whole messages round-robin (rr) or each split (default rr)")
+    run.add_argument("--message-size", type=_size, help="the library's message size")
+    run.add_argument("--admission", action="store_true",
+                     help="receiver-driven admission (clear-to-send grants)")
+    run.add_argument("--sport-per-qp", action="store_true",
+                     help="a UDP source port per QP (more entropy for plain ECMP)")
+    run.add_argument("--seed", type=int, default=0, help="seed of --placement random")
+    run.add_argument("--timeout", type=float, default=600, help="seconds (default 600)")
     tr = add("trace", cmd_trace)
     tr.add_argument("src", help="source host (its NIC 0), NIC interface or address")
     tr.add_argument("dst", help="destination host, NIC interface or address")

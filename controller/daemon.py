@@ -42,15 +42,17 @@ import subprocess
 import sys
 import time
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from topologies.addressing import AddressPlan, plan_addresses
 from topologies.nodes import SWITCH_CLASSES, NetworkError
-from topologies.runstate import proc_start, read_state, state_dir, write_state
+from topologies.runstate import proc_start, read_state, state_dir, update_state
 from topologies.spec import MODES, FabricSpec, SpecError, load_spec
 
+from .agents import HostAgents
 from .build import CompiledProgram, compile_roles
 from .errors import ControllerError
 from .events import EventBus
@@ -63,6 +65,7 @@ __all__ = ["Daemon", "DaemonConfig", "DaemonError", "main"]
 
 LOG = logging.getLogger("aizone.daemon")
 API_SOCKET = "api.sock"
+THREADS = 256
 DEFAULT_API_PORT = 8400
 
 
@@ -126,6 +129,9 @@ class Daemon:
         self.sessions: FabricSessions | None = None
         self.stats: StatsPoller | None = None
         self.prober: LinkProber | None = None
+        self.agents: HostAgents | None = None
+        self.jobs: dict[int, dict[str, Any]] = {}
+        self._job_lock = asyncio.Lock()
         self.started_at = time.time()
         self.api_addresses: dict[str, str] = {}
         self._stop = asyncio.Event()
@@ -150,6 +156,10 @@ class Daemon:
 
     async def run(self) -> int:
         loop = asyncio.get_running_loop()
+        # Blocking work runs in threads: pings and agent calls for every host
+        # at once (a collective needs all its hosts' calls in flight together,
+        # so the pool must not be smaller than the fabric), TM reads, Mininet.
+        loop.set_default_executor(ThreadPoolExecutor(max_workers=THREADS))
         self.bus.bind(loop)
         for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
             loop.add_signal_handler(sig, self.request_stop)
@@ -254,9 +264,13 @@ class Daemon:
         self.intent = FabricIntent(spec=spec, plan=plan, mode=mode)
         self.rt.admin_down = set(state.meta.get("admin_down", []))
         self.intent.failed = frozenset(self.rt.admin_down)
-        state.owner_pid, state.owner_start = os.getpid(), proc_start(os.getpid())
-        state.meta.update(self._meta())
-        write_state(state)
+        meta = self._meta()
+
+        def take_over(st: Any) -> None:
+            st.owner_pid, st.owner_start = os.getpid(), proc_start(os.getpid())
+            st.meta.update(meta)
+
+        state = update_state(take_over) or state
         self.rt.fabric = FabricRuntime.from_state(state, plan)
         self.progress("attached", switches=len(plan.switches), hosts=len(plan.hosts))
 
@@ -272,18 +286,23 @@ class Daemon:
                 "admin_down": sorted(self.rt.admin_down)}
 
     def _save_meta(self) -> None:
-        state = read_state()
-        if state is not None and state.owner_pid == os.getpid():
-            state.meta.update(self._meta())
-            write_state(state)
+        meta = self._meta()
+
+        def change(state: Any) -> None:
+            if state.owner_pid == os.getpid():
+                state.meta.update(meta)
+
+        update_state(change)
 
     async def _run_control(self) -> None:
         rt, intent = self.rt, self.intent
         assert rt is not None and intent is not None
         self.prober = None
-        self.sessions = FabricSessions(rt.plan, rt.programs, intent, on_event=self.bus.publish,
-                                       on_packet_in=self._packet_in,
-                                       packet_in_types=(PROBE_ETHERTYPE,))
+        fabric = rt.fabric
+        self.sessions = FabricSessions(
+            rt.plan, rt.programs, intent, on_event=self.bus.publish,
+            on_packet_in=self._packet_in, packet_in_types=(PROBE_ETHERTYPE,),
+            configure=lambda name: asyncio.to_thread(fabric.configure_switch, name))
         self.progress("sessions", switches=len(rt.plan.switches),
                       names=[s.name for s in rt.plan.switches])
         await self.sessions.start()
@@ -301,6 +320,9 @@ class Daemon:
                                  link_up=self._link_usable)
         self.stats.start()
         self._tasks.append(asyncio.create_task(self._supervise(), name="supervise"))
+        self.progress("agents", hosts=len(rt.plan.hosts))
+        self.agents = HostAgents(rt.plan, rt.spec, rt.fabric)
+        await self.agents.start()
         self._save_meta()
 
     async def _teardown(self) -> None:
@@ -316,6 +338,8 @@ class Daemon:
             await self.prober.stop()
         if self.stats is not None:
             await self.stats.stop()
+        if self.agents is not None:
+            await asyncio.to_thread(self.agents.stop)
         if self.sessions is not None:
             try:
                 await asyncio.wait_for(self.sessions.stop(), 10)
@@ -485,12 +509,17 @@ class Daemon:
             raise DaemonError(f"{a}-{b} has {len(ids)} link(s): index must be 0..{len(ids) - 1}")
         return ids[index]
 
-    async def set_link(self, link: str, up: bool) -> dict[str, Any]:
+    async def set_link(self, link: str, up: bool, *, silent: bool = False) -> dict[str, Any]:
+        """Fail or restore a link; with `silent`, routing is not told (the probes must find it)."""
         rt, _, _ = self._need()
         if link not in {f"{lk.a_intf}--{lk.b_intf}" for lk in rt.plan.links}:
             raise DaemonError(f"no link {link!r} in fabric {rt.plan.name}")
         t0 = time.monotonic()
-        await asyncio.to_thread(rt.fabric.set_link, link, up)
+        await asyncio.to_thread(rt.fabric.set_link, link, up, silent=silent)
+        if silent:
+            self.bus.publish("link", {"link": link, "up": up, "cause": "silent"})
+            return {"link": link, "up": up, "silent": True, "changed": False,
+                    "seconds": round(time.monotonic() - t0, 4)}
         self.bus.publish("link", {"link": link, "up": up, "cause": "admin"})
         if up:
             rt.admin_down.discard(link)
@@ -602,7 +631,7 @@ class Daemon:
 
         rt, _, _ = self._need()
         self.bus.publish("check", {"phase": "start"})
-        result = await check_pairs(rt.plan, rt.fabric, roce=roce,
+        result = await check_pairs(rt.plan, rt.fabric, self.agents, roce=roce,
                                    progress=lambda done, total: self.bus.publish(
                                        "check", {"phase": "running", "done": done,
                                                  "total": total}))
@@ -622,6 +651,36 @@ class Daemon:
                                qp=qp, send=send)
         except (ValueError, PathError) as exc:
             raise DaemonError(str(exc)) from None
+
+    async def run_job(self, req: Any) -> dict[str, Any]:
+        """Run one collective on the agents (one at a time); see `controller.jobs`."""
+        from traffic.agentd import AgentError
+
+        from .jobs import JobContext, RunError, run_collective
+
+        rt, _, sessions = self._need()
+        if self.agents is None:
+            raise DaemonError("the traffic agents are not running")
+        if self._job_lock.locked():
+            raise DaemonError("a collective is already running (one at a time)")
+        rates = {tier: getattr(rt.spec.links, tier).rate_mbps
+                 for tier in ("host", "rtsw_ctsw", "ctsw_atsw")}
+        ctx = JobContext(plan=rt.plan, sessions=sessions, agents=self.agents,
+                         publish=self.bus.publish, tm_stats=rt.fabric.tm_stats, rates=rates)
+        async with self._job_lock:
+            try:
+                out = await run_collective(ctx, req)
+            except RunError as exc:
+                raise DaemonError(str(exc)) from None
+            except AgentError as exc:
+                raise DaemonError(f"the collective failed: {exc}") from None
+        out["mode"] = self.intent.mode if self.intent else None
+        out["failed_links"] = sorted(self.intent.failed) if self.intent else []
+        out["scale"] = _scale(rt.spec)
+        self.jobs[out["id"]] = out
+        while len(self.jobs) > 50:
+            self.jobs.pop(min(self.jobs))
+        return out
 
     async def shutdown(self) -> dict[str, Any]:
         self.request_stop()

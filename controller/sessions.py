@@ -8,7 +8,8 @@ first when the switch holds another one (finsy compares the pipeline
 cookie), and reconnects by itself when the switch goes away and comes back.
 
 Every time a switch becomes ready as primary (first start, a restarted
-switch process, a restarted daemon re-attaching) its ready handler
+switch process, a restarted daemon re-attaching) its ready handler applies
+the port settings that a pipeline push resets (`configure`) and
 *reconciles*: it reads the owned tables and the selector's members and
 groups back, diffs them with the intent (`controller.intent.diff`) and
 writes only the difference, in make-before-break order. The result (counts
@@ -86,12 +87,14 @@ class FabricSessions:
     def __init__(self, plan: AddressPlan, programs: dict[str, CompiledProgram],
                  intent: FabricIntent, *, on_event: Event | None = None,
                  on_packet_in: PacketIn | None = None,
-                 packet_in_types: Iterable[int] = ()) -> None:
+                 packet_in_types: Iterable[int] = (),
+                 configure: Callable[[str], Awaitable[None]] | None = None) -> None:
         self.plan = plan
         self.intent = intent
         self.on_event = on_event or (lambda _kind, _data: None)
         self.on_packet_in = on_packet_in
         self.packet_in_types = tuple(packet_in_types)
+        self.configure = configure
         self.switches: dict[str, fy.Switch] = {}
         self.last: dict[str, Reconcile] = {}
         self.ready: dict[str, asyncio.Event] = {}
@@ -148,6 +151,10 @@ class FabricSessions:
         if not sw.is_primary:
             return
         reason = "start" if sw.name not in self.last else "reconnect"
+        if self.configure is not None:
+            # Port settings that live in the pipeline (p4switch's PFC
+            # thresholds, BMv2's queue rates) are set again after each push.
+            await self.configure(sw.name)
         await self.reconcile(sw.name, reason)
         self.ready[sw.name].set()
         if self.on_packet_in is not None and self.packet_in_types:

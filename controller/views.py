@@ -16,7 +16,7 @@ from rich.console import Console, Group
 from rich.table import Table
 
 __all__ = ["mbps", "show_check", "show_link", "show_mode", "show_plan", "show_routes",
-           "show_stats", "show_status", "show_trace", "stats_table"]
+           "show_run", "show_stats", "show_status", "show_trace", "stats_table"]
 
 
 def mbps(bps: float | None) -> str:
@@ -153,6 +153,10 @@ def show_mode(console: Console, data: dict[str, Any]) -> None:
 
 def show_link(console: Console, data: dict[str, Any]) -> None:
     state = "up" if data["up"] else "down"
+    if data.get("silent"):
+        console.print(f"link {data['link']} {state} silently: the controller's probes will "
+                      f"{'find it back' if data['up'] else 'find it dead'} (aizone status)")
+        return
     if not data.get("changed", True):
         console.print(f"link {data['link']} {state}: routes unchanged")
         return
@@ -190,6 +194,45 @@ def show_trace(console: Console, data: dict[str, Any]) -> None:
         console.print(f"[bold red]not confirmed[/] {conf.get('error', '')}")
     elif conf:
         console.print(f"not sent: {conf.get('error')}")
+
+
+def _bytes(n: float | None) -> str:
+    if n is None:
+        return "-"
+    for unit, div in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if n >= div:
+            return f"{n / div:.2f} {unit}"
+    return f"{n:.0f} B"
+
+
+def show_run(console: Console, data: dict[str, Any]) -> None:
+    r = data["result"]
+    req = data["request"]
+    t = Table(title=f"{data['pattern']} over {r['ranks']} ranks, {_bytes(r['size'])} per rank, "
+                    f"{req['qps']} QP(s) {req['strategy']}, mode {data.get('mode')}")
+    for col in ("time", "algbw", "busbw", "retransmitted", "PAUSE rcvd", "CNPs", "status"):
+        t.add_column(col, justify="right")
+    t.add_row(f"{r['time_s'] * 1e3:.1f} ms", f"{r['algbw_gbps'] * 1e3:.2f} Mb/s",
+              f"{r['busbw_gbps'] * 1e3:.2f} Mb/s", str(r["retransmitted"]),
+              str(r["pause_frames"]), str(r["cnps_received"]),
+              r["status"] if r["status"] == "ok" else f"[red]{r['status']}[/]")
+    console.print(t)
+    tiers = Table(title="bytes per fabric link during the job (from the switches' counters)")
+    for col in ("tier", "links", "mean", "max", "min", "max/mean"):
+        tiers.add_column(col, justify="right")
+    for name, tr in data["tiers"].items():
+        tiers.add_row(name, str(tr["links"]), _bytes(tr["mean_bytes"]), _bytes(tr["max_bytes"]),
+                      _bytes(tr["min_bytes"]),
+                      "-" if tr["imbalance"] is None else f"{tr['imbalance']:.2f}")
+    console.print(tiers)
+    tm = data.get("tm") or {}
+    if any(tm.values()) or data.get("switch_drops"):
+        console.print(f"switches: {tm.get('pauses_sent', 0)} PFC pause(s) sent, "
+                      f"{tm.get('tm_dropped', 0)} queue drop(s), drops "
+                      f"{data.get('switch_drops') or 'none'}")
+    if data.get("cpu_bound"):
+        console.print("[bold yellow]CPU-bound:[/] " + "; ".join(data["cpu_bound_reasons"])
+                      + " - the emulator, not the emulated fabric, limited this run")
 
 
 def show_plan(console: Console, plan: Any) -> None:

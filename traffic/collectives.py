@@ -25,6 +25,10 @@ first ``size % n`` chunks one byte more):
   (r + shift) mod n (default shift n // 2), so every rank sends to one
   rank and receives from one.
 
+Transfers between two ranks on one host go over the host's GPU
+interconnect (NVLink), not the fabric, as NCCL's do: they are left out of
+the jobs (their step still orders the others).
+
 Each connection's UDP source port is one per directed pair (the same for
 all its QPs, so that plain 5-tuple ECMP sees one flow and only E-ECMP's
 destination-QP hash sees the QPs) unless ``sport_per_qp``; its initial PSN
@@ -175,6 +179,10 @@ def build_jobs(
         schedule = _incast(n, size, root)
     else:
         schedule = _permutation(n, size, n // 2 if shift is None else shift % n)
+    # Ranks on one host exchange over the host's GPU interconnect (NVLink), as
+    # NCCL's rings and all-to-alls do, not over the fabric: those transfers
+    # carry no network traffic and complete at once.
+    schedule = [[t for t in step if ranks[t[0]].host != ranks[t[1]].host] for step in schedule]
 
     # One connection per directed pair that carries data, QPs allocated in rank order.
     pairs = sorted({(s, d) for step in schedule for s, d, _ in step})

@@ -194,9 +194,15 @@ class PacketSocket:
 
 
 def _next_hop(ipr: IPRoute, iface: Iface, dst_ip: str) -> str:
-    """The gateway towards ``dst_ip`` if the route has one, else ``dst_ip`` itself."""
+    """The gateway towards ``dst_ip`` if the route has one, else ``dst_ip`` itself.
+
+    The route is looked up from the interface's own address: a host with
+    several NICs routes each NIC's traffic by source (a routing table per
+    NIC), so only that lookup finds the NIC's own gateway.
+    """
     try:
-        routes = ipr.route("get", dst=dst_ip)
+        routes = (ipr.route("get", dst=dst_ip, src=iface.ip) if iface.ip
+                  else ipr.route("get", dst=dst_ip))
     except NetlinkError:
         return dst_ip  # no route: treat the destination as on-link
     for route in routes:

@@ -134,3 +134,16 @@ def test_two_ranks_on_one_nic_are_refused() -> None:
     r = Rank(host="h0", nic="eth0", ip="10.0.0.1")
     with pytest.raises(CollectiveError, match="share"):
         build_jobs("allreduce", [r, r], 10)
+
+
+def test_ranks_on_one_host_exchange_off_the_fabric() -> None:
+    """Two NICs of h0 as ranks 0 and 1: r0>r1 is over NVLink, only r1>r2 and r2>r0 cross."""
+    ranks = [Rank(host="h0", nic="h0-eth0", ip="10.0.0.1"),
+             Rank(host="h0", nic="h0-eth1", ip="10.0.0.3"),
+             Rank(host="h1", nic="h1-eth0", ip="10.0.1.1")]
+    jobs = build_jobs("allreduce", ranks, 3000)
+    assert sorted(c.id for c in jobs["h0"].connections) == ["r1>r2", "r2>r0"]
+    assert _sends(jobs["h0"]) == [[("r1>r2", 1000)]] * 4
+    assert _recvs(jobs["h0"]) == [[("r2>r0", 1000)]] * 4
+    assert _sends(jobs["h1"]) == [[("r2>r0", 1000)]] * 4
+    assert _recvs(jobs["h1"]) == [[("r1>r2", 1000)]] * 4

@@ -1,0 +1,253 @@
+"""Collectives on the running fabric: ranks placed, jobs run by the agents, load read from the switches.
+
+`run_collective(ctx, request)` is what `aizone run` (and the experiments)
+ask the daemon for:
+
+1. ranks: the NICs the request names (`hosts`, one rank per NIC or per
+   host), or `ranks` NICs placed by `controller.placement` (`packed`,
+   `mincut`, `random`);
+2. one job per host (`traffic.collectives.build_jobs`), starting together
+   a moment later (`start_at`, so every QP exists before data arrives);
+3. the switches' `tx_port`, `drops` and traffic-manager counters read
+   before and after, the jobs run by the agents meanwhile (progress is
+   published as "job" events);
+4. the result: nccl-tests' time, algbw and busbw and the transport's
+   counters (`traffic.report.summarize`), the bytes each fabric link
+   carried during the job with the max/mean imbalance per tier and
+   direction, drops by reason, PFC pauses sent by the switches, and
+   whether the run was CPU-bound (an agent at a full core, or frames its
+   kernel socket dropped: the emulator, not the emulated fabric, was the
+   limit).
+
+Names defined here: `RunRequest`, `JobContext`, `run_collective`,
+`PATTERN_ALIASES`, `link_loads`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from topologies.addressing import AddressPlan, NicPlan
+from traffic.collectives import Rank, build_jobs
+from traffic.errors import TrafficError
+from traffic.report import summarize
+from traffic.schema import Admission
+
+from .agents import HostAgents
+from .sessions import FabricSessions
+from .stats import DROP_REASONS, TIER_DIRECTIONS
+
+__all__ = ["PATTERN_ALIASES", "JobContext", "RunRequest", "link_loads", "run_collective"]
+
+# `ring` is the model's and the placement's name for the ring AllReduce.
+PATTERN_ALIASES = {"ring": "allreduce", "allreduce": "allreduce", "alltoall": "alltoall",
+                   "incast": "incast", "permutation": "permutation"}
+_PLACEMENT_PATTERN = {"allreduce": "ring", "alltoall": "alltoall", "incast": "incast",
+                      "permutation": "permutation"}
+_ids = itertools.count(1)
+
+
+class RunRequest(BaseModel):
+    """What `aizone run` asks for (also the API's `POST /run` body)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    pattern: Literal["allreduce", "ring", "alltoall", "incast", "permutation"]
+    ranks: int | None = Field(default=None, ge=2, description="NICs to place the job on")
+    hosts: list[str] | None = Field(default=None, description="these hosts, in rank order")
+    per: Literal["nic", "host"] = Field(default="nic",
+                                        description="with hosts: a rank per NIC or per host")
+    placement: Literal["packed", "mincut", "random"] = "packed"
+    size: int = Field(default=1 << 20, ge=0, le=1 << 34, description="bytes per rank")
+    qps: int = Field(default=1, ge=1, le=255)
+    strategy: Literal["rr", "split", "round_robin"] = "rr"
+    message_size: int | None = Field(default=None, ge=1,
+                                     description="the library's message size (default: whole "
+                                                 "chunks)")
+    admission: bool = False
+    cls: Literal["data", "control", "default"] = "data"
+    sport_per_qp: bool = False
+    seed: int = 0
+    timeout: float = Field(default=600, gt=0, le=7200)
+
+
+@dataclass
+class JobContext:
+    """What a collective needs of the daemon."""
+
+    plan: AddressPlan
+    sessions: FabricSessions
+    agents: HostAgents
+    publish: Callable[[str, dict[str, Any]], object]
+    tm_stats: Callable[[str], dict[str, Any] | None] | None = None
+    rates: dict[str, float] | None = None
+
+
+class RunError(ValueError):
+    """A collective that cannot be run as asked (unknown host, too many ranks)."""
+
+
+def _ranks(plan: AddressPlan, req: RunRequest) -> list[NicPlan]:
+    from .placement import PlacementError, place
+
+    if req.hosts:
+        nics: list[NicPlan] = []
+        for name in req.hosts:
+            try:
+                h = plan.host(name)
+            except KeyError:
+                raise RunError(f"no host named {name!r} in fabric {plan.name}") from None
+            nics += list(h.nics) if req.per == "nic" else [h.nics[0]]
+        if req.ranks is not None and req.ranks != len(nics):
+            raise RunError(f"{len(nics)} NICs on the hosts given, but ranks={req.ranks}")
+        return nics
+    n = req.ranks if req.ranks is not None else len(plan.nics())
+    try:
+        return list(place(plan, n, _PLACEMENT_PATTERN[PATTERN_ALIASES[req.pattern]],
+                          req.placement, req.seed))
+    except PlacementError as exc:
+        raise RunError(str(exc)) from None
+
+
+async def _read_tx(ctx: JobContext) -> dict[str, dict[int, tuple[int, int]]]:
+    names = [s.name for s in ctx.plan.switches]
+    reads = await asyncio.gather(*(ctx.sessions.read_counters(
+        n, "FabricEgress.counters.tx_port", [p.port for p in ctx.plan.switch(n).ports])
+        for n in names))
+    return {n: {i: (c.packets, c.bytes) for i, c in cells.items()}
+            for n, cells in zip(names, reads, strict=True)}
+
+
+async def _read_drops(ctx: JobContext) -> dict[str, dict[int, int]]:
+    names = [s.name for s in ctx.plan.switches]
+    reads = await asyncio.gather(*(ctx.sessions.read_counters(
+        n, "FabricIngress.counters.drops", DROP_REASONS) for n in names))
+    return {n: {i: c.packets for i, c in cells.items()} for n, cells in zip(names, reads,
+                                                                          strict=True)}
+
+
+async def _read_tm(ctx: JobContext) -> dict[str, dict[str, Any]]:
+    if ctx.tm_stats is None:
+        return {}
+    out: dict[str, dict[str, Any]] = {}
+    for s in ctx.plan.switches:
+        got = await asyncio.to_thread(ctx.tm_stats, s.name)
+        if got is not None:
+            out[s.name] = got
+    return out
+
+
+def link_loads(plan: AddressPlan, before: dict[str, dict[int, tuple[int, int]]],
+               after: dict[str, dict[int, tuple[int, int]]], seconds: float,
+               rates: dict[str, float] | None = None) -> dict[str, Any]:
+    """Bytes each fabric link carried per direction between two readings, and per-tier imbalance."""
+    links = []
+    tiers: dict[str, list[int]] = {}
+    for lk in plan.links:
+        if lk.tier == "host":
+            continue
+        row: dict[str, Any] = {"id": lk.id, "tier": lk.tier, "a": lk.a, "b": lk.b}
+        for key, (sw, port) in (("up", (lk.a, lk.a_port)), ("down", (lk.b, lk.b_port))):
+            b0 = before.get(sw, {}).get(port, (0, 0))
+            b1 = after.get(sw, {}).get(port, (0, 0))
+            nbytes = max(0, b1[1] - b0[1])
+            row[f"{key}_bytes"] = nbytes
+            row[f"{key}_packets"] = max(0, b1[0] - b0[0])
+            rate = (rates or {}).get(lk.tier)
+            row[f"{key}_util"] = (round(nbytes * 8 / seconds / (rate * 1e6), 4)
+                                  if rate and seconds > 0 else None)
+            label = TIER_DIRECTIONS[lk.tier].replace(" up", f" {key}")
+            tiers.setdefault(label, []).append(nbytes)
+        links.append(row)
+    summary = {}
+    for label, values in sorted(tiers.items()):
+        mean = sum(values) / len(values)
+        summary[label] = {"links": len(values), "mean_bytes": round(mean, 1),
+                          "max_bytes": max(values), "min_bytes": min(values),
+                          "imbalance": round(max(values) / mean, 4) if mean > 0 else None}
+    return {"links": links, "tiers": summary}
+
+
+def _tm_delta(before: dict[str, dict[str, Any]], after: dict[str, dict[str, Any]]
+              ) -> dict[str, int]:
+    """PFC pauses sent and received and tail drops, summed over every switch queue."""
+    out = {"pauses_sent": 0, "pauses_received": 0, "tm_dropped": 0}
+    for sw, queues in after.items():
+        for key, q in queues.items():
+            old = before.get(sw, {}).get(key, {})
+            out["pauses_sent"] += q.get("pauses_sent", 0) - old.get("pauses_sent", 0)
+            out["pauses_received"] += q.get("pauses_received", 0) - old.get("pauses_received", 0)
+            out["tm_dropped"] += q.get("dropped", 0) - old.get("dropped", 0)
+    return out
+
+
+async def run_collective(ctx: JobContext, req: RunRequest) -> dict[str, Any]:
+    """Run one collective (see the module docstring); raises `RunError` for a bad request."""
+    pattern = PATTERN_ALIASES[req.pattern]
+    nics = _ranks(ctx.plan, req)
+    ranks = [Rank(host=n.host, nic=n.intf, ip=n.ip) for n in nics]
+    job_id = next(_ids)
+    try:
+        jobs = build_jobs(pattern, ranks, req.size, req.qps, req.strategy,
+                          message_bytes=req.message_size, cls=req.cls,
+                          admission=Admission() if req.admission else None,
+                          sport_per_qp=req.sport_per_qp, name=f"job{job_id}-{pattern}",
+                          start_at=time.time() + 1.0)
+    except (ValueError, TrafficError) as exc:
+        raise RunError(str(exc)) from None
+    hosts = sorted(jobs)
+    ctx.publish("job", {"id": job_id, "phase": "start", "pattern": pattern, "ranks": len(ranks),
+                        "size": req.size, "qps": req.qps, "strategy": req.strategy,
+                        "hosts": hosts})
+    tx0, drops0, tm0 = await _read_tx(ctx), await _read_drops(ctx), await _read_tm(ctx)
+    t0 = time.monotonic()
+
+    async def progress() -> None:
+        while True:
+            await asyncio.sleep(0.5)
+            st = await ctx.agents.status(hosts)
+            steps = [s.get("step") for s in st.values() if s.get("step") is not None]
+            total = max((s.get("steps") or 0 for s in st.values()), default=0)
+            ctx.publish("job", {"id": job_id, "phase": "running", "elapsed": round(
+                time.monotonic() - t0, 2), "step": min(steps) if steps else None,
+                "steps": total})
+
+    watcher = asyncio.create_task(progress())
+    try:
+        reports = await ctx.agents.run_all(jobs, req.timeout)
+    except BaseException as exc:
+        ctx.publish("job", {"id": job_id, "phase": "failed", "error": str(exc)})
+        raise
+    finally:
+        watcher.cancel()
+    seconds = time.monotonic() - t0
+    await asyncio.sleep(0.2)  # the last ACKs have crossed the fabric
+    tx1, drops1, tm1 = await _read_tx(ctx), await _read_drops(ctx), await _read_tm(ctx)
+    result = summarize(pattern, ranks, req.size, reports, jobs=jobs).model_dump()
+    loads = link_loads(ctx.plan, tx0, tx1, seconds, ctx.rates)
+    drops = {sw: {DROP_REASONS[i]: drops1[sw].get(i, 0) - drops0.get(sw, {}).get(i, 0)
+                  for i in DROP_REASONS
+                  if drops1[sw].get(i, 0) - drops0.get(sw, {}).get(i, 0)}
+             for sw in drops1}
+    tm = _tm_delta(tm0, tm1)
+    cpu_reasons = []
+    if result["cpu_bound"]:
+        cpu_reasons.append(f"agent(s) at a full core: {', '.join(result['cpu_bound_hosts'])}")
+    if result["kernel_drops"]:
+        cpu_reasons.append(f"{result['kernel_drops']} frame(s) dropped by the agents' sockets")
+    out = {"id": job_id, "request": req.model_dump(), "pattern": pattern,
+           "ranks_nics": [n.intf for n in nics], "wall_seconds": round(seconds, 4),
+           "result": result, "links": loads["links"], "tiers": loads["tiers"],
+           "switch_drops": {k: v for k, v in drops.items() if v}, "tm": tm,
+           "cpu_bound": bool(cpu_reasons), "cpu_bound_reasons": cpu_reasons}
+    ctx.publish("job", {"id": job_id, "phase": "done", "time_s": result["time_s"],
+                        "busbw_gbps": result["busbw_gbps"], "tiers": loads["tiers"],
+                        "cpu_bound": out["cpu_bound"]})
+    return out

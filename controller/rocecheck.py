@@ -1,0 +1,62 @@
+"""The RoCEv2 half of `aizone check`: one RDMA WRITE between every ordered pair of hosts.
+
+One all-to-all over NIC 0 of every host, run by the hosts' traffic agents
+(`controller.agents`): each host writes `SIZE` bytes to every other host
+over a Reliable Connection (ICRC, PSN order, lengths and every byte checked
+by the receiver). A pair whose transfer did not complete is named with the
+agent's words (which step, which peer, how many bytes were owed).
+
+Names defined here: `roce_pairs`, `SIZE`.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from typing import Any
+
+from topologies.addressing import AddressPlan
+from traffic.agentd import AgentError, JobFailed
+from traffic.collectives import Rank, build_jobs
+
+from .agents import HostAgents
+
+__all__ = ["SIZE", "roce_pairs"]
+
+SIZE = 4096
+_PEER = re.compile(r"(?:send to|from) (\d+\.\d+\.\d+\.\d+)")
+
+
+async def roce_pairs(plan: AddressPlan, agents: HostAgents,
+                     timeout: float = 60) -> list[dict[str, Any]]:
+    """One result per ordered host pair (see the module docstring)."""
+    hosts = list(plan.hosts)
+    ranks = [Rank(host=h.name, nic=h.nics[0].intf, ip=h.nics[0].ip) for h in hosts]
+    n = len(ranks)
+    if n < 2:
+        return []
+    jobs = build_jobs("alltoall", ranks, SIZE * n, name="check", start_at=time.time() + 1.0)
+    failed: dict[tuple[str, str], str] = {}
+    try:
+        await agents.run_all(jobs, timeout)
+    except JobFailed as exc:
+        by_ip = {h.nics[0].ip: h.name for h in hosts}
+        src = str((exc.report or {}).get("host", ""))
+        peers = {by_ip[ip] for ip in _PEER.findall(str(exc)) if ip in by_ip}
+        for dst in peers or {h.name for h in hosts if h.name != src}:
+            failed[(src, dst)] = str(exc)
+    except AgentError as exc:
+        for s in hosts:
+            for d in hosts:
+                if s is not d:
+                    failed[(s.name, d.name)] = str(exc)
+    out = []
+    for s in hosts:
+        for d in hosts:
+            if s is d:
+                continue
+            err = failed.get((s.name, d.name))
+            out.append({"src": s.name, "src_ip": s.nics[0].ip, "dst": d.name,
+                        "dst_ip": d.nics[0].ip, "kind": "roce", "ok": err is None,
+                        "detail": err or f"{SIZE} B RDMA WRITE"})
+    return out
