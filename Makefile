@@ -18,9 +18,9 @@ CHROMIUM := $(if $(filter ubuntu,$(OS_ID)),chromium-browser,chromium)
 APT_TEST_PACKAGES := $(CHROMIUM) shellcheck vagrant vagrant-libvirt
 STAMP_PIP := $(VENV)/.pip-done
 PYTEST_ARGS ?=
-# The switch target of `make demo`: auto (BMv2 when simple_switch_grpc and p4c-bm2-ss are
-# on PATH, else p4switch), p4switch or bmv2.
-TARGET ?= auto
+# The switch target of `make demo`: p4switch (the built-in one, the default), bmv2, or auto
+# (BMv2 when simple_switch_grpc and p4c-bm2-ss are on PATH, else p4switch).
+TARGET ?= p4switch
 # BMv2 and p4c, when installed, run the dataplane and fabric suites a second time.
 HAVE_BMV2 := $(shell command -v simple_switch_grpc >/dev/null && command -v p4c-bm2-ss >/dev/null && echo yes)
 # A second interpreter aizone must install on (the VM's Ubuntu 24.04 has Python 3.12):
@@ -34,7 +34,7 @@ SETUPTOOLS_312 := 84.2.1
 .PHONY: demo test test-p4switch test-bmv2 test-py312 setup apt apt-test lint lint-ruff lint-mypy lint-shell vagrant-validate bench clean-net
 
 demo: setup
-	$(PY) -m controller.cli demo --topology topologies/rack.yaml --target $(TARGET)
+	$(PY) -m controller.cli demo --topology topologies/ai_zone_small.yaml --target $(TARGET)
 
 # Lint, then every suite on p4switch, then the dataplane and fabric suites on BMv2 (when
 # installed), then the unit tests on Python 3.12.

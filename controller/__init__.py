@@ -1,37 +1,42 @@
-"""The aizone controller: P4Runtime sessions, route computation, bring-up, demo, CLI.
+"""The aizone controller: the intended state of a fabric, the daemon that keeps it, its API and CLI.
 
-Public surface: `SwitchSession` (one P4Runtime session), `P4Schema` (names
-<-> ids), `FabricController` (all switches of a plan), `compute_routes`,
-`bring_up`, `run_demo`, and the exceptions (`ControllerError` and its
-subclasses). The `aizone` console script is `controller.cli:main`.
+Public surface: the intent values (`TableEntry`, `Member`, `Group`,
+`Action`, `Exact`, `Lpm`, `Ternary`), the pure computations
+(`compute_routes`, `compute_all`, `compute_qos`, `FabricIntent`, `diff`),
+the daemon's client (`ApiClient`; the daemon itself is `controller.daemon`), and the exceptions
+(`ControllerError` and its subclasses). The `aizone` console script is
+`controller.cli:main`; `docs/architecture.md` maps the modules.
 """
 
 from __future__ import annotations
 
+from .client import ApiClient, ApiError, NotRunning
 from .entities import Action, Exact, Group, Lpm, Member, TableEntry, Ternary
 from .errors import BuildError, ControllerError, P4RuntimeError, SchemaError, WriteError
-from .fabric import FabricController
-from .p4info import P4Schema
-from .p4rt import SwitchSession
+from .intent import FabricIntent, diff
+from .qos import compute_qos
 from .routes import SwitchEntries, compute_all, compute_routes
 
 __all__ = [
     "Action",
+    "ApiClient",
+    "ApiError",
     "BuildError",
     "ControllerError",
     "Exact",
-    "FabricController",
+    "FabricIntent",
     "Group",
     "Lpm",
     "Member",
+    "NotRunning",
     "P4RuntimeError",
-    "P4Schema",
     "SchemaError",
     "SwitchEntries",
-    "SwitchSession",
     "TableEntry",
     "Ternary",
     "WriteError",
     "compute_all",
+    "compute_qos",
     "compute_routes",
+    "diff",
 ]

@@ -234,7 +234,11 @@ async def _sse(daemon: Daemon, kinds: set[str] | None, replay: bool) -> AsyncIte
                 return
             nxt = asyncio.ensure_future(anext(stream))
     finally:
+        # A browser that leaves cancels us mid-wait: the pending read must end
+        # before the generator can be closed.
         nxt.cancel()
+        with contextlib.suppress(asyncio.CancelledError, StopAsyncIteration, Exception):
+            await nxt
         await stream.aclose()
 
 

@@ -36,8 +36,7 @@ import json
 import os
 import signal
 import sys
-import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -68,6 +67,7 @@ __all__ = ["TARGET_CHOICES", "build_parser", "main"]
 PROG = "aizone"
 TARGET_CHOICES = ("auto", *SWITCH_CLASSES)
 DEFAULT_TOPOLOGY = "topologies/rack.yaml"
+DEMO_TOPOLOGY = "topologies/ai_zone_small.yaml"
 EXIT_OK, EXIT_FAIL, EXIT_INPUT, EXIT_INTERRUPTED = 0, 1, 2, 130
 
 
@@ -93,23 +93,6 @@ def _out(args: argparse.Namespace, data: Any) -> bool:
 
 def _client() -> ApiClient:
     return ApiClient()
-
-
-@contextlib.contextmanager
-def _progress(console: Console, quiet: bool) -> Iterator[Any]:
-    """A `progress(step)` factory: spinner while a step runs, a tick with its time after."""
-
-    @contextlib.contextmanager
-    def step(text: str) -> Iterator[None]:
-        t0 = time.monotonic()
-        if quiet:
-            yield
-            return
-        with console.status(f"{text} ..."):
-            yield
-        console.print(f"[green]✓[/] {text} [dim]({time.monotonic() - t0:.1f} s)[/]")
-
-    yield step
 
 
 # --- up / down --------------------------------------------------------------------
@@ -511,16 +494,26 @@ def cmd_plan(args: argparse.Namespace) -> int:
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
-    """Bring up --topology, ping, send one RDMA WRITE, read counters, print a summary.
+    """Bring a fabric up, check every host pair, run a ring AllReduce, show it, tear down.
 
+    The fabric of --topology comes up through the daemon as with `aizone
+    up`; its entries are read back, every host pair is checked (ping and
+    RoCEv2), a ring AllReduce of --size bytes per rank runs over every NIC
+    with 4 QPs, and its time, bandwidth and per-uplink load are printed.
     Always tears the fabric down. Exit 0 when every check passed, else 1.
     """
     from .demo import print_demo, run_demo
+    from .launch import orphan
 
+    if os.geteuid() != 0:
+        raise NetworkError("aizone demo needs root (network namespaces, veths): run it with sudo")
+    with _client() as c:
+        if c.alive() or orphan() is not None:
+            raise NetworkError("a fabric is already up: run `aizone down` first")
     console = _err_console()
-    with _progress(console, args.json) as step:
+    with _UpProgress(console, quiet=args.json, attach=False) as view:
         report = run_demo(args.topology, target=args.target, build_dir=args.build_dir,
-                          progress=step, rdma_size=args.size, mode=args.mode)
+                          mode=args.mode, size=args.size, on_event=view.on_event)
     if args.json:
         print(json.dumps(report.to_json()))
     else:
@@ -657,15 +650,17 @@ def build_parser() -> argparse.ArgumentParser:
     plan = add("plan", cmd_plan)
     plan.add_argument("--topology", "-t", type=Path, default=Path(DEFAULT_TOPOLOGY))
     demo = add("demo", cmd_demo)
-    demo.add_argument("--topology", "-t", type=Path, default=Path(DEFAULT_TOPOLOGY))
+    demo.add_argument("--topology", "-t", type=Path, default=Path(DEMO_TOPOLOGY),
+                      help=f"topology YAML (default {DEMO_TOPOLOGY})")
     target_flags(demo)
-    demo.add_argument("--size", type=int, default=4096, help="bytes of the RDMA WRITE")
+    demo.add_argument("--size", type=_size, default=1 << 20,
+                      help="AllReduce bytes per rank (default 1M)")
     return parser
 
 
 def _validate(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
-    if args.command == "demo" and not 1 <= args.size <= 1 << 20:
-        parser.error("--size must be in 1..1048576")
+    if args.command == "demo" and not 1 <= args.size <= 1 << 30:
+        parser.error("--size must be in 1..1G")
     if args.command == "up" and args.topo and args.topology:
         parser.error("give the topology once (TOPO or --topology)")
     if args.command == "link" and args.index < 0:

@@ -212,15 +212,13 @@ class Daemon:
 
     async def _bring_up(self) -> None:
         from topologies.net import FabricNet
-        from topologies.summary import check_runnable
 
-        from .runner import prepare
+        from .preflight import prepare
 
         cfg = self.config
         assert cfg.topology is not None
         self.progress("checking", topology=str(cfg.topology))
         spec, plan, target, sources = await asyncio.to_thread(prepare, cfg.topology, cfg.target)
-        check_runnable(plan)
         from topologies.runstate import cleanup
 
         await asyncio.to_thread(cleanup, stop_running=False)

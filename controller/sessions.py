@@ -45,7 +45,7 @@ from .entities import Entity, TableEntry, describe
 from .errors import P4RuntimeError, WriteError
 from .intent import OWNED_TABLES, Diff, FabricIntent, diff
 from .routes import NAMES
-from .wire import from_finsy, update, write_error
+from .wire import encode, from_finsy, update, write_error
 
 __all__ = ["CounterCell", "FabricSessions", "Reconcile"]
 
@@ -202,6 +202,12 @@ class FabricSessions:
             except P4ClientError as exc:
                 raise write_error(name, exc, [f"{k.upper()} {describe(e)}" for k, e in chunk]) \
                     from None
+            except (ValueError, KeyError, TypeError, OverflowError):
+                # finsy could not encode one of them: say which, before anything is sent
+                schema = self.schema(name)
+                for _kind, e in chunk:
+                    encode(e, schema)
+                raise
 
     async def write(self, name: str, kind: str, entities: Sequence[Entity]) -> None:
         """Write entities outside the intent (tests, experiments); raises `WriteError`."""

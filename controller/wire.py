@@ -10,6 +10,8 @@ module is the one place that maps one onto the other:
 - `from_finsy(entity, schema)`: what a switch returned -> the value, with
   full P4Info names, ints for every field and parameter, match fields in
   P4Info order, so that "intended" and "read back" compare with `==`.
+- `encode(entity, schema)`: its `p4r.Entity`, or `SchemaError` naming the
+  entity when the P4Info cannot hold it (a name, a width, a match kind).
 - `update(kind, entity)`: a finsy update (`+`, `~`, `-` of the entity).
 - `write_error(switch, exc, what)`: a finsy `P4ClientError` from a Write as
   the controller's `WriteError`, one `UpdateError` per failed update.
@@ -27,10 +29,21 @@ from typing import Any, Literal
 import finsy as fy
 from finsy.p4client import P4ClientError
 
-from .entities import Action, Entity, Exact, Group, Lpm, Match, Member, TableEntry, Ternary
+from .entities import (
+    Action,
+    Entity,
+    Exact,
+    Group,
+    Lpm,
+    Match,
+    Member,
+    TableEntry,
+    Ternary,
+    describe,
+)
 from .errors import SchemaError, UpdateError, WriteError
 
-__all__ = ["UpdateKind", "as_int", "from_finsy", "to_finsy", "update", "write_error"]
+__all__ = ["UpdateKind", "as_int", "encode", "from_finsy", "to_finsy", "update", "write_error"]
 
 UpdateKind = Literal["insert", "modify", "delete"]
 
@@ -134,6 +147,29 @@ def from_finsy(e: Any, schema: fy.P4Schema) -> Entity:
         member, group = e.action.member_id, e.action.group_id
     return TableEntry(table=table.name, match=match, action=action, member_id=member,
                       group_id=group, priority=e.priority, is_default=e.is_default_action)
+
+
+def encode(e: Entity, schema: fy.P4Schema) -> Any:
+    """The `p4r.Entity` of `e`; `SchemaError` (naming the entity) when the P4Info cannot hold it.
+
+    Match kinds are checked too: finsy would take an exact value for an LPM
+    field as a full-length prefix, which is not what an `Exact` means.
+    """
+    if isinstance(e, TableEntry):
+        table = schema.tables.get(e.table)
+        for name, m in e.match if table is not None else ():
+            field = table.match_fields.get(name)
+            want = _KINDS[type(m)]
+            if field is not None and field.match_type.name != want:
+                raise SchemaError(f"{describe(e)}: {name} is {field.match_type.name}, "
+                                  f"not {want}")
+    try:
+        return to_finsy(e).encode(schema)
+    except (ValueError, KeyError, TypeError, OverflowError) as exc:
+        raise SchemaError(f"{describe(e)}: {exc}") from None
+
+
+_KINDS: dict[type, str] = {Exact: "EXACT", Lpm: "LPM", Ternary: "TERNARY"}
 
 
 def update(kind: UpdateKind, e: Entity) -> Any:

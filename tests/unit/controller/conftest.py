@@ -1,13 +1,13 @@
-"""Fixtures for controller unit tests: the compiled RTSW program and its P4Info."""
+"""Fixtures for controller unit tests: the compiled RTSW program and its P4Info (finsy's schema)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
+import finsy as fy
 import pytest
 
 from controller.build import CompiledProgram, compile_program
-from controller.p4info import P4Schema
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -20,5 +20,5 @@ def rtsw_program(tmp_path_factory: pytest.TempPathFactory) -> CompiledProgram:
 
 
 @pytest.fixture(scope="session")
-def schema(rtsw_program: CompiledProgram) -> P4Schema:
-    return P4Schema.from_file(rtsw_program.p4info)
+def schema(rtsw_program: CompiledProgram) -> fy.P4Schema:
+    return fy.P4Schema(rtsw_program.p4info)

@@ -1,58 +1,62 @@
-"""Tests for controller.demo's pure parts: ping output, counter deltas, entity comparison."""
+"""Tests for controller.demo's report and controller.check's reading of ping."""
 
 from __future__ import annotations
 
+import subprocess
+
 import pytest
 
-from controller.demo import DemoReport, counter_deltas, entities_match, parse_ping
-from controller.entities import Action, Exact, TableEntry
-from controller.fabric import PortCounters
-
-IPUTILS = """PING 10.0.0.3 (10.0.0.3) 56(84) bytes of data.
-64 bytes from 10.0.0.3: icmp_seq=1 ttl=63 time=0.912 ms
-
---- 10.0.0.3 ping statistics ---
-3 packets transmitted, 3 received, 0% packet loss, time 402ms
-rtt min/avg/max/mdev = 0.512/0.700/0.912/0.163 ms
-"""
-BUSYBOX = """--- 10.0.0.3 ping statistics ---
-3 packets transmitted, 2 packets received, 33% packet loss
-round-trip min/avg/max = 0.5/0.6/0.7 ms
-"""
-LOST = """3 packets transmitted, 0 received, 100% packet loss, time 2040ms\n"""
-
-
-@pytest.mark.parametrize(("out", "expected"), [
-    (IPUTILS, (3, 3, 0.7)), (BUSYBOX, (3, 2, 0.6)), (LOST, (3, 0, None)), ("", (3, 0, None))],
-    ids=["iputils", "busybox", "all-lost", "no-output"])
-def test_parse_ping(out: str, expected: tuple) -> None:
-    """Transmitted, received and average RTT from ping's summary."""
-    assert parse_ping(out, 3) == expected
-
-
-def test_counter_deltas_subtract_per_port() -> None:
-    """After minus before, per switch port; a port missing before counts from zero."""
-    pc = lambda port, rx, tx: PortCounters(switch="s", port=port, rx_packets=rx,  # noqa: E731
-                                           rx_bytes=rx * 100, tx_packets=tx, tx_bytes=tx * 100)
-    rows = counter_deltas({"s": {1: pc(1, 2, 3)}}, {"s": {1: pc(1, 5, 3), 2: pc(2, 1, 1)}})
-    assert [(r["port"], r["rx_packets"], r["tx_packets"], r["rx_bytes"]) for r in rows] == [
-        (1, 3, 0, 300), (2, 1, 1, 100)]
-
-
-def test_entities_match_reports_missing_and_extra() -> None:
-    """Equal sets match; otherwise the diff names an example of each side."""
-    a = TableEntry(table="t", match=(("k", Exact(value=1)),), action=Action(name="x"))
-    b = TableEntry(table="t", match=(("k", Exact(value=2)),), action=Action(name="x"))
-    assert entities_match([a, b], [b, a])[0]
-    ok, detail = entities_match([a], [b])
-    assert not ok and "1 missing" in detail and "1 unexpected" in detail
+from controller.check import Pair, _ping, ping_pairs
+from controller.demo import DemoReport
+from topologies.addressing import plan_addresses
+from topologies.spec import parse_spec
 
 
 def test_report_is_ok_only_when_every_check_passed() -> None:
-    """No checks, or one failure, is not ok."""
-    r = DemoReport()
+    """No check: not ok; all passed: ok; one failed: not ok, and the JSON says which."""
+    r = DemoReport(topology="t")
     assert not r.ok
-    r.add("a", True, "")
+    r.add("a", True, "fine")
     assert r.ok
-    r.add("b", False, "")
-    assert not r.ok and r.to_json()["ok"] is False
+    r.add("b", False, "broken")
+    assert not r.ok
+    data = r.to_json()
+    assert data["ok"] is False
+    assert [c["name"] for c in data["checks"] if not c["ok"]] == ["b"]
+
+
+def test_pairs_cover_every_nic_of_every_ordered_host_pair() -> None:
+    """3 hosts x 2 NICs: 3*2 ordered pairs x 2 NICs = 12 pings, NIC k to NIC k."""
+    spec = parse_spec({"name": "t", "racks": [{"count": 1, "hosts": 3, "nics": 2}]})
+    pairs = ping_pairs(plan_addresses(spec))
+    assert len(pairs) == 12
+    assert Pair(src="h1", src_ip="10.0.0.3", dst="h2", dst_ip="10.0.0.7") in pairs
+    assert not [p for p in pairs if p.src == p.dst]
+
+
+class _Fabric:
+    """Runs the command given (a real process) instead of in a host's namespace."""
+
+    def __init__(self, stdout: str) -> None:
+        self.stdout = stdout
+
+    def host_run(self, host: str, argv: list[str], timeout: float) -> subprocess.CompletedProcess:
+        return subprocess.run(["printf", "%s", self.stdout], capture_output=True, text=True,
+                              timeout=timeout)
+
+
+IPUTILS = ("--- 10.0.0.3 ping statistics ---\n1 packets transmitted, 1 received, "
+           "0% packet loss, time 0ms\nrtt min/avg/max/mdev = 0.512/0.700/0.912/0.163 ms\n")
+LOST = "1 packets transmitted, 0 received, 100% packet loss, time 0ms\n"
+
+
+@pytest.mark.parametrize(("out", "ok", "rtt"), [(IPUTILS, True, 0.7), (LOST, False, None),
+                                                ("", False, None)],
+                         ids=["answered", "lost", "no-output"])
+def test_ping_reads_iputils_summary(out: str, ok: bool, rtt: float | None) -> None:
+    """Answered, lost and silent pings, from iputils' summary lines."""
+    import asyncio
+
+    got = asyncio.run(_ping(_Fabric(out), Pair(src="h1", src_ip="1.1.1.1", dst="h2",
+                                               dst_ip="10.0.0.3")))
+    assert got["ok"] is ok and got["rtt_ms"] == rtt

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from controller.entities import Action, Exact, TableEntry, Ternary, decode_entity, encode_entity
-from controller.p4info import P4Schema
+import finsy as fy
+
+from controller.entities import Action, Exact, TableEntry, Ternary
 from controller.qos import compute_qos
+from controller.wire import encode, from_finsy
 from topologies.addressing import plan_addresses
 from topologies.spec import parse_spec
 
@@ -85,7 +87,7 @@ def test_no_lossless_class_means_no_ecn_entries() -> None:
 
 
 @pytest.mark.parametrize("switch", ["rtsw1", "ctsw1"])
-def test_entries_encode_with_the_program_p4info(schema: P4Schema, switch: str) -> None:
+def test_entries_encode_with_the_program_p4info(schema: fy.P4Schema, switch: str) -> None:
     """Every QoS entry's table, keys, action and parameters exist in rtsw.p4's P4Info."""
     for e in qos_of(SMALL, switch):
-        assert decode_entity(schema, encode_entity(schema, e)) == e
+        assert from_finsy(fy.P4TableEntry.decode(encode(e, schema), schema), schema) == e
