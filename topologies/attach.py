@@ -12,14 +12,19 @@ line and port settings (`nodes.SwitchRecord`).
 - `host_popen(host, argv, **popen_kw)` / `host_run(host, argv, timeout)`:
   a command inside the host's pinned namespace (`ip netns exec`), carrying
   the run's `AIZONE_RUN` marker (so `cleanup()` ends it with the run).
-- `set_link(link_id, up)` / `link_up(link_id)`: both ends of a link, by its
-  id "<a_intf>--<b_intf>" (`LinkPlan.id`). With the Mininet network at
-  hand, through its interfaces (`Intf.ifconfig`, what Mininet's
+- `set_link(link_id, up, silent=False)` / `link_up(link_id)`: both ends of a
+  link, by its id "<a_intf>--<b_intf>" (`LinkPlan.id`). Down is the
+  target's way: p4switch links lose their carrier (with the Mininet
+  network at hand, through its interfaces, `Intf.ifconfig`, what Mininet's
   `configLinkStatus` does for every link between two nodes, here for the
-  one link asked for, so a parallel uplink stays up); otherwise `ip link
-  set` in the right namespaces. tc shaping stays on the interfaces. Linux
-  drops a host's routes through an interface that goes down: bringing a
-  host link up restores that NIC's routes.
+  one link asked for, so a parallel uplink stays up; otherwise `ip link
+  set` in the right namespaces); BMv2 links keep it and drop everything
+  (a blackhole qdisc), because BMv2 stops receiving on all its ports when
+  one of its interfaces goes down. `silent=True` always takes the
+  blackhole: a failure only the controller's probes can see. tc shaping
+  stays on the interfaces. Linux drops a host's routes through an
+  interface that goes down: bringing a host link up restores that NIC's
+  routes.
 - `switch_alive(name)`, `kill_switch(name)` (SIGKILL, for tests),
   `restart_switch(name)`: the same command line, hence the same port
   settings; waits until the gRPC port accepts connections, updates
@@ -177,9 +182,23 @@ class FabricRuntime:
             return self.netns(node) if link.tier == "host" and node == link.a else None
         return [(ns(link.a), link.a_intf), (ns(link.b), link.b_intf)]
 
-    def set_link(self, link_id: str, up: bool) -> None:
-        """Set both ends of a link administratively up or down (shaping kept)."""
+    def set_link(self, link_id: str, up: bool, *, silent: bool = False) -> None:
+        """Take both ends of a link down, or bring them back (shaping kept).
+
+        Down is the target's way (`FabricSwitch.link_down`): "carrier", the
+        interfaces set down; or "blackhole", carrier kept and everything the
+        two ends send dropped by a blackhole qdisc under their shaper. With
+        `silent`, always the blackhole: a link that dies without its ports
+        noticing, which only the controller's probes can find. Up undoes
+        whichever was done.
+        """
         link = self._link(link_id)
+        if silent or self.switch_cls.link_down == "blackhole":
+            if not up:
+                self._blackhole(link, True)
+                return
+        if up:
+            self._blackhole(link, False)
         state = "up" if up else "down"
         mn = self._mn_links.get(link_id)
         if mn is not None and self._net is not None and self._net.net is not None:
@@ -196,10 +215,29 @@ class FabricRuntime:
             for argv in nic_routes(nic):
                 _ip(self.netns(link.a), argv[1:], what=f"{link_id}: {nic.host} routes")
 
+    def _blackhole(self, link: LinkPlan, on: bool) -> None:
+        """Drop (or stop dropping) everything both ends of `link` send.
+
+        The blackhole replaces the leaf of the tier's HTB shaper (class 5:1,
+        as Mininet's TCLink builds it), or the root qdisc of an unshaped link.
+        """
+        for ns, intf in self._ends(link):
+            shaped = "htb 5:" in _tc(ns, ["qdisc", "show", "dev", intf], what=intf)
+            where = ["parent", "5:1"] if shaped else ["root"]
+            present = BLACKHOLE in _tc(ns, ["qdisc", "show", "dev", intf], what=intf)
+            if on and not present:
+                _tc(ns, ["qdisc", "add", "dev", intf, *where, "handle", "10:", "blackhole"],
+                    what=f"{link.id}: {intf} blackhole")
+            elif not on and present:
+                _tc(ns, ["qdisc", "del", "dev", intf, *where, "handle", "10:"],
+                    what=f"{link.id}: {intf} blackhole removed")
+
     def link_up(self, link_id: str) -> bool:
-        """Both ends administratively up and with carrier."""
+        """Both ends administratively up, with carrier, and not blackholed."""
         link = self._link(link_id)
         for ns, intf in self._ends(link):
+            if BLACKHOLE in _tc(ns, ["qdisc", "show", "dev", intf], what=intf):
+                return False
             out = _ip(ns, ["-j", "link", "show", "dev", intf], what=f"{link_id}: {intf}")
             try:
                 flags = json.loads(out)[0].get("flags", [])
@@ -307,6 +345,18 @@ class FabricRuntime:
         update_state(change, self.state_directory)
         if self._net is not None and self._net.state is not None:
             self._net.state.switches = switches
+
+
+BLACKHOLE = "qdisc blackhole 10:"
+
+
+def _tc(netns: str | None, args: list[str], *, what: str) -> str:
+    """Run `tc ARGS...` (inside NETNS); NetworkError with tc's message when it fails."""
+    argv = [*(["ip", "netns", "exec", netns] if netns else []), "tc", *args]
+    out = subprocess.run(argv, capture_output=True, text=True)
+    if out.returncode != 0:
+        raise NetworkError(f"{what}: {out.stderr.strip() or ' '.join(argv)}")
+    return out.stdout
 
 
 def _ip(netns: str | None, args: list[str], *, what: str) -> str:

@@ -202,6 +202,10 @@ class FabricSwitch(Switch):
     start_timeout: ClassVar[float] = 60.0
     # Ports the process listens on besides gRPC ("thrift", "ctl"): checked free at start.
     extra_ports: ClassVar[tuple[str, ...]] = ()
+    # How a link to this target is taken down: "carrier" sets both interfaces
+    # down (Mininet's link control), "blackhole" keeps them up and drops
+    # everything either end sends (see FabricRuntime.set_link).
+    link_down: ClassVar[str] = "carrier"
 
     def __init__(
         self,
@@ -408,6 +412,11 @@ class Bmv2SwitchNode(FabricSwitch):
     target = "bmv2"
     start_timeout = 30.0
     extra_ports = ("thrift",)
+    # BMv2 1.15.5 stops receiving on every port once one of its interfaces
+    # goes down (its one receive loop over all ports stalls; measured: rx
+    # counters of the other ports freeze while tx goes on), so a failed link
+    # keeps its carrier and drops everything instead.
+    link_down = "blackhole"
     # simple_switch_CLI imports Thrift and reads the program from the switch.
     cli_timeout: ClassVar[float] = 30.0
 

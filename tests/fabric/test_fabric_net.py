@@ -133,7 +133,7 @@ def test_cleanup_refuses_to_touch_a_live_run_unless_asked() -> None:
 
 def test_shaped_links_use_tc(target: str) -> None:
     """A bandwidth limit on host links puts an htb qdisc on the veths."""
-    spec = parse_spec({"racks": [{"hosts": 2}], "links": {"host": {"bw_mbps": 100}},
+    spec = parse_spec({"racks": [{"hosts": 2}], "links": {"host": {"rate_mbps": 100}},
                        "programs": {"rtsw": str(ROOT / "p4" / "rtsw.p4")}}, source="shaped.yaml")
     with FabricNet(plan_addresses(spec), switch=SWITCH_CLASSES[target]) as net:
         out = net.host("h1").cmd("tc qdisc show dev h1-eth0")

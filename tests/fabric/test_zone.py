@@ -204,8 +204,10 @@ def test_link_down_reroutes_and_up_restores(zone: Zone) -> None:
 
 
 def test_probes_detect_a_link_that_dies_under_the_controller(zone: Zone) -> None:
-    """An interface set down behind the daemon's back: probes find it, routes move, then back."""
-    subprocess.run(["ip", "link", "set", "rtsw2-eth6", "down"], check=True)
+    """A link dying silently (carrier kept): probes find it, routes move, then move back."""
+    proc = aizone("link", "down", "rtsw2", "ctsw2", "--silent", "--json")
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["silent"] is True
     try:
         failed = zone.wait(lambda: zone.api.get("/status")["failed"], timeout=10)
         assert failed == ["rtsw2-eth6--ctsw2-eth2"]
@@ -213,7 +215,7 @@ def test_probes_detect_a_link_that_dies_under_the_controller(zone: Zone) -> None
         (f,) = st["failures"]
         assert f["cause"] == "probe" and 0.3 < f["detected_after"] < 3
     finally:
-        subprocess.run(["ip", "link", "set", "rtsw2-eth6", "up"], check=True)
+        assert aizone("link", "up", "rtsw2", "ctsw2", "--silent").returncode == 0
     assert zone.wait(lambda: zone.api.get("/status")["failed"] == [], timeout=10)
 
 
