@@ -5,9 +5,11 @@ These build real networks (root); run them under `flock /tmp/aizone-net.lock`.
 
 from __future__ import annotations
 
+import asyncio
 import re
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -20,7 +22,7 @@ from topologies.attach import FabricRuntime
 from topologies.net import FabricNet
 from topologies.nodes import SWITCH_CLASSES, NetworkError
 from topologies.runstate import read_state
-from topologies.spec import load_spec, parse_spec
+from topologies.spec import FabricSpec, load_spec, parse_spec
 
 pytestmark = pytest.mark.root
 
@@ -132,12 +134,33 @@ while t < end:
 """
 
 
-def _program(plan: AddressPlan, target: str, build: Path):  # noqa: ANN202 - controller types
-    from controller.build import compile_roles
-    from controller.fabric import FabricController
+class _Controller:
+    """The daemon's sessions (finsy) in a thread of their own: pipeline, routes, QoS, settings."""
 
-    programs = compile_roles({"rtsw": ROOT / "p4" / "rtsw.p4"}, build, target=target)
-    return FabricController(plan, programs).connect()
+    def __init__(self, spec: FabricSpec, plan: AddressPlan, target: str, build: Path,
+                 rt: FabricRuntime) -> None:
+        from controller.build import compile_roles
+        from controller.intent import FabricIntent
+        from controller.sessions import FabricSessions
+
+        programs = compile_roles({"rtsw": ROOT / "p4" / "rtsw.p4"}, build, target=target)
+        self.loop = asyncio.new_event_loop()
+        self.thread = threading.Thread(target=self.loop.run_forever, daemon=True)
+        self.thread.start()
+
+        async def start() -> FabricSessions:
+            s = FabricSessions(plan, programs, FabricIntent(spec=spec, plan=plan, mode="ecmp"),
+                               configure=lambda n: asyncio.to_thread(rt.configure_switch, n))
+            await s.start()
+            await s.wait_ready(60)
+            return s
+
+        self.sessions = asyncio.run_coroutine_threadsafe(start(), self.loop).result(90)
+
+    def close(self) -> None:
+        asyncio.run_coroutine_threadsafe(self.sessions.stop(), self.loop).result(30)
+        self.loop.call_soon_threadsafe(self.loop.stop)
+        self.thread.join(10)
 
 
 def _switch_peak(rt: FabricRuntime, target: str, thrift_port: int, port: int, tc_: int) -> int:
@@ -160,20 +183,16 @@ def test_congestion_queues_in_the_switch_not_in_tc(state_dir: Path, target: str,
     """2:1 incast on port 2: the switch's queue reaches its 64 packets and drops there; the tc
     shaper behind it holds a few packets at most and drops none. Lossless class 3: XOFF/XON
     24/12 from the spec (set after the pipeline) and PAUSE frames sent upstream (p4switch)."""
-    from controller.qos import compute_qos
-
     before = leftovers()
     spec = parse_spec(INCAST, source="incast.yaml")
     plan = plan_addresses(spec)
     with FabricNet(plan, switch=SWITCH_CLASSES[target], log_dir=state_dir / "logs",
                    state_directory=state_dir) as net:
         rt = FabricRuntime.from_net(net)
-        ctl = _program(plan, target, tmp_path / "build")
+        # The daemon's way: pipeline pushed, port settings applied, then routes,
+        # QoS and the probe ACL reconciled.
+        ctl = _Controller(spec, plan, target, tmp_path / "build", rt)
         try:
-            ctl.push_pipelines()
-            ctl.install_routes()
-            ctl.sessions["rtsw1"].insert(list(compute_qos(spec, plan, "rtsw1")))
-            rt.configure_switch("rtsw1")
             senders = [rt.host_popen(h, [sys.executable, "-c", SENDER, plan.host("h2").ip,
                                          str(dscp << 2)]) for h in ("h1", "h3")]
             backlog = 0
