@@ -129,13 +129,11 @@ def cmd_up(args: argparse.Namespace) -> int:
     elif topology is None:
         topology = Path(DEFAULT_TOPOLOGY)
     if not attach:
-        from topologies.addressing import plan_addresses
-        from topologies.spec import load_spec
-        from topologies.summary import check_runnable
+        from .preflight import prepare
 
-        # A bad file, or a fabric too large to emulate here, is an input error
-        # before anything starts.
-        check_runnable(plan_addresses(load_spec(topology)))
+        # A bad file, a missing program, a fabric too large to emulate here or
+        # a missing tool: said before anything starts.
+        prepare(topology, args.target)
     child = start_daemon(DaemonOptions(
         topology=None if attach else topology, target=args.target, mode=args.mode,
         build_dir=args.build_dir, api_host=args.api_host, api_port=args.api_port,
@@ -504,9 +502,9 @@ def cmd_demo(args: argparse.Namespace) -> int:
     """
     from .demo import print_demo, run_demo
     from .launch import orphan
+    from .preflight import prepare
 
-    if os.geteuid() != 0:
-        raise NetworkError("aizone demo needs root (network namespaces, veths): run it with sudo")
+    prepare(args.topology, args.target)  # bad input and missing tools first, changing nothing
     with _client() as c:
         if c.alive() or orphan() is not None:
             raise NetworkError("a fabric is already up: run `aizone down` first")

@@ -3,7 +3,8 @@
 `prepare(topology, target)` reads and validates the topology, plans its
 addresses, finds its P4 sources, refuses a fabric too large to emulate here,
 checks root, and resolves the target (`auto`: BMv2 when its tools are on
-PATH) and that the target's tools are there. It raises `SpecError` (bad
+PATH), that the target's tools are there and that the switches' gRPC (and
+Thrift or control) ports are free. It raises `SpecError` (bad
 input) or `NetworkError` (this machine cannot run it) and changes nothing.
 
 Names defined here: `prepare`.
@@ -15,7 +16,8 @@ import os
 from pathlib import Path
 
 from topologies.addressing import AddressPlan, plan_addresses
-from topologies.nodes import NetworkError, resolve_target, target_missing
+from topologies.net import check_ports_free
+from topologies.nodes import SWITCH_CLASSES, NetworkError, resolve_target, target_missing
 from topologies.spec import FabricSpec, check_programs, load_spec
 from topologies.summary import check_runnable
 
@@ -38,4 +40,6 @@ def prepare(topology: str | Path, target: str) -> tuple[FabricSpec, AddressPlan,
     if missing:
         raise NetworkError(f"target {chosen} needs {', '.join(missing)} on PATH: install it or "
                            f"use --target p4switch")
+    cls = SWITCH_CLASSES[chosen]
+    check_ports_free(plan, thrift="thrift" in cls.extra_ports, ctl="ctl" in cls.extra_ports)
     return spec, plan, chosen, sources
