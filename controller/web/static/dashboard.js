@@ -468,6 +468,7 @@ function toast(html, level = "info") {
   t.className = `toast ${level}`;
   t.innerHTML = html;
   $("#toasts").appendChild(t);
+  while ($("#toasts").children.length > 3) $("#toasts").firstChild.remove();
   setTimeout(() => t.classList.add("gone"), 4500);
   setTimeout(() => t.remove(), 5200);
 }
