@@ -208,9 +208,13 @@ class _Orderer:
         if b is None:
             return
         stmts: list[ir.Stmt] = []
+        changed = False
         for s in b.stmts:
-            stmts.extend(self.stmt(s))
-        b.stmts = stmts
+            got = self.stmt(s)
+            changed = changed or len(got) != 1 or got[0] is not s
+            stmts.extend(got)
+        if changed:  # most blocks have no such call: their lists stay as they are
+            b.stmts = stmts
 
     def stmt(self, s: Any) -> list[Any]:
         pre: list[ir.Stmt] = []
@@ -255,13 +259,13 @@ class _Orderer:
 
     def parser(self, p: ir.Parser) -> None:
         for st in p.states:
-            stmts: list[ir.Stmt] = []
-            for s in st.stmts:
-                stmts.extend(self.stmt(s))
+            block = ir.Block(stmts=st.stmts, coord=st.coord)
+            self.block(block)
             tr = st.transition
             if tr.select is not None and any(_out_call(k) for k in tr.select):
-                tr.select = self.seq(tr.select, False, stmts)
-            st.stmts = stmts
+                block.stmts = list(block.stmts)
+                tr.select = self.seq(tr.select, False, block.stmts)
+            st.stmts = block.stmts
         for loc in p.locals:
             if isinstance(loc, ir.ParserInstance):
                 self.parser(loc.decl)
@@ -285,7 +289,8 @@ class _Orderer:
                 first.extend(self.stmt(ir.Assign(lhs=loc.var, rhs=loc.init, coord=loc.coord)))
                 loc.init = None
         self.block(c.apply)
-        c.apply.stmts[:0] = first
+        if first:
+            c.apply.stmts[:0] = first
 
 
 def order_side_effects(program: ir.Program) -> ir.Program:

@@ -387,7 +387,9 @@ class ExprGen:
 
     def _Index(self, e: ir.Index, env: Env) -> str:
         base = self.ex(e.expr, env)
-        return f"{base}.h[{self.ex(e.index, env)}]"
+        if isinstance(e.index, ir.Constant):  # checked in range by the front end
+            return f"{base}.h[{e.index.value}]"
+        return f"{base}.at({self.ex(e.index, env)})"
 
     def _Slice(self, e: ir.Slice, env: Env) -> str:
         v = self.ex(e.expr, env)

@@ -64,6 +64,13 @@ class Stack:
         self.h = [factory() for _ in range(size)]
         self.n = 0
 
+    def at(self, index: int) -> Any:
+        """Element `index` (a run-time index): out of range, a fresh invalid element that nothing
+        keeps, so reading it gives zeros and writing it does nothing (P4-16: an unspecified value
+        and no effect)."""
+        h = self.h
+        return h[index] if 0 <= index < len(h) else self.factory()
+
     def push_front(self, count: int) -> None:
         size = len(self.h)
         count = min(count, size)

@@ -27,6 +27,10 @@ BMV2_BREAKS = {
                    "p4c-bm2-ss names the key on a header field declared `@name(\"dst\") bit<32> dst_addr` "
                    "by its @name while the header type keeps dst_addr: BMv2 cannot resolve the key, refuses "
                    "every entry and crashes (SIGSEGV) on the first lookup"),
+    "stack_index_arg": ("Invalid 'type' in expression",
+                        "BMv2 1.15.5 does not parse the JSON p4c-bm2-ss 1.2.4.8 writes for a header-stack "
+                        "element at a run-time index: the action drops the packet and the next one crashes "
+                        "BMv2 (SIGSEGV); tests/unit/pipeline/test_copy_out.py holds p4switch to P4-16 there"),
 }
 # stem -> (what BMv2 says when it refuses the pipeline, why)
 BMV2_REFUSES = {

@@ -58,13 +58,13 @@ def test_exit_after_a_table_apply_keeps_the_table_actions_writes(switch) -> None
     assert switch.send(1, _frame(6, 0, 5, 0)) == [(2, _frame(6, 0, 0x33, 0))]
 
 
-def test_an_inout_stack_element_argument_at_a_run_time_index(switch) -> None:
-    """op 3, index 1: add(hdr.items[1].v) makes it 4; b gets +0x80."""
+def test_an_inout_stack_element_field_argument(switch) -> None:
+    """op 3: add(hdr.items[1].v) makes it 4; b gets +0x80."""
     assert switch.send(1, _frame(3, 1, 0, 0)) == [(2, _frame(3, 1, 0, 0x80, bytes([1, 2, 4, 4, 5, 6])))]
 
 
 def test_a_header_stack_element_passed_inout_to_an_exiting_action(switch) -> None:
-    """op 4, index 2: set_exit_hdr(hdr.items[2]) sets its w to 0x55 and exits (no +0x80)."""
+    """op 4: set_exit_hdr(hdr.items[2]) sets its w to 0x55 and exits (no +0x80)."""
     assert switch.send(1, _frame(4, 2, 0, 0)) == [(2, _frame(4, 2, 0, 0, bytes([1, 2, 3, 4, 5, 0x55])))]
 
 
@@ -80,3 +80,28 @@ def test_a_miss_in_the_switch_takes_the_other_case(switch) -> None:
     """op 5: items[0].v 0x01 misses t_stack: its noop case sets a to 0x77."""
     items = bytes([0x01, 2, 0x23, 4, 5, 6])
     assert switch.send(1, _frame(5, 0, 0, 0, items)) == [(2, _frame(5, 0, 0x77, 0x80, items))]
+
+
+# ---------------------------------------------------------------------- run-time stack indices
+INDEX_PROGRAM = PROGRAM.parent / "stack_index_arg.p4"
+
+
+@pytest.fixture(scope="module")
+def indexed():
+    with PortHarness(compile_file(INDEX_PROGRAM)) as h:
+        yield h
+
+
+@pytest.mark.parametrize(("op", "idx", "items"), [
+    (1, 1, "0102" "0404" "0506"),  # add(items[1].v): 3 -> 4
+    (2, 2, "0102" "0304" "0507"),  # bump(items[2]): w 6 -> 7
+    (3, 0, "0177" "0304" "0506"),  # items[0].w = 0x77
+    (1, 3, "0102" "0304" "0506"),  # out of range: the copy-out writes nothing
+    (2, 200, "0102" "0304" "0506"),
+    (3, 9, "0102" "0304" "0506"),  # a direct write out of range does nothing
+], ids=["field-arg", "header-arg", "write", "field-arg-out-of-range", "header-arg-out-of-range",
+        "write-out-of-range"])
+def test_run_time_stack_index(indexed, op: int, idx: int, items: str) -> None:
+    """In range the element is read and written; out of range the packet goes on unchanged."""
+    frame = ETH + bytes([op, idx]) + bytes.fromhex("0102" "0304" "0506") + b"pay"
+    assert indexed.send(1, frame) == [(2, ETH + bytes([op, idx]) + bytes.fromhex(items) + b"pay")]

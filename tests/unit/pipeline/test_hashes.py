@@ -79,7 +79,7 @@ def test_fields_of_an_invalid_header_are_left_out_of_hash_and_checksum_inputs(pr
         h16 = _crc16_arc(src + dst + bytes([6]) + sport + dport)
         h32 = zlib.crc32(sport + etype)
         verify_input = src + sport
-    ck = _crc16_arc(sport + h16.to_bytes(2, "big"))  # {tcp.sport, udp.sport, res.h16}
+    ck = _crc16_arc(sport + src)  # {tcp.sport, udp.sport, ipv4.src}
     frame = _ipv4(proto, _crc16_arc(verify_input), l4)  # ipv4.id holds the right checksum
     with PortHarness(compile_file(HASH_PROGRAM)) as h:
         (port, data), = h.send(1, frame)

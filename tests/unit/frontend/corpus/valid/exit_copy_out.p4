@@ -2,8 +2,8 @@
  * from tables, where the argument is bound in the actions list) still copies
  * the argument out; `exit` after a table apply; ternary tables keyed on
  * header-stack elements whose actions bind out/inout arguments to stack
- * elements, applied in a switch on action_run; a run-time stack index
- * passed as an inout action argument. */
+ * elements, applied in a switch on action_run; stack elements (a field, a
+ * whole header) passed as inout action arguments. */
 #include <core.p4>
 #include <v1model.p4>
 
@@ -58,9 +58,9 @@ control I(inout headers hdr, inout metadata meta, inout standard_metadata_t sm) 
             t_exit.apply();
             hdr.op.a = 0xee;
         } else if (hdr.op.op == 3) {
-            add(hdr.items[hdr.op.idx].v);
+            add(hdr.items[1].v);
         } else if (hdr.op.op == 4) {
-            set_exit_hdr(hdr.items[hdr.op.idx]);
+            set_exit_hdr(hdr.items[2]);
         } else if (hdr.op.op == 5) {
             switch (t_stack.apply().action_run) {
                 setbyte: { t_after.apply(); }

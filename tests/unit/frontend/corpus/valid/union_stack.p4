@@ -30,6 +30,9 @@ control I(inout headers hdr, inout metadata meta, inout standard_metadata_t sm) 
     pair_t keep;
     apply {
         sm.egress_spec = 2;
+        if (!hdr.sel.isValid()) {
+            return;  // its fields are unspecified (BMv2: what they last held)
+        }
         if (hdr.sel.op == 1) {
             hdr.one = hdr.us[0];
         } else if (hdr.sel.op == 2) {
