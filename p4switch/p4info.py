@@ -397,13 +397,11 @@ class _Builder:
             self.add_controller_header(h, ht)
         for vs in value_sets:
             self.add_value_set(vs)
-        entities = bool(tables or actions or externs or digests or headers)
-        if (entities and not value_sets) or _calls_extern_function(self.p):
-            # p4c 1.2.4.8 writes `type_info {}` for a program without named
-            # types too, but not for one whose only entities are value sets,
-            # nor for one without entities, unless it calls an extern
-            # function (mark_to_drop, hash, verify_checksum ...): its
-            # architecture handler looks at their arguments' types
+        if _calls_extern_function(self.p):
+            # p4c 1.2.4.8's type_info is present (maybe empty) once any type
+            # went through its TypeSpecConverter: match fields and action
+            # parameters (`typed`), typed externs (`type_spec`), and the
+            # arguments of every extern function call (mark_to_drop, hash ...)
             info.type_info.SetInParent()
         for d in digests:
             m = info.digests.add()
