@@ -276,7 +276,7 @@ def test_clicking_a_switch_shows_its_tables_and_counters(fabric: Fabric, page: A
 def test_colours_move_while_an_allreduce_runs(fabric: Fabric, page: Any,
                                               tmp_path: Path) -> None:
     """Idle links are drawn idle; under `aizone run allreduce` the job's uplinks change colour."""
-    deadline = time.monotonic() + 5  # colours ease over 0.35 s (one just left "restoring")
+    deadline = time.monotonic() + 5  # the link restored last may wait for a snapshot
     while True:
         drawn = drawn_graph(page)
         busy = {k: v for k, v in drawn["edges"].items() if v["strokes"] != [IDLE_RGB, IDLE_RGB]}
@@ -300,7 +300,7 @@ def test_colours_move_while_an_allreduce_runs(fabric: Fabric, page: Any,
                 .some((l) => getComputedStyle(l).stroke !== '{IDLE_RGB}'));
         return moved.length >= 2 ? moved.map((g) => g.dataset.id) : false;
     }}""", timeout=60)
-    page.wait_for_timeout(900)  # the next snapshot, colours eased in: what a person sees
+    page.wait_for_timeout(900)  # one more snapshot: the picture a person sees mid-job
     shot = _artifact(tmp_path, "dashboard.png")
     page.screenshot(path=str(shot))
     print(f"\nscreenshot under traffic: {shot}")

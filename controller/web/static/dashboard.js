@@ -202,7 +202,7 @@ function totalsHtml(snap) {
   }
   return `<div class="totals"><span>hosts send <b>${mbps(up)}</b></span>
     <span class="${drops ? "bad" : ""}"><b>${drops}</b> drops/s</span>
-    <span class="${pauses ? "warn" : ""}"><b>${pauses}</b> paused queues</span></div>`;
+    <span class="${pauses ? "warn" : ""}"><b>${pauses}</b> paused port${pauses === 1 ? "" : "s"}</span></div>`;
 }
 
 // --- mode ------------------------------------------------------------------------------

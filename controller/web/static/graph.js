@@ -273,11 +273,14 @@ export class FabricView {
 }
 
 // A switch port's queues from the snapshot: the deepest class, PAUSE frames so far, paused now.
+// `peak` is the interval's peak (the register is cleared after each read); the depth register
+// keeps the depth the last packet saw, so after a burst it stays up on an idle port: it is
+// shown in the tooltip, not drawn.
 export function portQueue(p) {
   let depth = 0, peak = 0, pauses = 0, paused = false, marks = 0, drops = 0;
   for (const c of Object.values(p.classes ?? {})) {
     depth = Math.max(depth, c.queue_depth ?? 0);
-    peak = Math.max(peak, c.queue_peak ?? 0, c.queue_depth ?? 0);
+    peak = Math.max(peak, c.queue_peak ?? c.queue_depth ?? 0);  // no peak register: the depth
     pauses += (c.pauses_sent ?? 0) + (c.pauses_received ?? 0);
     paused = paused || !!c.paused;
     marks += c.ecn_marks ?? 0;

@@ -90,7 +90,7 @@ export function switchPanel(name, ctx) {
       ${last ? `<br>last reconcile: ${esc(last.reason)}, ${seconds(last.seconds)}, ${countsText(last.counts)}` : ""}</p>
     <h3>Ports <small>live, this second</small></h3>
     <table class="grid ports-table"><thead><tr><th>port</th><th>peer</th><th>tx</th><th>rx</th>
-      <th title="deepest queue of the port this interval (packets)">queue</th><th title="PFC PAUSE frames sent + received so far">PFC</th><th title="ECN marks this interval">ECN</th></tr></thead>
+      <th title="deepest queue of the port this interval (peak, packets)">queue</th><th title="PFC PAUSE frames sent + received so far">PFC</th><th title="ECN marks this interval">ECN</th></tr></thead>
       <tbody>${portRows}</tbody></table>
     ${drops.length ? `<h3>Drops <small>interval / total</small></h3><p>${drops.map(([r, d]) =>
       `<span class="chip bad">${esc(r)} ${d.interval} / ${d.total}</span>`).join(" ")}</p>` : ""}
