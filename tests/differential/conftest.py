@@ -64,14 +64,15 @@ def compiled(request: pytest.FixtureRequest) -> Iterator[Callable[[Path], Compil
     missing = tools_missing()
     if missing:
         pytest.skip(missing)
-    cache_dir = request.config.cache.mkdir("p4c-bm2-ss") if request.config.cache is not None else None
-    cache = P4cCache(cache_dir)
+    cache = getattr(request.config, "cache", None)  # absent with -p no:cacheprovider
+    cache_dir = cache.mkdir("p4c-bm2-ss") if cache is not None else None
+    p4c_cache = P4cCache(cache_dir)
     pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="p4c")
     ahead: dict[Path, Future[P4cOutput]] = {
-        p: pool.submit(cache.compile, p, include_dirs_for(p)) for p in request.config.stash.get(_WANTED, [])}
+        p: pool.submit(p4c_cache.compile, p, include_dirs_for(p)) for p in request.config.stash.get(_WANTED, [])}
 
     def compile_(path: Path) -> Compiled:
-        fut = ahead.get(path) or pool.submit(cache.compile, path, include_dirs_for(path))
+        fut = ahead.get(path) or pool.submit(p4c_cache.compile, path, include_dirs_for(path))
         return compile_both(path, include_dirs_for(path), reference=fut.result())
 
     yield compile_

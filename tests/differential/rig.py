@@ -505,11 +505,12 @@ class Rig:
         return dict(zip(TARGETS, self._both(lambda n: self.targets[n].session.read(entities)), strict=True))
 
     def exchange(self, frames: list[tuple[int, bytes]], quiet: float = QUIET, limit: float = 3.0,
-                 gap: float = 0.0) -> dict[str, Outputs]:
+                 gap: float = 0.0, rate: float = 0.0) -> dict[str, Outputs]:
         """Send every (port, frame) to both switches; per target, what came out of each port.
 
         `gap` (seconds) spaces the frames so that no queue builds up on either
         target: what a program reads of queue depths is then 0 on both.
+        Otherwise they go at `rate` frames/s (`RATE` when 0).
         The outputs are whatever came until both switches were quiet for
         `quiet` seconds; `more()` waits longer for late frames.
         """
@@ -524,9 +525,10 @@ class Rig:
                 t.socks[port].send(frame)
             if gap:
                 self._collect(gap)
+                self._collect_until(start + (i + 1) / (rate or RATE))
             elif i % 4 == 3:
                 # paced: BMv2 loses frames that come faster than it reads its ports
-                self._collect_until(start + (i + 1) / RATE)
+                self._collect_until(start + (i + 1) / (rate or RATE))
         # a switch that never goes quiet (a packet recirculated or cloned for
         # ever by the entries drawn) has no defined output to compare
         self.settled = self._settle(quiet, limit)
