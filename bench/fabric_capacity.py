@@ -1,0 +1,205 @@
+"""The highest aggregate load `ai_zone_small` carries here with < 0.1% loss not caused by its links.
+
+On this machine the switches and the hosts' agents share a few cores, so
+there is a load above which the emulator, not the emulated fabric, loses
+packets: a switch process or an agent that does not read its socket in
+time. This script finds that load, on p4switch and (when
+`simple_switch_grpc` and `p4c-bm2-ss` are on PATH) on BMv2 in the same
+run, so that the two can be compared at the same moment of this noisy
+machine, and the experiments' sizes can be derived from it
+(`docs/results.md`).
+
+How. For each target and each host-link rate R (`--rates`, Mb/s; the
+uplinks at 2R, so `ai_zone_small` stays non-blocking), a variant of
+`ai_zone_small` is brought up (eecmp) and loaded with a permutation whose
+every flow crosses the spine: 4, 8, then all 16 NICs each send
+`--seconds` worth of data at R to a NIC two racks away (4 QPs per flow,
+split, a UDP source port per QP, so that the hash spreads them). Before
+and after each run every switch's `rx_port`/`tx_port`, every agent's NIC
+counters and every process's CPU time are read (`experiments.usage`):
+the frames that left one end of a cable and did not arrive at the other
+are the loss not caused by the emulated links (a link's own loss is its
+switch queue's tail drop, counted apart). A level passes with loss below
+0.1%; the search stops at the first level that fails. The capacity is
+the highest load (emulated Gbit/s the hosts sent, and packets/s) of a
+passing level.
+
+Run it as root under the fabric lock:
+
+    flock /tmp/aizone-net.lock .venv/bin/python bench/fabric_capacity.py \
+        [--targets p4switch,bmv2] [--rates 10,20,40,80] [--seconds 3] [--json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from controller.errors import ControllerError  # noqa: E402
+from experiments.fabric import Fabric, variant  # noqa: E402
+from experiments.usage import Usage  # noqa: E402
+from topologies.nodes import NetworkError, target_missing  # noqa: E402
+
+BASE = REPO / "topologies" / "ai_zone_small.yaml"
+LOSS_LIMIT = 0.001
+# Every flow crosses the spine: rack 1 <-> rack 3 and rack 2 <-> rack 4
+# (a permutation sends rank r to rank r + n/2; ranks are the hosts' NICs in order).
+LEVELS = (("h1", "h5"), ("h1", "h3", "h5", "h7"), ("h1", "h2", "h3", "h4", "h5", "h6", "h7", "h8"))
+
+
+def measure(fabric: Fabric, hosts: tuple[str, ...], rate: float, seconds: float
+            ) -> dict[str, Any]:
+    size = int(rate * 1e6 / 8 * seconds)
+    body = {"pattern": "permutation", "hosts": list(hosts), "per": "nic", "size": size,
+            "qps": 4, "strategy": "split", "sport_per_qp": True, "timeout": 60 + 4 * seconds}
+    before = fabric.sample()
+    try:
+        got = fabric.run(body)
+    except ControllerError as exc:
+        return {"nics": 2 * len(hosts), "error": str(exc), "pass": False}
+    after = fabric.sample()
+    result = got["result"]
+    use = Usage.of(fabric.plan, before, after, seconds=result["span_s"])
+    nics = 2 * len(hosts)
+    return {
+        "nics": nics, "rate_mbps": rate, "offered_mbps": nics * rate,
+        "carried_mbps": round(use.host_gbps * 1e3, 2), "host_pps": round(use.host_pps),
+        "switch_pps": round(use.switch_pps), "lost": use.lost, "sent": use.sent,
+        "loss": use.loss, "lost_on": use.lost_on, "retransmitted": result["retransmitted"],
+        "timeouts": result["timeouts"], "tm_dropped": got["tm"]["tm_dropped"],
+        "kernel_drops": result["kernel_drops"], "time_s": result["time_s"],
+        "machine_cpu": use.machine_cpu,
+        "max_switch_cpu": max(use.switch_cpu.values(), default=0.0),
+        "max_agent_cpu": result["max_cpu_share"], "complete": use.complete,
+        "pass": use.loss < LOSS_LIMIT and use.complete and result["status"] == "ok",
+    }
+
+
+def search(target: str, rates: list[float], seconds: float, work: Path,
+           log: Any) -> dict[str, Any]:
+    levels: list[dict[str, Any]] = []
+    bringups: list[float] = []
+    for rate in rates:
+        topo = variant(BASE, work, f"capacity_{target}_{rate:g}",
+                       {"links.host.rate_mbps": rate, "links.rtsw_ctsw.rate_mbps": 2 * rate})
+        failed = False
+        with Fabric(topo, target=target, mode="eecmp") as fabric:
+            bringups.append(fabric.up_seconds)
+            for hosts in LEVELS:
+                row = measure(fabric, hosts, rate, seconds)
+                row["target"] = target
+                levels.append(row)
+                log(row)
+                if not row["pass"]:
+                    failed = True
+                    break
+        if failed:
+            break
+    passing = [r for r in levels if r["pass"]]
+    best = max(passing, key=lambda r: r["carried_mbps"], default=None)
+    return {"target": target, "levels": levels, "bringup_s": bringups,
+            "capacity": None if best is None else {
+                "carried_mbps": best["carried_mbps"], "host_pps": best["host_pps"],
+                "switch_pps": best["switch_pps"], "nics": best["nics"],
+                "rate_mbps": best["rate_mbps"], "loss": best["loss"]}}
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--targets", default="p4switch,bmv2",
+                   help="comma-separated; a target whose tools are missing is skipped (say why)")
+    p.add_argument("--rates", default="10,20,40,80", help="host-link rates to try, Mb/s")
+    p.add_argument("--seconds", type=float, default=3.0, help="seconds of data per flow")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    args = p.parse_args(argv)
+    if os.geteuid() != 0:
+        print("fabric_capacity: needs root (it brings fabrics up)", file=sys.stderr)
+        return 2
+    rates = sorted(float(r) for r in args.rates.split(",") if r)
+    from rich.console import Console
+    from rich.table import Table
+
+    console = Console(stderr=True, highlight=False)
+
+    def log(row: dict[str, Any]) -> None:
+        if "error" in row:
+            console.print(f"{row['target']}: {row['nics']} NICs: [red]{row['error']}[/]")
+            return
+        console.print(f"{row['target']} R={row['rate_mbps']:g} Mb/s x {row['nics']} NICs: "
+                      f"carried {row['carried_mbps']:.1f} of {row['offered_mbps']:g} Mb/s, "
+                      f"{row['switch_pps']:,} switch pkt/s, loss {row['loss']:.4%} "
+                      f"({'pass' if row['pass'] else 'FAIL'}), machine CPU "
+                      f"{row['machine_cpu']:.0%}")
+
+    out: dict[str, Any] = {"machine": {"cores": os.cpu_count(), "load": os.getloadavg()},
+                           "loss_limit": LOSS_LIMIT, "seconds": args.seconds, "targets": {}}
+    work = Path(tempfile.mkdtemp(prefix="aizone-capacity-"))
+    t0 = time.monotonic()
+    try:
+        for target in [t for t in args.targets.split(",") if t]:
+            missing = target_missing(target)
+            if missing:
+                out["targets"][target] = {"skipped": f"needs {', '.join(missing)} on PATH"}
+                console.print(f"{target}: skipped (needs {', '.join(missing)} on PATH)")
+                continue
+            try:
+                out["targets"][target] = search(target, rates, args.seconds, work, log)
+            except (NetworkError, ControllerError) as exc:
+                out["targets"][target] = {"error": str(exc)}
+                console.print(f"{target}: [red]{exc}[/]")
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    out["seconds_total"] = round(time.monotonic() - t0, 1)
+    caps = {t: r["capacity"] for t, r in out["targets"].items() if r.get("capacity")}
+    if "p4switch" in caps and "bmv2" in caps and caps["p4switch"]["carried_mbps"]:
+        out["bmv2_over_p4switch"] = round(caps["bmv2"]["carried_mbps"]
+                                          / caps["p4switch"]["carried_mbps"], 3)
+    if args.json:
+        print(json.dumps(out))
+        return 0
+    table = Table(title="ai_zone_small: aggregate load carried with < 0.1% loss not at a switch "
+                        "queue")
+    for col in ("target", "R Mb/s", "NICs", "offered Mb/s", "carried Mb/s", "host pkt/s",
+                "switch pkt/s", "loss", "retrans", "machine CPU", "max switch CPU",
+                "max agent CPU", ""):
+        table.add_column(col, justify="right")
+    for target, res in out["targets"].items():
+        for r in res.get("levels", []):
+            if "error" in r:
+                table.add_row(target, "", str(r["nics"]), "", "", "", "", "", "", "", "", "",
+                              "error")
+                continue
+            table.add_row(target, f"{r['rate_mbps']:g}", str(r["nics"]), f"{r['offered_mbps']:g}",
+                          f"{r['carried_mbps']:.1f}", f"{r['host_pps']:,}",
+                          f"{r['switch_pps']:,}", f"{r['loss']:.3%}", str(r["retransmitted"]),
+                          f"{r['machine_cpu']:.0%}", f"{r['max_switch_cpu']:.2f}",
+                          f"{r['max_agent_cpu']:.2f}", "pass" if r["pass"] else "FAIL")
+    Console(highlight=False).print(table)
+    for target, res in out["targets"].items():
+        cap = res.get("capacity")
+        if cap:
+            print(f"{target}: capacity {cap['carried_mbps']:.1f} Mb/s emulated "
+                  f"({cap['host_pps']:,} host packets/s, {cap['switch_pps']:,} switch packets/s)"
+                  f" = {cap['nics']} NICs at {cap['rate_mbps']:g} Mb/s")
+        elif res.get("skipped") or res.get("error"):
+            print(f"{target}: {res.get('skipped') or res.get('error')}")
+        else:
+            print(f"{target}: no level passed")
+    if "bmv2_over_p4switch" in out:
+        print(f"BMv2 / p4switch: {out['bmv2_over_p4switch']:.2f}")
+    print(f"total {out['seconds_total']:.0f} s")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,24 @@
+"""Experiments that reproduce the paper's findings on the emulated fabric (`aizone experiment`).
+
+Each experiment brings its fabric up (and down), runs its grid of
+collectives through the controller and the hosts' traffic agents,
+repeats every point, and writes a results table (markdown and JSON with
+the scale, machine, versions, target and CPU-bound flags) and plots (PNG
+and SVG); `aizone experiment all` also writes `docs/results.md`.
+
+Modules: `cli` (the command), `qp_scaling`, `pinning`, `incast`,
+`failure`, `placement` (one experiment each), `session` (grid, repeats,
+progress, metrics, CPU-bound verdicts), `collective` (running one
+collective), `fabric` (bring-up, API, samples), `usage` (loss and CPU
+between samples), `jobs` (rank orders), `sizes`, `schema`, `stats`,
+`tables`, `plots`, `page`, `machine`.
+
+Names exported: `EXPERIMENTS`, `Options`, `ExperimentResult`,
+`load_result`, `add_parser`.
+"""
+
+from .cli import EXPERIMENTS, add_parser
+from .schema import ExperimentResult, load_result
+from .session import Options
+
+__all__ = ["EXPERIMENTS", "ExperimentResult", "Options", "add_parser", "load_result"]

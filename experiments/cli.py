@@ -1,0 +1,175 @@
+"""`aizone experiment NAME`: bring a fabric up, run an experiment's grid, write its results.
+
+`add_parser(subparsers)` adds the subcommand to the `aizone` parser (the
+lead wires it into `controller.cli`); `run(args) -> int` is its handler;
+`python -m experiments NAME ...` runs it without the `aizone` entry point.
+
+    aizone experiment qp-scaling|pinning|incast|failure|placement|all
+        [--repeat K] [--target p4switch|bmv2] [--quick] [--json] [--out DIR]
+        [--doc FILE] [--build-dir DIR]
+
+Each experiment writes `<out>/<name>.json` (`experiments.schema`),
+`<out>/<name>.md` and its plots (`.png` and `.svg`) and prints a summary
+(or, with --json, the result). `all` runs every experiment into `--out`
+(default `docs/results`) and writes `--doc` (default `docs/results.md`).
+
+Exit codes: 0 done (also when a finding does not hold: that is a result);
+1 the fabric or a run failed at run time; 2 bad input; 130 interrupted.
+
+Names defined here: `add_parser`, `run`, `main`, `EXPERIMENTS`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shlex
+import sys
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from controller.errors import ControllerError
+from topologies.nodes import NetworkError, target_missing
+
+from . import failure, incast, pinning, placement, qp_scaling
+from .schema import ExperimentResult
+from .session import DEFAULT_TARGET, Options
+from .tables import write_result
+
+__all__ = ["EXPERIMENTS", "add_parser", "main", "run"]
+
+EXIT_OK, EXIT_FAIL, EXIT_INPUT, EXIT_INTERRUPTED = 0, 1, 2, 130
+Runner = Callable[[Options], ExperimentResult]
+EXPERIMENTS: dict[str, tuple[Runner, str]] = {
+    m.NAME: (m.run, m.TITLE) for m in (qp_scaling, pinning, incast, failure, placement)}
+DEFAULT_OUT = Path("out/experiments")
+ALL_OUT = Path("docs/results")
+ALL_DOC = Path("docs/results.md")
+
+
+def add_parser(subparsers: Any) -> argparse.ArgumentParser:
+    """Add `experiment` to an argparse subparsers object; returns its parser (func = run)."""
+    doc = (run.__doc__ or "").strip()
+    p: argparse.ArgumentParser = subparsers.add_parser(
+        "experiment", help=doc.splitlines()[0], description=doc,
+        formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("name", choices=(*EXPERIMENTS, "all"), metavar="NAME",
+                   help=f"one of {', '.join(EXPERIMENTS)}, or all")
+    p.add_argument("--repeat", type=int, default=None, metavar="K",
+                   help="repeats of every grid point (default: the experiment's, 3)")
+    p.add_argument("--target", choices=("p4switch", "bmv2"), default=DEFAULT_TARGET,
+                   help="switch target (default p4switch: PFC is native there, which the "
+                        "lossless class and incast need; BMv2 sends no PAUSE)")
+    p.add_argument("--quick", action="store_true",
+                   help="the smallest grid and sizes, one repeat (a smoke test)")
+    p.add_argument("--json", action="store_true", help="print the result(s) as JSON")
+    p.add_argument("--out", type=Path, default=None,
+                   help=f"where results go (default {DEFAULT_OUT}; all: {ALL_OUT})")
+    p.add_argument("--doc", type=Path, default=ALL_DOC,
+                   help=f"all: the page written (default {ALL_DOC})")
+    p.add_argument("--build-dir", type=Path, default=None,
+                   help="compiled programs and switch logs (default ./build)")
+    p.set_defaults(func=run)
+    return p
+
+
+def _summary(result: ExperimentResult, written: Sequence[Path]) -> None:
+    from rich.console import Console
+
+    from .tables import findings_markdown
+
+    console = Console(highlight=False)
+    console.print(f"[bold]{result.experiment}[/]: {result.runs} runs in {result.seconds:.0f} s "
+                  f"({result.cpu_bound_runs} CPU-bound, {result.failed_runs} failed)")
+    for line in findings_markdown(result.findings).splitlines():
+        console.print(line.replace("**", ""), markup=False)
+    folder = written[0].parent if written else Path(".")
+    for path in [*written, *(folder / p for p in result.plots)]:
+        console.print(f"wrote {path}")
+
+
+def _command(args: argparse.Namespace, name: str | None = None) -> str:
+    """The command line that makes these results (what the tables and the page quote)."""
+    parts = ["aizone", "experiment", name or args.name]
+    if args.repeat is not None:
+        parts += ["--repeat", str(args.repeat)]
+    if args.target != DEFAULT_TARGET:
+        parts += ["--target", args.target]
+    if args.quick:
+        parts.append("--quick")
+    if args.out is not None:
+        parts += ["--out", str(args.out)]
+    elif name is not None and args.name == "all":
+        parts += ["--out", str(ALL_OUT)]
+    if (name or args.name) == "all" and args.doc != ALL_DOC:
+        parts += ["--doc", str(args.doc)]
+    return " ".join(shlex.quote(p) for p in parts)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run an experiment on a fabric it brings up (and down): grid, repeats, tables, plots.
+
+    qp-scaling: ECMP vs E-ECMP x 1-8 QPs x rr/split (ai_zone_small).
+    pinning: path pinning with whole racks, part of several racks, a failed
+    uplink; ECMP and E-ECMP alongside. incast: N->1, PFC on vs off, with and
+    without admission. failure: a link fails during an AllReduce, in each
+    mode. placement: a job across two_zones placed mincut, packed, random,
+    next to the flow-level model's prediction. all: every one, and the
+    results page. Numbers come from the switches' counters and the traffic
+    agents; runs the emulator limited (CPU-bound) are flagged and left out
+    of the means.
+    """
+    if args.repeat is not None and not 1 <= args.repeat <= 50:
+        print("aizone experiment: error: --repeat must be 1..50", file=sys.stderr)
+        return EXIT_INPUT
+    missing = target_missing(args.target)
+    if missing:
+        print(f"aizone experiment: error: target {args.target} needs {', '.join(missing)} on "
+              f"PATH", file=sys.stderr)
+        return EXIT_INPUT
+    out = args.out or (ALL_OUT if args.name == "all" else DEFAULT_OUT)
+    command = _command(args)
+    names = list(EXPERIMENTS) if args.name == "all" else [args.name]
+    results: list[ExperimentResult] = []
+    t0 = time.monotonic()
+    try:
+        for name in names:
+            options = Options(out=out, target=args.target, repeat=args.repeat, quick=args.quick,
+                              build_dir=args.build_dir, quiet=args.json,
+                              command=_command(args, name if args.name != "all" else None))
+            result = EXPERIMENTS[name][0](options)
+            written = write_result(result, out)
+            results.append(result)
+            if not args.json:
+                _summary(result, written)
+        if args.name == "all":
+            from .page import write_page
+
+            page = write_page(results, args.doc, out, command=command,
+                              seconds=time.monotonic() - t0)
+            if not args.json:
+                print(f"wrote {page}")
+    except KeyboardInterrupt:
+        print("aizone experiment: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except (ControllerError, NetworkError, OSError) as exc:
+        print(f"aizone experiment: error: {str(exc).splitlines()[0] if str(exc) else exc!r}",
+              file=sys.stderr)
+        return EXIT_FAIL
+    if args.json:
+        data = [r.model_dump() for r in results]
+        print(json.dumps(data[0] if len(data) == 1 else data))
+    return EXIT_OK
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="aizone")
+    sub = parser.add_subparsers(dest="command", required=True)
+    add_parser(sub)
+    given = list(sys.argv[1:] if argv is None else argv)
+    if given and given[0] != "experiment":
+        given = ["experiment", *given]
+    args = parser.parse_args(given)
+    return int(args.func(args))

@@ -1,0 +1,216 @@
+"""One collective of an experiment: what it is (`Collective`) and how it is run.
+
+A `Collective` is what `POST /api/v1/run` takes (`controller.jobs.RunRequest`)
+plus two things the experiments need and the request does not carry yet:
+
+- `nics`: the ranks as NIC interfaces in rank order (the request takes
+  hosts, whose NICs then come in a row, or a number of NICs placed by
+  `controller.placement`);
+- `ack_timeout_ms`: the RC local ACK timeout. The transport's default,
+  4.096 us x 2^15 = 134 ms, is NCCL's at 400 Gb/s, where a switch queue
+  drains in microseconds. Here every link is 10^4-10^5 times slower and so
+  are its queues: a 64-packet queue at 10 Mb/s holds 55 ms, three hops and
+  PFC pauses hold more than 134 ms, and the requester then times out on
+  packets that are only waiting (measured: hundreds of timeouts and
+  thousands of go-back-N retransmissions with no packet dropped, and jobs
+  failing with "retry count exceeded"). Experiments set it as NCCL users
+  do (`NCCL_IB_TIMEOUT=19`: 4.096 us x 2^19 = 2.1 s).
+
+`run_collective(fabric, collective, on_step)` goes through the daemon
+(`POST /run`) when its `RunRequest` has those fields, and otherwise runs
+the same thing itself, the way the daemon does (`controller.jobs`): the
+jobs from `traffic.collectives.build_jobs`, one per host, started together
+a moment ahead (`start_at`) on the hosts' agents (their Unix sockets), the
+switches' `tx_port`, drop and traffic-manager counters read before and
+after, `traffic.report.summarize` for nccl-tests' figures and
+`controller.jobs.link_loads` for the per-link bytes. Either way the answer
+has the daemon's shape (`result`, `links`, `tiers`, `tm`, `switch_drops`,
+`cpu_bound`, `cpu_bound_reasons`) plus `via` ("api" or "agents").
+
+Names defined here: `Collective`, `run_collective`, `uses_api`,
+`api_supports`, `NCCL_IB_TIMEOUT_MS`.
+"""
+
+from __future__ import annotations
+
+import itertools
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from controller.agents import agents_dir
+from controller.client import ApiError
+from controller.jobs import RunRequest, link_loads
+from controller.stats import DROP_REASONS
+from traffic.agentd import AgentClient, AgentError
+from traffic.collectives import Rank, build_jobs
+from traffic.report import summarize
+from traffic.schema import Admission, Transport
+
+from .fabric import Fabric, FabricError
+
+__all__ = ["NCCL_IB_TIMEOUT_MS", "Collective", "api_supports", "run_collective", "uses_api"]
+
+NCCL_IB_TIMEOUT_MS = 4.096e-3 * 2**19  # 2,147 ms
+_ids = itertools.count(1)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Collective:
+    """One collective (see the module docstring); `nics` in rank order."""
+
+    pattern: str
+    nics: tuple[str, ...]
+    size: int
+    qps: int = 1
+    strategy: str = "rr"
+    message_size: int | None = None
+    admission: bool = False
+    cls: str = "data"
+    sport_per_qp: bool = False
+    ack_timeout_ms: float | None = NCCL_IB_TIMEOUT_MS
+    timeout: float = 600.0
+
+    def body(self) -> dict[str, Any]:
+        return {k: (list(v) if isinstance(v, tuple) else v) for k, v in asdict(self).items()
+                if v is not None}
+
+
+def api_supports() -> set[str]:
+    """The fields of the daemon's run request this checkout knows."""
+    return set(RunRequest.model_fields)
+
+
+def uses_api(c: Collective) -> bool:
+    """Whether `run_collective` sends `c` to the daemon (else it runs it on the agents)."""
+    fields = api_supports()
+    return "nics" in fields and (c.ack_timeout_ms is None or "ack_timeout_ms" in fields)
+
+
+def _tm_delta(before: dict[str, dict[str, Any]], after: dict[str, dict[str, Any]]
+              ) -> dict[str, int]:
+    out = {"pauses_sent": 0, "pauses_received": 0, "tm_dropped": 0}
+    for sw, queues in after.items():
+        for key, q in queues.items():
+            old = before.get(sw, {}).get(key, {})
+            out["pauses_sent"] += q.get("pauses_sent", 0) - old.get("pauses_sent", 0)
+            out["pauses_received"] += q.get("pauses_received", 0) - old.get("pauses_received", 0)
+            out["tm_dropped"] += q.get("dropped", 0) - old.get("dropped", 0)
+    return out
+
+
+def run_collective(fabric: Fabric, c: Collective,
+                   on_step: Callable[[int, int], None] | None = None) -> dict[str, Any]:
+    """Run `c` on the fabric (see the module docstring); `FabricError` when it fails."""
+    if uses_api(c):
+        try:
+            answer = fabric.run(c.body())
+        except ApiError as exc:
+            raise FabricError(str(exc)) from None
+        answer["via"] = "api"
+        return answer
+    return _via_agents(fabric, c, on_step)
+
+
+def _read_drops(fabric: Fabric) -> dict[str, dict[int, int]]:
+    out = {}
+    for s in fabric.plan.switches:
+        cells = fabric.counters(s.name, "FabricIngress.counters.drops", list(DROP_REASONS))
+        out[s.name] = {i: v[0] for i, v in cells.items()}
+    return out
+
+
+def _via_agents(fabric: Fabric, c: Collective,
+                on_step: Callable[[int, int], None] | None) -> dict[str, Any]:
+    plan = fabric.plan
+    by = {n.intf: n for n in plan.nics()}
+    try:
+        ranks = [Rank(host=by[x].host, nic=x, ip=by[x].ip) for x in c.nics]
+    except KeyError as exc:
+        raise FabricError(f"no NIC {exc.args[0]!r} in fabric {plan.name}") from None
+    transport = Transport(ack_timeout_ms=c.ack_timeout_ms) if c.ack_timeout_ms else Transport()
+    job_id = next(_ids)
+    try:
+        jobs = build_jobs(c.pattern, ranks, c.size, c.qps, c.strategy,
+                          message_bytes=c.message_size, cls=c.cls,  # type: ignore[arg-type]
+                          admission=Admission() if c.admission else None, transport=transport,
+                          sport_per_qp=c.sport_per_qp, name=f"exp{job_id}-{c.pattern}",
+                          start_at=time.time() + 1.0)
+    except ValueError as exc:
+        raise FabricError(str(exc)) from None
+    tm_source = fabric.runtime().tm_stats
+    before = fabric.sample()
+    drops0 = _read_drops(fabric)
+    tm0 = {s.name: tm_source(s.name) or {} for s in plan.switches}
+    t0 = time.monotonic()
+    reports: dict[str, Any] = {}
+    errors: dict[str, str] = {}
+
+    def one(host: str) -> None:
+        try:
+            reports[host] = AgentClient(agents_dir() / f"{host}.sock").run(jobs[host], c.timeout)
+        except AgentError as exc:
+            errors[host] = str(exc)
+
+    threads = [threading.Thread(target=one, args=(h,), daemon=True) for h in sorted(jobs)]
+    for t in threads:
+        t.start()
+    while any(t.is_alive() for t in threads):
+        if errors:  # one failed: the others cannot finish, stop them
+            for h in jobs:
+                try:
+                    AgentClient(agents_dir() / f"{h}.sock").stop()
+                except AgentError:
+                    pass
+            break
+        if on_step is not None:
+            _poll_step(sorted(jobs), on_step)
+        time.sleep(0.5)
+    for t in threads:
+        t.join()
+    if errors:
+        host = sorted(errors)[0]
+        raise FabricError(f"the collective failed: {errors[host]}")
+    seconds = time.monotonic() - t0
+    time.sleep(0.2)  # the last ACKs have crossed the fabric
+    after = fabric.sample()
+    drops1 = _read_drops(fabric)
+    tm1 = {s.name: tm_source(s.name) or {} for s in plan.switches}
+    result = summarize(c.pattern, ranks, c.size, reports, jobs=jobs).model_dump()
+    rates = {t: getattr(fabric.spec.links, t).rate_mbps for t in ("host", "rtsw_ctsw",
+                                                                    "ctsw_atsw")}
+    loads = link_loads(plan, {s: {p: v for p, v in d["tx"].items()} for s, d in
+                              before.ports.items()},
+                       {s: {p: v for p, v in d["tx"].items()} for s, d in after.ports.items()},
+                       seconds, rates)
+    drops = {sw: {DROP_REASONS[i]: drops1[sw].get(i, 0) - drops0.get(sw, {}).get(i, 0)
+                  for i in DROP_REASONS if drops1[sw].get(i, 0) - drops0.get(sw, {}).get(i, 0)}
+             for sw in drops1}
+    reasons = []
+    if result["cpu_bound"]:
+        reasons.append(f"agent(s) at a full core: {', '.join(result['cpu_bound_hosts'])}")
+    if result["kernel_drops"]:
+        reasons.append(f"{result['kernel_drops']} frame(s) dropped by the agents' sockets")
+    return {"id": job_id, "via": "agents", "request": c.body(), "pattern": c.pattern,
+            "ranks_nics": list(c.nics), "wall_seconds": round(seconds, 4), "result": result,
+            "links": loads["links"], "tiers": loads["tiers"],
+            "switch_drops": {k: v for k, v in drops.items() if v}, "tm": _tm_delta(tm0, tm1),
+            "cpu_bound": bool(reasons), "cpu_bound_reasons": reasons,
+            "samples": (before, after)}
+
+
+def _poll_step(hosts: list[str], on_step: Callable[[int, int], None]) -> None:
+    steps: list[int] = []
+    total = 0
+    for h in hosts:
+        try:
+            st = AgentClient(agents_dir() / f"{h}.sock").status()
+        except AgentError:
+            continue
+        if st.get("step") is not None:
+            steps.append(int(st["step"]))
+        total = max(total, int(st.get("steps") or 0))
+    if steps and total:
+        on_step(min(steps), total)

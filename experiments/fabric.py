@@ -1,0 +1,331 @@
+"""A fabric for one experiment: brought up, driven through the daemon's API, brought down.
+
+`variant(base, out_dir, name, changes)` writes a topology file that is
+`base` with some keys changed (PFC off, other rates, parallel uplinks),
+its program paths made absolute, into the experiment's output folder, so
+that the file a result names is the file that ran. `Fabric(topology, ...)`
+is a context manager: it refuses to start when another fabric is up,
+starts the controller daemon the way `aizone up` does
+(`controller.launch.start_daemon` / `follow`), and on exit stops it and
+removes what is left as `aizone down` does (also after an error or
+Ctrl-C). While it is up:
+
+- `run(body)` posts one collective (`controller.jobs.RunRequest`) and
+  returns the daemon's answer; `run_async(body)` does it in a thread, so a
+  link can fail while the collective runs;
+- `mode(m)`, `link(a, b, up=..., index=..., silent=...)`, `status()`;
+- `events`: an `EventLog`, a thread that follows the daemon's event
+  stream and keeps every event with its time (reconvergence, job
+  progress);
+- `sample()`: a `Sample` of every switch's `rx_port`/`tx_port` counters
+  (read over the API), every agent's NIC counters (its Unix socket), the
+  CPU time of every switch process and of the machine. Two samples give
+  the emulator's own figures (`experiments.usage.Usage`).
+
+Names defined here: `Fabric`, `FabricError`, `EventLog`, `Sample`,
+`variant`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import threading
+import time
+from collections.abc import Callable, Iterator, Mapping
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from controller.client import ApiClient, ApiError, NotRunning
+from controller.errors import ControllerError
+from topologies.addressing import AddressPlan, plan_addresses
+from topologies.attach import FabricRuntime
+from topologies.spec import FabricSpec, load_spec
+
+__all__ = ["EventLog", "Fabric", "FabricError", "Sample", "variant"]
+
+RX = "FabricIngress.counters.rx_port"
+TX = "FabricEgress.counters.tx_port"
+
+
+class FabricError(ControllerError):
+    """The experiment's fabric could not be brought up, driven or brought down."""
+
+
+def variant(base: Path, out_dir: Path, name: str, changes: Mapping[str, Any]) -> Path:
+    """Write `base` with `changes` (dotted keys, e.g. "links.host.pfc.enabled") as out_dir/name.yaml.
+
+    The program paths are made absolute (they are relative to the file in
+    the presets) and the fabric keeps the base's name, so the compiled
+    programs of the base are reused.
+    """
+    data = yaml.safe_load(base.read_text())
+    programs = data.get("programs") or {}
+    for role, rel in programs.items():
+        programs[role] = str((base.parent / rel).resolve())
+    for dotted, value in changes.items():
+        node = data
+        *keys, last = dotted.split(".")
+        for key in keys:
+            node = node.setdefault(key, {})
+        node[last] = value
+    data.setdefault("description", "")
+    data["description"] = f"{data['description']} (variant: " + ", ".join(
+        f"{k}={v}" for k, v in changes.items()) + ")"
+    out_dir.mkdir(parents=True, exist_ok=True)
+    path = out_dir / f"{name}.yaml"
+    path.write_text(f"# Written by `aizone experiment`: {base.name} with "
+                    + ", ".join(f"{k}={v}" for k, v in changes.items()) + "\n"
+                    + yaml.safe_dump(data, sort_keys=False))
+    load_spec(path)  # a bad change is an error here, naming the key
+    return path
+
+
+class EventLog:
+    """Every event the daemon publishes while the fabric is up, with its time (a thread)."""
+
+    def __init__(self, on_event: Callable[[str, dict[str, Any]], None] | None = None) -> None:
+        self.on_event = on_event
+        self.events: list[tuple[str, float, dict[str, Any]]] = []
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._follow, name="events", daemon=True)
+        self._client: ApiClient | None = None
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._client is not None:
+            with contextlib.suppress(Exception):
+                self._client.close()
+
+    def _follow(self) -> None:
+        while not self._stop.is_set():
+            try:
+                self._client = ApiClient()
+                for kind, event in self._client.events(timeout=3600):
+                    if kind == "stats":
+                        continue
+                    with self._lock:
+                        self.events.append((kind, float(event.get("at", time.time())),
+                                            event.get("data", {})))
+                    if self.on_event is not None:
+                        with contextlib.suppress(Exception):
+                            self.on_event(kind, event.get("data", {}))
+                    if self._stop.is_set():
+                        return
+            except Exception:  # noqa: BLE001 - the stream ends when the daemon goes
+                if self._stop.wait(0.5):
+                    return
+
+    def since(self, t0: float, kinds: set[str] | None = None) -> list[tuple[str, float, dict[str,
+                                                                                          Any]]]:
+        """Events at or after UNIX time t0 (of the given kinds)."""
+        with self._lock:
+            return [e for e in self.events if e[1] >= t0 and (kinds is None or e[0] in kinds)]
+
+    def wait_for(self, kind: str, t0: float, match: Mapping[str, Any], timeout: float
+                 ) -> dict[str, Any] | None:
+        """The first event of `kind` since t0 whose data has `match`'s items; None after timeout."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            for k, _at, data in self.since(t0, {kind}):
+                if k == kind and all(data.get(a) == b for a, b in match.items()):
+                    return data
+            time.sleep(0.05)
+        return None
+
+
+@dataclass(frozen=True, kw_only=True)
+class Sample:
+    """Counters and CPU times of the whole fabric at one moment."""
+
+    at: float  # time.monotonic()
+    ports: dict[str, dict[str, dict[int, tuple[int, int]]]]  # switch -> rx|tx -> port -> (pk, B)
+    nics: dict[str, dict[str, Any]]  # NIC interface -> the agent's counters
+    agent_cpu: dict[str, float]  # host -> CPU seconds since the agent started
+    switch_cpu: dict[str, float]  # switch -> CPU seconds of its process
+    machine: tuple[float, float]  # (busy, total) jiffies of all CPUs
+    cores: int = field(default_factory=lambda: os.cpu_count() or 1)
+
+
+def _proc_cpu(pid: int) -> float | None:
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _machine_cpu() -> tuple[float, float]:
+    first = Path("/proc/stat").read_text().splitlines()[0].split()[1:]
+    values = [float(v) for v in first]
+    idle = values[3] + (values[4] if len(values) > 4 else 0.0)
+    total = sum(values[:8])
+    return total - idle, total
+
+
+class Fabric:
+    """One fabric for an experiment (see the module docstring)."""
+
+    def __init__(self, topology: Path, *, target: str = "auto", mode: str | None = None,
+                 build_dir: Path | None = None,
+                 on_event: Callable[[str, dict[str, Any]], None] | None = None) -> None:
+        self.topology = topology
+        self.target = target
+        self.initial_mode = mode
+        self.build_dir = build_dir
+        self.on_event = on_event
+        self.spec: FabricSpec = load_spec(topology)
+        self.plan: AddressPlan = plan_addresses(self.spec)
+        self._runtime: FabricRuntime | None = None
+        self.events = EventLog(on_event)
+        self.info: dict[str, Any] = {}
+        self._child: Any = None
+        self._pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="experiment")
+        self.up_seconds = 0.0
+        self.down_seconds = 0.0
+
+    # -- life
+
+    def __enter__(self) -> Fabric:
+        from controller.launch import DaemonOptions, follow, orphan, start_daemon
+
+        if os.geteuid() != 0:
+            raise FabricError("experiments bring fabrics up: they need root (run with sudo)")
+        with ApiClient() as c:
+            if c.alive():
+                st = c.get("/status")
+                raise FabricError(f"fabric {st.get('name')!r} is already up (daemon pid "
+                                  f"{st.get('pid')}): run `aizone down` first")
+        if orphan() is not None:
+            raise FabricError("a fabric runs without its daemon: run `aizone down` first")
+        t0 = time.monotonic()
+        self._child = start_daemon(DaemonOptions(topology=self.topology, target=self.target,
+                                                 mode=self.initial_mode,
+                                                 build_dir=self.build_dir))
+        try:
+            self.info = follow(self._child, self.on_event)  # bring-up events
+        except BaseException:
+            self._down()
+            raise
+        self.events.start()
+        self.up_seconds = time.monotonic() - t0
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._down()
+
+    def _down(self) -> None:
+        from controller.launch import stop_daemon
+        from topologies.runstate import cleanup
+
+        t0 = time.monotonic()
+        self.events.stop()
+        if self._child is not None:
+            with contextlib.suppress(ControllerError), ApiClient(timeout=10) as c:
+                c.post("/shutdown")
+            if not stop_daemon(self._child.pid, 60):
+                self._child.kill()
+            with contextlib.suppress(Exception):
+                self._child.wait(5)
+            self._child = None
+        cleanup(stop_running=True)
+        self._pool.shutdown(wait=False, cancel_futures=True)
+        self.down_seconds = time.monotonic() - t0
+
+    # -- the API
+
+    def _call(self, method: str, path: str, body: dict[str, Any] | None = None,
+              timeout: float = 120) -> Any:
+        try:
+            with ApiClient(timeout=timeout) as c:
+                return c.post(path, body) if method == "POST" else c.get(path, **(body or {}))
+        except NotRunning as exc:
+            raise FabricError(f"the daemon went away: {exc}") from None
+
+    def status(self) -> dict[str, Any]:
+        result: dict[str, Any] = self._call("GET", "/status")
+        return result
+
+    def mode(self, mode: str) -> dict[str, Any]:
+        result: dict[str, Any] = self._call("POST", "/mode", {"mode": mode})
+        return result
+
+    def link(self, a: str, b: str, *, up: bool, index: int = 0,
+             silent: bool = False) -> dict[str, Any]:
+        result: dict[str, Any] = self._call("POST", "/link", {"a": a, "b": b, "index": index,
+                                                              "up": up, "silent": silent})
+        return result
+
+    def run(self, body: dict[str, Any]) -> dict[str, Any]:
+        """One collective; `ApiError` (the daemon's one line) when it fails."""
+        timeout = float(body.get("timeout", 600)) + 60
+        result: dict[str, Any] = self._call("POST", "/run", body, timeout=timeout)
+        return result
+
+    def run_async(self, body: dict[str, Any]) -> Future[dict[str, Any]]:
+        return self._pool.submit(self.run, body)
+
+    def counters(self, switch: str, counter: str, ports: list[int]) -> dict[int, tuple[int, int]]:
+        with ApiClient() as c:
+            got = c.get(f"/counters/{switch}/{counter}", index=ports)
+        return {int(i): (int(v["packets"]), int(v["bytes"])) for i, v in got["cells"].items()}
+
+    def runtime(self) -> FabricRuntime:
+        """Access to the running fabric's switches and hosts (traffic-manager counters)."""
+        from topologies.runstate import read_state
+
+        if self._runtime is None:
+            state = read_state()
+            if state is None:
+                raise FabricError("the fabric's run.json is gone")
+            self._runtime = FabricRuntime.from_state(state, self.plan)
+        return self._runtime
+
+    # -- samples
+
+    def sample(self) -> Sample:
+        """Counters and CPU times now (see `Sample`)."""
+        from controller.agents import agents_dir
+        from topologies.runstate import read_state
+        from traffic.agentd import AgentClient, AgentError
+
+        ports: dict[str, dict[str, dict[int, tuple[int, int]]]] = {}
+        for s in self.plan.switches:
+            indexes = [p.port for p in s.ports]
+            try:
+                ports[s.name] = {"rx": self.counters(s.name, RX, indexes),
+                                 "tx": self.counters(s.name, TX, indexes)}
+            except (ApiError, NotRunning):
+                ports[s.name] = {"rx": {}, "tx": {}}
+        nics: dict[str, dict[str, Any]] = {}
+        agent_cpu: dict[str, float] = {}
+        for h in self.plan.hosts:
+            try:
+                got = AgentClient(agents_dir() / f"{h.name}.sock").counters()
+            except AgentError:
+                continue
+            nics.update(got.get("counters", {}))
+            agent_cpu[h.name] = float(got.get("cpu_seconds", 0.0))
+        switch_cpu: dict[str, float] = {}
+        state = read_state()
+        for rec in state.switches if state else []:
+            cpu = _proc_cpu(int(rec.get("pid") or 0)) if rec.get("pid") else None
+            if cpu is not None:
+                switch_cpu[rec["name"]] = cpu
+        return Sample(at=time.monotonic(), ports=ports, nics=nics, agent_cpu=agent_cpu,
+                      switch_cpu=switch_cpu, machine=_machine_cpu())
+
+
+@contextlib.contextmanager
+def quiet_errors() -> Iterator[None]:
+    """Swallow the API's and the daemon's errors (for best-effort restores)."""
+    with contextlib.suppress(ControllerError):
+        yield

@@ -1,0 +1,95 @@
+"""Smoke test of `aizone experiment` (root): qp-scaling at its smallest size writes what it says.
+
+The experiment brings `ai_zone_small` up and down itself, so this test
+runs `python -m experiments qp-scaling --quick` (what `aizone experiment
+qp-scaling --quick` runs) once for the module and checks the files: the
+JSON validates against the results schema and holds every grid point with
+its run; the markdown table has a row per point; the PNG and SVG plots
+exist and are what their names say; nothing of the fabric is left behind.
+Experiments are not tests: the findings themselves are not asserted (they
+are results, in docs/results.md), only that they were evaluated.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from fabric_support import assert_clean, leftovers
+
+from experiments.schema import load_result
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="module")
+def quick(tmp_path_factory: pytest.TempPathFactory, target: str) -> tuple[Path, str]:
+    if os.geteuid() != 0:
+        pytest.skip("experiments bring fabrics up: needs root (network namespaces)")
+    if target != "p4switch":
+        pytest.skip(f"the smoke test runs on p4switch (the experiments' default); got {target}")
+    before = leftovers()
+    out = tmp_path_factory.mktemp("qp-scaling")
+    proc = subprocess.run([sys.executable, "-m", "experiments", "qp-scaling", "--quick",
+                           "--out", str(out)], cwd=ROOT, capture_output=True, text=True,
+                          timeout=900)
+    assert proc.returncode == 0, f"exit {proc.returncode}: {proc.stderr[-2000:]}"
+    assert_clean(before)
+    return out, proc.stdout
+
+
+def test_json_validates_and_holds_the_grid(quick: tuple[Path, str]) -> None:
+    """Every point of the quick grid (2 modes x 2 QP counts x 2 strategies), one run each."""
+    out, _ = quick
+    result = load_result(out / "qp-scaling.json")
+    assert result.experiment == "qp-scaling" and result.quick and result.repeat == 1
+    assert result.target == "p4switch" and result.topology_name == "ai_zone_small"
+    assert result.scale["host"]["scale"] == 40000.0
+    assert sorted((p.params["mode"], p.params["qps"], p.params["strategy"])
+                  for p in result.points) == sorted(
+        (m, q, s) for m in ("ecmp", "eecmp") for q in (1, 8) for s in ("rr", "split"))
+    assert all(len(p.runs) == 1 for p in result.points)
+    assert result.runs == 8
+    assert result.machine["cores"] and result.versions["aizone"]
+    ok = [p for p in result.points if p.failed_runs == 0]
+    assert ok, "every run failed"
+    for p in ok:
+        assert p.summary["time_s"].mean > 0
+        assert p.summary["up_imbalance"].mean >= 1.0
+        assert isinstance(p.runs[0].cpu_bound, bool)
+    assert result.findings, "no finding was evaluated"
+    assert result.calibration and result.calibration[0].get("efficiency")
+
+
+def test_markdown_has_a_row_per_point(quick: tuple[Path, str]) -> None:
+    """The table's header, its alignment row and 8 rows, each with the point's parameters."""
+    out, _ = quick
+    lines = [ln for ln in (out / "qp-scaling.md").read_text().splitlines()
+             if ln.startswith("|")]
+    assert lines[0].startswith("| mode | QPs | strategy | AllReduce time (s) |")
+    assert set(lines[1]) <= set("|-:")
+    rows = [ln.split("|")[1:4] for ln in lines[2:]]
+    assert len(rows) == 8
+    assert {tuple(c.strip() for c in r) for r in rows} == {
+        (m, q, s) for m in ("ecmp", "eecmp") for q in ("1", "8") for s in ("rr", "split")}
+
+
+def test_plots_are_png_and_svg(quick: tuple[Path, str]) -> None:
+    """qp-scaling.png is a PNG, qp-scaling.svg an SVG document, both linked from the JSON."""
+    out, _ = quick
+    data = json.loads((out / "qp-scaling.json").read_text())
+    assert data["plots"] == ["qp-scaling.png", "qp-scaling.svg"]
+    assert (out / "qp-scaling.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert b"<svg" in (out / "qp-scaling.svg").read_bytes()[:2000]
+
+
+def test_the_fabric_variant_or_preset_is_named(quick: tuple[Path, str]) -> None:
+    """The result names the topology file that ran, and that file exists."""
+    out, stdout = quick
+    result = load_result(out / "qp-scaling.json")
+    assert Path(result.topology).is_file()
+    assert "wrote" in stdout
