@@ -50,7 +50,9 @@ def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
     """
     exe = chromium_path()
     if exe is None:
-        pytest.skip("chromium is not installed (make test installs Debian's `chromium`; "
+        wanted = os.environ.get("AIZONE_CHROMIUM")
+        pytest.skip(f"no chromium at {wanted} ($AIZONE_CHROMIUM)" if wanted else
+                    "chromium is not installed (make test installs Debian's `chromium`; "
                     "or set AIZONE_CHROMIUM)")
     try:
         from playwright.sync_api import sync_playwright
