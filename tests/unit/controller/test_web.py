@@ -137,7 +137,6 @@ def test_the_page_talks_to_the_api_through_relative_urls() -> None:
     for name, text in _page_js().items():
         assert not re.search(r"""["'`]/api/""", text), name
         assert not re.search(r"https?://", text.replace("http://www.w3.org/2000/svg", "")), name
-        assert "setInterval(() => api(" not in text and "setInterval(async" not in text, name
 
 
 def test_package_data_ships_every_asset() -> None:
