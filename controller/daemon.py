@@ -84,8 +84,8 @@ class DaemonConfig:
     api_token: str | None = None
     attach: bool = False
     stats_interval: float = 1.0
-    probe_interval: float = 0.1
-    probe_dead_after: float = 0.6
+    probe_interval: float = 0.2
+    probe_dead_after: float = 1.0
     log_console: bool = False
 
 
@@ -400,7 +400,8 @@ class Daemon:
             await asyncio.sleep(0.3)  # what was queued towards the dead link has left
             balance = await self._link_balance(link)
             baseline = rt.balances.get(link, 0)
-            record["lost_packets"] = balance - baseline if balance is not None else None
+            # Never below 0: packets in flight when the two ends were read.
+            record["lost_packets"] = max(0, balance - baseline) if balance is not None else None
             failure = rt.failures.get(link)
             if failure is not None:
                 failure.reconverged_after = seconds
@@ -664,7 +665,8 @@ class Daemon:
         rates = {tier: getattr(rt.spec.links, tier).rate_mbps
                  for tier in ("host", "rtsw_ctsw", "ctsw_atsw")}
         ctx = JobContext(plan=rt.plan, sessions=sessions, agents=self.agents,
-                         publish=self.bus.publish, tm_stats=rt.fabric.tm_stats, rates=rates)
+                         publish=self.bus.publish, tm_stats=rt.fabric.tm_stats, rates=rates,
+                         failed=self.intent.failed if self.intent else frozenset())
         async with self._job_lock:
             try:
                 out = await run_collective(ctx, req)
@@ -734,8 +736,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--api-token")
     p.add_argument("--attach", action="store_true")
     p.add_argument("--stats-interval", type=float, default=1.0)
-    p.add_argument("--probe-interval", type=float, default=0.1)
-    p.add_argument("--probe-dead-after", type=float, default=0.6)
+    p.add_argument("--probe-interval", type=float, default=0.2)
+    p.add_argument("--probe-dead-after", type=float, default=1.0)
     p.add_argument("--switch-log", action="store_true")
     return p
 

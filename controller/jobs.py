@@ -88,6 +88,7 @@ class JobContext:
     publish: Callable[[str, dict[str, Any]], object]
     tm_stats: Callable[[str], dict[str, Any] | None] | None = None
     rates: dict[str, float] | None = None
+    failed: frozenset[str] = frozenset()
 
 
 class RunError(ValueError):
@@ -146,8 +147,13 @@ async def _read_tm(ctx: JobContext) -> dict[str, dict[str, Any]]:
 
 def link_loads(plan: AddressPlan, before: dict[str, dict[int, tuple[int, int]]],
                after: dict[str, dict[int, tuple[int, int]]], seconds: float,
-               rates: dict[str, float] | None = None) -> dict[str, Any]:
-    """Bytes each fabric link carried per direction between two readings, and per-tier imbalance."""
+               rates: dict[str, float] | None = None,
+               failed: frozenset[str] = frozenset()) -> dict[str, Any]:
+    """Bytes each fabric link carried per direction between two readings, and per-tier imbalance.
+
+    Links in `failed` are listed but left out of the imbalance: a dead link
+    idles on purpose.
+    """
     links = []
     tiers: dict[str, list[int]] = {}
     for lk in plan.links:
@@ -164,7 +170,8 @@ def link_loads(plan: AddressPlan, before: dict[str, dict[int, tuple[int, int]]],
             row[f"{key}_util"] = (round(nbytes * 8 / seconds / (rate * 1e6), 4)
                                   if rate and seconds > 0 else None)
             label = TIER_DIRECTIONS[lk.tier].replace(" up", f" {key}")
-            tiers.setdefault(label, []).append(nbytes)
+            if lk.id not in failed:
+                tiers.setdefault(label, []).append(nbytes)
         links.append(row)
     summary = {}
     for label, values in sorted(tiers.items()):
@@ -173,6 +180,16 @@ def link_loads(plan: AddressPlan, before: dict[str, dict[int, tuple[int, int]]],
                           "max_bytes": max(values), "min_bytes": min(values),
                           "imbalance": round(max(values) / mean, 4) if mean > 0 else None}
     return {"links": links, "tiers": summary}
+
+
+def _step_seconds(reports: dict[str, dict[str, Any]]) -> list[float]:
+    """Per step, the time from its first start to its last end over every host."""
+    spans: dict[int, tuple[float, float]] = {}
+    for rep in reports.values():
+        for st in rep.get("steps", []):
+            lo, hi = spans.get(st["index"], (st["start"], st["end"]))
+            spans[st["index"]] = (min(lo, st["start"]), max(hi, st["end"]))
+    return [round(hi - lo, 6) for _, (lo, hi) in sorted(spans.items())]
 
 
 def _tm_delta(before: dict[str, dict[str, Any]], after: dict[str, dict[str, Any]]
@@ -231,7 +248,7 @@ async def run_collective(ctx: JobContext, req: RunRequest) -> dict[str, Any]:
     await asyncio.sleep(0.2)  # the last ACKs have crossed the fabric
     tx1, drops1, tm1 = await _read_tx(ctx), await _read_drops(ctx), await _read_tm(ctx)
     result = summarize(pattern, ranks, req.size, reports, jobs=jobs).model_dump()
-    loads = link_loads(ctx.plan, tx0, tx1, seconds, ctx.rates)
+    loads = link_loads(ctx.plan, tx0, tx1, seconds, ctx.rates, ctx.failed)
     drops = {sw: {DROP_REASONS[i]: drops1[sw].get(i, 0) - drops0.get(sw, {}).get(i, 0)
                   for i in DROP_REASONS
                   if drops1[sw].get(i, 0) - drops0.get(sw, {}).get(i, 0)}
@@ -244,10 +261,12 @@ async def run_collective(ctx: JobContext, req: RunRequest) -> dict[str, Any]:
         cpu_reasons.append(f"{result['kernel_drops']} frame(s) dropped by the agents' sockets")
     out = {"id": job_id, "request": req.model_dump(), "pattern": pattern,
            "ranks_nics": [n.intf for n in nics], "wall_seconds": round(seconds, 4),
+           "step_seconds": _step_seconds(reports),
            "result": result, "links": loads["links"], "tiers": loads["tiers"],
            "switch_drops": {k: v for k, v in drops.items() if v}, "tm": tm,
            "cpu_bound": bool(cpu_reasons), "cpu_bound_reasons": cpu_reasons}
     ctx.publish("job", {"id": job_id, "phase": "done", "time_s": result["time_s"],
+                        "step_seconds": out["step_seconds"],
                         "busbw_gbps": result["busbw_gbps"], "tiers": loads["tiers"],
                         "cpu_bound": out["cpu_bound"]})
     return out

@@ -12,9 +12,11 @@ its ingress port. A direction of a link that has not delivered a probe for
 after that is up again. A link is up when both directions are.
 
 Detection time is therefore between `dead_after - interval` and
-`dead_after` plus the poll delay (defaults: probes every 0.1 s, dead after
-0.5 s, so about 0.4-0.6 s); it is measured and reported with each failure
-(`detected_after`: time from the last probe seen to the detection).
+`dead_after` plus the poll delay (the daemon's defaults: probes every 0.2 s,
+dead after 1.0 s, so about 1.0-1.2 s: on a 2-core machine whose switches
+are busy with a collective, probes arrive late, and a shorter deadline
+takes live links for dead ones); it is measured and reported with each
+failure (`detected_after`: time from the last probe seen to the detection).
 
 Probe frame: Ethernet to the LLDP nearest-bridge address 01:80:c2:00:00:0e,
 from the sending port's MAC, EtherType 0x88cc, then the payload

@@ -36,6 +36,7 @@ from dataclasses import dataclass
 from typing import Any, cast
 
 import finsy as fy
+from finsy import switch as finsy_switch
 from finsy.p4client import P4ClientError
 
 from topologies.addressing import AddressPlan
@@ -50,6 +51,10 @@ from .wire import encode, from_finsy, update, write_error
 __all__ = ["CounterCell", "FabricSessions", "Reconcile"]
 
 LOG = logging.getLogger("aizone.sessions")
+# finsy waits 10 s before reconnecting to a switch whose session failed within
+# 2 s (a process still starting); ours restart in about a second, and that wait
+# would be most of a restarted switch's time to reconcile.
+finsy_switch._FAIL_THROTTLE_SECS = 1.0
 # The daemon's election id; `aizone shell` and read-only observers use lower ones.
 ELECTION_ID = 100
 WRITE_BATCH = 500

@@ -7,8 +7,8 @@ counters and registers over P4Runtime:
 - `rx_port` / `tx_port` (packets and bytes per port),
 - `tx_port_tc` (per (port, class)), `ecn_marked` (per (port, class)),
 - `drops` (per drop reason, `p4/include/define.p4`),
-- `queue_depth` / `queue_peak` registers (per (port, class); the peak is
-  written back to 0 after each read, so it is the peak of the interval),
+- `queue_depth` / `queue_peak` registers (per (port, class); both written
+  back to 0 after each read, so they are the interval's last and largest),
 
 and, where the target has them (p4switch's traffic manager through its
 control API), PFC pauses sent and received and queue tail drops per
@@ -134,8 +134,14 @@ class StatsPoller:
             s.read_counters(name, COUNTERS["drops"], DROP_REASONS))
         depth, peak = await asyncio.gather(s.read_registers(name, REGISTERS["depth"], cells),
                                            s.read_registers(name, REGISTERS["peak"], cells))
+        # Both are cleared once read, so each reading is of its own interval: the
+        # depth is that of the interval's last packet (0 for an idle queue, not
+        # the depth the last packet of long ago saw), the peak the interval's.
         if any(peak.values()):
             await s.write_registers(name, REGISTERS["peak"], {i: 0 for i, v in peak.items() if v})
+        if any(depth.values()):
+            await s.write_registers(name, REGISTERS["depth"],
+                                    {i: 0 for i, v in depth.items() if v})
         tm = None
         if self.tm_source is not None:
             tm = await asyncio.to_thread(self.tm_source, name)

@@ -155,14 +155,14 @@ def encode(e: Entity, schema: fy.P4Schema) -> Any:
     Match kinds are checked too: finsy would take an exact value for an LPM
     field as a full-length prefix, which is not what an `Exact` means.
     """
-    if isinstance(e, TableEntry):
-        table = schema.tables.get(e.table)
-        for name, m in e.match if table is not None else ():
+    table = schema.tables.get(e.table) if isinstance(e, TableEntry) else None
+    if isinstance(e, TableEntry) and table is not None:
+        for name, m in e.match:
             field = table.match_fields.get(name)
             want = _KINDS[type(m)]
-            if field is not None and field.match_type.name != want:
-                raise SchemaError(f"{describe(e)}: {name} is {field.match_type.name}, "
-                                  f"not {want}")
+            kind = str(getattr(field.match_type, "name", field.match_type)) if field else want
+            if kind != want:
+                raise SchemaError(f"{describe(e)}: {name} is {kind}, not {want}")
     try:
         return to_finsy(e).encode(schema)
     except (ValueError, KeyError, TypeError, OverflowError) as exc:
