@@ -90,6 +90,9 @@ bench: setup
 	$(PY) bench/compile_time.py
 	$(PY) bench/pps.py
 	$(PY) bench/p4rt_write.py
+	$(PY) bench/bringup.py
+	$(PY) bench/traffic_cpu.py
+	$(PY) bench/model.py
 
 setup: apt $(STAMP_PIP)
 
