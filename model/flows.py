@@ -111,8 +111,14 @@ def _flows(src_nic: Ints, dst_nic: Ints, per_qp: list[int], sport: int, sport_pe
 def collective_steps(pattern: str, placement: npt.ArrayLike, size: int, *, qps: int = 1,
                      strategy: str = "rr", message_size: int = 1 << 20,
                      sport: int = SPORT, sport_per_qp: bool = False, first_qp: int = FIRST_QP,
-                     seed: int = 0, max_steps: int = 64) -> StepSet:
-    """The steps of `pattern` over the ranks on NICs `placement` (module docstring)."""
+                     seed: int = 0, max_steps: int = 64,
+                     hosts: npt.ArrayLike | None = None) -> StepSet:
+    """The steps of `pattern` over the ranks on NICs `placement` (module docstring).
+
+    `hosts` (the host of every NIC, by NIC index) leaves out the transfers
+    between two ranks on one host, which go over its GPU interconnect, not
+    the fabric, as the emulator's collectives do (`traffic.collectives`).
+    """
     if pattern not in PATTERNS:
         raise ValueError(f"unknown pattern {pattern!r} (choose from {', '.join(PATTERNS)})")
     nic = np.asarray(placement, dtype=np.int64)
@@ -120,7 +126,12 @@ def collective_steps(pattern: str, placement: npt.ArrayLike, size: int, *, qps: 
     if n < 2:
         raise ValueError("a collective needs at least 2 ranks")
     r = np.arange(n, dtype=np.int64)
+    host = None if hosts is None else np.asarray(hosts, dtype=np.int64)
+
     def mk(src: Ints, dst: Ints, per_qp: list[int]) -> Flows:
+        if host is not None:
+            keep = host[src] != host[dst]
+            src, dst = src[keep], dst[keep]
         return _flows(src, dst, per_qp, sport, sport_per_qp, first_qp)
 
     if pattern in ("ring", "alltoall"):

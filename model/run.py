@@ -137,6 +137,8 @@ class Model:
         self.plan = plan
         self.graph = RouteGraph(plan, failed)
         self.links = LinkTable(self.graph, spec)
+        host_index = {h.name: i for i, h in enumerate(plan.hosts)}
+        self._hosts = np.array([host_index[n.host] for n in plan.nics()], dtype=np.int64)
 
     def run(self, config: ModelConfig) -> ModelResult:
         config.check()
@@ -148,7 +150,7 @@ class Model:
         steps = collective_steps(config.pattern, where, config.size, qps=config.qps,
                                  strategy=config.strategy, message_size=config.message_size,
                                  sport_per_qp=config.sport_per_qp, seed=config.seed,
-                                 max_steps=config.max_steps)
+                                 max_steps=config.max_steps, hosts=self._hosts)
         n_links = len(self.links)
         weights = np.array([w for w, _ in steps.variants])
         weights = weights / weights.sum()

@@ -62,3 +62,14 @@ def test_incast_sends_everything_to_rank_0() -> None:
     """Incast of 3 ranks on NICs 7, 8, 9: NICs 8 and 9 send the whole buffer to NIC 7."""
     (_, f), = collective_steps("incast", [7, 8, 9], 500).variants
     assert f.src.tolist() == [8, 9] and f.dst.tolist() == [7, 7] and f.size.tolist() == [500, 500]
+
+
+def test_ranks_on_one_host_exchange_off_the_fabric() -> None:
+    """NICs 0 and 1 on host 0, NIC 2 on host 1: a ring's 0->1 transfer is not a flow."""
+    s = collective_steps("ring", [0, 1, 2], 3000, qps=1, hosts=[0, 0, 1])
+    ((_, flows),) = s.variants
+    assert sorted(zip(flows.src.tolist(), flows.dst.tolist(), strict=True)) == [(1, 2), (2, 0)]
+    alltoall = collective_steps("alltoall", [0, 1, 2], 3000, hosts=[0, 0, 1])
+    pairs = {(a, b) for _, f in alltoall.variants
+             for a, b in zip(f.src.tolist(), f.dst.tolist(), strict=True)}
+    assert pairs == {(0, 2), (1, 2), (2, 0), (2, 1)}
