@@ -68,7 +68,7 @@ endif
 lint: lint-ruff lint-mypy lint-shell vagrant-validate
 
 lint-ruff: setup
-	$(VENV)/bin/ruff check p4switch controller topologies traffic model tests bench
+	$(VENV)/bin/ruff check p4switch controller topologies traffic model experiments tests bench
 
 lint-mypy: setup
 	$(VENV)/bin/mypy

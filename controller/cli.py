@@ -637,6 +637,7 @@ def build_parser() -> argparse.ArgumentParser:
     show.add_argument("topo", type=Path, metavar="TOPO")
     show.add_argument("--json", action="store_true", help="print JSON for programs")
     # Commands of other modules, each adding its own parser (func returns the exit code).
+    from experiments.cli import add_parser as add_experiment
     from model.cli import add_parser as add_model
     from model.sweep import add_parser as add_sweep
 
@@ -645,6 +646,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_place(sub)
     add_model(sub)
     add_sweep(sub)
+    add_experiment(sub)
     plan = add("plan", cmd_plan)
     plan.add_argument("--topology", "-t", type=Path, default=Path(DEFAULT_TOPOLOGY))
     demo = add("demo", cmd_demo)
