@@ -14,7 +14,9 @@ plus two things the experiments need and the request does not carry yet:
   packets that are only waiting (measured: hundreds of timeouts and
   thousands of go-back-N retransmissions with no packet dropped, and jobs
   failing with "retry count exceeded"). Experiments set it as NCCL users
-  do (`NCCL_IB_TIMEOUT=19`: 4.096 us x 2^19 = 2.1 s).
+  do, with `NCCL_IB_TIMEOUT` (4.096 us x 2^k): the smallest k above the
+  time three full switch queues take to drain at the emulated host rate
+  (`experiments.sizes.ack_timeout_ms`: k = 20, 4.3 s, at 1 Mb/s).
 
 `run_collective(fabric, collective, on_step)` goes through the daemon
 (`POST /run`) when its `RunRequest` has those fields, and otherwise runs
@@ -28,7 +30,7 @@ has the daemon's shape (`result`, `links`, `tiers`, `tm`, `switch_drops`,
 `cpu_bound`, `cpu_bound_reasons`) plus `via` ("api" or "agents").
 
 Names defined here: `Collective`, `run_collective`, `uses_api`,
-`api_supports`, `NCCL_IB_TIMEOUT_MS`.
+`api_supports`.
 """
 
 from __future__ import annotations
@@ -37,7 +39,7 @@ import itertools
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from controller.agents import agents_dir
@@ -50,10 +52,9 @@ from traffic.report import summarize
 from traffic.schema import Admission, Transport
 
 from .fabric import Fabric, FabricError
+from .sizes import ack_timeout_ms
 
-__all__ = ["NCCL_IB_TIMEOUT_MS", "Collective", "api_supports", "run_collective", "uses_api"]
-
-NCCL_IB_TIMEOUT_MS = 4.096e-3 * 2**19  # 2,147 ms
+__all__ = ["Collective", "api_supports", "run_collective", "uses_api"]
 _ids = itertools.count(1)
 
 
@@ -70,7 +71,7 @@ class Collective:
     admission: bool = False
     cls: str = "data"
     sport_per_qp: bool = False
-    ack_timeout_ms: float | None = NCCL_IB_TIMEOUT_MS
+    ack_timeout_ms: float | None = field(default_factory=ack_timeout_ms)
     timeout: float = 600.0
 
     def body(self) -> dict[str, Any]:

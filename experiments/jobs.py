@@ -7,10 +7,10 @@ experiments need rings whose every hop crosses the fabric (the traffic the
 paper's RTSW uplinks carry: a large job's ring hops go from rack to rack),
 so:
 
-- `crossing_seed(plan, ranks)`: the first seed whose `random` placement
-  of `ranks` NICs is a ring with no two neighbours under one RTSW
-  (found with the placement's own code, so the daemon places the same
-  NICs in the same order);
+- `alternating(plan, racks)`: every NIC of the given racks, taking one
+  from each rack in turn (h1-eth0, h3-eth0, h1-eth1, h3-eth1, ... for
+  racks 1 and 2 of `ai_zone_small`): a ring whose every hop crosses racks
+  and in which each rack's NICs all send up at once;
 - `rail_ring(plan)` / `rail_hosts(plan, racks, slots)`: on a fabric of
   one-NIC hosts, hosts ordered so that host k of a rack sends to host k
   of the next rack (NCCL's rail-aligned rings): every hop crosses racks
@@ -20,8 +20,8 @@ so:
 - `ring_hops(plan, nics)`: (source RTSW, destination RTSW, destination's
   RTSW port) of each ring hop, to say which slices a job's traffic uses.
 
-Names defined here: `crossing_seed`, `rail_ring`, `rail_hosts`,
-`racks_of`, `ring_hops`, `placed`.
+Names defined here: `alternating`, `rail_ring`, `rail_hosts`, `racks_of`,
+`ring_hops`, `placed`.
 """
 
 from __future__ import annotations
@@ -31,24 +31,13 @@ from collections.abc import Iterable, Sequence
 from controller.placement import place
 from topologies.addressing import AddressPlan, NicPlan
 
-__all__ = ["crossing_seed", "placed", "racks_of", "rail_hosts", "rail_ring", "ring_hops"]
+__all__ = ["alternating", "placed", "racks_of", "rail_hosts", "rail_ring", "ring_hops"]
 
 
 def placed(plan: AddressPlan, ranks: int, pattern: str, placement: str, seed: int
            ) -> list[NicPlan]:
     """The NICs the daemon will place the job on (the placement's own code)."""
     return list(place(plan, ranks, pattern, placement, seed))
-
-
-def crossing_seed(plan: AddressPlan, ranks: int, *, limit: int = 10_000) -> int:
-    """The first seed whose random ring of `ranks` NICs crosses racks at every hop."""
-    for seed in range(limit):
-        nics = placed(plan, ranks, "ring", "random", seed)
-        sw = [n.switch for n in nics]
-        if all(sw[i] != sw[(i + 1) % len(sw)] for i in range(len(sw))):
-            return seed
-    raise ValueError(f"no seed below {limit} places a ring of {ranks} NICs of {plan.name} with "
-                     f"every hop between racks")
 
 
 def _racks(plan: AddressPlan) -> list[list[str]]:
@@ -58,6 +47,23 @@ def _racks(plan: AddressPlan) -> list[list[str]]:
         n = h.nics[0]
         by.setdefault(n.switch, []).append((n.switch_port, h.name))
     return [[name for _, name in sorted(v)] for v in by.values()]
+
+
+def _rack_nics(plan: AddressPlan) -> list[list[str]]:
+    """NIC interfaces per rack (by RTSW, in plan order), each rack's in RTSW port order."""
+    by: dict[str, list[tuple[int, str]]] = {}
+    for n in plan.nics():
+        by.setdefault(n.switch, []).append((n.switch_port, n.intf))
+    return [[intf for _, intf in sorted(v)] for v in by.values()]
+
+
+def alternating(plan: AddressPlan, racks: Sequence[int]) -> list[str]:
+    """Every NIC of racks `racks` (0-based), one from each rack in turn."""
+    rows = [_rack_nics(plan)[r] for r in racks]
+    out: list[str] = []
+    for j in range(max(len(r) for r in rows)):
+        out += [r[j] for r in rows if j < len(r)]
+    return out
 
 
 def rail_hosts(plan: AddressPlan, racks: Sequence[int], slots: Sequence[Sequence[int]]

@@ -1,8 +1,9 @@
 """`qp-scaling`: ECMP vs E-ECMP with QP scaling, round-robin vs split (the paper's Fig. of QP scaling).
 
-On `ai_zone_small` (4 racks x 4 NICs, each RTSW 4 x 10 Mb/s down and
-2 x 20 Mb/s up), a ring AllReduce over all 16 NICs whose every hop goes
-from rack to rack (a large job's ring, `experiments.jobs.crossing_seed`),
+On `ai_zone_small` (4 racks x 4 NICs, each RTSW 4 NICs down and 2
+uplinks of twice a NIC's rate up: 1:1; at the experiments' rates,
+`experiments.sizes`), a ring AllReduce over all 16 NICs whose every hop
+goes from rack to rack (`experiments.jobs.alternating`: the racks in turn),
 so each RTSW sends 4 flows at line rate over its 2 uplinks: they fit only
 when the hash puts 2 on each. The grid: routing mode ecmp and eecmp x 1,
 2, 4, 8 QPs per connection x QP-scaling strategy rr (whole messages in
@@ -23,12 +24,14 @@ from __future__ import annotations
 from pathlib import Path
 
 from .collective import Collective
-from .jobs import crossing_seed, placed, racks_of
+from .fabric import variant
+from .jobs import alternating, racks_of
 from .plots import line_panel, new_figure, save
+from .predict import link_bytes, predicted_imbalance
 from .schema import Column, ExperimentResult, Finding
 from .session import Options, Session
-from .sizes import sizes_for
-from .stats import clearly_less, faster
+from .sizes import fabric_changes, sizes_for
+from .stats import clearly_less, faster, judged
 
 __all__ = ["NAME", "TITLE", "findings", "plot", "run"]
 
@@ -41,6 +44,7 @@ METRICS = [
     Column(key="time_s", label="AllReduce time", unit="s", digits=2),
     Column(key="busbw_gbps", label="busbw", unit="Gb/s", digits=4),
     Column(key="up_imbalance", label="uplink max/mean", digits=2),
+    Column(key="predicted_up", label="hash predicts", digits=2),
     Column(key="down_imbalance", label="downlink max/mean", digits=2),
     Column(key="retransmitted", label="retransmitted", digits=0),
     Column(key="timeouts", label="timeouts", digits=0),
@@ -54,18 +58,14 @@ def run(options: Options) -> ExperimentResult:
     sz = sizes_for(NAME, options.quick)
     repeat = options.repeat or sz["repeat"]
     modes, qps_list, strategies = ["ecmp", "eecmp"], sz["qps"], ["rr", "split"]
-    topology = sz.get("topology_changes")
-    session = Session(NAME, TITLE, options, topology=BASE, params=PARAMS, metrics=METRICS,
+    topo = variant(BASE, options.out, f"{NAME}-fabric", fabric_changes(BASE))
+    session = Session(NAME, TITLE, options, topology=topo, params=PARAMS, metrics=METRICS,
                       sizes={"bytes per rank": sz["size"], "message bytes": sz["message_size"],
                              "admission": sz["admission"]}, repeat=repeat)
-    from .fabric import variant
-
-    topo = variant(BASE, options.out, f"{NAME}-fabric", topology) if topology else BASE
     with session:
         session.grid(repeat * len(modes) * len(qps_list) * len(strategies))
         with session.fabric(topo, mode="eecmp") as fabric:
-            seed = crossing_seed(fabric.plan, 16)
-            nics = tuple(n.intf for n in placed(fabric.plan, 16, "ring", "random", seed))
+            nics = tuple(alternating(fabric.plan, [0, 1, 2, 3]))
             racks = racks_of(fabric.plan, nics)
             session.calibrate(fabric, "h1", "h3")
             for rep in range(repeat):
@@ -78,18 +78,35 @@ def run(options: Options) -> ExperimentResult:
                                               message_size=sz["message_size"],
                                               admission=sz["admission"], timeout=sz["timeout"])
                             point = session.point(mode=mode, qps=q, strategy=strategy)
-                            session.measure(fabric, point, coll, repeat=rep, racks=racks,
-                                            label=f"{mode} {q} QP {strategy} #{rep + 1}")
-        notes = [f"Ring order: `placement random, seed {seed}` (the first seed whose ring of 16 "
-                 f"NICs crosses racks at every hop): {', '.join(nics)}.",
+                            run = session.measure(fabric, point, coll, repeat=rep, racks=racks,
+                                                  label=f"{mode} {q} QP {strategy} #{rep + 1}")
+                            run.metrics["predicted_up"] = predicted_imbalance(
+                                fabric.plan, link_bytes(fabric.plan, mode, coll), "rtsw_ctsw",
+                                "up", racks)
+        notes = [f"Ring: {', '.join(nics)} (the racks in turn: every hop crosses the spine, "
+                 "and each RTSW's 4 NICs send up at once).",
                  "The uplink max/mean is over the 8 RTSW-to-CTSW links, from the switches' "
-                 "`tx_port` counters during the job (data and ACKs); 1.0 is perfectly even, 2.0 "
-                 "means some uplink carried twice the mean (on 2 uplinks: all of its RTSW's "
-                 "traffic)."]
+                 "`tx_port` counters during the job (data and ACKs); the downlink max/mean over "
+                 "the 8 CTSW-to-RTSW links. 1.0 is even; 1.5 is 3 of an RTSW's 4 flows on one "
+                 "of its 2 uplinks, 2.0 all 4. `hash predicts`: the same max/mean worked out "
+                 "from the job's flows (source ports, QPs, bytes per QP) and the installed "
+                 "entries with the programs' hash (`experiments.predict`), payload only."]
         result = session.finish(notes=notes)
         result.findings = findings(result)
         result.plots = plot(result, options.out)
     return result
+
+
+def _hash_says(result: ExperimentResult, **params: str | int) -> str:
+    """The hash's uplink max/mean for a point's job next to the measured one (one sentence)."""
+    got, want = result.spread("up_imbalance", **params), result.spread("predicted_up", **params)
+    if got is None or want is None:
+        return ""
+    what = ", ".join(str(v) for v in params.values())
+    verdict = ("as the hash puts this job's flows" if abs(got.mean - want.mean) <= 0.15
+               else "not what the hash predicts: the emulator, not the hash, differs")
+    return (f"{what}: the installed routes and the programs' hash predict {want.mean:.2f} for "
+            f"this job, measured {got.mean:.2f} ({verdict}).")
 
 
 def findings(result: ExperimentResult) -> list[Finding]:
@@ -102,7 +119,7 @@ def findings(result: ExperimentResult) -> list[Finding]:
             claim="with 1 QP, ECMP loads the uplinks unevenly",
             paper="low-entropy flows collide on 5-tuple ECMP (uplink max/mean well above 1)",
             measured=f"uplink max/mean {e1.mean:.2f} ± {e1.sd:.2f}",
-            holds=e1.mean > 1.25))
+            holds=e1.mean > 1.25, why=_hash_says(result, mode="ecmp", qps=1, strategy="rr")))
     eecmp = [p for p in result.points if p.params.get("mode") == "eecmp"
              and "time_s" in p.summary]
     if t_e1 is not None and eecmp:
@@ -115,7 +132,7 @@ def findings(result: ExperimentResult) -> list[Finding]:
             measured=(f"ECMP 1 QP {t_e1.mean:.2f} ± {t_e1.sd:.2f} s; best E-ECMP "
                       f"({best.params['qps']} QPs {best.params['strategy']}) {tb.mean:.2f} ± "
                       f"{tb.sd:.2f} s: {gain:.0%} faster"),
-            holds=clearly_less(tb, t_e1)))
+            holds=judged(clearly_less(tb, t_e1), tb, t_e1)))
     for strategy in ("rr", "split"):
         qs = sorted(int(p.params["qps"]) for p in eecmp  # type: ignore[arg-type]
                     if p.params.get("strategy") == strategy)
@@ -133,7 +150,10 @@ def findings(result: ExperimentResult) -> list[Finding]:
             paper="E-ECMP with QP scaling spreads a flow's QPs over the uplinks",
             measured=(f"{qs[0]} -> {qs[-1]} QPs: uplink max/mean {i0.mean:.2f} -> {i1.mean:.2f}"
                       f", time {t0.mean:.2f} -> {t1.mean:.2f} s"),
-            holds=i1.mean < i0.mean and t1.mean < t0.mean))
+            holds=judged(i1.mean < i0.mean and clearly_less(t1, t0), t0, t1),
+            why=" ".join(x for x in (
+                _hash_says(result, mode="eecmp", qps=qs[0], strategy=strategy),
+                _hash_says(result, mode="eecmp", qps=qs[-1], strategy=strategy)) if x)))
     pairs = []
     for p in eecmp:
         if p.params.get("strategy") != "rr" or int(p.params["qps"] or 1) < 2:
@@ -143,7 +163,8 @@ def findings(result: ExperimentResult) -> list[Finding]:
             pairs.append((int(p.params["qps"]), p.summary["time_s"],  # type: ignore[arg-type]
                           s.summary["time_s"]))
     if pairs:
-        ok = all(rr.mean <= sp.mean + max(rr.sd, sp.sd) for _, rr, sp in sorted(pairs))
+        ok = judged(all(rr.mean <= sp.mean + max(rr.sd, sp.sd) for _, rr, sp in sorted(pairs)),
+                    *(x for _, rr, sp in pairs for x in (rr, sp)))
         out.append(Finding(
             claim="round-robin is at least as good as split for large messages (E-ECMP)",
             paper="rr (whole messages round-robin over QPs) beats split for production sizes",

@@ -56,14 +56,13 @@ from .collective import Collective, run_collective, uses_api
 from .fabric import Fabric
 from .machine import machine, versions
 from .schema import Column, ExperimentResult, Finding, Point, Run, summarize_runs
+from .sizes import FRAME_BYTES, MTU, ack_timeout_ms
 from .stats import tier_imbalance
 from .usage import Usage
 
 __all__ = ["DEFAULT_TARGET", "LOSS_LIMIT", "Options", "Session", "cpu_bound_reasons",
            "run_metrics"]
 
-# A full data packet: Ethernet 14 + IPv4 20 + UDP 8 + BTH 12 + 1,024 bytes + ICRC 4.
-MTU, FRAME_BYTES = 1024, 1082
 LOSS_LIMIT = 0.001  # frames lost on cables / sent: above it, the emulator fell behind
 SWITCH_FULL_CORE = 0.9
 MACHINE_BUSY = 0.95
@@ -219,7 +218,7 @@ class Session:
         size = int(rate * 1e6 / 8 * seconds)
         nic = {h.name: h.nics[0].intf for h in fabric.plan.hosts}
         coll = Collective(pattern="incast", nics=(nic[dst], nic[src]), size=size,
-                          timeout=60 + 10 * seconds)
+                          ack_timeout_ms=ack_timeout_ms(rate), timeout=60 + 10 * seconds)
         self.note(f"calibrating: one flow {src} -> {dst}")
         try:
             answer = run_collective(fabric, coll)

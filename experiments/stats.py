@@ -13,10 +13,12 @@
 - `change(base, new)`: (new - base) / base, e.g. -0.4 is "40% less".
 - `faster(base, new)`: how much less time `new` took, (base - new) / base.
 - `clearly_less(a, b)`: a's mean below b's by more than their spreads
-  (mean_a + sd_a < mean_b - sd_b), how a finding says "lower" honestly.
+  (mean_a + sd_a < mean_b - sd_b), how a finding says "lower" honestly;
+- `judged(holds, *spreads)`: `holds`, or None (undecided) when a spread
+  has fewer than 2 values (one repeat says nothing about noise).
 
 Names defined here: `Spread`, `imbalance`, `tier_bytes`, `tier_imbalance`,
-`change`, `faster`, `clearly_less`.
+`change`, `faster`, `clearly_less`, `judged`.
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-__all__ = ["Spread", "change", "clearly_less", "faster", "imbalance", "tier_bytes",
+__all__ = ["Spread", "change", "clearly_less", "faster", "imbalance", "judged", "tier_bytes",
            "tier_imbalance"]
 
 
@@ -90,3 +92,10 @@ def faster(base: float, new: float) -> float:
 def clearly_less(a: Spread, b: Spread) -> bool:
     """a's mean is below b's by more than both spreads (one sd each)."""
     return a.mean + a.sd < b.mean - b.sd
+
+
+def judged(holds: bool, *spreads: Spread | None) -> bool | None:
+    """`holds` when every spread has 2+ values; None (undecided) otherwise."""
+    if any(s is None or s.n < 2 for s in spreads):
+        return None
+    return holds

@@ -7,8 +7,8 @@
   metric's mean ± sd over the repeats counted, the runs counted and how
   many were CPU-bound or failed;
 - `result_markdown(result, heading)`: an experiment's section (what it
-  shows, the command, where and how it ran, the table, the findings, the
-  notes, the plots linked);
+  shows, the command, where and how it ran, the table, every CPU-bound or
+  failed run with its reasons, the findings, the notes, the plots linked);
 - `write_result(result, out_dir)`: `<name>.json` and `<name>.md` there.
 
 Names defined here: `fmt_value`, `fmt_spread`, `markdown_table`,
@@ -127,6 +127,20 @@ def _where(result: ExperimentResult) -> str:
     return "; ".join(parts) + "."
 
 
+def _flagged_runs(result: ExperimentResult) -> str:
+    """One line per CPU-bound or failed run: its point, repeat and why."""
+    lines = []
+    for p in result.points:
+        where = ", ".join(f"{k}={v}" for k, v in p.params.items())
+        for r in p.runs:
+            if r.error:
+                lines.append(f"- {where} #{r.repeat + 1}: failed: {r.error}")
+            elif r.cpu_bound:
+                lines.append(f"- {where} #{r.repeat + 1}: CPU-bound: "
+                             + "; ".join(r.cpu_bound_reasons))
+    return "\n".join(lines) + "\n" if lines else ""
+
+
 def result_markdown(result: ExperimentResult, heading: str = "#",
                     plot_dir: str = "") -> str:
     """An experiment's results as a markdown section (plots linked from `plot_dir`)."""
@@ -139,6 +153,10 @@ def result_markdown(result: ExperimentResult, heading: str = "#",
         out.append("\n" + "\n".join(
             f"- {', '.join(f'{k}={v}' for k, v in p.params.items())}: {p.note}"
             for p in result.points if p.note) + "\n")
+    flagged = _flagged_runs(result)
+    if flagged:
+        out.append("\nRuns left out of the means (CPU-bound: the emulator set the pace) or "
+                   "failed:\n\n" + flagged)
     if result.findings:
         out.append(f"\n{heading}# What it shows\n\n" + findings_markdown(result.findings))
     if result.notes:

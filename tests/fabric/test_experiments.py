@@ -22,6 +22,7 @@ import pytest
 from fabric_support import assert_clean, leftovers
 
 from experiments.schema import load_result
+from topologies.spec import load_spec
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -48,7 +49,13 @@ def test_json_validates_and_holds_the_grid(quick: tuple[Path, str]) -> None:
     result = load_result(out / "qp-scaling.json")
     assert result.experiment == "qp-scaling" and result.quick and result.repeat == 1
     assert result.target == "p4switch" and result.topology_name == "ai_zone_small"
-    assert result.scale["host"]["scale"] == 40000.0
+    # The scale is the line rate a host link stands for over its emulated rate, in the file
+    # that ran (the experiment's variant of the preset: 400 G NICs, slower host links).
+    ran = load_spec(Path(result.topology))
+    assert ran.line_rate_gbps == 400
+    assert ran.links.host.rate_mbps < 10  # the preset's 10 Mb/s, scaled down
+    assert result.scale["host"]["rate_mbps"] == ran.links.host.rate_mbps
+    assert result.scale["host"]["scale"] == pytest.approx(400 * 1000 / ran.links.host.rate_mbps)
     assert sorted((p.params["mode"], p.params["qps"], p.params["strategy"])
                   for p in result.points) == sorted(
         (m, q, s) for m in ("ecmp", "eecmp") for q in (1, 8) for s in ("rr", "split"))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from experiments.jobs import crossing_seed, placed, racks_of, rail_hosts, rail_ring, ring_hops
+from experiments.jobs import alternating, racks_of, rail_hosts, rail_ring, ring_hops
 from topologies.addressing import AddressPlan, plan_addresses
 from topologies.spec import load_spec, parse_spec
 
@@ -17,14 +17,13 @@ def _small() -> AddressPlan:
     return plan_addresses(load_spec(ROOT / "topologies" / "ai_zone_small.yaml"))
 
 
-def test_crossing_seed_gives_a_ring_between_racks() -> None:
-    """The seed's ring never has two neighbours (cyclically) under one RTSW."""
-    plan = _small()
-    seed = crossing_seed(plan, 16)
-    nics = placed(plan, 16, "ring", "random", seed)
-    assert len({n.intf for n in nics}) == 16
-    assert all(a != b for a, b, _ in ring_hops(plan, [n.intf for n in nics]))
-    assert all(crossing_seed(plan, 16) == seed for _ in range(2))  # deterministic
+def test_alternating_racks_of_ai_zone_small() -> None:
+    """Racks 1 and 2: h1-eth0 h3-eth0 h1-eth1 h3-eth1 h2-eth0 h4-eth0 h2-eth1 h4-eth1."""
+    nics = alternating(_small(), [0, 1])
+    assert nics == ["h1-eth0", "h3-eth0", "h1-eth1", "h3-eth1", "h2-eth0", "h4-eth0",
+                    "h2-eth1", "h4-eth1"]
+    hops = ring_hops(_small(), nics)
+    assert [(a, b) for a, b, _ in hops] == [("rtsw1", "rtsw2"), ("rtsw2", "rtsw1")] * 4
 
 
 def test_rail_ring_on_one_nic_hosts() -> None:

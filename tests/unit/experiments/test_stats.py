@@ -12,6 +12,7 @@ from experiments.stats import (
     clearly_less,
     faster,
     imbalance,
+    judged,
     tier_bytes,
     tier_imbalance,
 )
@@ -72,3 +73,12 @@ def test_clearly_less_needs_the_spreads_apart() -> None:
     a = Spread(mean=5, sd=1, min=4, max=6, n=3)
     assert clearly_less(a, Spread(mean=8, sd=1, min=7, max=9, n=3))
     assert not clearly_less(a, Spread(mean=6.5, sd=1, min=5, max=8, n=3))
+
+
+def test_judged_needs_repeats() -> None:
+    """With 2+ values per spread the verdict stands; one value leaves it undecided."""
+    two = Spread(mean=1, sd=0.1, min=0.9, max=1.1, n=2)
+    one = Spread(mean=1, sd=0.0, min=1, max=1, n=1)
+    assert judged(False, two, two) is False
+    assert judged(True, two, one) is None
+    assert judged(True, None) is None

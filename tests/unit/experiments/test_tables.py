@@ -27,7 +27,8 @@ def _result() -> ExperimentResult:
     pts = [summarize_runs(Point(params={"mode": "ecmp", "qps": 1}, runs=[
                Run(repeat=0, metrics={"time_s": 4.0}), Run(repeat=1, metrics={"time_s": 6.0})])),
            summarize_runs(Point(params={"mode": "eecmp", "qps": 8}, runs=[
-               Run(repeat=0, metrics={"time_s": 3.0}, cpu_bound=True),
+               Run(repeat=0, metrics={"time_s": 3.0}, cpu_bound=True,
+                   cpu_bound_reasons=["the machine's cores were 97% busy"]),
                Run(repeat=1, error="failed")]))]
     r = ExperimentResult(experiment="qp-scaling", title="QPs", command="aizone experiment "
                          "qp-scaling", started="2026-12-01T00:00:00+00:00", target="p4switch",
@@ -75,6 +76,14 @@ def test_points_table_rows() -> None:
     assert lines[0] == "| mode | QPs | time (s) | runs |"
     assert lines[2] == "| ecmp | 1 | 5.00 ± 1.41 | 2/2 |"
     assert lines[3] == "| eecmp | 8 | 3.00 | 1/2, 1 CPU-bound, 1 failed |"
+
+
+def test_result_section_lists_cpu_bound_and_failed_runs() -> None:
+    """Each run left out of the means: its point, repeat and the reason."""
+    text = result_markdown(_result())
+    assert "- mode=eecmp, qps=8 #1: CPU-bound: the machine's cores were 97% busy\n" in text
+    assert "- mode=eecmp, qps=8 #2: failed: failed\n" in text
+    assert "mode=ecmp, qps=1 #" not in text
 
 
 def test_findings_say_whether_they_hold() -> None:
