@@ -38,7 +38,7 @@ from .collective import Collective
 from .fabric import Fabric, quiet_errors, variant
 from .jobs import racks_of, rail_hosts
 from .plots import bar_panel, new_figure, save
-from .predict import link_bytes, predicted_imbalance
+from .predict import hash_note, link_bytes, predicted_imbalance
 from .schema import Column, ExperimentResult, Finding, Point
 from .session import Options, Session
 from .sizes import RATE_MBPS, lossless, sizes_for
@@ -160,7 +160,8 @@ def findings(result: ExperimentResult) -> list[Finding]:
         out.append(Finding(
             claim="pinning balances the uplinks when whole racks run one job",
             paper="each destination slice has its uplink: even load without failures",
-            measured=f"uplink max/mean {i.mean:.2f} ± {i.sd:.2f}", holds=i.mean <= 1.15))
+            measured=f"uplink max/mean {i.mean:.2f} ± {i.sd:.2f}", holds=i.mean <= 1.15,
+            why=hash_note(result, job="whole racks", mode="pin")))
     for job in JOBS[1:]:
         pin = result.point(job=job, mode="pin")
         ee = _best_eecmp(result, job)
@@ -175,7 +176,8 @@ def findings(result: ExperimentResult) -> list[Finding]:
             measured=(f"pin {tp.mean:.2f} ± {tp.sd:.2f} s (uplink max/mean "
                       f"{ip.mean if ip else float('nan'):.2f}) vs eecmp {ee.params['qps']} QPs "
                       f"{te.mean:.2f} ± {te.sd:.2f} s: pinning {slower:.0%} slower"),
-            holds=judged(clearly_less(te, tp) and slower > 0.3, te, tp)))
+            holds=judged(clearly_less(te, tp) and slower > 0.3, te, tp),
+            why=hash_note(result, job=job, mode="pin")))
     return out
 
 

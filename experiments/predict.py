@@ -14,7 +14,12 @@ uplink max/mean next to the measured one, so a table says whether a
 point's imbalance is the hash's (and which way this job's flows fell) or
 the emulator's.
 
-Names defined here: `link_bytes`, `predicted_imbalance`.
+`hash_note(result, **params)` is the sentence a finding adds: the
+predicted and the measured max/mean of a point (metrics `predicted_up`,
+`up_imbalance`), and whether they agree (within 0.15: the measured bytes
+include headers and ACKs).
+
+Names defined here: `link_bytes`, `predicted_imbalance`, `hash_note`.
 """
 
 from __future__ import annotations
@@ -29,9 +34,10 @@ from traffic.collectives import Rank, build_jobs
 from traffic.qpscale import split
 
 from .collective import Collective
+from .schema import ExperimentResult, Param
 from .stats import imbalance
 
-__all__ = ["link_bytes", "predicted_imbalance"]
+__all__ = ["hash_note", "link_bytes", "predicted_imbalance"]
 
 
 def link_bytes(plan: AddressPlan, mode: str, c: Collective,
@@ -80,3 +86,15 @@ def predicted_imbalance(plan: AddressPlan, loads: dict[tuple[str, str], int], ti
     values = [loads.get((lk.id, way), 0) for lk in plan.links
               if lk.tier == tier and lk.a in wanted]
     return imbalance(values)
+
+
+def hash_note(result: ExperimentResult, **params: Param) -> str:
+    """The hash's uplink max/mean for a point's job next to the measured one (one sentence)."""
+    got, want = result.spread("up_imbalance", **params), result.spread("predicted_up", **params)
+    if got is None or want is None:
+        return ""
+    what = ", ".join(str(v) for v in params.values())
+    verdict = ("as the hash places this job's flows" if abs(got.mean - want.mean) <= 0.15
+               else "not what the hash predicts: the emulator differs from the routes")
+    return (f"{what}: the installed routes and the programs' hash predict uplink max/mean "
+            f"{want.mean:.2f} for this job, measured {got.mean:.2f} ({verdict}).")

@@ -27,7 +27,7 @@ from .collective import Collective
 from .fabric import variant
 from .jobs import alternating, racks_of
 from .plots import line_panel, new_figure, save
-from .predict import link_bytes, predicted_imbalance
+from .predict import hash_note, link_bytes, predicted_imbalance
 from .schema import Column, ExperimentResult, Finding
 from .session import Options, Session
 from .sizes import fabric_changes, sizes_for
@@ -97,18 +97,6 @@ def run(options: Options) -> ExperimentResult:
     return result
 
 
-def _hash_says(result: ExperimentResult, **params: str | int) -> str:
-    """The hash's uplink max/mean for a point's job next to the measured one (one sentence)."""
-    got, want = result.spread("up_imbalance", **params), result.spread("predicted_up", **params)
-    if got is None or want is None:
-        return ""
-    what = ", ".join(str(v) for v in params.values())
-    verdict = ("as the hash puts this job's flows" if abs(got.mean - want.mean) <= 0.15
-               else "not what the hash predicts: the emulator, not the hash, differs")
-    return (f"{what}: the installed routes and the programs' hash predict {want.mean:.2f} for "
-            f"this job, measured {got.mean:.2f} ({verdict}).")
-
-
 def findings(result: ExperimentResult) -> list[Finding]:
     """The paper's claims against the measured points."""
     out: list[Finding] = []
@@ -119,7 +107,7 @@ def findings(result: ExperimentResult) -> list[Finding]:
             claim="with 1 QP, ECMP loads the uplinks unevenly",
             paper="low-entropy flows collide on 5-tuple ECMP (uplink max/mean well above 1)",
             measured=f"uplink max/mean {e1.mean:.2f} ± {e1.sd:.2f}",
-            holds=e1.mean > 1.25, why=_hash_says(result, mode="ecmp", qps=1, strategy="rr")))
+            holds=e1.mean > 1.25, why=hash_note(result, mode="ecmp", qps=1, strategy="rr")))
     eecmp = [p for p in result.points if p.params.get("mode") == "eecmp"
              and "time_s" in p.summary]
     if t_e1 is not None and eecmp:
@@ -152,8 +140,8 @@ def findings(result: ExperimentResult) -> list[Finding]:
                       f", time {t0.mean:.2f} -> {t1.mean:.2f} s"),
             holds=judged(i1.mean < i0.mean and clearly_less(t1, t0), t0, t1),
             why=" ".join(x for x in (
-                _hash_says(result, mode="eecmp", qps=qs[0], strategy=strategy),
-                _hash_says(result, mode="eecmp", qps=qs[-1], strategy=strategy)) if x)))
+                hash_note(result, mode="eecmp", qps=qs[0], strategy=strategy),
+                hash_note(result, mode="eecmp", qps=qs[-1], strategy=strategy)) if x)))
     pairs = []
     for p in eecmp:
         if p.params.get("strategy") != "rr" or int(p.params["qps"] or 1) < 2:
