@@ -113,8 +113,8 @@ SIZES: dict[str, dict[str, dict[str, Any]]] = {
                   "timeout": 120},
     },
     "incast": {
-        "full": {"size": 32 * KiB, "senders": [3, 7], "repeat": 3, "timeout": 300},
-        "quick": {"size": 16 * KiB, "senders": [3], "repeat": 1, "timeout": 120},
+        "full": {"size": 96 * KiB, "senders": [3, 7], "repeat": 2, "timeout": 300},
+        "quick": {"size": 64 * KiB, "senders": [3], "repeat": 1, "timeout": 120},
     },
     "failure": {
         "full": {"size": 256 * KiB, "message_size": 2 * KiB, "qps": 8, "repeat": 2,
@@ -234,6 +234,13 @@ def derivation_markdown() -> str:
         "(bytes per rank / ranks) must take several round trips; the round trip of a full "
         "frame is at least its serialisation on the 4 links of a cross-rack path "
         f"({frame_ms * 3:.0f} ms: two host links, two uplinks at twice the rate).",
+        "",
+        "Incast: without PFC the root's queue must overflow. N senders at the host rate "
+        "fill it at N - 1 times the rate it drains for as long as they send, a peak of "
+        "(N - 1)/N of everything sent: 3 senders of "
+        f"{SIZES['incast']['full']['size'] // KiB} KiB peak at "
+        f"{2 * SIZES['incast']['full']['size'] // MTU} full frames, above the "
+        f"{QUEUE['queue']}-packet queue (the issue's N -> 1 at 3 and 7).",
         "",
         "Capacity (`bench/fabric_capacity.py`, the highest aggregate load ai_zone_small "
         "carries with < 0.1% loss not caused by the emulated links):",
