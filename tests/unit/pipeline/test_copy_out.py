@@ -68,6 +68,22 @@ def test_a_header_stack_element_passed_inout_to_an_exiting_action(switch) -> Non
     assert switch.send(1, _frame(4, 2, 0, 0)) == [(2, _frame(4, 2, 0, 0, bytes([1, 2, 3, 4, 5, 0x55])))]
 
 
+def test_an_exiting_action_copies_its_header_argument_over_its_direct_writes(switch) -> None:
+    """op 7: alias_exit(hdr.items[0]) writes items[0].v = 0x99 directly, then it.w = 0x66 and exits:
+    the copy-out of `it` (v 1, w 0x66) replaces the direct write (P4-16 §6.8 copy-in/copy-out)."""
+    assert switch.send(1, _frame(7, 0, 5, 0)) == [(2, _frame(7, 0, 5, 0, bytes([1, 0x66, 3, 4, 5, 6])))]
+
+
+def test_an_exiting_action_copies_its_out_header_back(switch) -> None:
+    """op 8: make_exit(out hdr.items[1]) makes a valid {0x42, 0x43} and exits: items[1] is that."""
+    assert switch.send(1, _frame(8, 0, 5, 0)) == [(2, _frame(8, 0, 5, 0, bytes([1, 2, 0x42, 0x43, 5, 6])))]
+
+
+def test_an_exiting_sub_control_copies_its_header_and_scalar_arguments_out(switch) -> None:
+    """op 9: sub.apply(hdr.items[2], hdr.op.a) sets w 0x31 and x 0x32, then exits (no +0x80)."""
+    assert switch.send(1, _frame(9, 0, 5, 0)) == [(2, _frame(9, 0, 0x32, 0, bytes([1, 2, 3, 4, 5, 0x31])))]
+
+
 def test_stack_element_keyed_tables_with_bound_arguments_in_a_switch(switch) -> None:
     """op 5: items[0].v 0x11 hits t_stack (setbyte bound to items[1].w: 0x44), so t_after runs:
     items[1].v 0x23 hits add bound to items[2].v (5 -> 6)."""

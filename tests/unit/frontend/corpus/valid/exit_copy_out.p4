@@ -3,7 +3,9 @@
  * the argument out; `exit` after a table apply; ternary tables keyed on
  * header-stack elements whose actions bind out/inout arguments to stack
  * elements, applied in a switch on action_run; stack elements (a field, a
- * whole header) passed as inout action arguments. */
+ * whole header) passed as inout action arguments; header-typed arguments
+ * of exiting actions and sub-controls, copied in and out (an action that
+ * also writes the argument's storage directly, an `out` header). */
 #include <core.p4>
 #include <v1model.p4>
 
@@ -24,12 +26,18 @@ parser P(packet_in pk, out headers hdr, inout metadata meta, inout standard_meta
     }
 }
 control VC(inout headers hdr, inout metadata meta) { apply { } }
+control Sub(inout item_t it, inout bit<8> x) {
+    apply { it.w = 0x31; x = 0x32; exit; }
+}
 control I(inout headers hdr, inout metadata meta, inout standard_metadata_t sm) {
     action set_and_exit(inout bit<8> v, bit<8> val) { v = val; exit; }
     action set_exit_hdr(inout item_t it) { it.w = 0x55; exit; }
     action add(inout bit<8> v) { v = v + 1; }
     action setbyte(out bit<8> v, bit<8> val) { v = val; }
     action noop() { }
+    action alias_exit(inout item_t it) { hdr.items[0].v = 0x99; it.w = 0x66; exit; }
+    action make_exit(out item_t it) { it.setValid(); it.v = 0x42; it.w = 0x43; exit; }
+    Sub() sub;
     table t_exit {
         key = { hdr.op.a: exact; }
         actions = { set_and_exit(hdr.op.b); noop; }
@@ -69,6 +77,12 @@ control I(inout headers hdr, inout metadata meta, inout standard_metadata_t sm) 
         } else if (hdr.op.op == 6) {
             t_exit2.apply();
             exit;
+        } else if (hdr.op.op == 7) {
+            alias_exit(hdr.items[0]);
+        } else if (hdr.op.op == 8) {
+            make_exit(hdr.items[1]);
+        } else if (hdr.op.op == 9) {
+            sub.apply(hdr.items[2], hdr.op.a);
         }
         hdr.op.b = hdr.op.b + 0x80;
     }

@@ -1,0 +1,63 @@
+"""Programs p4switch refuses at compile time are refused by p4c-bm2-ss too, unless listed with the reason.
+
+Every program of the invalid corpus goes through p4c-bm2-ss: it must fail
+(p4c writes no BMv2 JSON), and where p4c's words are recorded (`P4C_WORDS`)
+it must say them. `P4C_ACCEPTS` lists the programs p4c-bm2-ss 1.2.4.8
+compiles that p4switch's front end still refuses, each with the reason; the
+test fails when p4c starts refusing one of them, so the list cannot go stale.
+Skips, with the reason, where p4c-bm2-ss is not installed
+(`/opt/p4tools/bin` or PATH).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from p4switch.frontend import compile_file
+from p4switch.frontend.errors import P4Error
+
+HERE = Path(__file__).resolve().parent
+INVALID = sorted((HERE / "corpus" / "invalid").glob("*.p4"))
+P4C = shutil.which("p4c-bm2-ss", path=os.pathsep.join(["/opt/p4tools/bin", os.environ.get("PATH", "")]))
+
+# stem -> what p4c-bm2-ss says when it refuses the program
+P4C_WORDS = {
+    "user_extern_function": "count_port: unknown extern function",
+    "user_extern_object": "Unknown extern method add from type Tally",
+}
+# stem -> why p4switch refuses a program p4c-bm2-ss 1.2.4.8 compiles
+P4C_ACCEPTS = {
+    "anonymous_table_property": "p4c names the anonymous action_selector itself; P4Runtime names come from "
+                                "@name, so p4switch asks for one",
+    "direct_counter_outside_action": "a count() outside its table's actions has no entry to count (v1model "
+                                     "counts every matched entry, called or not); p4c ignores the call",
+    "duplicate_switch_label": "the second case could never run; p4c keeps the first silently",
+    "newtype_int_literal": "p4c converts an int literal to a `type` implicitly; p4switch asks for the cast",
+    "selector_without_implementation": "p4c compiles a selector key without an action_selector (BMv2 then "
+                                       "has no selector to feed); p4switch refuses it",
+    "unsupported_property": "p4c warns (unknown table property) and ignores it; p4switch refuses it",
+}
+
+pytestmark = pytest.mark.skipif(P4C is None, reason="p4c-bm2-ss not installed (/opt/p4tools/bin or PATH)")
+
+
+@pytest.mark.parametrize("path", INVALID, ids=[p.stem for p in INVALID])
+def test_p4c_refuses_what_p4switch_refuses(path: Path, tmp_path: Path) -> None:
+    """p4switch's front end refuses the program; p4c-bm2-ss does too (with its words), or it is listed."""
+    with pytest.raises(P4Error):
+        compile_file(path)
+    assert P4C is not None
+    run = subprocess.run([P4C, "-o", str(tmp_path / "out.json"), str(path)], capture_output=True, text=True,
+                         timeout=120)
+    refused = run.returncode != 0
+    if path.stem in P4C_ACCEPTS:
+        assert not refused, f"p4c-bm2-ss now refuses {path.name}: drop it from P4C_ACCEPTS ({run.stderr})"
+        pytest.skip(f"p4c-bm2-ss accepts it: {P4C_ACCEPTS[path.stem]}")
+    assert refused, f"p4c-bm2-ss compiles {path.name}, which p4switch refuses"
+    if path.stem in P4C_WORDS:
+        assert P4C_WORDS[path.stem] in run.stderr
