@@ -112,10 +112,12 @@ DEVIATIONS: tuple[Deviation, ...] = (
                  "never was valid); hash() leaves them out of its input, as BMv2 does for checksums and "
                  "selector keys",
         bmv2="reads what they last held, possibly from an earlier packet; p4c-bm2-ss 1.2.4.8 copies "
-             "hash() inputs into metadata first, so BMv2 hashes those values",
+             "hash() inputs into metadata first, so BMv2 hashes those values (zeros on a fresh pipeline, "
+             "then the last TCP frame's ports for a UDP frame: test_constructs.py shows it)",
         reason="P4-16: reading a field of an invalid header gives an unspecified value, so no target can be "
-               "matched; the corpus programs read only valid headers, except hash_invalid_header.p4, whose "
-               "hash results the harness blanks (its checksums are compared)",
+               "matched (BMv2's value depends on the packets before); the corpus programs read only valid "
+               "headers, except hash_invalid_header.p4, whose hash results the harness blanks (its "
+               "checksums are compared)",
         programs=("hash_invalid_header",),
         mask=_hashes_blanked,
     ),
