@@ -118,6 +118,8 @@ def run(options: Options) -> ExperimentResult:
                         try:
                             run = session.measure(fabric, point, coll, repeat=rep, racks=racks,
                                                   during=during,
+                                                  failed=frozenset({link}) if during else
+                                                  frozenset(),
                                                   label=f"{mode} {q} QP, failure {kind} "
                                                         f"#{rep + 1}")
                         finally:

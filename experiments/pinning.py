@@ -125,9 +125,10 @@ def run(options: Options) -> ExperimentResult:
                                               message_size=sz["message_size"],
                                               timeout=sz["timeout"])
                             point = session.point(job=job, mode=mode, qps=q)
-                            run = session.measure(fabric, point, coll, repeat=rep, racks=racks,
-                                                  label=f"{job}: {mode} {q} QP #{rep + 1}")
                             failed = frozenset({failed_id}) if down else frozenset()
+                            run = session.measure(fabric, point, coll, repeat=rep, racks=racks,
+                                                  failed=failed,
+                                                  label=f"{job}: {mode} {q} QP #{rep + 1}")
                             run.metrics["predicted_up"] = predicted_imbalance(
                                 fabric.plan, link_bytes(fabric.plan, mode, coll, failed),
                                 "rtsw_ctsw", "up", racks)

@@ -240,11 +240,13 @@ class Session:
     def measure(self, fabric: Fabric, point: Point, coll: Collective, *, repeat: int,
                 racks: Iterable[str] | None = None,
                 during: Callable[[Fabric], dict[str, Any] | None] | None = None,
-                label: str = "") -> Run:
+                failed: frozenset[str] = frozenset(), label: str = "") -> Run:
         """Run one collective for `point` and append the `Run` (failed runs are kept too).
 
         `during(fabric)`, when given, is called once the collective is in
         flight (a link failure, say) and may return details to record.
+        `failed`: the link ids that are (or go) down during the run; frames
+        lost on them are the emulated failure's, not the emulator's.
         """
         self._point_note = label
         self.note(label)
@@ -267,12 +269,13 @@ class Session:
         if samples is None:
             samples = (before, fabric.sample())
         usage = Usage.of(fabric.plan, samples[0], samples[1],
-                         seconds=answer["result"]["span_s"])
+                         seconds=answer["result"]["span_s"], failed=failed)
         reasons = cpu_bound_reasons(answer, usage, self.options.target)
         run = Run(repeat=repeat, metrics=run_metrics(answer, usage, racks),
                   cpu_bound=bool(reasons), cpu_bound_reasons=reasons, job_id=answer.get("id"),
                   details={"via": answer.get("via"), "links": _link_details(answer),
-                           "lost_on": usage.lost_on, "switch_cpu": usage.switch_cpu, **extra})
+                           "lost_on": usage.lost_on, "failed_lost": usage.failed_lost,
+                           "switch_cpu": usage.switch_cpu, **extra})
         point.runs.append(run)
         self._advance()
         return run

@@ -89,9 +89,9 @@ def test_grid_runs_of_the_full_sizes(name: str, runs: int) -> None:
 
 
 def test_ideal_seconds_of_a_ring_and_an_incast() -> None:
-    """16-rank ring of 256 KiB: 2 x 15/16 x 262,144 B in 1,082-B frames per 1,024 B at 1 Mb/s
-    = 4.155 s; 7 senders x 96 KiB into one 1 Mb/s NIC = 5.817 s."""
-    assert ideal_seconds("qp-scaling") == pytest.approx(4.15488)
+    """16-rank ring of 512 KiB: 2 x 15/16 x 524,288 B in 1,082-B frames per 1,024 B at 1 Mb/s
+    = 8.310 s; 7 senders x 96 KiB into one 1 Mb/s NIC = 5.817 s."""
+    assert ideal_seconds("qp-scaling") == pytest.approx(8.30976)
     assert ideal_seconds("incast") == pytest.approx(5.816832)
 
 
@@ -100,4 +100,4 @@ def test_derivation_states_rate_scale_and_timeout() -> None:
     text = derivation_markdown()
     assert "host links at **1 Mb/s**" in text and "scale is 400,000" in text
     assert "4.29 s (NCCL_IB_TIMEOUT=20" in text
-    assert "| qp-scaling | 256 KiB | 2048 | 16 KiB (0.14 s) | 2 | 32 | 4.2 s |" in text
+    assert "| qp-scaling | 512 KiB | 4096 | 32 KiB (0.28 s) | 2 | 32 | 8.3 s |" in text

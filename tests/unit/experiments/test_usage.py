@@ -12,6 +12,9 @@ samples (2 s apart):
 - rtsw1 port 2 sent 990 frames up, ctsw1 port 1 received 990: none lost;
   ctsw1 port 1 sent 5 down, rtsw1 port 2 received 5.
 
+On the fabric link a reading may catch one frame (a link probe) on the
+wire; a failed link's losses are counted apart.
+
 Sent: 1,000 + 500 + 990 + 5 = 2,495; lost 20: loss 20 / 2,495.
 """
 
@@ -94,3 +97,26 @@ def test_usage_is_incomplete_when_a_switch_was_not_read() -> None:
     missing = Sample(at=1.0, ports={"rtsw1": s.ports["rtsw1"], "ctsw1": {"rx": {}, "tx": {}}},
                      nics=s.nics, agent_cpu={}, switch_cpu={}, machine=(0, 2))
     assert not Usage.of(plan, s, missing).complete
+
+
+def _fabric_link_case(c1_got: int) -> tuple[Sample, Sample]:
+    """No host traffic; rtsw1 port 2 sends 990 up, ctsw1 port 1 receives c1_got."""
+    before = _sample(0.0, h_sent=0, h_got=0, h_pauses=0, r1=(0, 0), r2=(0, 0), c1=(0, 0),
+                     busy=0, total=1, cpu=0)
+    after = _sample(1.0, h_sent=0, h_got=0, h_pauses=0, r1=(0, 0), r2=(0, 990),
+                    c1=(c1_got, 0), busy=0, total=2, cpu=0)
+    return before, after
+
+
+@pytest.mark.parametrize(("got", "lost"), [(989, 0), (987, 2)], ids=["one-on-wire", "three"])
+def test_one_frame_per_fabric_cable_may_be_on_the_wire(got: int, lost: int) -> None:
+    """990 sent up: 989 received is a probe caught on the wire; 987 is 2 lost beyond it."""
+    u = Usage.of(_plan(), *_fabric_link_case(got))
+    assert u.lost == lost
+
+
+def test_a_failed_links_losses_are_counted_apart() -> None:
+    """The failed rtsw1-ctsw1 link's 90 missing frames are the failure's, not the emulator's."""
+    link = "rtsw1-eth2--ctsw1-eth1"
+    u = Usage.of(_plan(), *_fabric_link_case(900), failed=frozenset({link}))
+    assert u.lost == 0 and u.failed_lost == {f"{link} up": 90}
