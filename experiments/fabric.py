@@ -59,14 +59,15 @@ class FabricError(ControllerError):
 def variant(base: Path, out_dir: Path, name: str, changes: Mapping[str, Any]) -> Path:
     """Write `base` with `changes` (dotted keys, e.g. "links.host.pfc.enabled") as out_dir/name.yaml.
 
-    The program paths are made absolute (they are relative to the file in
-    the presets) and the fabric keeps the base's name, so the compiled
-    programs of the base are reused.
+    The program paths are made relative to out_dir (they are relative to
+    the file in the presets too, so a variant committed with its results
+    works from any clone) and the fabric keeps the base's name, so the
+    compiled programs of the base are reused.
     """
     data = yaml.safe_load(base.read_text())
     programs = data.get("programs") or {}
     for role, rel in programs.items():
-        programs[role] = str((base.parent / rel).resolve())
+        programs[role] = os.path.relpath((base.parent / rel).resolve(), out_dir.resolve())
     for dotted, value in changes.items():
         node = data
         *keys, last = dotted.split(".")

@@ -25,7 +25,8 @@ def test_variant_changes_keys_and_keeps_the_rest(tmp_path: Path) -> None:
     assert (spec.links.host.rate_mbps, spec.links.rtsw_ctsw.rate_mbps) == (10, 20)
     assert spec.name == "ai_zone_small"
     data = yaml.safe_load(path.read_text())
-    assert data["programs"]["rtsw"] == str(ROOT / "p4" / "rtsw.p4")
+    assert not Path(data["programs"]["rtsw"]).is_absolute()  # relative to the variant
+    assert spec.programs.rtsw == ROOT / "p4" / "rtsw.p4"
     assert path.read_text().startswith("# Written by `aizone experiment`: ai_zone_small.yaml "
                                        "with links.host.pfc.enabled=False\n")
 
