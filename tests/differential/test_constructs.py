@@ -151,10 +151,11 @@ def _sorted(out: Outputs) -> dict[int, list[bytes]]:
     return {p: sorted(fs) for p, fs in out.items()}
 
 
-@pytest.mark.parametrize("case", list(CASES.values()), ids=list(CASES))
-def test_construct_runs_as_on_bmv2(case: Case, rig, compiled) -> None:
+# `path` as a parameter: conftest has p4c compile the programs ahead, in collection order
+@pytest.mark.parametrize(("path", "case"), [(VALID / f"{c.program}.p4", c) for c in CASES.values()], ids=list(CASES))
+def test_construct_runs_as_on_bmv2(path: Path, case: Case, rig, compiled) -> None:
     """BMv2 and p4switch send the same frames, and those are the ones worked out by hand."""
-    prog = compiled(VALID / f"{case.program}.p4")
+    prog = compiled(path)
     rig.load(prog)
     codes = rig.write([entry(prog.p4info, e) for e in case.entries])
     assert all(c == 0 for t in codes.values() for c, _ in t), codes
