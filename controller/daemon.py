@@ -137,6 +137,9 @@ class Daemon:
         self._stop = asyncio.Event()
         self._tasks: list[asyncio.Task[Any]] = []
         self._op_lock = asyncio.Lock()
+        # Links an `aizone link up` is bringing back: it reroutes them itself (and reports
+        # the reconvergence), so the probes seeing them again must not do it first.
+        self._admin_restoring: set[str] = set()
 
     # --- helpers -------------------------------------------------------------
 
@@ -373,6 +376,8 @@ class Daemon:
         """The prober saw a link die or come back: route around it / back onto it."""
         self.bus.publish("link", {"link": state.link, "up": state.up, "cause": "probe",
                                   "detected_after": state.detected_after})
+        if state.up and state.link in self._admin_restoring:
+            return
         asyncio.get_running_loop().create_task(self._reroute(state.link, state.up, "probe",
                                                              state.detected_after))
 
@@ -521,15 +526,20 @@ class Daemon:
                     "seconds": round(time.monotonic() - t0, 4)}
         self.bus.publish("link", {"link": link, "up": up, "cause": "admin"})
         if up:
-            rt.admin_down.discard(link)
-            # Back into service once probes cross it again (or at once for a host link).
-            deadline = time.monotonic() + 5
-            while (self.prober is not None and link in self.prober.links
-                   and not self.prober.is_up(link) and time.monotonic() < deadline):
-                await asyncio.sleep(0.05)
+            self._admin_restoring.add(link)
+            try:
+                rt.admin_down.discard(link)
+                # Back into service once probes cross it again (or at once for a host link).
+                deadline = time.monotonic() + 5
+                while (self.prober is not None and link in self.prober.links
+                       and not self.prober.is_up(link) and time.monotonic() < deadline):
+                    await asyncio.sleep(0.05)
+                record = await self._reroute(link, up, "admin", None)
+            finally:
+                self._admin_restoring.discard(link)
         else:
             rt.admin_down.add(link)
-        record = await self._reroute(link, up, "admin", None)
+            record = await self._reroute(link, up, "admin", None)
         record["seconds"] = round(time.monotonic() - t0, 4)
         return record
 

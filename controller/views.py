@@ -80,9 +80,10 @@ def stats_table(snap: dict[str, Any], *, hosts: bool = False) -> Group:
     for name, t in sorted((snap.get("tiers") or {}).items()):
         tiers.add_row(name, str(t["links"]), mbps(t["mean_bps"]), mbps(t["max_bps"]),
                       "-" if t["imbalance"] is None else f"{t['imbalance']:.2f}")
-    queues = Table(title="queues, PFC and ECN per (switch, port, class)")
-    for col in ("switch", "port", "class", "Mb/s", "depth", "peak", "pauses sent",
-                "pauses rcvd", "ECN marks", "TM drops"):
+    queues = Table(title="queues, PFC and ECN per (switch, port, class): rates and marks over "
+                          "the last interval")
+    for col in ("switch", "port", "class", "Mb/s", "depth", "peak", "pauses sent (total)",
+                "pauses rcvd (total)", "ECN marks", "TM drops (total)"):
         queues.add_column(col, justify="right")
     drops = Table(title="drops by reason (this interval / total)")
     for col in ("switch", "reason", "interval", "total"):
@@ -90,7 +91,7 @@ def stats_table(snap: dict[str, Any], *, hosts: bool = False) -> Group:
     for sw, data in sorted((snap.get("switches") or {}).items()):
         for port, p in sorted(data["ports"].items(), key=lambda kv: int(kv[0])):
             for tc, c in sorted(p["classes"].items()):
-                queues.add_row(sw, port, tc, mbps(c.get("bps")), str(c.get("queue_depth", "")),
+                queues.add_row(sw, port, tc, mbps(c.get("bps", 0.0)), str(c.get("queue_depth", "")),
                                str(c.get("queue_peak", "")), str(c.get("pauses_sent", "")),
                                str(c.get("pauses_received", "")), str(c.get("ecn_marks", "")),
                                str(c.get("tm_dropped", "")))

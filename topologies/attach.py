@@ -81,6 +81,20 @@ def _zombie_or_gone(pid: int) -> bool:
     return stat.rsplit(")", 1)[1].split()[0] in ("Z", "X")
 
 
+def _exited(pid: int) -> bool:
+    """Gone, or a zombie none of whose threads still run: its sockets and files are closed.
+
+    A multithreaded process's leader turns zombie before its other threads
+    have exited, and they hold the process's files (its gRPC port) until then.
+    """
+    if not _zombie_or_gone(pid):
+        return False
+    try:
+        return len(os.listdir(f"/proc/{pid}/task")) <= 1
+    except OSError:
+        return True
+
+
 class FabricRuntime:
     """Runtime access to one running fabric (see the module docstring)."""
 
@@ -273,6 +287,13 @@ class FabricRuntime:
             return False
         return not _zombie_or_gone(rec.pid)
 
+    def _exited(self, name: str) -> bool:
+        """Not alive, and no thread of the recorded process holds its files any more."""
+        rec = self._record(name)
+        if self.switch_alive(name):
+            return False
+        return rec.pid is None or proc_start(rec.pid) != rec.start or _exited(rec.pid)
+
     def kill_switch(self, name: str, timeout: float = 5.0) -> None:
         """SIGKILL the switch process (tests: a switch that crashes) and wait until it is gone."""
         rec = self._record(name)
@@ -284,7 +305,7 @@ class FabricRuntime:
         except ProcessLookupError:
             pass
         deadline = time.monotonic() + timeout
-        while self.switch_alive(name) and time.monotonic() < deadline:
+        while not self._exited(name) and time.monotonic() < deadline:
             time.sleep(0.02)
 
     def _stop(self, name: str, timeout: float = 5.0) -> None:
@@ -297,7 +318,7 @@ class FabricRuntime:
         except ProcessLookupError:
             return
         deadline = time.monotonic() + timeout
-        while self.switch_alive(name) and time.monotonic() < deadline:
+        while not self._exited(name) and time.monotonic() < deadline:
             time.sleep(0.05)
         self.kill_switch(name)
 
