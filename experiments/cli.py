@@ -6,12 +6,15 @@ lead wires it into `controller.cli`); `run(args) -> int` is its handler;
 
     aizone experiment qp-scaling|pinning|incast|failure|placement|all
         [--repeat K] [--target p4switch|bmv2] [--quick] [--json] [--out DIR]
-        [--doc FILE] [--build-dir DIR]
+        [--doc FILE] [--build-dir DIR] [--rewrite]
 
 Each experiment writes `<out>/<name>.json` (`experiments.schema`),
 `<out>/<name>.md` and its plots (`.png` and `.svg`) and prints a summary
 (or, with --json, the result). `all` runs every experiment into `--out`
 (default `docs/results`) and writes `--doc` (default `docs/results.md`).
+`--rewrite` runs nothing and writes those files again from the JSON
+already there (the findings and plots recomputed from the measured runs:
+for a change in how results are explained, never in what was measured).
 
 Exit codes: 0 done (also when a finding does not hold: that is a result);
 1 the fabric or a run failed at run time; 2 bad input; 130 interrupted.
@@ -42,8 +45,8 @@ __all__ = ["EXPERIMENTS", "add_parser", "main", "run"]
 
 EXIT_OK, EXIT_FAIL, EXIT_INPUT, EXIT_INTERRUPTED = 0, 1, 2, 130
 Runner = Callable[[Options], ExperimentResult]
-EXPERIMENTS: dict[str, tuple[Runner, str]] = {
-    m.NAME: (m.run, m.TITLE) for m in (qp_scaling, pinning, incast, failure, placement)}
+_MODULES = {m.NAME: m for m in (qp_scaling, pinning, incast, failure, placement)}
+EXPERIMENTS: dict[str, tuple[Runner, str]] = {n: (m.run, m.TITLE) for n, m in _MODULES.items()}
 DEFAULT_OUT = Path("out/experiments")
 ALL_OUT = Path("docs/results")
 ALL_DOC = Path("docs/results.md")
@@ -69,6 +72,9 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
                    help=f"where results go (default {DEFAULT_OUT}; all: {ALL_OUT})")
     p.add_argument("--doc", type=Path, default=ALL_DOC,
                    help=f"all: the page written (default {ALL_DOC})")
+    p.add_argument("--rewrite", action="store_true",
+                   help="run nothing: write the tables, findings, plots (and, for all, the "
+                        "page) again from the JSON results already in --out")
     p.add_argument("--build-dir", type=Path, default=None,
                    help="compiled programs and switch logs (default ./build)")
     p.set_defaults(func=run)
@@ -134,6 +140,8 @@ def run(args: argparse.Namespace) -> int:
     names = list(EXPERIMENTS) if args.name == "all" else [args.name]
     results: list[ExperimentResult] = []
     t0 = time.monotonic()
+    if args.rewrite:
+        return _rewrite(args, names, out, command)
     try:
         for name in names:
             options = Options(out=out, target=args.target, repeat=args.repeat, quick=args.quick,
@@ -161,6 +169,32 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         data = [r.model_dump() for r in results]
         print(json.dumps(data[0] if len(data) == 1 else data))
+    return EXIT_OK
+
+
+def _rewrite(args: argparse.Namespace, names: Sequence[str], out: Path, command: str) -> int:
+    """--rewrite: the results' files again from their JSON (findings and plots recomputed)."""
+    from .page import write_page
+    from .schema import load_result
+
+    results = []
+    try:
+        for name in names:
+            result = load_result(out / f"{name}.json")
+            result.findings = _MODULES[name].findings(result)
+            result.plots = _MODULES[name].plot(result, out)
+            written = write_result(result, out)
+            results.append(result)
+            if not args.json:
+                _summary(result, written)
+        if args.name == "all":
+            page = write_page(results, args.doc, out, command=command,
+                              seconds=sum(r.seconds for r in results))
+            if not args.json:
+                print(f"wrote {page}")
+    except (OSError, ValueError) as exc:
+        print(f"aizone experiment: error: --rewrite: {exc}", file=sys.stderr)
+        return EXIT_INPUT
     return EXIT_OK
 
 

@@ -184,11 +184,21 @@ SLACK = 2.0
 def _capacity_lines() -> list[str]:
     lines = []
     for target in ("p4switch", "bmv2"):
-        cap = CAPACITY.get(target)
-        if not cap:
+        got = CAPACITY.get(target)
+        if not got:
             lines.append(f"- {target}: not measured for this page (run `{CAPACITY['command']}`).")
             continue
-        lines.append(f"- {target}: {cap}")
+        parts = []
+        for key, what in (("capacity", "lossless"), ("capacity_at_rate", "lossless and at rate")):
+            cap = got.get(key)
+            if not cap:
+                parts.append(f"{what}: no level")
+                continue
+            parts.append(f"{what}: {cap['carried_mbps']:.1f} emulated Mb/s "
+                         f"({cap['host_pps']:,} host frames/s, {cap['switch_pps']:,} switch "
+                         f"frames/s; {cap['nics']} NICs at {cap['rate_mbps']:g} Mb/s, "
+                         f"loss {cap['loss']:.3%}, machine CPU {cap['machine_cpu']:.0%})")
+        lines.append(f"- {target} ({got.get('note', '')}): " + "; ".join(parts) + ".")
     return lines
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
 import pytest
 
@@ -50,3 +51,37 @@ def test_func_is_the_handler() -> None:
     """The parser's func returns the exit code (the lead wires it into `aizone`)."""
     ns = _parse("placement", "--json")
     assert ns.func.__name__ == "run" and ns.json
+
+
+def test_rewrite_writes_the_files_again_from_the_json(tmp_path: Path) -> None:
+    """--rewrite: no fabric; the table, findings and plots come back from the JSON alone."""
+    from experiments.schema import Column, ExperimentResult, Point, Run, summarize_runs
+
+    def point(mode: str, t: float, imb: float) -> Point:
+        return summarize_runs(Point(params={"mode": mode, "qps": 1, "strategy": "rr"}, runs=[
+            Run(repeat=i, metrics={"time_s": t + i / 10, "up_imbalance": imb,
+                                   "predicted_up": imb}) for i in range(2)]))
+
+    result = ExperimentResult(
+        experiment="qp-scaling", title="QPs", command="aizone experiment qp-scaling",
+        started="2026-12-01T00:00:00+00:00", target="p4switch", topology="t.yaml",
+        topology_name="ai_zone_small", repeat=2,
+        params=[Column(key=k, label=k) for k in ("mode", "qps", "strategy")],
+        metrics=[Column(key="time_s", label="AllReduce time", unit="s"),
+                 Column(key="up_imbalance", label="uplink max/mean")],
+        points=[point("ecmp", 17.0, 2.0), point("eecmp", 11.0, 1.25)])
+    result.tally()
+    (tmp_path / "qp-scaling.json").write_text(result.model_dump_json())
+    assert main(["qp-scaling", "--rewrite", "--out", str(tmp_path)]) == 0
+    text = (tmp_path / "qp-scaling.md").read_text()
+    assert "| ecmp | 1 | rr | 17.05 ± 0.07 | 2.00 ± 0.00 | 2/2 |" in text
+    assert "**holds**: with 1 QP, ECMP loads the uplinks unevenly" in text
+    assert "predict uplink max/mean 2.00 for this job, measured 2.00" in text
+    assert (tmp_path / "qp-scaling.png").read_bytes()[:4] == b"\x89PNG"
+
+
+def test_rewrite_without_results_is_bad_input(tmp_path: Path,
+                                              capsys: pytest.CaptureFixture[str]) -> None:
+    """No JSON in --out: exit 2, the file named."""
+    assert main(["pinning", "--rewrite", "--out", str(tmp_path)]) == 2
+    assert "pinning.json" in capsys.readouterr().err
