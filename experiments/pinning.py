@@ -153,6 +153,26 @@ def _best_eecmp(result: ExperimentResult, job: str) -> Point | None:
     return max(pts, key=lambda p: int(p.params.get("qps") or 1), default=None)
 
 
+def _own_cost(result: ExperimentResult, job: str, ee: Point) -> str:
+    """With the uplink down: what the failure costs pinning and E-ECMP against whole racks."""
+    if not job.endswith("uplink down"):
+        return ""
+    p0, p1 = result.spread("time_s", job="whole racks", mode="pin"), result.spread(
+        "time_s", job=job, mode="pin")
+    e0 = result.spread("time_s", job="whole racks", mode="eecmp", qps=ee.params["qps"])
+    e1 = ee.summary.get("time_s")
+    i_p, i_e = result.spread("up_imbalance", job=job, mode="pin"), ee.summary.get("up_imbalance")
+    if not (p0 and p1 and e0 and e1 and i_p and i_e):
+        return ""
+    return (f"Against the same job with every uplink up, the failure costs pinning "
+            f"{p1.mean / p0.mean - 1:.0%} ({p0.mean:.2f} -> {p1.mean:.2f} s: the failed "
+            f"uplink's slice moves onto one survivor, max/mean {i_p.mean:.2f}) and E-ECMP "
+            f"{e1.mean / e0.mean - 1:.0%} ({e0.mean:.2f} -> {e1.mean:.2f} s, max/mean "
+            f"{i_e.mean:.2f}); the ratio of the two max/means, {i_p.mean / i_e.mean:.2f}, is close to "
+            f"the ratio of the times, {p1.mean / e1.mean:.2f}: with one uplink of four gone "
+            f"E-ECMP loses capacity too, so the gap to it is smaller than the failure's cost.")
+
+
 def findings(result: ExperimentResult) -> list[Finding]:
     out: list[Finding] = []
     whole = result.point(job="whole racks", mode="pin")
@@ -178,7 +198,8 @@ def findings(result: ExperimentResult) -> list[Finding]:
                       f"{ip.mean if ip else float('nan'):.2f}) vs eecmp {ee.params['qps']} QPs "
                       f"{te.mean:.2f} ± {te.sd:.2f} s: pinning {slower:.0%} slower"),
             holds=judged(clearly_less(te, tp) and slower > 0.3, te, tp),
-            why=hash_note(result, job=job, mode="pin")))
+            why=" ".join(x for x in (hash_note(result, job=job, mode="pin"),
+                                     _own_cost(result, job, ee)) if x)))
     return out
 
 
