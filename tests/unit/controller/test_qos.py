@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import pytest
-
 import finsy as fy
+import pytest
 
 from controller.entities import Action, Exact, TableEntry, Ternary
 from controller.qos import compute_qos
