@@ -28,7 +28,7 @@ from .jobs import alternating, racks_of
 from .plots import bar_panel, new_figure, save
 from .schema import Column, ExperimentResult, Finding, Point
 from .session import Options, Session
-from .sizes import fabric_changes, sizes_for
+from .sizes import ack_timeout_ms, fabric_changes, sizes_for
 
 __all__ = ["NAME", "TITLE", "findings", "plot", "run"]
 
@@ -146,6 +146,27 @@ def run(options: Options) -> ExperimentResult:
     return result
 
 
+def _timeouts_note(result: ExperimentResult, kind: str) -> str:
+    """What the failure cost each mode next to its ACK timeouts (where the time went)."""
+    parts = []
+    for p in result.points:
+        if p.params.get("failure") != kind:
+            continue
+        base = result.spread("time_s", mode=p.params["mode"], failure="none")
+        t, n = p.summary.get("time_s"), p.summary.get("timeouts")
+        if base and t and n is not None:
+            parts.append(f"{p.params['mode']} +{t.mean - base.mean:.2f} s with "
+                         f"{n.mean:.0f} timeouts")
+    if not parts:
+        return ""
+    return ("Time lost against ACK timeouts: " + ", ".join(parts) + f". A QP whose last "
+            f"packets died with the link learns it only from its RC ACK timeout "
+            f"({ack_timeout_ms() / 1e3:.2f} s here, sized to the emulated queues, "
+            f"`experiments.sizes`), then goes back N; one that still gets later packets "
+            f"through is NAKed at once; what remains is the load the survivors carry "
+            f"(pinning moves the failed uplink's slices onto one of them).")
+
+
 def findings(result: ExperimentResult) -> list[Finding]:
     out: list[Finding] = []
     for kind in ("admin", "silent"):
@@ -171,7 +192,7 @@ def findings(result: ExperimentResult) -> list[Finding]:
                 + (f", rerouted in {r.mean:.3f} s" if r else "")
                 + (f", {x.mean:.0f} retransmitted" if x else "")
                 for m, b, t, r, d, x in rows),
-            holds=done))
+            holds=done, why=_timeouts_note(result, kind)))
     return out
 
 
