@@ -9,6 +9,12 @@ time before the next one leaves.
 
 PFC (IEEE 802.1Qbb), per (port, priority), beyond BMv2:
 
+* Lossless admission: a packet of a priority PFC covers on its ingress port
+  is not tail-dropped by the (shared) egress queue; it is dropped only when
+  its (ingress port, priority) already holds a queue length of packets (the
+  XOFF threshold plus the headroom for what was on the wire when the PAUSE
+  went out), so N ingress ports can each reach XOFF on one egress queue.
+
 * XOFF/XON: every queued packet is charged to the (ingress port, priority)
   it came from. When the charge reaches the ingress port's `xoff` a PAUSE
   frame (`build_pause_frame`) for that priority goes out of the ingress port
@@ -261,7 +267,7 @@ class TrafficManager:
             if p.storm[prio] and self._wd_action(port, prio) == "drop":
                 self.wd_drops[k] += 1
                 return None
-            if depth >= self.settings.depth_of(port, prio):
+            if self._refused(port, prio, depth, ingress_port):
                 self.drops[k] += 1
                 return None
             q.append((item, ingress_port, self.clock()))
@@ -273,6 +279,18 @@ class TrafficManager:
             self.cv.notify()
         self._send(frames)
         return depth
+
+    def _refused(self, port: int, prio: int, depth: int, ingress_port: int | None) -> bool:
+        """Tail drop: the egress queue is full, or, for a lossless class, the ingress is.
+
+        A priority that PFC covers on the ingress port is lossless: what bounds it is the
+        ingress accounting (XOFF at `xoff`, then headroom for what was already on the wire,
+        up to the queue length charged to that one ingress port), as a switch's per-(port,
+        priority group) buffer does, not the egress queue that many ingress ports share.
+        """
+        if ingress_port is not None and self.settings.pfc_for(ingress_port, prio) is not None:
+            return self.charge[(ingress_port, prio)] >= self.settings.depth_of(ingress_port, prio)
+        return depth >= self.settings.depth_of(port, prio)
 
     def _wd_action(self, port: int, prio: int) -> str | None:
         cfg = self.settings.watchdog_of(port, prio)

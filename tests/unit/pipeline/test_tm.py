@@ -313,3 +313,33 @@ def test_watchdog_is_off_by_default(make_switch):
         sw.process(2, build_pause_frame({3: 0xFFFF}))
     st = sw.tm_stats()["queues"]["2/3"]
     assert st["watchdog"] is None and st["depth"] == 1 and h.take() == []
+
+
+def test_lossless_class_fed_by_many_ingress_ports_drops_nothing(tm_factory):
+    """Three ingress ports with PFC each reach XOFF on one egress queue shorter than their sum.
+
+    Queue 8, XOFF 4: 3 x 6 packets = 18 queue on egress port 9 (more than 8) and
+    nothing is dropped: each ingress is paused at 4 and holds at most 6 < 8. Without
+    PFC on the ingress ports the same arrivals tail-drop at 8.
+    """
+    pfc = PfcConfig(priorities=frozenset({3}), xoff=4, xon=2)
+    tm, rec = tm_factory(queues=8, depth=8, pfc={p: pfc for p in (1, 2, 3, 9)})
+    pause(tm, 9, [3])
+    for i in range(6):
+        for ingress in (1, 2, 3):
+            assert tm.enqueue(9, 3, (ingress, i), ingress_port=ingress) is not None
+    assert tm.depth(9, 3) == 18 and tm.drops[(9, 3)] == 0
+    assert sorted(p for p, f in rec.raw if parse_pause_frame(f) == {3: 0xFFFF}) == [1, 2, 3]
+    # One ingress past its queue length of packets: its own packets are dropped.
+    assert tm.enqueue(9, 3, "a", ingress_port=1) is not None  # 7th
+    assert tm.enqueue(9, 3, "b", ingress_port=1) is not None  # 8th
+    assert tm.enqueue(9, 3, "c", ingress_port=1) is None
+    assert tm.drops[(9, 3)] == 1
+    pause(tm, 9, [3], quanta=0)
+    assert tm.drain()
+    assert len(rec.got) == 20
+
+    lossy, _ = tm_factory(queues=8, depth=8, pfc={9: pfc})
+    pause(lossy, 9, [3])
+    kept = [lossy.enqueue(9, 3, i, ingress_port=1 + i % 3) for i in range(18)]
+    assert sum(d is not None for d in kept) == 8 and lossy.drops[(9, 3)] == 10
