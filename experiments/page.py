@@ -62,7 +62,9 @@ def write_page(results: Sequence[ExperimentResult], doc: Path, out_dir: Path, *,
              + (f"Target `{first.target}`, {first.machine.get('cores')} cores "
                 f"({first.machine.get('cpu')}), aizone {first.versions.get('aizone')} "
                 f"({first.versions.get('commit')}); " if first else "")
-             + f"{sum(r.runs for r in results)} runs in {seconds / 60:.1f} minutes "
+             + f"{sum(r.runs for r in results)} runs "
+             + f"({sum(r.cpu_bound_runs for r in results)} CPU-bound, "
+             + f"{sum(r.failed_runs for r in results)} failed) in {seconds / 60:.1f} minutes "
              + "(" + ", ".join(f"{r.experiment} {r.seconds / 60:.1f} min" for r in results)
              + ").\n",
              "Every number comes from the switches' counters (read over P4Runtime by the "
