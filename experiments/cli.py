@@ -189,7 +189,7 @@ def _rewrite(args: argparse.Namespace, names: Sequence[str], out: Path, command:
                 _summary(result, written)
         if args.name == "all":
             page = write_page(results, args.doc, out, command=command,
-                              seconds=sum(r.seconds for r in results))
+                              seconds=sum(r.seconds for r in results), rewritten=True)
             if not args.json:
                 print(f"wrote {page}")
     except (OSError, ValueError) as exc:

@@ -1,6 +1,6 @@
 """`docs/results.md`: every experiment's table, findings and plots on one page.
 
-`write_page(results, doc, out_dir, command, seconds)` writes the page that
+`write_page(results, doc, out_dir, command, seconds, rewritten)` writes the page that
 `aizone experiment all` regenerates: how it was made (the command, the
 machine, the total time), the fabric-capacity figures and the sizes
 derived from them (`experiments.sizes`), a summary of what each
@@ -52,7 +52,7 @@ def _model_section(root: Path) -> str:
 
 
 def write_page(results: Sequence[ExperimentResult], doc: Path, out_dir: Path, *, command: str,
-               seconds: float) -> Path:
+               seconds: float, rewritten: bool = False) -> Path:
     """Write the results page (see the module docstring); returns its path."""
     rel = os.path.relpath(out_dir.resolve(), doc.parent.resolve())
     plot_dir = "" if rel == "." else rel.rstrip("/") + "/"
@@ -66,7 +66,9 @@ def write_page(results: Sequence[ExperimentResult], doc: Path, out_dir: Path, *,
              + f"({sum(r.cpu_bound_runs for r in results)} CPU-bound, "
              + f"{sum(r.failed_runs for r in results)} failed) in {seconds / 60:.1f} minutes "
              + "(" + ", ".join(f"{r.experiment} {r.seconds / 60:.1f} min" for r in results)
-             + ").\n",
+             + ")."
+             + (f" Tables, findings and plots written again from these runs' JSON by `{command} "
+                "--rewrite` (nothing re-measured)." if rewritten else "") + "\n",
              "Every number comes from the switches' counters (read over P4Runtime by the "
              "controller) and the hosts' traffic agents; each grid point is repeated and shown "
              "as mean ± standard deviation; runs the emulator rather than the emulated fabric "

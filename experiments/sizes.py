@@ -39,11 +39,57 @@ __all__ = ["CAPACITY", "FRAME_BYTES", "MTU", "QUEUE", "RATE_MBPS", "SIZES", "ack
 
 KiB, MiB = 1 << 10, 1 << 20
 
-# What `bench/fabric_capacity.py` printed (see docs/results.md for the table).
+# What `bench/fabric_capacity.py` printed (its --json, levels abridged): per target, every
+# level it tried as (host Mb/s, NICs, carried Mb/s, switch frames/s, loss, queue drops,
+# machine CPU, lossless, at rate), and the two capacities; see derivation_markdown().
 CAPACITY: dict[str, Any] = {
-    "command": "flock /tmp/aizone-net.lock .venv/bin/python bench/fabric_capacity.py",
-    "p4switch": None,
-    "bmv2": None,
+    "command": ("flock /tmp/aizone-net.lock .venv/bin/python bench/fabric_capacity.py "
+                "--rates 1,2,4 --seconds 2"),
+    "when": "2026-12-01, 198 s, load 3.5 at start (p4switch then BMv2 in one run)",
+    "p4switch": {
+        "capacity": {"carried_mbps": 21.63, "switch_pps": 8303, "nics": 16, "rate_mbps": 2.0,
+                     "machine_cpu": 0.6904},
+        "capacity_at_rate": {"carried_mbps": 15.03, "switch_pps": 5777, "nics": 16,
+                             "rate_mbps": 1.0, "machine_cpu": 0.8322},
+        "levels": [(1.0, 4, 3.84, 1572, 0.0, 0, 0.22, True, True),
+                   (1.0, 8, 7.71, 3026, 0.0, 0, 0.32, True, True),
+                   (1.0, 16, 15.03, 5777, 0.0, 0, 0.83, True, True),
+                   (2.0, 4, 7.58, 2959, 0.0, 0, 0.32, True, True),
+                   (2.0, 8, 11.58, 4499, 0.0, 0, 0.81, True, False),
+                   (2.0, 16, 21.63, 8303, 0.0, 0, 0.69, True, False),
+                   (4.0, 4, 12.44, 4810, 0.0, 0, 0.46, True, False),
+                   (4.0, 8, 20.0, 7679, 0.0, 0, 0.66, True, False),
+                   (4.0, 16, 30.33, 11990, 0.0, 93, 0.83, False, False)],
+        "note": ("Past 16 NICs x 1 Mb/s p4switch falls below rate without loss and without a "
+                 "switch process at a full core (8 NICs x 2 Mb/s: the busiest used 0.17 of a "
+                 "core, the machine 81% of both): the processes share 2 cores, and PFC turns "
+                 "their lateness into back-pressure rather than loss; at 16 x 4 Mb/s PFC no "
+                 "longer keeps up (93 queue drops, 475 packets retransmitted)."),
+    },
+    "bmv2": {
+        "capacity": {"carried_mbps": 10.59, "switch_pps": 4211, "nics": 16, "rate_mbps": 1.0,
+                     "machine_cpu": 0.562},
+        "capacity_at_rate": None,
+        "levels": [(1.0, 4, 2.66, 1147, 0.0, 0, 0.24, True, False),
+                   (1.0, 8, 5.31, 2168, 0.0, 0, 0.35, True, False),
+                   (1.0, 16, 10.59, 4211, 0.0, 0, 0.56, True, False),
+                   (2.0, 4, 4.7, 2237, 0.0, 0, 0.33, True, False),
+                   (2.0, 8, 9.35, 4377, 0.0, 0, 0.57, True, False),
+                   (2.0, 16, 8.3, 5130, 0.0, 0, 0.72, True, False),
+                   (4.0, 4, 1.85, 3275, 0.0, 0, 0.49, True, False),
+                   (4.0, 8, 3.55, 3790, 0.0, 0, 0.53, True, False),
+                   (4.0, 16, 6.76, 7740, 0.0, 0, 0.9, True, False)],
+        "note": ("BMv2 never carries 90% of the offered load, even 4 NICs at 1 Mb/s with the "
+                 "machine 24% busy: not the CPU but its queue rates, which are packets/s set "
+                 "for 1,514-B frames (docs/topologies.md): 1 Mb/s / (8 x 1,514 B) = 82.6 "
+                 "frames/s, i.e. 0.71 Mb/s of 1,082-B RoCE frames, shared with the ACKs "
+                 "(measured 0.66 Mb/s per NIC). From 2 Mb/s on the senders retransmit (351 "
+                 "packets at 4 NICs x 2 Mb/s, 14,592 at 4 x 4 Mb/s, where 1.9 of 16 Mb/s get "
+                 "through): BMv2 sends no PAUSE, and the packets its queues drop are not in "
+                 "the 'queue drops' column (the traffic-manager counters read are "
+                 "p4switch's), so its 'lossless' means no loss on cables only. The "
+                 "experiments run on p4switch."),
+    },
 }
 # The host links' emulated rate every experiment runs at (the other tiers keep their preset's
 # ratio to it): see derivation_markdown().
@@ -194,12 +240,48 @@ def _capacity_lines() -> list[str]:
             if not cap:
                 parts.append(f"{what}: no level")
                 continue
-            parts.append(f"{what}: {cap['carried_mbps']:.1f} emulated Mb/s "
-                         f"({cap['host_pps']:,} host frames/s, {cap['switch_pps']:,} switch "
-                         f"frames/s; {cap['nics']} NICs at {cap['rate_mbps']:g} Mb/s, "
-                         f"loss {cap['loss']:.3%}, machine CPU {cap['machine_cpu']:.0%})")
-        lines.append(f"- {target} ({got.get('note', '')}): " + "; ".join(parts) + ".")
+            parts.append(f"{what}: **{cap['carried_mbps']:.1f} emulated Mb/s** "
+                         f"({cap['switch_pps']:,} switch frames/s; {cap['nics']} NICs at "
+                         f"{cap['rate_mbps']:g} Mb/s, machine CPU {cap['machine_cpu']:.0%})")
+        lines.append(f"- {target}: " + "; ".join(parts) + "."
+                     + (f" {got['note']}" if got.get("note") else ""))
+    if CAPACITY.get("when"):
+        lines.append(f"- Measured by `{CAPACITY['command']}`, {CAPACITY['when']}; each level "
+                     "is a permutation whose every flow crosses the spine, uplinks at 4x the "
+                     "host rate (no emulated link is the bottleneck), 2 s of data per flow.")
+    rows = []
+    for target in ("p4switch", "bmv2"):
+        for r in (CAPACITY.get(target) or {}).get("levels", []):
+            rate, nics, carried, pps, loss, drops, cpu, lossless, at_rate = r
+            rows.append(f"| {target} | {rate:g} | {nics} | {rate * nics:g} | {carried:.1f} | "
+                        f"{pps:,} | {loss:.3%} | {drops} | {cpu:.0%} | "
+                        f"{'yes' if lossless else '**no**'} | {'yes' if at_rate else 'no'} |")
+    if rows:
+        lines += ["", "| target | host Mb/s | NICs | offered Mb/s | carried Mb/s | switch "
+                  "frames/s | loss on cables | queue drops | machine CPU | lossless | at rate "
+                  "(>= 90%) |", "|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---|", *rows]
     return lines
+
+
+def _rate_reason() -> str:
+    """Why RATE_MBPS, from the capacity levels when they were measured."""
+    levels = (CAPACITY.get("p4switch") or {}).get("levels") or []
+    full = next((r for r in levels if r[0] == RATE_MBPS and r[1] == 16), None)
+    faster = [r for r in levels if r[0] > RATE_MBPS and not r[8]]
+    if full is None:
+        return ("the fabric capacity was not measured for this page; the rate is the one the "
+                "experiments were sized for.")
+    text = (f"`bench/fabric_capacity.py` (below) found p4switch carrying all 16 NICs of "
+            f"ai_zone_small at {RATE_MBPS:g} Mb/s at rate ({full[2]:.1f} of "
+            f"{16 * RATE_MBPS:g} Mb/s, {full[3]:,} switch frames/s, machine CPU {full[6]:.0%})")
+    if faster:
+        r = min(faster, key=lambda x: (x[0], x[1]))
+        text += (f", but not {r[1]} NICs at {r[0]:g} Mb/s ({r[2]:.1f} of {r[0] * r[1]:g} "
+                 f"Mb/s, machine CPU {r[6]:.0%})")
+    return (text + f": {RATE_MBPS:g} Mb/s is the fastest host rate tried at which the whole "
+            "fabric runs at line rate here, so the experiments run at it, and their heaviest "
+            "collectives sit close to what this machine can emulate (the per-run checks below "
+            "say when one did not keep up).")
 
 
 def derivation_markdown() -> str:
@@ -220,12 +302,10 @@ def derivation_markdown() -> str:
         "6-9 p4switch processes, 8 agents, the controller. With all 16 NICs of "
         f"ai_zone_small sending at {RATE_MBPS:g} Mb/s the hosts emit {pps:,.0f} full frames/s "
         f"and the switches forward about {3 * pps:,.0f}/s (each frame crosses an RTSW, a "
-        "CTSW and an RTSW), plus ACKs; one p4switch forwards 50,000 frames/s on one core "
-        "(`bench/pps.py`, README), so the fabric as a whole stays well below what the "
-        "machine can do even when every process wants the CPU at once. Runs that were CPU-"
-        "bound anyway (an agent or switch at a full core, the machine >= 95% busy, >= 0.1% "
-        "of frames lost on cables rather than at a switch queue) are flagged, listed under "
-        "their table and left out of the means.",
+        "CTSW and an RTSW), plus ACKs, every one through a P4 interpreter in Python. "
+        + _rate_reason() + " Runs that were CPU-bound anyway (an agent or switch at a full "
+        "core, the machine >= 95% busy, >= 0.1% of frames lost on cables rather than at a "
+        "switch queue) are flagged, listed under their table and left out of the means.",
         "",
         f"Queues: {QUEUE['queue']} packets per switch egress queue, PFC XOFF/XON "
         f"{QUEUE['pfc']['xoff']}/{QUEUE['pfc']['xon']} on the lossless class: "

@@ -50,3 +50,11 @@ def test_page_summary_sections_and_derivation(tmp_path: Path) -> None:
     assert "- mode=ecmp #2: CPU-bound: switch process(es) at a full core: rtsw1 0.97" in text
     assert "**does not hold**: ECMP is uneven. Paper: well above 1. Measured: 2.0. " \
            "the hash says 2.0" in text
+
+
+def test_a_rewritten_page_says_so(tmp_path: Path) -> None:
+    """--rewrite: the header says nothing was re-measured."""
+    text = write_page([_result()], tmp_path / "results.md", tmp_path / "results",
+                      command="aizone experiment all", seconds=150.0, rewritten=True).read_text()
+    assert ("written again from these runs' JSON by `aizone experiment all --rewrite` (nothing "
+            "re-measured).") in text
