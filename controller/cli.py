@@ -406,6 +406,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         body["hosts"] = [h for h in args.hosts.split(",") if h]
     if args.message_size is not None:
         body["message_size"] = args.message_size
+    if args.ack_timeout is not None:
+        body["ack_timeout_ms"] = args.ack_timeout
     result: dict[str, Any] = {}
     failure: list[BaseException] = []
 
@@ -619,6 +621,9 @@ def build_parser() -> argparse.ArgumentParser:
                      help="a UDP source port per QP (more entropy for plain ECMP)")
     run.add_argument("--seed", type=int, default=0, help="seed of --placement random")
     run.add_argument("--timeout", type=float, default=600, help="seconds (default 600)")
+    run.add_argument("--ack-timeout", type=float, metavar="MS",
+                     help="RC ACK timeout in ms (default: the fabric's: the smallest "
+                          "4.096 us x 2^k, k >= 15, above three full switch queues' drain time)")
     tr = add("trace", cmd_trace)
     tr.add_argument("src", help="source host (its NIC 0), NIC interface or address")
     tr.add_argument("dst", help="destination host, NIC interface or address")
@@ -663,6 +668,8 @@ def _validate(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None
         parser.error("--size must be in 1..1G")
     if args.command == "up" and args.topo and args.topology:
         parser.error("give the topology once (TOPO or --topology)")
+    if args.command == "run" and args.ack_timeout is not None and not 0 < args.ack_timeout <= 600_000:
+        parser.error("--ack-timeout must be in (0, 600000] ms")
     if args.command == "link" and args.index < 0:
         parser.error("--index must be >= 0")
 

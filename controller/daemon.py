@@ -674,9 +674,12 @@ class Daemon:
             raise DaemonError("a collective is already running (one at a time)")
         rates = {tier: getattr(rt.spec.links, tier).rate_mbps
                  for tier in ("host", "rtsw_ctsw", "ctsw_atsw")}
+        used: set[str] = {lk.tier for lk in rt.plan.links}
+        queues: dict[str, int] = {tier: getattr(rt.spec.links, tier).queue for tier in rates if tier in used}
         ctx = JobContext(plan=rt.plan, sessions=sessions, agents=self.agents,
                          publish=self.bus.publish, tm_stats=rt.fabric.tm_stats, rates=rates,
-                         failed=self.intent.failed if self.intent else frozenset())
+                         failed=self.intent.failed if self.intent else frozenset(),
+                         queues=queues)
         async with self._job_lock:
             try:
                 out = await run_collective(ctx, req)

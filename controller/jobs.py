@@ -19,14 +19,22 @@ ask the daemon for:
    kernel socket dropped: the emulator, not the emulated fabric, was the
    limit).
 
+The RC ACK timeout (`ack_timeout_ms` of the request, else
+`fabric_ack_timeout_ms`) is the fabric's: the transport's default (NCCL's
+`NCCL_IB_TIMEOUT=15`, 134 ms) is made for 400 G links, and at the emulated
+rates a few full switch queues take longer than that to drain, so packets
+that are only waiting would time out and be sent again (go-back-N) into
+the congestion that delayed them.
+
 Names defined here: `RunRequest`, `JobContext`, `run_collective`,
-`PATTERN_ALIASES`, `link_loads`.
+`PATTERN_ALIASES`, `link_loads`, `fabric_ack_timeout_ms`, `FRAME_BYTES`.
 """
 
 from __future__ import annotations
 
 import asyncio
 import itertools
+import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -38,13 +46,20 @@ from topologies.addressing import AddressPlan, NicPlan
 from traffic.collectives import Rank, build_jobs
 from traffic.errors import TrafficError
 from traffic.report import summarize
-from traffic.schema import Admission
+from traffic.schema import Admission, Transport
 
 from .agents import HostAgents
 from .sessions import FabricSessions
 from .stats import DROP_REASONS, TIER_DIRECTIONS
 
-__all__ = ["PATTERN_ALIASES", "JobContext", "RunRequest", "link_loads", "run_collective"]
+__all__ = ["FRAME_BYTES", "PATTERN_ALIASES", "JobContext", "RunRequest", "fabric_ack_timeout_ms",
+           "link_loads", "run_collective"]
+
+# A full RoCEv2 data frame at the transport's path MTU: Ethernet 14 + IPv4 20 + UDP 8 +
+# BTH 12 + 1,024 bytes + ICRC 4.
+FRAME_BYTES = 1082
+# IB's local ACK timeout is 4.096 us x 2^k; NCCL's default k (NCCL_IB_TIMEOUT) is 15.
+_IB_TIMEOUT_UNIT_S, _NCCL_DEFAULT_K = 4.096e-6, 15
 
 # `ring` is the model's and the placement's name for the ring AllReduce.
 PATTERN_ALIASES = {"ring": "allreduce", "allreduce": "allreduce", "alltoall": "alltoall",
@@ -76,6 +91,9 @@ class RunRequest(BaseModel):
     sport_per_qp: bool = False
     seed: int = 0
     timeout: float = Field(default=600, gt=0, le=7200)
+    ack_timeout_ms: float | None = Field(
+        default=None, gt=0, le=600_000,
+        description="the RC ACK timeout (default: the fabric's, `fabric_ack_timeout_ms`)")
 
 
 @dataclass
@@ -89,6 +107,27 @@ class JobContext:
     tm_stats: Callable[[str], dict[str, Any] | None] | None = None
     rates: dict[str, float] | None = None
     failed: frozenset[str] = frozenset()
+    queues: dict[str, int] | None = None  # switch queue length (packets) per link tier
+
+
+def fabric_ack_timeout_ms(rates: dict[str, float], queues: dict[str, int], hops: int) -> float:
+    """The ACK timeout for a fabric: the smallest 4.096 us x 2^k (k >= 15) above the time
+    `hops` full switch queues of full frames take to drain at the slowest tier's rate."""
+    slowest = min(rates.values())
+    worst = hops * max(queues.values()) * FRAME_BYTES * 8 / (slowest * 1e6)
+    k = max(_NCCL_DEFAULT_K, math.ceil(math.log2(worst / _IB_TIMEOUT_UNIT_S)))
+    return _IB_TIMEOUT_UNIT_S * 1e3 * 2**k
+
+
+def _ack_timeout_ms(ctx: JobContext, req: RunRequest) -> float | None:
+    if req.ack_timeout_ms is not None:
+        return req.ack_timeout_ms
+    if not ctx.rates or not ctx.queues:
+        return None
+    tiers = [t for t in ctx.queues if t in ctx.rates]
+    hops = 5 if any(s.role == "atsw" for s in ctx.plan.switches) else 3
+    return fabric_ack_timeout_ms({t: ctx.rates[t] for t in tiers},
+                                 {t: ctx.queues[t] for t in tiers}, hops)
 
 
 class RunError(ValueError):
@@ -211,10 +250,12 @@ async def run_collective(ctx: JobContext, req: RunRequest) -> dict[str, Any]:
     nics = _ranks(ctx.plan, req)
     ranks = [Rank(host=n.host, nic=n.intf, ip=n.ip) for n in nics]
     job_id = next(_ids)
+    ack_ms = _ack_timeout_ms(ctx, req)
     try:
         jobs = build_jobs(pattern, ranks, req.size, req.qps, req.strategy,
                           message_bytes=req.message_size, cls=req.cls,
                           admission=Admission() if req.admission else None,
+                          transport=Transport(ack_timeout_ms=ack_ms) if ack_ms else None,
                           sport_per_qp=req.sport_per_qp, name=f"job{job_id}-{pattern}",
                           start_at=time.time() + 1.0)
     except (ValueError, TrafficError) as exc:
@@ -261,6 +302,7 @@ async def run_collective(ctx: JobContext, req: RunRequest) -> dict[str, Any]:
         cpu_reasons.append(f"{result['kernel_drops']} frame(s) dropped by the agents' sockets")
     out = {"id": job_id, "request": req.model_dump(), "pattern": pattern,
            "ranks_nics": [n.intf for n in nics], "wall_seconds": round(seconds, 4),
+           "ack_timeout_ms": ack_ms if ack_ms else Transport().ack_timeout_ms,
            "step_seconds": _step_seconds(reports),
            "result": result, "links": loads["links"], "tiers": loads["tiers"],
            "switch_drops": {k: v for k, v in drops.items() if v}, "tm": tm,

@@ -231,6 +231,8 @@ def show_run(console: Console, data: dict[str, Any]) -> None:
         console.print(f"switches: {tm.get('pauses_sent', 0)} PFC pause(s) sent, "
                       f"{tm.get('tm_dropped', 0)} queue drop(s), drops "
                       f"{data.get('switch_drops') or 'none'}")
+    if data.get("ack_timeout_ms"):
+        console.print(f"RC ACK timeout {data['ack_timeout_ms']:.0f} ms")
     if data.get("cpu_bound"):
         console.print("[bold yellow]CPU-bound:[/] " + "; ".join(data["cpu_bound_reasons"])
                       + " - the emulator, not the emulated fabric, limited this run")

@@ -1,0 +1,40 @@
+"""The fabric's RC ACK timeout (controller.jobs.fabric_ack_timeout_ms), worked out by hand."""
+
+from __future__ import annotations
+
+import pytest
+
+from controller.jobs import RunRequest, fabric_ack_timeout_ms
+
+
+def test_ai_zone_small_defaults() -> None:
+    """3 queues x 64 frames x 1,082 B at 10 Mb/s = 166.2 ms: 4.096 us x 2^16 = 268.4 ms."""
+    got = fabric_ack_timeout_ms({"host": 10, "rtsw_ctsw": 20}, {"host": 64, "rtsw_ctsw": 64}, 3)
+    assert got == pytest.approx(268.435456)
+
+
+def test_slow_links_and_long_queues() -> None:
+    """3 x 128 x 1,082 B at 1 Mb/s = 3.32 s: 2^20 x 4.096 us = 4.29 s."""
+    got = fabric_ack_timeout_ms({"host": 1, "rtsw_ctsw": 2}, {"host": 128, "rtsw_ctsw": 128}, 3)
+    assert got == pytest.approx(4294.967296)
+
+
+def test_the_slowest_tier_and_every_hop_count() -> None:
+    """two_zones-like: the ATSW tier at 10 Mb/s drains slowest; 5 hops x 64 x 1,082 B at
+    10 Mb/s = 277 ms: 2^17 x 4.096 us = 536.9 ms."""
+    got = fabric_ack_timeout_ms({"host": 20, "rtsw_ctsw": 20, "ctsw_atsw": 10},
+                                {"host": 64, "rtsw_ctsw": 64, "ctsw_atsw": 64}, 5)
+    assert got == pytest.approx(536.870912)
+
+
+def test_fast_links_keep_nccls_default() -> None:
+    """At 400 Gb/s three queues drain in microseconds: NCCL's 2^15 x 4.096 us = 134.2 ms."""
+    got = fabric_ack_timeout_ms({"host": 400_000}, {"host": 64}, 3)
+    assert got == pytest.approx(134.217728)
+
+
+def test_request_bounds() -> None:
+    """The API refuses a zero or negative ACK timeout."""
+    with pytest.raises(ValueError, match="ack_timeout_ms"):
+        RunRequest(pattern="allreduce", ack_timeout_ms=0)
+    assert RunRequest(pattern="allreduce").ack_timeout_ms is None
