@@ -27,7 +27,8 @@ that are only waiting would time out and be sent again (go-back-N) into
 the congestion that delayed them.
 
 Names defined here: `RunRequest`, `JobContext`, `run_collective`,
-`PATTERN_ALIASES`, `link_loads`, `fabric_ack_timeout_ms`, `FRAME_BYTES`.
+`PATTERN_ALIASES`, `link_loads`, `fabric_ack_timeout_ms`, `FRAME_BYTES`,
+`machine_cpu`, `MACHINE_BUSY`.
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -52,8 +54,20 @@ from .agents import HostAgents
 from .sessions import FabricSessions
 from .stats import DROP_REASONS, TIER_DIRECTIONS
 
-__all__ = ["FRAME_BYTES", "PATTERN_ALIASES", "JobContext", "RunRequest", "fabric_ack_timeout_ms",
-           "link_loads", "run_collective"]
+__all__ = ["FRAME_BYTES", "MACHINE_BUSY", "PATTERN_ALIASES", "JobContext", "RunRequest",
+           "fabric_ack_timeout_ms", "link_loads", "machine_cpu", "run_collective"]
+
+# The share of the machine's CPU time above which a job is reported CPU-bound: the
+# switches and agents it emulates competed for the cores.
+MACHINE_BUSY = 0.9
+
+
+def machine_cpu() -> tuple[float, float]:
+    """(busy, total) CPU time of the whole machine so far, in clock ticks (/proc/stat)."""
+    values = [float(v) for v in Path("/proc/stat").read_text().splitlines()[0].split()[1:]]
+    idle = values[3] + (values[4] if len(values) > 4 else 0.0)
+    total = sum(values[:8])
+    return total - idle, total
 
 # A full RoCEv2 data frame at the transport's path MTU: Ethernet 14 + IPv4 20 + UDP 8 +
 # BTH 12 + 1,024 bytes + ICRC 4.
@@ -265,7 +279,7 @@ async def run_collective(ctx: JobContext, req: RunRequest) -> dict[str, Any]:
                         "size": req.size, "qps": req.qps, "strategy": req.strategy,
                         "hosts": hosts})
     tx0, drops0, tm0 = await _read_tx(ctx), await _read_drops(ctx), await _read_tm(ctx)
-    t0 = time.monotonic()
+    t0, cpu0 = time.monotonic(), machine_cpu()
 
     async def progress() -> None:
         while True:
@@ -286,6 +300,8 @@ async def run_collective(ctx: JobContext, req: RunRequest) -> dict[str, Any]:
     finally:
         watcher.cancel()
     seconds = time.monotonic() - t0
+    cpu1 = machine_cpu()
+    busy = (cpu1[0] - cpu0[0]) / (cpu1[1] - cpu0[1]) if cpu1[1] > cpu0[1] else 0.0
     await asyncio.sleep(0.2)  # the last ACKs have crossed the fabric
     tx1, drops1, tm1 = await _read_tx(ctx), await _read_drops(ctx), await _read_tm(ctx)
     result = summarize(pattern, ranks, req.size, reports, jobs=jobs).model_dump()
@@ -296,6 +312,9 @@ async def run_collective(ctx: JobContext, req: RunRequest) -> dict[str, Any]:
              for sw in drops1}
     tm = _tm_delta(tm0, tm1)
     cpu_reasons = []
+    if busy >= MACHINE_BUSY:
+        cpu_reasons.append(f"the machine's CPUs were {busy:.0%} busy (the switches and agents "
+                           f"competed for them)")
     if result["cpu_bound"]:
         cpu_reasons.append(f"agent(s) at a full core: {', '.join(result['cpu_bound_hosts'])}")
     if result["kernel_drops"]:
@@ -303,6 +322,7 @@ async def run_collective(ctx: JobContext, req: RunRequest) -> dict[str, Any]:
     out = {"id": job_id, "request": req.model_dump(), "pattern": pattern,
            "ranks_nics": [n.intf for n in nics], "wall_seconds": round(seconds, 4),
            "ack_timeout_ms": ack_ms if ack_ms else Transport().ack_timeout_ms,
+           "machine_cpu": round(busy, 3),
            "step_seconds": _step_seconds(reports),
            "result": result, "links": loads["links"], "tiers": loads["tiers"],
            "switch_drops": {k: v for k, v in drops.items() if v}, "tm": tm,

@@ -232,7 +232,10 @@ def show_run(console: Console, data: dict[str, Any]) -> None:
                       f"{tm.get('tm_dropped', 0)} queue drop(s), drops "
                       f"{data.get('switch_drops') or 'none'}")
     if data.get("ack_timeout_ms"):
-        console.print(f"RC ACK timeout {data['ack_timeout_ms']:.0f} ms")
+        cpu = data.get("machine_cpu")
+        console.print(f"RC ACK timeout {data['ack_timeout_ms']:.0f} ms"
+                      + (f"; the machine's CPUs {cpu:.0%} busy during the job"
+                         if cpu is not None else ""))
     if data.get("cpu_bound"):
         console.print("[bold yellow]CPU-bound:[/] " + "; ".join(data["cpu_bound_reasons"])
                       + " - the emulator, not the emulated fabric, limited this run")

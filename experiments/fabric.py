@@ -42,6 +42,7 @@ import yaml
 
 from controller.client import ApiClient, ApiError, NotRunning
 from controller.errors import ControllerError
+from controller.jobs import machine_cpu
 from topologies.addressing import AddressPlan, plan_addresses
 from topologies.attach import FabricRuntime
 from topologies.spec import FabricSpec, load_spec
@@ -162,14 +163,6 @@ def _proc_cpu(pid: int) -> float | None:
     except (OSError, IndexError):
         return None
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
-def _machine_cpu() -> tuple[float, float]:
-    first = Path("/proc/stat").read_text().splitlines()[0].split()[1:]
-    values = [float(v) for v in first]
-    idle = values[3] + (values[4] if len(values) > 4 else 0.0)
-    total = sum(values[:8])
-    return total - idle, total
 
 
 class Fabric:
@@ -322,7 +315,7 @@ class Fabric:
             if cpu is not None:
                 switch_cpu[rec["name"]] = cpu
         return Sample(at=time.monotonic(), ports=ports, nics=nics, agent_cpu=agent_cpu,
-                      switch_cpu=switch_cpu, machine=_machine_cpu())
+                      switch_cpu=switch_cpu, machine=machine_cpu())
 
 
 @contextlib.contextmanager
