@@ -85,6 +85,20 @@ class ExecRequest(_Body):
     timeout: float = Field(default=30, gt=0, le=3600)
 
 
+class AclRule(_Body):
+    action: Literal["drop", "permit", "punt"] = "drop"
+    priority: int = Field(default=500, ge=1, le=999, description="higher wins; 1000 is the "
+                                                                  "controller's probe rule")
+    match: dict[str, int | tuple[int, int]] = Field(
+        description="P4Info field name -> value (every bit) or [value, mask]: ingress_port, "
+                    "eth_dst, eth_type, ip_proto, l4_dst_port, bth_dst_qp, bth_psn")
+
+
+class AclRequest(_Body):
+    rules: list[AclRule] = Field(default_factory=list, description="the switch's whole set of "
+                                                                   "rules ([] clears it)")
+
+
 class CheckRequest(_Body):
     roce: bool = Field(default=True, description="also one RoCEv2 RDMA WRITE per pair")
 
@@ -164,6 +178,21 @@ def create_app(daemon: Daemon, *, token: str | None = None) -> FastAPI:
     @app.post(f"{PREFIX}/mode", summary="change the routing mode on the live fabric")
     async def mode(body: ModeRequest) -> dict[str, Any]:
         return await daemon.set_mode(body.mode)
+
+    @app.get(f"{PREFIX}/acl", summary="the ACL rules people added, per switch")
+    async def acl_list() -> dict[str, Any]:
+        return daemon.acl()
+
+    @app.put(f"{PREFIX}/acl/{{switch}}", summary="replace a switch's added ACL rules (drop, "
+                                                 "permit, punt), written as a diff")
+    async def acl_put(switch: str, body: AclRequest) -> dict[str, Any]:
+        from .intent import acl_rule
+
+        try:
+            rules = [acl_rule(r.action, dict(r.match), r.priority) for r in body.rules]
+        except ValueError as exc:
+            raise DaemonError(str(exc)) from None
+        return await daemon.set_acl(switch, rules)
 
     @app.post(f"{PREFIX}/link", summary="fail or restore a link")
     async def link(body: LinkRequest) -> dict[str, Any]:

@@ -50,6 +50,7 @@ from topologies.spec import MODES, SpecError
 from .client import ApiClient, ApiError, NotRunning
 from .errors import BuildError, ControllerError
 from .views import (
+    show_acl,
     show_check,
     show_link,
     show_mode,
@@ -335,6 +336,60 @@ def cmd_mode(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _acl_match(text: str) -> tuple[str, list[int]]:
+    name, sep, value = text.partition("=")
+    if not sep or not name:
+        raise argparse.ArgumentTypeError(f"{text!r}: give FIELD=VALUE or FIELD=VALUE&&&MASK")
+    v, _, m = value.partition("&&&")
+    try:
+        return name, [int(v, 0), int(m, 0)] if m else [int(v, 0), -1]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r}: values are numbers (0x.. for hex)") from None
+
+
+def cmd_acl(args: argparse.Namespace) -> int:
+    """Add ACL rules to a switch (drop, permit or punt matching packets), clear them, or list them.
+
+    `aizone acl rtsw1 drop ingress_port=1 l4_dst_port=4791` drops the RoCEv2
+    packets that enter rtsw1 on port 1 until `aizone acl rtsw1 clear`; a
+    value may carry a mask (bth_psn=0x10&&&0xff). Fields: ingress_port,
+    eth_dst, eth_type, ip_proto, l4_dst_port, bth_dst_qp, bth_psn. The
+    rules are part of the controller's intent (written as a diff, read back
+    by `aizone routes`) while the daemon runs. Without SWITCH: the rules.
+    """
+    with _client() as c:
+        current = c.get("/acl")
+        if args.switch is None:
+            data: Any = current
+            if not _out(args, data):
+                console = Console(highlight=False)
+                for sw, listed in data.items():
+                    for r in listed:
+                        console.print(f"{sw}: {r['text']}", markup=False)
+                if not data:
+                    console.print("no ACL rules added")
+            return EXIT_OK
+        if args.action == "clear":
+            rules: list[dict[str, Any]] = []
+        elif args.action is None or not args.match:
+            raise ApiError("give drop, permit or punt and at least one FIELD=VALUE, or clear",
+                           400)
+        else:
+            from .intent import ACL_FIELDS
+
+            match: dict[str, Any] = {}
+            for name, (value, mask) in args.match:
+                full = (1 << ACL_FIELDS.get(name, 1)) - 1
+                match[name] = [value, full if mask == -1 else mask]
+            keep = [{"action": r["action"], "priority": r["priority"], "match": r["match"]}
+                    for r in current.get(args.switch, [])]
+            rules = [*keep, {"action": args.action, "priority": args.priority, "match": match}]
+        data = c.put(f"/acl/{args.switch}", {"rules": rules})
+    if not _out(args, data):
+        show_acl(Console(highlight=False), data)
+    return EXIT_OK
+
+
 def cmd_link(args: argparse.Namespace) -> int:
     """Fail (down) or restore (up) the link between A and B; prints the reconvergence time.
 
@@ -590,6 +645,11 @@ def build_parser() -> argparse.ArgumentParser:
     routes.add_argument("switch", nargs="?", help="one switch (default all)")
     mode = add("mode", cmd_mode)
     mode.add_argument("mode", choices=MODES)
+    acl = add("acl", cmd_acl)
+    acl.add_argument("switch", nargs="?", help="the switch (none: list the rules)")
+    acl.add_argument("action", nargs="?", choices=("drop", "permit", "punt", "clear"))
+    acl.add_argument("match", nargs="*", type=_acl_match, metavar="FIELD=VALUE[&&&MASK]")
+    acl.add_argument("--priority", type=int, default=500, help="1..999, higher wins (500)")
     link = add("link", cmd_link)
     link.add_argument("state", choices=("down", "up"))
     link.add_argument("a", help="one end, e.g. rtsw1")

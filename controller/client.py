@@ -92,6 +92,9 @@ class ApiClient:
     def post(self, path: str, body: dict[str, Any] | None = None) -> Any:
         return self._call("POST", path, json=body or {})
 
+    def put(self, path: str, body: dict[str, Any] | None = None) -> Any:
+        return self._call("PUT", path, json=body or {})
+
     def alive(self) -> bool:
         try:
             self.get("/status")

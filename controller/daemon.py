@@ -54,6 +54,7 @@ from topologies.spec import MODES, FabricSpec, SpecError, load_spec
 
 from .agents import HostAgents
 from .build import CompiledProgram, compile_roles
+from .entities import TableEntry
 from .errors import ControllerError
 from .events import EventBus
 from .intent import PROBE_ETHERTYPE, FabricIntent
@@ -498,6 +499,42 @@ class Daemon:
                   "writes": {n: r.counts for n, r in results.items()}}
         self.bus.publish("mode", record)
         return record
+
+    async def set_acl(self, switch: str, rules: Sequence[TableEntry]) -> dict[str, Any]:
+        """Replace the ACL rules a person put on `switch` (drop, permit, punt) and write them."""
+        rt, intent, sessions = self._need()
+        if switch not in sessions.switches:
+            raise DaemonError(f"no switch named {switch!r} in fabric {rt.plan.name}")
+        keys = [r.key() for r in rules]
+        if len(set(keys)) != len(keys):
+            raise DaemonError("two ACL rules with the same match and priority")
+        async with self._op_lock:
+            t0 = time.monotonic()
+            intent.acl[switch] = tuple(rules)
+            if not rules:
+                del intent.acl[switch]
+            results = await sessions.apply(f"acl {switch}")
+            seconds = time.monotonic() - t0
+        record = {"switch": switch, "rules": len(rules), "seconds": round(seconds, 4),
+                  "writes": {n: r.counts for n, r in results.items()
+                             if any(r.counts[k] for k in ("insert", "modify", "delete"))}}
+        self.bus.publish("acl", record)
+        return record
+
+    def acl(self) -> dict[str, Any]:
+        """The ACL rules people added, per switch."""
+        _, intent, _ = self._need()
+        from .entities import Ternary, describe
+        from .intent import ACL_ACTIONS
+
+        short = {v: k for k, v in ACL_ACTIONS.items()}
+
+        def rule(e: TableEntry) -> dict[str, Any]:
+            match = {n: [m.value, m.mask] for n, m in e.match if isinstance(m, Ternary)}
+            return {"action": short.get(e.action.name if e.action else "", "?"),
+                    "priority": e.priority, "match": match, "text": describe(e)}
+
+        return {sw: [rule(e) for e in rules] for sw, rules in sorted(intent.acl.items())}
 
     def find_link(self, a: str, b: str, index: int = 0) -> str:
         """The id of the `index`-th link between nodes `a` and `b` (either order)."""

@@ -25,7 +25,8 @@ old and the new state coexist between steps 3 and 5 (a /32 pin route and a
 nothing.
 
 Names defined here: `FabricIntent`, `Diff`, `diff`, `entity_key`,
-`OWNED_TABLES`, `PROBE_ETHERTYPE`, `probe_acl_entry`.
+`OWNED_TABLES`, `PROBE_ETHERTYPE`, `probe_acl_entry`, `acl_rule`, `ACL_FIELDS`,
+`ACL_ACTIONS`.
 """
 
 from __future__ import annotations
@@ -49,6 +50,9 @@ __all__ = [
     "diff",
     "entity_key",
     "probe_acl_entry",
+    "acl_rule",
+    "ACL_FIELDS",
+    "ACL_ACTIONS",
 ]
 
 # Link probes are LLDP-typed frames (IEEE 802.1AB's EtherType): switches punt
@@ -71,6 +75,36 @@ OWNED_TABLES = (
 )
 # Install order of table entries; deletes go the other way.
 _TABLE_RANK = {name: i for i, name in enumerate(OWNED_TABLES)}
+
+
+# The ACL's match fields a rule may set (P4Info names) and the widths of their values.
+ACL_FIELDS = {"ingress_port": 9, "eth_dst": 48, "eth_type": 16, "ip_proto": 8,
+              "l4_dst_port": 16, "bth_dst_qp": 24, "bth_psn": 24}
+ACL_ACTIONS = {"drop": "FabricIngress.acl.drop", "permit": "FabricIngress.acl.permit",
+               "punt": ACL_PUNT}
+
+
+def acl_rule(action: str, match: dict[str, int | tuple[int, int]], priority: int
+             ) -> TableEntry:
+    """A person's ACL entry: `match` maps field -> value (all bits) or (value, mask)."""
+    if action not in ACL_ACTIONS:
+        raise ValueError(f"ACL action {action!r}: one of {', '.join(ACL_ACTIONS)}")
+    if not 1 <= priority < 1000:
+        raise ValueError(f"ACL priority {priority}: 1..999 (1000 is the controller's probes)")
+    fields = []
+    for name, given in sorted(match.items()):
+        width = ACL_FIELDS.get(name)
+        if width is None:
+            raise ValueError(f"ACL field {name!r}: one of {', '.join(ACL_FIELDS)}")
+        value, mask = given if isinstance(given, tuple) else (given, (1 << width) - 1)
+        if not 0 <= value < 1 << width or not 0 < mask < 1 << width or value & ~mask:
+            raise ValueError(f"ACL field {name}: value {value:#x} / mask {mask:#x} do not fit "
+                             f"bit<{width}> (or the value has bits outside the mask)")
+        fields.append((name, Ternary(value=value, mask=mask)))
+    if not fields:
+        raise ValueError("an ACL rule needs at least one match field")
+    return TableEntry(table=ACL_TABLE, match=tuple(fields),
+                      action=Action(name=ACL_ACTIONS[action]), priority=priority)
 
 
 def probe_acl_entry() -> TableEntry:
@@ -177,6 +211,9 @@ class FabricIntent:
     mode: str
     failed: frozenset[str] = field(default_factory=frozenset)
 
+    # Entries a person added to a switch's ACL (`aizone acl`): kept while the daemon runs.
+    acl: dict[str, tuple[TableEntry, ...]] = field(default_factory=dict)
+
     _cache: dict[tuple[str, str, frozenset[str]], tuple[Entity, ...]] = field(
         default_factory=dict, repr=False)
     _graphs: dict[frozenset[str], RouteGraph] = field(default_factory=dict, repr=False)
@@ -193,7 +230,7 @@ class FabricIntent:
             if graph is None:  # one live graph per failure set, shared by every switch
                 graph = self._graphs[self.failed] = RouteGraph(self.plan, self.failed)
             got = self._cache[key] = _intent(self.spec, self.plan, graph, switch, self.mode)
-        return got
+        return (*got, *self.acl.get(switch, ()))
 
     def tables(self, switch: str) -> set[str]:
         """The tables an intent for `switch` writes (besides the owned ones)."""

@@ -15,7 +15,7 @@ from typing import Any
 from rich.console import Console, Group
 from rich.table import Table
 
-__all__ = ["mbps", "show_check", "show_link", "show_mode", "show_plan", "show_routes",
+__all__ = ["mbps", "show_acl", "show_check", "show_link", "show_mode", "show_plan", "show_routes",
            "show_run", "show_stats", "show_status", "show_trace", "stats_table"]
 
 
@@ -145,6 +145,11 @@ def show_check(console: Console, data: dict[str, Any]) -> None:
 def _writes(writes: dict[str, dict[str, int]]) -> str:
     total = {k: sum(w.get(k, 0) for w in writes.values()) for k in ("insert", "modify", "delete")}
     return f"+{total['insert']} ~{total['modify']} -{total['delete']} on {len(writes)} switch(es)"
+
+
+def show_acl(console: Console, data: dict[str, Any]) -> None:
+    console.print(f"{data['switch']}: {data['rules']} ACL rule(s) added by people, written in "
+                  f"{data['seconds']:.3f} s ({_writes(data['writes'])})")
 
 
 def show_mode(console: Console, data: dict[str, Any]) -> None:

@@ -235,6 +235,94 @@ def test_trace_prediction_is_confirmed_by_counters(zone: Zone, mode: str) -> Non
         aizone("mode", "eecmp")
 
 
+RING = ["h1", "h3", "h5", "h7"]  # one host per rack: every ring hop crosses the spine
+FRAME, MTU = 1082, 1024  # a full data frame: 14 + 20 + 8 + 12 (BTH) + 1,024 + 4 (ICRC)
+
+
+def _up_and_down_bytes(out: dict[str, Any]) -> tuple[int, int]:
+    rows = [lk for lk in out["links"] if lk["tier"] == "rtsw_ctsw"]
+    return sum(lk["up_bytes"] for lk in rows), sum(lk["down_bytes"] for lk in rows)
+
+
+@pytest.mark.parametrize("mode", ["pin", "ecmp", "eecmp"])
+def test_a_ring_allreduce_completes_with_the_bytes_it_must_move(zone: Zone, mode: str) -> None:
+    """4 ranks (one per rack) x 64 KiB, 2 QPs: each rank sends 2 x 3 chunks of 16 KiB.
+
+    That is 4 x 96 KiB = 393,216 bytes sent and received (nccl-tests' ring); every
+    hop crosses the spine, so the RTSW uplinks carry at least its 384 full frames
+    (384 x 1,082 B = 415,488) up and the CTSW downlinks the same down, plus only ACKs
+    and probes (at most a fifth more) when nothing was sent twice.
+    """
+    assert aizone("mode", mode).returncode == 0
+    try:
+        out = zone.api.post("/run", {"pattern": "allreduce", "hosts": RING, "per": "host",
+                                     "size": 64 << 10, "qps": 2, "timeout": 120})
+    finally:
+        aizone("mode", "eecmp")
+    r = out["result"]
+    assert r["status"] == "ok", r["errors"]
+    assert r["bytes_sent"] == r["bytes_received"] == 393_216 and r["bytes_ok"] is True
+    assert r["icrc_errors"] == r["data_errors"] == 0
+    up, down = _up_and_down_bytes(out)
+    floor = 393_216 // MTU * FRAME
+    again = r["retransmitted"] * FRAME
+    assert floor <= up <= floor * 1.2 + again, (up, floor, r["retransmitted"])
+    assert floor <= down <= floor * 1.2 + again, (down, floor, r["retransmitted"])
+
+
+def test_a_dropped_packet_is_sent_again_and_the_message_arrives_intact(zone: Zone) -> None:
+    """An ACL rule drops what h1 sends into rtsw1 (port 1 is h1-eth0) for a moment of a
+    4 MiB WRITE h1 -> h3: the ACL drop counter moves, the rule reads back over P4Runtime,
+    the sender goes back (NAK or ACK timeout) and sends again, and every byte arrives."""
+    acl = 4  # the ACL's drop reason: the index of FabricIngress.counters.drops (define.p4)
+    before = zone.cells("rtsw1", "FabricIngress.counters.drops", [acl])[acl]
+    result: dict[str, Any] = {}
+
+    def run() -> None:  # its own client: one connection per thread
+        with ApiClient(timeout=240) as c:
+            result.update(c.post("/run", {"pattern": "incast", "hosts": ["h3", "h1"],
+                                          "per": "host", "size": 4 << 20, "timeout": 180}))
+
+    job = threading.Thread(target=run)
+    job.start()
+    try:
+        time.sleep(2.0)  # the job starts a second after the request; then 3.4 s of data
+        rule = {"action": "drop", "match": {"ingress_port": 1, "l4_dst_port": 4791}}
+        put = zone.api.put("/acl/rtsw1", {"rules": [rule]})
+        assert put["rules"] == 1 and put["writes"]["rtsw1"]["insert"] == 1
+        entries = zone.api.get("/routes", switch="rtsw1")["switches"]["rtsw1"]["entries"]
+        assert [e for e in entries if e.startswith("FabricIngress.acl.acl")
+                and "ingress_port=0x1&&&0x1ff" in e and e.endswith("-> drop()")], entries
+        dropped = zone.wait(lambda: zone.cells("rtsw1", "FabricIngress.counters.drops",
+                                               [acl])[acl] > before, timeout=10, every=0.05)
+    finally:
+        zone.api.put("/acl/rtsw1", {"rules": []})
+    job.join(240)
+    assert dropped, "no packet was dropped by the ACL rule (the transfer ended first?)"
+    r = result["result"]
+    assert r["status"] == "ok", r["errors"]
+    assert r["retransmitted"] > 0
+    assert r["bytes_sent"] == r["bytes_received"] == 4 << 20 and r["bytes_ok"] is True
+    assert r["icrc_errors"] == r["data_errors"] == 0
+    assert zone.api.get("/acl") == {}
+
+
+def test_incast_with_pfc_loses_nothing(zone: Zone, target: str) -> None:
+    """3 -> 1 across racks (h3, h5, h7 to h1 at 10 Mb/s each, 256 KiB each): h1's port
+    drains a third of what arrives, so the lossless class pauses upstream; no queue drops,
+    nothing sent twice, every byte arrives."""
+    if target != "p4switch":
+        pytest.skip("PFC is native on p4switch; BMv2 sends no PAUSE (docs/bmv2.md)")
+    out = zone.api.post("/run", {"pattern": "incast", "hosts": ["h1", "h3", "h5", "h7"],
+                                 "per": "host", "size": 256 << 10, "timeout": 120})
+    r = out["result"]
+    assert r["status"] == "ok", r["errors"]
+    assert r["bytes_received"] == 3 * (256 << 10) and r["bytes_ok"] is True
+    assert out["tm"]["pauses_sent"] > 0
+    assert out["tm"]["tm_dropped"] == 0 and not out["switch_drops"]
+    assert r["retransmitted"] == 0
+
+
 def test_a_killed_switch_is_restarted_and_reconciled(zone: Zone) -> None:
     """SIGKILL ctsw2: the daemon restarts it and writes its entries back; check passes."""
     state = read_state()

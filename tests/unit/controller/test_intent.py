@@ -2,8 +2,14 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import pytest
+
 from controller.entities import Action, Exact, Group, Lpm, Member, TableEntry, Ternary
-from controller.intent import Diff, diff, entity_key, probe_acl_entry
+from controller.intent import Diff, FabricIntent, acl_rule, diff, entity_key, probe_acl_entry
+from topologies.addressing import plan_addresses
+from topologies.spec import load_spec
 
 SEL = "FabricIngress.routing.ecmp_selector"
 NEXT = "FabricIngress.routing.next_hop"
@@ -109,3 +115,38 @@ def test_diff_counts_each_kind() -> None:
     d = Diff(inserts=(member(1),), modifies=(config(1),), deletes=(member(2), member(3)),
              unchanged=4)
     assert d.counts() == {"insert": 1, "modify": 1, "delete": 2, "unchanged": 4}
+
+
+def test_acl_rule_full_mask_and_given_mask() -> None:
+    """A value alone matches every bit of its field; value&&&mask keeps the mask."""
+    got = acl_rule("drop", {"ingress_port": 1, "bth_psn": (0x10, 0xFF)}, 500)
+    assert got == TableEntry(
+        table="FabricIngress.acl.acl",
+        match=(("bth_psn", Ternary(value=0x10, mask=0xFF)),
+               ("ingress_port", Ternary(value=1, mask=0x1FF))),
+        action=Action(name="FabricIngress.acl.drop"), priority=500)
+
+
+@pytest.mark.parametrize(("action", "match", "priority", "message"), [
+    ("reject", {"ingress_port": 1}, 500, "ACL action 'reject'"),
+    ("drop", {"ingress_port": 1}, 1000, "1000 is the controller's probes"),
+    ("drop", {"vlan": 1}, 500, "ACL field 'vlan'"),
+    ("drop", {"ingress_port": 512}, 500, "do not fit bit<9>"),
+    ("drop", {"bth_psn": (0x11, 0x10)}, 500, "bits outside the mask"),
+    ("drop", {}, 500, "at least one match field"),
+])
+def test_acl_rule_refuses_what_the_table_cannot_hold(action: str, match: dict, priority: int,
+                                                     message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        acl_rule(action, match, priority)
+
+
+def test_added_acl_rules_join_the_switch_intent() -> None:
+    """FabricIntent.acl entries are part of for_switch (after the computed ones)."""
+    spec = load_spec(Path(__file__).resolve().parents[3] / "topologies" / "ai_zone_small.yaml")
+    intent = FabricIntent(spec=spec, plan=plan_addresses(spec), mode="eecmp")
+    rule = acl_rule("drop", {"l4_dst_port": 4791}, 500)
+    plain = intent.for_switch("rtsw1")
+    intent.acl["rtsw1"] = (rule,)
+    assert intent.for_switch("rtsw1") == (*plain, rule)
+    assert rule not in intent.for_switch("rtsw2")
