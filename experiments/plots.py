@@ -18,23 +18,31 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import matplotlib
+from .schema import ExperimentResult, Param, Point
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-from matplotlib.axes import Axes  # noqa: E402
-from matplotlib.figure import Figure  # noqa: E402
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
 
-from .schema import ExperimentResult, Param, Point  # noqa: E402
+
+def _pyplot() -> Any:
+    """matplotlib's pyplot on the Agg backend, imported when a figure is first drawn (the
+    `aizone` command line loads this module without drawing anything)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
 
 __all__ = ["bar_panel", "line_panel", "new_figure", "save", "series"]
 
 
 def new_figure(panels: int, *, width: float = 5.2, height: float = 3.8) -> tuple[Figure,
                                                                                   list[Axes]]:
-    fig, axes = plt.subplots(1, panels, figsize=(width * panels, height), squeeze=False)
+    fig, axes = _pyplot().subplots(1, panels, figsize=(width * panels, height), squeeze=False)
     return fig, list(axes[0])
 
 
@@ -118,5 +126,5 @@ def save(fig: Figure, out_dir: Path, stem: str) -> list[str]:
         fig.savefig(path, dpi=110 if ext == "png" else None,
                     metadata={"Date": None} if ext == "svg" else None)
         names.append(path.name)
-    plt.close(fig)
+    _pyplot().close(fig)
     return names
