@@ -139,8 +139,12 @@ def test_roce_data_and_control_classes_land_in_their_queues(zone: Zone) -> None:
 
 
 def test_stats_move_under_traffic(zone: Zone) -> None:
-    """A flow across racks shows up as load on rtsw1's uplinks in `aizone stats --json`."""
-    flow = zone.flow("h1", "h7", messages=300, size=1024, rate_mbps=4, qps="17,18,19,20")
+    """A flow across racks shows up as load on rtsw1's uplinks in `aizone stats --json`.
+
+    1,500 KiB at 4 Mb/s lasts about 3 s: several of the daemon's 1-s statistics
+    intervals, so a `stats` call (itself about a second) sees one of them.
+    """
+    flow = zone.flow("h1", "h7", messages=1500, size=1024, rate_mbps=4, qps="17,18,19,20")
     flow.start_receiver()
     seen: list[float] = []
 
@@ -156,7 +160,7 @@ def test_stats_move_under_traffic(zone: Zone) -> None:
     t.start()
     assert zone.wait(loaded, timeout=20, every=0.5), f"uplink load seen: {seen}"
     t.join(120)
-    assert flow.received()["messages_complete"] == 300
+    assert flow.received()["messages_complete"] == 1500
 
 
 def test_mode_switch_under_a_steady_flow_loses_nothing(zone: Zone) -> None:
