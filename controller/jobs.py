@@ -28,7 +28,7 @@ the congestion that delayed them.
 
 Names defined here: `RunRequest`, `JobContext`, `run_collective`,
 `PATTERN_ALIASES`, `link_loads`, `fabric_ack_timeout_ms`, `FRAME_BYTES`,
-`machine_cpu`, `MACHINE_BUSY`.
+`machine_cpu`, `MACHINE_BUSY`, `tm_delta`.
 """
 
 from __future__ import annotations
@@ -55,7 +55,7 @@ from .sessions import FabricSessions
 from .stats import DROP_REASONS, TIER_DIRECTIONS
 
 __all__ = ["FRAME_BYTES", "MACHINE_BUSY", "PATTERN_ALIASES", "JobContext", "RunRequest",
-           "fabric_ack_timeout_ms", "link_loads", "machine_cpu", "run_collective"]
+           "fabric_ack_timeout_ms", "link_loads", "machine_cpu", "run_collective", "tm_delta"]
 
 # The share of the machine's CPU time above which a job is reported CPU-bound: the
 # switches and agents it emulates competed for the cores.
@@ -245,7 +245,7 @@ def _step_seconds(reports: dict[str, dict[str, Any]]) -> list[float]:
     return [round(hi - lo, 6) for _, (lo, hi) in sorted(spans.items())]
 
 
-def _tm_delta(before: dict[str, dict[str, Any]], after: dict[str, dict[str, Any]]
+def tm_delta(before: dict[str, dict[str, Any]], after: dict[str, dict[str, Any]]
               ) -> dict[str, int]:
     """PFC pauses sent and received and tail drops, summed over every switch queue."""
     out = {"pauses_sent": 0, "pauses_received": 0, "tm_dropped": 0}
@@ -310,7 +310,7 @@ async def run_collective(ctx: JobContext, req: RunRequest) -> dict[str, Any]:
                   for i in DROP_REASONS
                   if drops1[sw].get(i, 0) - drops0.get(sw, {}).get(i, 0)}
              for sw in drops1}
-    tm = _tm_delta(tm0, tm1)
+    tm = tm_delta(tm0, tm1)
     cpu_reasons = []
     if busy >= MACHINE_BUSY:
         cpu_reasons.append(f"the machine's CPUs were {busy:.0%} busy (the switches and agents "

@@ -44,7 +44,7 @@ from typing import Any
 
 from controller.agents import agents_dir
 from controller.client import ApiError
-from controller.jobs import RunRequest, link_loads
+from controller.jobs import RunRequest, link_loads, tm_delta
 from controller.stats import DROP_REASONS
 from traffic.agentd import AgentClient, AgentError
 from traffic.collectives import Rank, build_jobs
@@ -88,18 +88,6 @@ def uses_api(c: Collective) -> bool:
     """Whether `run_collective` sends `c` to the daemon (else it runs it on the agents)."""
     fields = api_supports()
     return "nics" in fields and (c.ack_timeout_ms is None or "ack_timeout_ms" in fields)
-
-
-def _tm_delta(before: dict[str, dict[str, Any]], after: dict[str, dict[str, Any]]
-              ) -> dict[str, int]:
-    out = {"pauses_sent": 0, "pauses_received": 0, "tm_dropped": 0}
-    for sw, queues in after.items():
-        for key, q in queues.items():
-            old = before.get(sw, {}).get(key, {})
-            out["pauses_sent"] += q.get("pauses_sent", 0) - old.get("pauses_sent", 0)
-            out["pauses_received"] += q.get("pauses_received", 0) - old.get("pauses_received", 0)
-            out["tm_dropped"] += q.get("dropped", 0) - old.get("dropped", 0)
-    return out
 
 
 def run_collective(fabric: Fabric, c: Collective,
@@ -197,7 +185,7 @@ def _via_agents(fabric: Fabric, c: Collective,
     return {"id": job_id, "via": "agents", "request": c.body(), "pattern": c.pattern,
             "ranks_nics": list(c.nics), "wall_seconds": round(seconds, 4), "result": result,
             "links": loads["links"], "tiers": loads["tiers"],
-            "switch_drops": {k: v for k, v in drops.items() if v}, "tm": _tm_delta(tm0, tm1),
+            "switch_drops": {k: v for k, v in drops.items() if v}, "tm": tm_delta(tm0, tm1),
             "cpu_bound": bool(reasons), "cpu_bound_reasons": reasons,
             "samples": (before, after)}
 
