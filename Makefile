@@ -5,10 +5,11 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 PYTHON ?= python3
 # Mininet (mnexec + its Python module), iproute2/ethtool (links), iputils-ping,
+# nftables (confines the switches' control ports to root: topologies/firewall.py),
 # cpp (the P4 preprocessor), tcpdump (captures), openssl (TLS tests),
 # g++, pkg-config and libgrpc++-dev (p4switch's native P4Runtime transport,
 # built by pip install from p4switch/server/native.cc).
-APT_PACKAGES := mininet iproute2 iputils-ping ethtool cpp gcc g++ pkg-config libgrpc++-dev tcpdump openssl python3-venv
+APT_PACKAGES := mininet iproute2 iputils-ping ethtool nftables cpp gcc g++ pkg-config libgrpc++-dev tcpdump openssl python3-venv
 # What only the tests need: chromium (the dashboard's browser test, driven by Playwright),
 # shellcheck, vagrant and vagrant-libvirt (checks of the VM's provisioning script and
 # Vagrantfile).
@@ -93,6 +94,7 @@ bench: setup
 	$(PY) bench/bringup.py
 	$(PY) bench/traffic_cpu.py
 	$(PY) bench/model.py
+	$(PY) bench/api_auth.py
 
 setup: apt $(STAMP_PIP)
 

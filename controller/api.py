@@ -14,20 +14,29 @@ FastAPI's OpenAPI document (`GET /openapi.json`, browsable at `/docs`);
     POST /mode                {"mode": "pin|ecmp|eecmp"}: switch on the live fabric
     POST /link                {"a", "b", "index", "up"}: fail or restore a link
     POST /check               all host pairs: ping and one RoCEv2 transfer
-    POST /exec                {"host", "argv", "timeout"}: run a command in a host
-    GET  /trace?src&dst&...   a flow's path from the entries read back, confirmed by counters
+    POST /exec                {"host", "argv", "timeout"}: run a command in a host (Unix socket only)
+    GET  /trace?src&dst&...   a flow's path predicted from the entries read back
+    POST /trace               {"src", "dst", ...}: the same, confirmed by sending the flow
     POST /run                 a collective on the hosts' agents (controller.jobs.RunRequest)
     GET  /jobs, /jobs/ID      the collectives run so far, and one's full result
     POST /shutdown            stop the fabric (what `aizone down` asks)
 
 Errors answer with a status code and `{"error": "one line"}`: 400 bad
-request (unknown switch, link, mode), 409 the fabric is not up, 422 a body
-that does not validate (the field is named), 502 a switch refused or did
-not answer. Requests over TCP to a non-loopback address need
-`Authorization: Bearer <token>` (the daemon refuses such a bind without a
-token); the Unix socket is root's only (mode 0600).
+request (unknown switch, link, mode), 401 no token (TCP), 403 a Host,
+Origin or route this transport does not serve, 409 the fabric is not up,
+413 a body over 1 MiB, 422 a body that does not validate (the field is
+named), 429 too many of that operation at once, 502 a switch refused or
+did not answer.
 
-Names defined here: `create_app`, `ApiServer`.
+Two transports, two applications (`create_app(daemon, tcp=...)`): the Unix
+socket (`<state dir>/api.sock`, mode 0600, root's alone) serves every
+route; TCP (127.0.0.1:8400 unless told otherwise) serves the same routes
+but `/exec` behind `controller.access.AccessGuard` (the fabric's token,
+the Host, the page's Origin). Running commands in hosts is never offered
+over TCP. Both cap bodies (1 MiB), event streams, concurrent execs, checks
+and runs, and connections.
+
+Names defined here: `create_app`, `ApiServer`, `Limits`.
 """
 
 from __future__ import annotations
@@ -40,6 +49,7 @@ import logging
 import os
 import socket
 from collections.abc import AsyncGenerator, AsyncIterator, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Literal, cast
 
@@ -49,14 +59,15 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, StreamingResponse
 from pydantic import BaseModel, ConfigDict, Field
 
-from .errors import ControllerError, P4RuntimeError
+from .access import AccessGuard, AccessPolicy, BodyCap
+from .errors import ControllerError, DaemonError, P4RuntimeError
 from .jobs import RunRequest
 from .web import mount_dashboard
 
 if TYPE_CHECKING:
     from .daemon import Daemon
 
-__all__ = ["ApiServer", "create_app"]
+__all__ = ["ApiServer", "Limits", "create_app"]
 
 PREFIX = "/api/v1"
 LOG = logging.getLogger("aizone.api")
@@ -82,7 +93,54 @@ class LinkRequest(_Body):
 class ExecRequest(_Body):
     host: str
     argv: list[str] = Field(min_length=1)
-    timeout: float = Field(default=30, gt=0, le=3600)
+    timeout: float = Field(default=30, gt=0, le=600)
+
+
+class TraceRequest(_Body):
+    src: str = Field(description="source host or NIC")
+    dst: str = Field(description="destination host or NIC")
+    sport: int = Field(default=49152, ge=0, le=65535)
+    dport: int = Field(default=4791, ge=0, le=65535)
+    qp: int = Field(default=17, ge=0, lt=1 << 24)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Limits:
+    """How much of each costly thing the API does at once (a request past one: 429/503)."""
+
+    streams: int = 32
+    """Event streams (`GET /events`) open at once, over both transports."""
+    execs: int = 4
+    """Commands running in hosts at once (`POST /exec`)."""
+    exec_output: int = 1 << 20
+    """Bytes kept of each of a command's stdout and stderr; the rest is counted, not kept."""
+    checks: int = 1
+    """All-pairs checks at once (`POST /check`)."""
+    runs: int = 4
+    """Collectives running or waiting for the fabric at once (`POST /run`)."""
+    connections: int = 256
+    """Connections per transport; past that uvicorn answers 503."""
+
+
+class _Slots:
+    """A counter of operations in progress; `take` fails fast instead of queueing."""
+
+    def __init__(self, what: str, limit: int) -> None:
+        self.what, self.limit, self.busy = what, limit, 0
+
+    @contextlib.contextmanager
+    def take(self) -> Iterator[None]:
+        if self.busy >= self.limit:
+            raise _Busy(f"{self.limit} {self.what} already in progress: try again when one ends")
+        self.busy += 1
+        try:
+            yield
+        finally:
+            self.busy -= 1
+
+
+class _Busy(Exception):
+    pass
 
 
 class AclRule(_Body):
@@ -107,20 +165,24 @@ def _error(status: int, message: str) -> JSONResponse:
     return JSONResponse(status_code=status, content={"error": message})
 
 
-def create_app(daemon: Daemon, *, token: str | None = None) -> FastAPI:
-    """The FastAPI application serving `daemon` (see the module docstring)."""
-    from .daemon import DaemonError
+def create_app(daemon: Daemon, *, tcp: bool = False, limits: Limits | None = None,
+               slots: dict[str, _Slots] | None = None) -> FastAPI:
+    """The FastAPI application serving `daemon` on one transport (see the module docstring).
 
-    app = FastAPI(title="aizone controller", version="1",
+    `tcp=True` leaves `/exec` out (it answers 403); the caller wraps the app in
+    `AccessGuard`. `slots` are shared between the transports' apps so a cap
+    counts both.
+    """
+    limits = limits or Limits()
+    slots = slots if slots is not None else _new_slots(limits)
+    # No /docs or /redoc: FastAPI's pages load their scripts from a CDN, which must not
+    # run inside the API's origin. The schema itself is at /openapi.json.
+    app = FastAPI(title="aizone controller", version="1", docs_url=None, redoc_url=None,
                   description="The local API of the aizone controller daemon.")
 
-    @app.middleware("http")
-    async def _auth(request: Request, call_next: Any) -> Any:
-        client = request.scope.get("client")
-        remote = client is not None and not _loopback(client[0])
-        if token and remote and request.headers.get("authorization") != f"Bearer {token}":
-            return _error(401, "this API needs `Authorization: Bearer <token>` from this address")
-        return await call_next(request)
+    @app.exception_handler(_Busy)
+    async def _busy(_request: Request, exc: _Busy) -> JSONResponse:
+        return _error(429, str(exc))
 
     @app.exception_handler(DaemonError)
     async def _daemon_error(_request: Request, exc: DaemonError) -> JSONResponse:
@@ -160,9 +222,14 @@ def create_app(daemon: Daemon, *, token: str | None = None) -> FastAPI:
         return daemon.stats.latest if daemon.stats is not None else {}
 
     @app.get(f"{PREFIX}/events", summary="server-sent events (progress, stats, changes)")
-    async def events(kinds: str | None = None, replay: bool = False) -> StreamingResponse:
+    async def events(kinds: str | None = None, replay: bool = False) -> Any:
         wanted = set(kinds.split(",")) if kinds else None
-        return StreamingResponse(_sse(daemon, wanted, replay), media_type="text/event-stream",
+        streams = slots["streams"]
+        if streams.busy >= streams.limit:
+            return _error(503, f"{streams.limit} event streams are already open: close one "
+                               f"(a dashboard tab) and try again")
+        return StreamingResponse(_sse(daemon, wanted, replay, streams),
+                                 media_type="text/event-stream",
                                  headers={"Cache-Control": "no-cache"})
 
     @app.get(f"{PREFIX}/counters/{{switch}}/{{counter}}",
@@ -201,22 +268,36 @@ def create_app(daemon: Daemon, *, token: str | None = None) -> FastAPI:
 
     @app.post(f"{PREFIX}/check", summary="all host pairs: ping and one RoCEv2 transfer")
     async def check(body: CheckRequest | None = None) -> dict[str, Any]:
-        return await daemon.check(roce=body.roce if body else True)
+        with slots["checks"].take():
+            return await daemon.check(roce=body.roce if body else True)
 
-    @app.post(f"{PREFIX}/exec", summary="run a command inside a host's network namespace")
-    async def exec_(body: ExecRequest) -> dict[str, Any]:
-        return await daemon.exec(body.host, body.argv, body.timeout)
+    if tcp:
+        @app.post(f"{PREFIX}/exec", summary="not over TCP: use the Unix socket (`aizone exec`)")
+        async def exec_refused() -> JSONResponse:
+            return _error(403, "running commands in hosts is offered on the Unix socket only "
+                               "(root's `aizone exec`), never over TCP")
+    else:
+        @app.post(f"{PREFIX}/exec", summary="run a command inside a host's network namespace")
+        async def exec_(body: ExecRequest) -> dict[str, Any]:
+            with slots["execs"].take():
+                return await daemon.exec(body.host, body.argv, body.timeout,
+                                         limit=limits.exec_output)
 
-    @app.get(f"{PREFIX}/trace", summary="a flow's path: predicted from the entries, confirmed")
+    @app.get(f"{PREFIX}/trace", summary="a flow's path, predicted from the entries read back")
     async def trace(src: str, dst: str, sport: Annotated[int, Query(ge=0, le=65535)] = 49152,
                     dport: Annotated[int, Query(ge=0, le=65535)] = 4791,
-                    qp: Annotated[int, Query(ge=0, lt=1 << 24)] = 17,
-                    send: bool = True) -> dict[str, Any]:
-        return await daemon.trace(src, dst, sport=sport, dport=dport, qp=qp, send=send)
+                    qp: Annotated[int, Query(ge=0, lt=1 << 24)] = 17) -> dict[str, Any]:
+        return await daemon.trace(src, dst, sport=sport, dport=dport, qp=qp, send=False)
+
+    @app.post(f"{PREFIX}/trace", summary="a flow's path, predicted and confirmed by sending it")
+    async def trace_send(body: TraceRequest) -> dict[str, Any]:
+        return await daemon.trace(body.src, body.dst, sport=body.sport, dport=body.dport,
+                                  qp=body.qp, send=True)
 
     @app.post(f"{PREFIX}/run", summary="run a collective on the hosts' traffic agents")
     async def run(body: RunRequest) -> dict[str, Any]:
-        return await daemon.run_job(body)
+        with slots["runs"].take():
+            return await daemon.run_job(body)
 
     @app.get(f"{PREFIX}/jobs", summary="the collectives run so far (latest 50)")
     async def jobs() -> list[dict[str, Any]]:
@@ -239,6 +320,13 @@ def create_app(daemon: Daemon, *, token: str | None = None) -> FastAPI:
     return app
 
 
+def _new_slots(limits: Limits) -> dict[str, _Slots]:
+    return {"streams": _Slots("event streams", limits.streams),
+            "execs": _Slots("commands in hosts", limits.execs),
+            "checks": _Slots("checks", limits.checks),
+            "runs": _Slots("collectives", limits.runs)}
+
+
 def _loopback(host: str) -> bool:
     try:
         return ipaddress.ip_address(host).is_loopback
@@ -246,8 +334,16 @@ def _loopback(host: str) -> bool:
         return False
 
 
-async def _sse(daemon: Daemon, kinds: set[str] | None, replay: bool) -> AsyncIterator[bytes]:
+async def _sse(daemon: Daemon, kinds: set[str] | None, replay: bool,
+               slots: _Slots) -> AsyncIterator[bytes]:
     """The event stream: one `event:`/`data:` block per event, a comment every 15 s."""
+    with slots.take():
+        async for block in _sse_blocks(daemon, kinds, replay):
+            yield block
+
+
+async def _sse_blocks(daemon: Daemon, kinds: set[str] | None,
+                      replay: bool) -> AsyncIterator[bytes]:
     stream = cast(AsyncGenerator[Any, None], daemon.bus.subscribe(replay=replay, kinds=kinds))
     nxt = asyncio.ensure_future(anext(stream))
     try:
@@ -280,66 +376,89 @@ class _Server(uvicorn.Server):
 
 
 class ApiServer:
-    """Serves `create_app(daemon)` on a Unix socket and a TCP address."""
+    """Serves the daemon on its Unix socket (every route) and on TCP (guarded, no `/exec`).
+
+    The TCP port is the one asked for or nothing: when it is taken, `start`
+    fails with a message naming it (a page bookmarked at 8400 must never
+    reach whoever took 8400 while the daemon moved on to 8401).
+    """
 
     def __init__(self, daemon: Daemon, *, host: str, port: int, unix_path: Path,
-                 token: str | None = None) -> None:
-        if not _loopback(host) and not token:
-            from .daemon import DaemonError
-
-            raise DaemonError(f"the API would listen on {host}, which is not loopback: "
-                              f"give --api-token to require a token")
+                 token: str, extra_hosts: tuple[str, ...] = (),
+                 limits: Limits | None = None) -> None:
+        if not token:
+            raise DaemonError("the API needs the fabric's token (controller.access.new_token)")
         self.daemon = daemon
-        self.host, self.port, self.unix_path, self.token = host, port, unix_path, token
+        self.host, self.port, self.unix_path = host, port, unix_path
+        self.policy = AccessPolicy(token=token, host=host, port=port, extra_hosts=extra_hosts)
+        self.limits = limits or Limits()
         self.addresses: dict[str, str] = {}
-        self._server: _Server | None = None
-        self._task: asyncio.Task[None] | None = None
+        self._servers: list[_Server] = []
+        self._tasks: list[asyncio.Task[None]] = []
 
-    def _sockets(self) -> list[socket.socket]:
-        from .daemon import DaemonError
-
+    def _tcp_socket(self) -> socket.socket:
         tcp = socket.socket(socket.AF_INET6 if ":" in self.host else socket.AF_INET)
         tcp.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        port = self.port
-        for candidate in range(self.port, self.port + 20):
-            try:
-                tcp.bind((self.host, candidate))
-                port = candidate
-                break
-            except OSError:
-                continue
-        else:
+        # Inherited by every accepted connection: a response's head and body leave at once
+        # instead of the body waiting out the client's delayed ACK (~40 ms a request).
+        tcp.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        try:
+            tcp.bind((self.host, self.port))
+        except OSError as exc:
             tcp.close()
-            raise DaemonError(f"no free TCP port for the API in {self.host}:{self.port}.."
-                              f"{self.port + 19}")
+            raise DaemonError(f"the API cannot listen on {self.host}:{self.port}: "
+                              f"{exc.strerror} (another program holds it?): free it, or "
+                              f"choose another with `aizone up --api-port N`") from None
+        return tcp
+
+    def _unix_socket(self) -> socket.socket:
         unix = socket.socket(socket.AF_UNIX)
-        self.unix_path.parent.mkdir(parents=True, exist_ok=True)
+        self.unix_path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
         with contextlib.suppress(FileNotFoundError):
             self.unix_path.unlink()
-        unix.bind(str(self.unix_path))
+        old = os.umask(0o177)  # created 0600: no moment at which another user may connect
+        try:
+            unix.bind(str(self.unix_path))
+        finally:
+            os.umask(old)
         os.chmod(self.unix_path, 0o600)
-        shown = f"[{self.host}]" if ":" in self.host else self.host
-        self.addresses = {"url": f"http://{shown}:{port}/", "unix": str(self.unix_path)}
-        return [tcp, unix]
+        return unix
 
     async def start(self) -> None:
-        sockets = self._sockets()
-        config = uvicorn.Config(create_app(self.daemon, token=self.token), log_level="warning",
-                                lifespan="off", access_log=False)
-        self._server = _Server(config)
-        self._task = asyncio.create_task(self._server.serve(sockets=sockets), name="api")
-        while not self._server.started:
-            if self._task.done():
-                await self._task  # raises what stopped it
-                return
+        tcp = self._tcp_socket()
+        try:
+            unix = self._unix_socket()
+        except OSError:
+            tcp.close()
+            raise
+        shown = f"[{self.host}]" if ":" in self.host else self.host
+        self.addresses = {"url": f"http://{shown}:{self.port}/", "unix": str(self.unix_path)}
+        slots = _new_slots(self.limits)
+        apps: list[tuple[Any, socket.socket]] = [
+            (BodyCap(create_app(self.daemon, limits=self.limits, slots=slots)), unix),
+            (AccessGuard(BodyCap(create_app(self.daemon, tcp=True, limits=self.limits,
+                                            slots=slots)), self.policy), tcp)]
+        for app, sock in apps:
+            config = uvicorn.Config(app, log_level="warning", lifespan="off", access_log=False,
+                                    limit_concurrency=self.limits.connections,
+                                    timeout_keep_alive=5)
+            server = _Server(config)
+            self._servers.append(server)
+            self._tasks.append(asyncio.create_task(server.serve(sockets=[sock]), name="api"))
+        while not all(server.started for server in self._servers):
+            for task in self._tasks:
+                if task.done():
+                    await task  # raises what stopped it
+                    return
             await asyncio.sleep(0.01)
 
     async def stop(self) -> None:
-        if self._server is not None and self._task is not None:
-            self._server.should_exit = True
+        for server in self._servers:
+            server.should_exit = True
+        for task in self._tasks:
             try:
-                await asyncio.wait_for(self._task, 5)
+                await asyncio.wait_for(task, 5)
             except (TimeoutError, asyncio.CancelledError):
-                self._task.cancel()
+                task.cancel()
         with contextlib.suppress(FileNotFoundError):
             self.unix_path.unlink()

@@ -45,8 +45,11 @@ from rich.live import Live
 from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
 from topologies.nodes import SWITCH_CLASSES, NetworkError
+from topologies.pki import FabricPki
+from topologies.runstate import PKI_DIR, state_dir
 from topologies.spec import MODES, SpecError
 
+from .access import read_token, token_path
 from .client import ApiClient, ApiError, NotRunning
 from .errors import BuildError, ControllerError
 from .views import (
@@ -96,6 +99,29 @@ def _client() -> ApiClient:
     return ApiClient()
 
 
+def _dashboard_url(api: dict[str, Any]) -> str:
+    """The dashboard's address with the fabric's token (root reads it from its 0600 file)."""
+    token = read_token()
+    base = str(api.get("url") or "")
+    return f"{base}?token={token}" if token and base else base
+
+
+def cmd_dashboard(args: argparse.Namespace) -> int:
+    """Print the dashboard's URL, with the fabric's token (root only: it is a key).
+
+    Open it in a browser on this machine (or through an SSH tunnel to it):
+    the page keeps the token in a cookie and drops it from the address bar.
+    """
+    with _client() as c:
+        st = c.get("/status")
+    url = _dashboard_url(st.get("api") or {})
+    if args.json:
+        print(json.dumps({"dashboard": url}))
+    else:
+        print(url)
+    return EXIT_OK
+
+
 # --- up / down --------------------------------------------------------------------
 
 
@@ -138,7 +164,7 @@ def cmd_up(args: argparse.Namespace) -> int:
     child = start_daemon(DaemonOptions(
         topology=None if attach else topology, target=args.target, mode=args.mode,
         build_dir=args.build_dir, api_host=args.api_host, api_port=args.api_port,
-        api_token=args.api_token, switch_log=args.switch_log, attach=attach))
+        api_allow_hosts=tuple(args.api_allow_host), switch_log=args.switch_log, attach=attach))
     console = _err_console()
     try:
         with _UpProgress(console, quiet=args.json, attach=attach) as view:
@@ -146,13 +172,17 @@ def cmd_up(args: argparse.Namespace) -> int:
     except KeyboardInterrupt:
         stop_daemon(child.pid)
         raise
+    api = info.get("api") or {}
+    # The dashboard's URL carries the token once (the page then keeps it in a cookie):
+    # printed to the person who started the fabric, never logged by the daemon.
+    page = _dashboard_url(api)
     if args.json:
-        print(json.dumps(info))
+        print(json.dumps({**info, "dashboard": page}))
     else:
-        api = info.get("api") or {}
         console.print(f"[bold green]fabric {info.get('name')!r} is up[/] on {info.get('target')},"
                       f" mode {info.get('mode')}: API {api.get('url')}api/v1 "
-                      f"(unix socket {api.get('unix')}), dashboard {api.get('url')}")
+                      f"(unix socket {api.get('unix')}, token in {token_path()}), "
+                      f"dashboard {page}")
         console.print("next: aizone check | aizone stats --watch | aizone down")
     if args.foreground:
         try:
@@ -428,8 +458,10 @@ def cmd_trace(args: argparse.Namespace) -> int:
     counters on the path must have moved (--no-send skips that).
     """
     with _client() as c:
-        data = c.get("/trace", src=args.src, dst=args.dst, sport=args.sport, dport=args.dport,
-                     qp=args.qp, send=str(not args.no_send).lower())
+        flow = {"src": args.src, "dst": args.dst, "sport": args.sport, "dport": args.dport,
+                "qp": args.qp}
+        # Predicting reads; sending packets changes the fabric's counters: a POST.
+        data = c.get("/trace", **flow) if args.no_send else c.post("/trace", flow)
     if not _out(args, data):
         show_trace(Console(highlight=False), data)
     conf = data.get("confirmation")
@@ -510,6 +542,10 @@ def cmd_shell(args: argparse.Namespace) -> int:
         raise ApiError(f"no switch named {args.switch!r} in fabric {st.get('name')}", 400)
     argv = [sys.executable, "-m", "p4switch.server.p4rt_shell", "--grpc-addr", sw["grpc_addr"],
             "--device-id", str(sw["device_id"]), "--election-id", "0,1"]
+    pki = FabricPki(directory=state_dir() / PKI_DIR)
+    if pki.exists():  # the switches take only clients with the fabric's certificate
+        argv += ["--ssl", "--cacert", str(pki.ca), "--cert", str(pki.client_cert),
+                 "--private-key", str(pki.client_key)]
     if args.print_command:
         print(" ".join(argv))
         return EXIT_OK
@@ -625,17 +661,19 @@ def build_parser() -> argparse.ArgumentParser:
     up.add_argument("--topology", "-t", type=Path, default=None, help=argparse.SUPPRESS)
     target_flags(up)
     up.add_argument("--api-host", default="127.0.0.1",
-                    help="TCP address of the API (default 127.0.0.1; others need --api-token)")
+                    help="TCP address of the API (default 127.0.0.1; every TCP request needs "
+                         "the fabric's token, see docs/api.md before opening it further)")
     up.add_argument("--api-port", type=int, default=8400,
-                    help="TCP port of the API (default 8400, the next free one if taken)")
-    up.add_argument("--api-token", default=os.environ.get("AIZONE_API_TOKEN"),
-                    help="token required from non-loopback API clients")
+                    help="TCP port of the API (default 8400; taken: `up` fails and says so)")
+    up.add_argument("--api-allow-host", action="append", default=[], metavar="NAME",
+                    help="another Host name the TCP API answers to (with --api-host)")
     up.add_argument("--foreground", action="store_true",
                     help="stay attached; Ctrl-C stops the fabric")
     up.add_argument("--switch-log", action="store_true",
                     help="switches log every packet into their log files")
     add("down", cmd_down)
     add("status", cmd_status)
+    add("dashboard", cmd_dashboard)
     check = add("check", cmd_check)
     check.add_argument("--no-roce", action="store_true", help="ping only")
     stats = add("stats", cmd_stats)

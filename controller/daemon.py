@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import logging
 import os
 import signal
@@ -49,13 +50,14 @@ from typing import Any
 
 from topologies.addressing import AddressPlan, plan_addresses
 from topologies.nodes import SWITCH_CLASSES, NetworkError
-from topologies.runstate import proc_start, read_state, state_dir, update_state
+from topologies.pki import FabricPki
+from topologies.runstate import PKI_DIR, proc_start, read_state, state_dir, update_state
 from topologies.spec import MODES, FabricSpec, SpecError, load_spec
 
 from .agents import HostAgents
 from .build import CompiledProgram, compile_roles
 from .entities import TableEntry
-from .errors import ControllerError
+from .errors import ControllerError, DaemonError
 from .events import EventBus
 from .intent import PROBE_ETHERTYPE, FabricIntent
 from .probes import LinkProber, LinkState
@@ -70,10 +72,6 @@ THREADS = 256
 DEFAULT_API_PORT = 8400
 
 
-class DaemonError(ControllerError):
-    """A daemon operation that cannot be done as asked (bad name, wrong state)."""
-
-
 @dataclass(frozen=True, kw_only=True)
 class DaemonConfig:
     topology: Path | None
@@ -82,7 +80,7 @@ class DaemonConfig:
     build_dir: Path = Path("build")
     api_host: str = "127.0.0.1"
     api_port: int = DEFAULT_API_PORT
-    api_token: str | None = None
+    api_extra_hosts: tuple[str, ...] = ()
     attach: bool = False
     stats_interval: float = 1.0
     probe_interval: float = 0.2
@@ -167,12 +165,18 @@ class Daemon:
         self.bus.bind(loop)
         for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
             loop.add_signal_handler(sig, self.request_stop)
+        from .access import new_token, token_path, write_token
         from .api import ApiServer
 
+        # The fabric's secret: made here, kept 0600 beside the socket, never on a command
+        # line or in a log (`aizone up` reads it to print the dashboard's URL).
+        token = new_token()
         api = ApiServer(self, host=self.config.api_host, port=self.config.api_port,
-                        unix_path=state_dir() / API_SOCKET, token=self.config.api_token)
+                        unix_path=state_dir() / API_SOCKET, token=token,
+                        extra_hosts=self.config.api_extra_hosts)
         code = 0
         try:
+            write_token(token)
             await api.start()
             self.api_addresses = api.addresses
             self.progress("api", **api.addresses)
@@ -202,6 +206,8 @@ class Daemon:
             self.bus.publish("down", {})
             await asyncio.sleep(0.2)  # let the event streams deliver "down"
             await api.stop()
+            with contextlib.suppress(FileNotFoundError):
+                token_path().unlink()
         return code
 
     async def _start(self) -> None:
@@ -301,10 +307,12 @@ class Daemon:
         assert rt is not None and intent is not None
         self.prober = None
         fabric = rt.fabric
+        pki = FabricPki(directory=state_dir() / PKI_DIR)
         self.sessions = FabricSessions(
             rt.plan, rt.programs, intent, on_event=self.bus.publish,
             on_packet_in=self._packet_in, packet_in_types=(PROBE_ETHERTYPE,),
-            configure=lambda name: asyncio.to_thread(fabric.configure_switch, name))
+            configure=lambda name: asyncio.to_thread(fabric.configure_switch, name),
+            tls=pki if pki.exists() else None)
         self.progress("sessions", switches=len(rt.plan.switches),
                       names=[s.name for s in rt.plan.switches])
         await self.sessions.start()
@@ -580,14 +588,17 @@ class Daemon:
         record["seconds"] = round(time.monotonic() - t0, 4)
         return record
 
-    async def exec(self, host: str, argv: Sequence[str], timeout: float = 30) -> dict[str, Any]:
+    async def exec(self, host: str, argv: Sequence[str], timeout: float = 30, *,
+                   limit: int = 1 << 20) -> dict[str, Any]:
+        """Run `argv` in `host`; at most `limit` bytes of each output stream are kept."""
         rt, _, _ = self._need()
         if host not in {h.name for h in rt.plan.hosts}:
             raise DaemonError(f"no host named {host!r} in fabric {rt.plan.name}")
         if not argv:
             raise DaemonError("give a command to run")
         try:
-            proc = await asyncio.to_thread(rt.fabric.host_run, host, list(argv), timeout)
+            proc = await asyncio.to_thread(rt.fabric.host_run, host, list(argv), timeout,
+                                           limit=limit)
         except FileNotFoundError as exc:
             raise DaemonError(f"{host}: {exc.strerror}: {argv[0]}") from None
         except subprocess.TimeoutExpired:
@@ -783,7 +794,8 @@ def build_parser() -> argparse.ArgumentParser:
                                                                           "build")))
     p.add_argument("--api-host", default="127.0.0.1")
     p.add_argument("--api-port", type=int, default=DEFAULT_API_PORT)
-    p.add_argument("--api-token")
+    p.add_argument("--api-allow-host", action="append", default=[], metavar="NAME",
+                   help="another Host name the TCP API answers to (with --api-host)")
     p.add_argument("--attach", action="store_true")
     p.add_argument("--stats-interval", type=float, default=1.0)
     p.add_argument("--probe-interval", type=float, default=0.2)
@@ -797,15 +809,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not args.attach and args.topology is None:
         print("aizone daemon: error: --topology is required (or --attach)", file=sys.stderr)
         return 2
+    # Everything the daemon (and what it starts: switches, host shells, agents) creates is
+    # its own: sockets, logs, run.json and the token are never readable by another user.
+    os.umask(0o077)
     directory = state_dir()
-    directory.mkdir(parents=True, exist_ok=True)
+    directory.mkdir(parents=True, exist_ok=True, mode=0o700)
+    os.chmod(directory, 0o700)
     logging.basicConfig(filename=directory / "daemon.log", filemode="a" if args.attach else "w",
                         level=logging.INFO,
                         format="%(asctime)s %(name)s %(levelname)s %(message)s")
     logging.getLogger("finsy").setLevel(logging.INFO)
     config = DaemonConfig(topology=args.topology, target=args.target, mode=args.mode,
                           build_dir=args.build_dir, api_host=args.api_host,
-                          api_port=args.api_port, api_token=args.api_token, attach=args.attach,
+                          api_port=args.api_port, api_extra_hosts=tuple(args.api_allow_host),
+                          attach=args.attach,
                           stats_interval=args.stats_interval, probe_interval=args.probe_interval,
                           probe_dead_after=args.probe_dead_after, log_console=args.switch_log)
     try:

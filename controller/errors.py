@@ -7,7 +7,7 @@
 message (model: p4runtime-shell's write exception).
 `BuildError`: compiling a P4 program failed.
 
-Names defined here: `ControllerError`, `SchemaError`, `P4RuntimeError`,
+Names defined here: `ControllerError`, `DaemonError`, `SchemaError`, `P4RuntimeError`,
 `WriteError`, `UpdateError`, `BuildError`.
 """
 
@@ -16,6 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 __all__ = [
+    "DaemonError",
     "BuildError",
     "ControllerError",
     "P4RuntimeError",
@@ -27,6 +28,10 @@ __all__ = [
 
 class ControllerError(Exception):
     """Base of every error the controller raises on purpose."""
+
+
+class DaemonError(ControllerError):
+    """A daemon operation that cannot be done as asked (bad name, wrong state)."""
 
 
 class SchemaError(ControllerError, LookupError):

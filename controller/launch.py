@@ -42,7 +42,7 @@ class DaemonOptions:
     build_dir: Path | None = None
     api_host: str = "127.0.0.1"
     api_port: int = 8400
-    api_token: str | None = None
+    api_allow_hosts: tuple[str, ...] = ()
     switch_log: bool = False
     attach: bool = False
 
@@ -58,8 +58,8 @@ class DaemonOptions:
         if self.build_dir:
             cmd += ["--build-dir", str(self.build_dir.resolve())]
         cmd += ["--api-host", self.api_host, "--api-port", str(self.api_port)]
-        if self.api_token:
-            cmd += ["--api-token", self.api_token]
+        for name in self.api_allow_hosts:
+            cmd += ["--api-allow-host", name]
         if self.switch_log:
             cmd.append("--switch-log")
         return cmd
@@ -80,8 +80,10 @@ def orphan() -> RunState | None:
 def start_daemon(options: DaemonOptions) -> subprocess.Popen[bytes]:
     """Spawn the daemon in its own session; its output goes to `daemon_log()`."""
     log = daemon_log()
-    log.parent.mkdir(parents=True, exist_ok=True)
-    with open(log, "wb") as out:
+    log.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    fd = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
+    os.fchmod(fd, 0o600)  # an older one may have been made wider
+    with os.fdopen(fd, "wb") as out:
         return subprocess.Popen(options.argv(), stdin=subprocess.DEVNULL, stdout=out,
                                 stderr=out, start_new_session=True)
 

@@ -40,6 +40,7 @@ from finsy import switch as finsy_switch
 from finsy.p4client import P4ClientError
 
 from topologies.addressing import AddressPlan
+from topologies.pki import FabricPki
 
 from .build import CompiledProgram
 from .entities import Entity, TableEntry, describe
@@ -93,7 +94,10 @@ class FabricSessions:
                  intent: FabricIntent, *, on_event: Event | None = None,
                  on_packet_in: PacketIn | None = None,
                  packet_in_types: Iterable[int] = (),
-                 configure: Callable[[str], Awaitable[None]] | None = None) -> None:
+                 configure: Callable[[str], Awaitable[None]] | None = None,
+                 tls: FabricPki | None = None) -> None:
+        """`tls`: the fabric's CA and the controller's certificate (mutual TLS to every
+        switch, `topologies.pki`); None talks plaintext to switches started without it."""
         self.plan = plan
         self.intent = intent
         self.on_event = on_event or (lambda _kind, _data: None)
@@ -107,11 +111,14 @@ class FabricSessions:
         self._out_locks: dict[str, asyncio.Lock] = {}
         self._no_registers: set[str] = set()  # targets that serve no register entries
         self._stack: AsyncExitStack | None = None
+        credentials = None if tls is None else fy.GRPCCredentialsTLS(
+            cacert=tls.ca, cert=tls.client_cert, private_key=tls.client_key)
         for s in plan.switches:
             prog = programs[s.role]
             opts = fy.SwitchOptions(p4info=prog.p4info, p4blob=prog.device_config,
                                     device_id=s.device_id, initial_election_id=ELECTION_ID,
-                                    ready_handler=self._on_ready)
+                                    ready_handler=self._on_ready,
+                                    channel_credentials=credentials)
             self.switches[s.name] = fy.Switch(s.name, s.grpc_addr, opts)
             self.ready[s.name] = asyncio.Event()
             self._locks[s.name] = asyncio.Lock()

@@ -44,6 +44,7 @@ Names defined here: `FabricRuntime`.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -171,14 +172,19 @@ class FabricRuntime:
         env = self._env(popen_kw.pop("env", None))
         return subprocess.Popen(self._host_argv(host, argv), env=env, **popen_kw)
 
-    def host_run(self, host: str, argv: list[str],
-                 timeout: float = 30.0) -> subprocess.CompletedProcess[str]:
+    def host_run(self, host: str, argv: list[str], timeout: float = 30.0, *,
+                 limit: int | None = None) -> subprocess.CompletedProcess[str]:
         """Run `argv` inside `host`'s namespace to completion (text output captured).
 
-        Raises `subprocess.TimeoutExpired` (the command killed) after `timeout` s.
+        With `limit`, at most that many bytes of each of stdout and stderr are
+        kept (the rest is read and counted, so the command never blocks, and a
+        line says how much was left out). Raises `subprocess.TimeoutExpired`
+        (the command killed) after `timeout` s.
         """
-        return subprocess.run(self._host_argv(host, argv), env=self._env(None),
-                              capture_output=True, text=True, timeout=timeout)
+        if limit is None:
+            return subprocess.run(self._host_argv(host, argv), env=self._env(None),
+                                  capture_output=True, text=True, timeout=timeout)
+        return _run_bounded(self._host_argv(host, argv), self._env(None), timeout, limit)
 
     # --- links ---------------------------------------------------------------
 
@@ -387,3 +393,41 @@ def _ip(netns: str | None, args: list[str], *, what: str) -> str:
     if out.returncode != 0:
         raise NetworkError(f"{what}: {out.stderr.strip() or ' '.join(argv)}")
     return out.stdout
+
+
+def _run_bounded(argv: list[str], env: dict[str, str], timeout: float,
+                 limit: int) -> subprocess.CompletedProcess[str]:
+    """`subprocess.run` with text capture, keeping at most `limit` bytes per stream."""
+    proc = subprocess.Popen(argv, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, start_new_session=True)
+    kept: dict[str, bytearray] = {"out": bytearray(), "err": bytearray()}
+    dropped = {"out": 0, "err": 0}
+
+    def drain(name: str, stream: Any) -> None:
+        while chunk := stream.read1(65536):
+            room = limit - len(kept[name])
+            kept[name] += chunk[:max(room, 0)]
+            dropped[name] += max(len(chunk) - max(room, 0), 0)
+
+    readers = [threading.Thread(target=drain, args=(n, s), daemon=True)
+               for n, s in (("out", proc.stdout), ("err", proc.stderr))]
+    for r in readers:
+        r.start()
+    try:
+        proc.wait(timeout)
+    except subprocess.TimeoutExpired:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+        raise
+    finally:
+        for r in readers:
+            r.join(5)
+
+    def text(name: str) -> str:
+        out = kept[name].decode(errors="replace")
+        if dropped[name]:
+            out += f"\n[aizone: {dropped[name]} more bytes not kept (limit {limit})]\n"
+        return out
+
+    return subprocess.CompletedProcess(argv, proc.returncode, text("out"), text("err"))

@@ -28,8 +28,15 @@ it is idempotent. If `start()` fails half-way it stops what it started
 before raising. Run-time access (commands in hosts, link control, switch
 restarts) is `topologies.attach.FabricRuntime.from_net(net)`.
 
+Switch control planes are the controller's alone (DESIGN.md, "Who can reach
+what"): before a switch starts, `start()` makes the run's CA
+(`topologies.pki`; every switch serves P4Runtime over mutual TLS) and
+confines every control port to root on this machine (`topologies.firewall`);
+the switches' local sockets go in `<state dir>/switches` (0700). `stop()`
+removes both.
+
 Names defined here: `FabricTopo`, `FabricNet`, `link_params`,
-`check_ports_free`, `netem_available`.
+`check_ports_free`, `control_ports`, `netem_available`.
 """
 
 from __future__ import annotations
@@ -49,25 +56,32 @@ from mininet.node import Host
 from mininet.topo import Topo
 
 from .addressing import AddressPlan, HostPlan
+from .firewall import confine
 from .hostcfg import host_commands
 from .nodes import RUN_ENV, FabricSwitch, NetworkError
+from .pki import FabricPki
 from .ports import switch_settings
 from .runstate import (
+    CONTROL_DIR,
     NETNS_DIR,
     OUR_INTF,
+    PKI_DIR,
     RunState,
     clear_state,
     netns_name,
     pin_netns,
     proc_start,
+    remove_control_files,
     remove_netns,
     root_links,
+    state_dir,
     update_state,
     write_state,
 )
 from .spec import LinkSpec
 
-__all__ = ["FabricNet", "FabricTopo", "check_ports_free", "link_params", "netem_available"]
+__all__ = ["FabricNet", "FabricTopo", "check_ports_free", "control_ports", "link_params",
+           "netem_available"]
 
 
 class _HtbQuantumNotice(logging.Filter):
@@ -121,18 +135,37 @@ def check_ports_free(plan: AddressPlan, *, thrift: bool = False, ctl: bool = Fal
         ports = [("gRPC", sw.grpc_port)] + ([("Thrift", sw.thrift_port)] if thrift else []) + (
             [("ctl", sw.ctl_port)] if ctl else [])
         for what, port in ports:
-            with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-                # REUSEADDR: a closed session's TIME_WAIT is not "in use"; a
-                # listener still is (gRPC's REUSEPORT needs it on both sides).
-                s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-                try:
-                    s.bind(("127.0.0.1", port))
-                except OSError:
+            # Loopback and every address: BMv2 binds Thrift on all of them, and a listener
+            # on the machine's own address would take the connections meant for it.
+            for address in ("127.0.0.1", "0.0.0.0"):
+                if not _bindable(address, port):
                     raise NetworkError(
-                        f"{what} port 127.0.0.1:{port} for {sw.name} is already in use: stop "
+                        f"{what} port {address}:{port} for {sw.name} is already in use: stop "
                         f"what listens there (ss -ltnp 'sport = :{port}') or change "
                         f"switches.{what.lower()}_port_base in the topology"
-                    ) from None
+                    )
+
+
+def control_ports(plan: AddressPlan, extra: tuple[str, ...] = ()) -> list[int]:
+    """Every TCP port the plan's switches listen on besides their data ports."""
+    ports = [sw.grpc_port for sw in plan.switches]
+    if "thrift" in extra:
+        ports += [sw.thrift_port for sw in plan.switches]
+    if "ctl" in extra:
+        ports += [sw.ctl_port for sw in plan.switches]
+    return ports
+
+
+def _bindable(address: str, port: int) -> bool:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        # REUSEADDR: a closed session's TIME_WAIT is not "in use"; a
+        # listener still is (gRPC's REUSEPORT needs it on both sides).
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            s.bind((address, port))
+        except OSError:
+            return False
+        return True
 
 
 class FabricTopo(Topo):
@@ -188,6 +221,7 @@ class FabricNet:
         log_console: bool = False,
         meta: dict[str, Any] | None = None,
         state_directory: Path | None = None,
+        tls: bool = True,
     ) -> None:
         self.plan = plan
         self.switch_cls = switch
@@ -198,6 +232,10 @@ class FabricNet:
         self.log_console = log_console
         self.meta = dict(meta or {})
         self.state_directory = state_directory
+        # P4Runtime over mutual TLS with a CA of this run's own (topologies.pki); False:
+        # plaintext, for tests that drive a network's switches with their own clients.
+        self.tls = tls
+        self.pki: FabricPki | None = None
         self.token = secrets.token_hex(6)
         self.net: Mininet | None = None
         self.state: RunState | None = None
@@ -254,12 +292,24 @@ class FabricNet:
         self._saved_env = os.environ.get(RUN_ENV)
         os.environ[RUN_ENV] = self.token
         try:
+            directory = self.state_directory or state_dir()
+            control = directory / CONTROL_DIR
+            control.mkdir(parents=True, exist_ok=True, mode=0o700)
+            os.chmod(control, 0o700)
+            if self.tls:
+                self.pki = FabricPki.create(directory / PKI_DIR)
+            # Before any switch listens: its control ports are root's from the first moment.
+            confine(control_ports(self.plan, self.switch_cls.extra_ports))
+            self.state.meta["firewall"] = True
+            write_state(self.state, self.state_directory)
             opts = {
                 s.name: {
                     "json_path": self.device_configs.get(s.name),
                     "log_dir": str(self.log_dir) if self.log_dir else None,
                     "log_console": self.log_console,
                     "run_token": self.token,
+                    "tls_dir": str(self.pki.directory) if self.pki else None,
+                    "control_dir": str(control),
                 }
                 for s in self.plan.switches
             }
@@ -322,6 +372,7 @@ class FabricNet:
                     if name in present:
                         subprocess.run(["ip", "link", "del", name], capture_output=True)
                 remove_netns(self.state.netns)
+                remove_control_files(self.state_directory or state_dir())
         finally:
             if self._saved_env is None:
                 os.environ.pop(RUN_ENV, None)

@@ -49,6 +49,7 @@ Names defined here: `FabricSwitch`, `P4SwitchNode`, `Bmv2SwitchNode`,
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import shutil
@@ -125,6 +126,7 @@ class SwitchRecord:
     ctl_port: int | None = None
     log: str | None = None
     settings: dict[str, Any] = field(default_factory=dict)  # SwitchSettings.to_json()
+    tls_dir: str | None = None  # the fabric's PKI (topologies.pki): P4Runtime is mutual TLS
     token: str = ""
     pid: int | None = None
     start: str = ""  # the pid's start time, so a reused pid is not taken for it
@@ -222,6 +224,8 @@ class FabricSwitch(Switch):
         log_dir: str | None = None,
         log_console: bool = False,
         run_token: str = "",
+        tls_dir: str | None = None,
+        control_dir: str | None = None,
         **params: Any,
     ) -> None:
         params.setdefault("inNamespace", False)
@@ -237,6 +241,10 @@ class FabricSwitch(Switch):
         self.log_dir = Path(log_dir) if log_dir else None
         self.log_console = log_console
         self.run_token = run_token
+        # P4Runtime over mutual TLS with the fabric's CA (None: plaintext, for a switch
+        # a test starts on its own); where the switch's local sockets go (0700).
+        self.tls_dir = tls_dir
+        self.control_dir = Path(control_dir) if control_dir else None
         self.proc: subprocess.Popen[bytes] | None = None
         self.log_path: Path | None = self.log_dir / f"{name}.log" if self.log_dir else None
         self._record: SwitchRecord | None = None
@@ -269,6 +277,14 @@ class FabricSwitch(Switch):
             if intf.name != "lo" and port != 0
         )
 
+    def tls_args(self) -> list[str]:
+        """The TLS flags both targets share, when the fabric has a PKI."""
+        if self.tls_dir is None:
+            return []
+        from .pki import FabricPki
+
+        return FabricPki(directory=Path(self.tls_dir)).server_flags()
+
     def iface_args(self) -> list[str]:
         args: list[str] = []
         for port, name in self.port_intfs():
@@ -284,7 +300,7 @@ class FabricSwitch(Switch):
                 thrift_port=self.thrift_port, ctl_port=self.ctl_port,
                 log=str(self.log_path) if self.log_path else None,
                 settings=self.settings.to_json() if self.settings else {},
-                token=self.run_token)
+                tls_dir=self.tls_dir, token=self.run_token)
         return self._record
 
     def start(self, controllers: list[Any]) -> None:
@@ -345,6 +361,7 @@ class P4SwitchNode(FabricSwitch):
         cmd += self.iface_args()
         cmd += ["--device-id", str(self.device_id), "--grpc-server-addr", self.grpc_addr,
                 "--cpu-port", str(self.cpu_port)]
+        cmd += self.tls_args()
         cmd += self.settings_args()
         if self.log_console:
             cmd.append("--log-console")
@@ -426,11 +443,17 @@ class Bmv2SwitchNode(FabricSwitch):
         cmd += self.iface_args()
         cmd += ["--device-id", str(self.device_id)]
         if self.thrift_port is not None:
-            # Each instance needs its own Thrift port (the default 9090 clashes).
+            # Each instance needs its own Thrift port (the default 9090 clashes). BMv2 binds
+            # it on every address with no authentication: `topologies.firewall` confines it.
             cmd += ["--thrift-port", str(self.thrift_port)]
+        if self.control_dir is not None and _bmv2_takes("--notifications-addr"):
+            # Its notifications socket (default: a name under /tmp) in the 0700 folder. A
+            # BMv2 built without nanomsg has neither the option nor the socket.
+            cmd += ["--notifications-addr", f"ipc://{self.control_dir / self.name}-notify.ipc"]
         if self.log_console:
             cmd.append("--log-console")
         cmd += ["--", "--grpc-server-addr", self.grpc_addr, "--cpu-port", str(self.cpu_port)]
+        cmd += self.tls_args()
         if self.settings is not None:
             cmd += ["--priority-queues", str(self.settings.queues)]
         return cmd
@@ -462,6 +485,17 @@ class Bmv2SwitchNode(FabricSwitch):
         if out.returncode != 0 or bad:
             raise NetworkError(f"{record.name}: simple_switch_CLI --thrift-port "
                                f"{record.thrift_port}: {(bad or [text.strip()])[0]}")
+
+
+@functools.cache
+def _bmv2_takes(option: str) -> bool:
+    """Does this machine's simple_switch_grpc know `option` (its --help lists it)?"""
+    try:
+        out = subprocess.run(["simple_switch_grpc", "--help"], capture_output=True, text=True,
+                             timeout=30)
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return option in out.stdout + out.stderr
 
 
 SWITCH_CLASSES: dict[str, type[FabricSwitch]] = {

@@ -1,7 +1,8 @@
 """The record of the running fabric, and the removal of what a run left behind.
 
 A running network writes `run.json` in the state folder (`$AIZONE_STATE_DIR`,
-else `/run/aizone`, else `/tmp/aizone`): the owner process, its switches
+else `/run/aizone`; never a folder under /tmp that any user could have made
+first), root's and mode 0700: the owner process, its switches
 (`nodes.SwitchRecord`: name, role, exact command line, port settings, gRPC
 / Thrift / ctl ports, log, pid), its hosts (shell pid, network namespace
 inode and pinned name), the pinned namespaces, the root-namespace
@@ -30,8 +31,8 @@ it; the namespace, and with it the host end of each veth, then goes.
 It never calls `mn -c` (which needs Open vSwitch) and never kills by name.
 
 Names defined here: `RunState`, `CleanupReport`, `state_dir`, `read_state`,
-`write_state`, `update_state`, `clear_state`, `cleanup`, `owner_alive`, `proc_start`,
-`pin_netns`, `remove_netns`, `pinned_netns`, `netns_name`, `root_links`,
+`write_state`, `update_state`, `clear_state`, `cleanup`, `check_trusted`, `owner_alive`, `proc_start`,
+`pin_netns`, `remove_netns`, `remove_control_files`, `pinned_netns`, `netns_name`, `root_links`,
 `OUR_INTF`, `NETNS_DIR`, `NETNS_PREFIX`.
 """
 
@@ -42,7 +43,9 @@ import fcntl
 import json
 import os
 import re
+import shutil
 import signal
+import stat
 import subprocess
 import threading
 import time
@@ -51,14 +54,17 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .firewall import release
 from .nodes import RUN_ENV, NetworkError, proc_start
 
 __all__ = [
+    "CONTROL_DIR",
     "NETNS_DIR",
     "NETNS_PREFIX",
     "OUR_INTF",
     "CleanupReport",
     "RunState",
+    "check_trusted",
     "cleanup",
     "clear_state",
     "netns_name",
@@ -67,6 +73,7 @@ __all__ = [
     "pinned_netns",
     "proc_start",
     "read_state",
+    "remove_control_files",
     "remove_netns",
     "root_links",
     "state_dir",
@@ -76,19 +83,43 @@ __all__ = [
 
 OUR_INTF = re.compile(r"^(rtsw|ctsw|atsw)\d+-eth\d+$")
 STATE_FILE = "run.json"
+CONTROL_DIR = "switches"  # the switches' local sockets (0700)
+PKI_DIR = "pki"  # the run's CA and certificates (topologies.pki)
 NETNS_DIR = Path("/run/netns")  # where `ip netns` keeps named namespaces
 NETNS_PREFIX = "aizone-"
 
 
 def state_dir() -> Path:
-    """Where `run.json` lives (created on demand by writers)."""
+    """Where `run.json` lives (created on demand by writers, mode 0700).
+
+    `$AIZONE_STATE_DIR`, else `/run/aizone`. A folder that exists must be
+    trusted (`NetworkError` otherwise): owned by root or by this user, and
+    writable by nobody else, so no other user can plant a socket or a
+    `run.json` that root would then act on.
+    """
     env = os.environ.get("AIZONE_STATE_DIR")
-    if env:
-        return Path(env)
-    run = Path("/run")
-    if run.is_dir() and os.access(run, os.W_OK):
-        return run / "aizone"
-    return Path("/tmp/aizone")
+    path = Path(env) if env else Path("/run/aizone")
+    check_trusted(path)
+    return path
+
+
+def check_trusted(path: Path) -> None:
+    """Raise `NetworkError` when `path` exists but another user could have made or changed it."""
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return
+    except OSError as exc:
+        raise NetworkError(f"{path}: {exc.strerror}") from None
+    if not stat.S_ISDIR(st.st_mode):
+        raise NetworkError(f"{path}: the state folder is not a folder (a link or a file "
+                           f"someone put there): remove it")
+    if st.st_uid not in (0, os.geteuid()):
+        raise NetworkError(f"{path}: the state folder belongs to uid {st.st_uid}, not to "
+                           f"root or you: it is not trusted (remove it)")
+    if st.st_mode & 0o022:
+        raise NetworkError(f"{path}: the state folder is writable by other users (mode "
+                           f"{st.st_mode & 0o777:o}): it is not trusted (chmod 700 it)")
 
 
 @dataclass(kw_only=True)
@@ -128,7 +159,7 @@ def read_state(directory: Path | None = None) -> RunState | None:
 
 def write_state(state: RunState, directory: Path | None = None) -> Path:
     d = directory or state_dir()
-    d.mkdir(parents=True, exist_ok=True)
+    d.mkdir(parents=True, exist_ok=True, mode=0o700)
     path = d / STATE_FILE
     tmp = path.with_suffix(f".{os.getpid()}.{threading.get_ident()}.tmp")
     tmp.write_text(json.dumps(asdict(state), indent=2))
@@ -145,7 +176,7 @@ def _locked(directory: Path | None) -> Iterator[None]:
     # The folder itself is locked: run.json is replaced on every write (a
     # lock on it would be on the old file), and no lock file is left behind.
     d = directory or state_dir()
-    d.mkdir(parents=True, exist_ok=True)
+    d.mkdir(parents=True, exist_ok=True, mode=0o700)
     fd = os.open(d, os.O_RDONLY | os.O_DIRECTORY)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)
@@ -227,11 +258,12 @@ class CleanupReport:
     interfaces: list[str] = field(default_factory=list)
     namespaces: list[str] = field(default_factory=list)
     state_removed: bool = False
+    firewall: bool = False  # the control ports' nftables table (topologies.firewall)
 
     @property
     def anything(self) -> bool:
         return bool(self.stopped_owner or self.killed or self.interfaces or self.namespaces
-                    or self.state_removed)
+                    or self.state_removed or self.firewall)
 
 
 def _marker(env: bytes) -> str | None:
@@ -358,7 +390,17 @@ def cleanup(*, stop_running: bool = True, directory: Path | None = None,
             subprocess.run(["ip", "link", "del", name], capture_output=True)
             report.interfaces.append(name)
     report.namespaces = remove_netns(sorted(namespaces))
+    if token is None or state is not None:
+        report.firewall = remove_control_files(directory or state_dir())
     if state is not None:
         clear_state(directory)
         report.state_removed = True
     return report
+
+
+def remove_control_files(directory: Path) -> bool:
+    """The run's firewall table, CA and switch sockets gone; True if there was a table."""
+    released = release()
+    for name in (PKI_DIR, CONTROL_DIR):
+        shutil.rmtree(directory / name, ignore_errors=True)
+    return released

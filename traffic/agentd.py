@@ -114,9 +114,16 @@ class AgentServer:
     def __init__(self, engine: Engine, socket_path: str | os.PathLike[str]) -> None:
         self.engine = engine
         self.path = Path(socket_path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
         _remove_stale(self.path)
-        self._server = _Server(str(self.path), _Handler)
+        # Created 0600 (under a 0177 umask, so never reachable by another user, not
+        # even for a moment): an agent sends packets as root.
+        old = os.umask(0o177)
+        try:
+            self._server = _Server(str(self.path), _Handler)
+        finally:
+            os.umask(old)
+        os.chmod(self.path, 0o600)
         self._server.agent = self
         self._cpu0 = time.process_time()
 

@@ -76,7 +76,7 @@ for spec in "p4lang-p4c=$P4C_VERSION" "p4lang-bmv2=$BMV2_VERSION"; do
 done
 
 log "installing p4lang-p4c $P4C_VERSION, p4lang-bmv2 $BMV2_VERSION, Mininet"
-"${APT[@]}" install --no-install-recommends p4lang-p4c p4lang-bmv2 mininet make python3-venv git
+"${APT[@]}" install --no-install-recommends p4lang-p4c p4lang-bmv2 mininet nftables make python3-venv git
 for tool in p4c-bm2-ss simple_switch_grpc simple_switch_CLI; do
     command -v "$tool" >/dev/null || { log "$tool missing after the install"; exit 1; }
 done

@@ -15,23 +15,18 @@ and the mode before `aizone down`.
 
 from __future__ import annotations
 
-import fcntl
 import json
 import os
-import subprocess
-import sys
 import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 import pytest
+from conftest import Fabric, aizone
 from dashboard_support import IDLE_RGB, drawn_graph, expected_graph
-
-from controller.client import ApiClient
-from topologies.nodes import resolve_target, target_missing
 
 ROOT = Path(__file__).resolve().parents[2]
 SMALL = ROOT / "topologies" / "ai_zone_small.yaml"
@@ -40,86 +35,6 @@ CLI_FAILED = "rtsw1-eth5--ctsw1-eth1"  # `aizone link down rtsw1 ctsw1`
 PAGE_FAILED = "rtsw4-eth6--ctsw2-eth4"  # rtsw4's uplink to ctsw2, failed from the page
 
 pytestmark = pytest.mark.root
-
-
-def aizone(*args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
-    """Run the aizone CLI as a user does."""
-    return subprocess.run([sys.executable, "-m", "controller.cli", *args], cwd=ROOT,
-                          capture_output=True, text=True, timeout=timeout)
-
-
-def _net_lock() -> IO[str] | None:
-    """Hold the shared network lock for the module (None: already held, run under `flock`)."""
-    for fd in os.listdir("/proc/self/fd"):
-        try:
-            if os.readlink(f"/proc/self/fd/{fd}") == NET_LOCK:
-                return None  # inherited from `flock /tmp/aizone-net.lock pytest ...`
-        except OSError:
-            continue
-    lock = open(NET_LOCK, "a")  # noqa: SIM115 - held until the fabric is down
-    deadline = time.monotonic() + 300
-    while True:
-        try:
-            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            return lock
-        except BlockingIOError:
-            if time.monotonic() > deadline:
-                lock.close()
-                pytest.skip(f"the network lock {NET_LOCK} stayed busy for 300 s")
-            time.sleep(1)
-
-
-class Fabric:
-    """The running fabric: API client, what `up` printed, the page's URL."""
-
-    def __init__(self, api: ApiClient, up: dict[str, Any]) -> None:
-        self.api = api
-        self.up = up
-        self.url: str = up["api"]["url"]
-
-    def link_up(self, link: str) -> bool:
-        st = self.api.get("/status")
-        return bool(next(lk["up"] for lk in st["links"] if lk["id"] == link))
-
-
-@pytest.fixture(scope="module")
-def fabric(request: pytest.FixtureRequest) -> Iterator[Fabric]:
-    """ai_zone_small up on --target (else $AIZONE_TARGET, else auto), down at the end."""
-    if os.geteuid() != 0:
-        pytest.skip("the dashboard's browser test brings a fabric up: it needs root")
-    wanted = request.config.getoption("--target", default=None) or os.environ.get(
-        "AIZONE_TARGET", "auto")
-    target = resolve_target(str(wanted))
-    missing = target_missing(target)
-    if missing:
-        pytest.skip(f"target {target} needs {', '.join(missing)} on PATH")
-    lock = _net_lock()
-    try:
-        t0 = time.monotonic()
-        up = aizone("up", str(SMALL), "--target", target, "--json")
-        assert up.returncode == 0, up.stdout[-2000:] + up.stderr[-2000:]
-        print(f"\naizone up: {time.monotonic() - t0:.1f} s")
-        api = ApiClient()
-        try:
-            yield Fabric(api, json.loads(up.stdout))
-        finally:
-            try:
-                st = api.get("/status")
-                for lk in st["links"]:
-                    if not lk["up"]:  # restore what a failed test left down
-                        same = [x["id"] for x in st["links"] if {x["a"], x["b"]} == {lk["a"],
-                                                                                   lk["b"]}]
-                        aizone("link", "up", lk["a"], lk["b"], "--index",
-                               str(same.index(lk["id"])))
-                if st.get("mode") != "eecmp":
-                    aizone("mode", "eecmp")
-            finally:
-                api.close()
-                down = aizone("down")
-                assert down.returncode == 0, down.stderr
-    finally:
-        if lock is not None:
-            lock.close()
 
 
 @dataclass

@@ -53,7 +53,10 @@ class ApiError extends Error {
 
 async function api(path, options = {}) {
   const resp = await fetch(`api/v1${path}`, {
-    ...options, headers: { "content-type": "application/json", ...(options.headers ?? {}) },
+    // x-aizone-request: the daemon takes a change authenticated by the page's cookie only
+    // with this header, which a cross-site form cannot send (controller/access.py).
+    ...options, headers: { "content-type": "application/json", "x-aizone-request": "1",
+                           ...(options.headers ?? {}) },
   });
   let body = null;
   try { body = await resp.json(); } catch { /* not JSON */ }

@@ -21,6 +21,7 @@ from topologies.addressing import AddressPlan, plan_addresses
 from topologies.attach import FabricRuntime
 from topologies.net import FabricNet
 from topologies.nodes import SWITCH_CLASSES, NetworkError
+from topologies.pki import FabricPki
 from topologies.runstate import read_state
 from topologies.spec import FabricSpec, load_spec, parse_spec
 
@@ -138,7 +139,7 @@ class _Controller:
     """The daemon's sessions (finsy) in a thread of their own: pipeline, routes, QoS, settings."""
 
     def __init__(self, spec: FabricSpec, plan: AddressPlan, target: str, build: Path,
-                 rt: FabricRuntime) -> None:
+                 rt: FabricRuntime, pki: FabricPki | None) -> None:
         from controller.build import compile_roles
         from controller.intent import FabricIntent
         from controller.sessions import FabricSessions
@@ -150,7 +151,8 @@ class _Controller:
 
         async def start() -> FabricSessions:
             s = FabricSessions(plan, programs, FabricIntent(spec=spec, plan=plan, mode="ecmp"),
-                               configure=lambda n: asyncio.to_thread(rt.configure_switch, n))
+                               configure=lambda n: asyncio.to_thread(rt.configure_switch, n),
+                               tls=pki)
             await s.start()
             await s.wait_ready(60)
             return s
@@ -191,7 +193,7 @@ def test_congestion_queues_in_the_switch_not_in_tc(state_dir: Path, target: str,
         rt = FabricRuntime.from_net(net)
         # The daemon's way: pipeline pushed, port settings applied, then routes,
         # QoS and the probe ACL reconciled.
-        ctl = _Controller(spec, plan, target, tmp_path / "build", rt)
+        ctl = _Controller(spec, plan, target, tmp_path / "build", rt, net.pki)
         try:
             senders = [rt.host_popen(h, [sys.executable, "-c", SENDER, plan.host("h2").ip,
                                          str(dscp << 2)]) for h in ("h1", "h3")]
