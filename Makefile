@@ -35,7 +35,7 @@ SETUPTOOLS_312 := 84.2.1
 .PHONY: demo test test-p4switch test-bmv2 test-py312 setup apt apt-test lint lint-ruff lint-mypy lint-shell vagrant-validate bench clean-net
 
 demo: setup
-	$(PY) -m controller.cli demo --topology topologies/ai_zone_small.yaml --target $(TARGET)
+	$(PY) -m aizone.cli demo --topology topologies/ai_zone_small.yaml --target $(TARGET)
 
 # Lint, then every suite on p4switch, then the dataplane and fabric suites on BMv2 (when
 # installed), then the unit tests on Python 3.12.
@@ -69,7 +69,7 @@ endif
 lint: lint-ruff lint-mypy lint-shell vagrant-validate
 
 lint-ruff: setup
-	$(VENV)/bin/ruff check p4switch controller topologies traffic model experiments tests bench
+	$(VENV)/bin/ruff check aizone p4switch controller topologies traffic model experiments tests bench
 
 lint-mypy: setup
 	$(VENV)/bin/mypy
@@ -136,4 +136,4 @@ $(STAMP_PIP): pyproject.toml setup.py p4switch/server/native.cc
 	@touch $@
 
 clean-net: setup
-	$(PY) -m controller.cli down
+	$(PY) -m aizone.cli down

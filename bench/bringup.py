@@ -47,7 +47,7 @@ from topologies.runstate import read_state  # noqa: E402
 
 
 def aizone(*args: str, timeout: float = 600) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "controller.cli", *args], cwd=ROOT,
+    return subprocess.run([sys.executable, "-m", "aizone.cli", *args], cwd=ROOT,
                           capture_output=True, text=True, timeout=timeout)
 
 

@@ -5,7 +5,7 @@ Public surface: the intent values (`TableEntry`, `Member`, `Group`,
 (`compute_routes`, `compute_all`, `compute_qos`, `FabricIntent`, `diff`),
 the daemon's client (`ApiClient`; the daemon itself is `controller.daemon`), and the exceptions
 (`ControllerError` and its subclasses). The `aizone` console script is
-`controller.cli:main`; `docs/architecture.md` maps the modules.
+`aizone.cli:main`; `docs/architecture.md` maps the modules.
 """
 
 from __future__ import annotations

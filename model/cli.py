@@ -1,7 +1,7 @@
 """`aizone model`: the flow-level model of a topology, for people (rich) and programs (--json).
 
 `add_parser(subparsers)` adds the subcommand to the `aizone` parser (the
-lead wires it into `controller.cli`); `run(args) -> int` is its handler.
+lead wires it into `aizone.cli`); `run(args) -> int` is its handler.
 Exit codes: 0 done; 2 bad input (topology file, names, link ids), with
 one line on stderr, `aizone model: error: ...` (or `{"error": ...}` with
 --json).

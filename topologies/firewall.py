@@ -13,6 +13,9 @@ rules over the set of the fabric's control ports:
 - `output`: a connection to one of them from a local process whose user is
   not root is refused with a TCP reset.
 
+(p4switch's own control API needs none of this: it is a 0600 Unix socket
+in the fabric's 0700 folder, `topologies.nodes.P4SwitchNode.ctl_addr`.)
+
 So only root on this machine connects, and P4Runtime still asks root's
 client for the fabric's certificate. `confine(ports)` installs the table
 (replacing an older one), `release()` deletes it; `aizone down` and

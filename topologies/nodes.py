@@ -50,7 +50,6 @@ Names defined here: `FabricSwitch`, `P4SwitchNode`, `Bmv2SwitchNode`,
 from __future__ import annotations
 
 import functools
-import json
 import os
 import shutil
 import signal
@@ -63,6 +62,9 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from mininet.node import Switch
+
+from p4switch.ctl import CtlError
+from p4switch.ctl import request as ctl_request
 
 from .ports import SwitchSettings, frames_per_second
 
@@ -124,6 +126,7 @@ class SwitchRecord:
     device_id: int
     thrift_port: int | None = None
     ctl_port: int | None = None
+    ctl_addr: str | None = None  # p4switch's control API: "unix:/PATH" (or "HOST:PORT")
     log: str | None = None
     settings: dict[str, Any] = field(default_factory=dict)  # SwitchSettings.to_json()
     tls_dir: str | None = None  # the fabric's PKI (topologies.pki): P4Runtime is mutual TLS
@@ -277,6 +280,15 @@ class FabricSwitch(Switch):
             if intf.name != "lo" and port != 0
         )
 
+    def ctl_addr(self) -> str | None:
+        """Where p4switch's control API listens: a 0600 Unix socket in the fabric's 0700
+        folder when there is one (only root reaches it), else the loopback port."""
+        if self.target != "p4switch":
+            return None
+        if self.control_dir is not None:
+            return f"unix:{self.control_dir / self.name}.ctl"
+        return f"127.0.0.1:{self.ctl_port}" if self.ctl_port is not None else None
+
     def tls_args(self) -> list[str]:
         """The TLS flags both targets share, when the fabric has a PKI."""
         if self.tls_dir is None:
@@ -298,6 +310,7 @@ class FabricSwitch(Switch):
                 name=self.name, role=self.role, target=self.target, argv=self.command(),
                 grpc_port=self.grpc_port, device_id=self.device_id,
                 thrift_port=self.thrift_port, ctl_port=self.ctl_port,
+                ctl_addr=self.ctl_addr(),
                 log=str(self.log_path) if self.log_path else None,
                 settings=self.settings.to_json() if self.settings else {},
                 tls_dir=self.tls_dir, token=self.run_token)
@@ -353,7 +366,8 @@ class P4SwitchNode(FabricSwitch):
     """The built-in pure-Python v1model target (`python -m p4switch`)."""
 
     target = "p4switch"
-    extra_ports = ("ctl",)
+    # Its control API is a Unix socket in the fabric's folder (`ctl_addr`): no TCP port.
+    extra_ports = ()
 
     def command(self) -> list[str]:
         cmd = [sys.executable, "-m", "p4switch"]
@@ -376,14 +390,15 @@ class P4SwitchNode(FabricSwitch):
                 args += ["--port-speed", f"{p.port}={p.gbps}", "--queue-depth", f"{p.port}={p.queue}"]
                 if p.pfc:
                     args += ["--pfc", f"{p.port}={','.join(map(str, p.pfc))}"]
-        if self.ctl_port is not None:
-            args += ["--ctl-addr", f"127.0.0.1:{self.ctl_port}"]
+        address = self.ctl_addr()
+        if address is not None:
+            args += ["--ctl-addr", address]
         return args
 
     @classmethod
     def configure(cls, record: SwitchRecord) -> None:
         """XOFF/XON of every PFC port through the control API (needs a committed pipeline)."""
-        if record.ctl_port is None or not record.settings:
+        if record.ctl_addr is None or not record.settings:
             return
         for p in record.switch_settings.ports:
             if p.pfc:
@@ -393,7 +408,7 @@ class P4SwitchNode(FabricSwitch):
     @classmethod
     def tm_stats(cls, record: SwitchRecord) -> dict[str, Any] | None:
         """p4switch's traffic manager counters, "port/priority" -> {depth, max_depth, ...}."""
-        if record.ctl_port is None:
+        if record.ctl_addr is None:
             return None
         try:
             reply = _ctl(record, {"cmd": "tm"})
@@ -404,19 +419,11 @@ class P4SwitchNode(FabricSwitch):
 
 
 def _ctl(record: SwitchRecord, req: dict[str, Any]) -> dict[str, Any]:
-    """One request to p4switch's control API (JSON lines on loopback); NetworkError on failure."""
+    """One request to p4switch's control API (`p4switch.ctl.request`); NetworkError on failure."""
     try:
-        with socket.create_connection(("127.0.0.1", int(record.ctl_port or 0)), timeout=5) as s:
-            s.sendall((json.dumps(req) + "\n").encode())
-            data = b""
-            while not data.endswith(b"\n"):
-                chunk = s.recv(65536)
-                if not chunk:
-                    break
-                data += chunk
-        reply: dict[str, Any] = json.loads(data)
-    except (OSError, ValueError) as exc:
-        raise NetworkError(f"{record.name}: p4switch control API 127.0.0.1:{record.ctl_port}: "
+        reply = ctl_request(str(record.ctl_addr), req)
+    except (OSError, ValueError, CtlError) as exc:
+        raise NetworkError(f"{record.name}: p4switch control API {record.ctl_addr}: "
                            f"{exc}") from None
     if not reply.get("ok"):
         raise NetworkError(f"{record.name}: {req['cmd']} refused: {reply.get('error')}")

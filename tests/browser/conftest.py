@@ -92,7 +92,7 @@ def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
 
 def aizone(*args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
     """Run the aizone CLI as a user does."""
-    return subprocess.run([sys.executable, "-m", "controller.cli", *args], cwd=ROOT,
+    return subprocess.run([sys.executable, "-m", "aizone.cli", *args], cwd=ROOT,
                           capture_output=True, text=True, timeout=timeout)
 
 

@@ -71,8 +71,8 @@ def assert_clean(before: dict[str, list[str]] | None = None) -> None:
 
 def aizone(*args: str, user: str | None = None, timeout: float = 600,
            env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    """Run the aizone CLI (`python -m controller.cli`), optionally as another user."""
-    cmd = [sys.executable, "-m", "controller.cli", *args]
+    """Run the aizone CLI (`python -m aizone.cli`), optionally as another user."""
+    cmd = [sys.executable, "-m", "aizone.cli", *args]
     if user:
         # The user keeps only the right to read any directory, so that a checkout
         # under a private directory (mktemp -d is 0700) still imports.

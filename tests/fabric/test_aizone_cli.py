@@ -145,7 +145,7 @@ def test_demo_runs_the_main_job_and_never_needs_open_vswitch(tmp_path: Path, tar
 def test_up_foreground_until_ctrl_c(target: str, build_dir: Path) -> None:
     """`up --foreground` stays until SIGINT; `status --json` sees it meanwhile; nothing is left."""
     before = leftovers()
-    up = subprocess.Popen([sys.executable, "-m", "controller.cli", "up", "--foreground", "--json",
+    up = subprocess.Popen([sys.executable, "-m", "aizone.cli", "up", "--foreground", "--json",
                            "--target", target, "--build-dir", str(build_dir)], cwd=ROOT,
                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
@@ -197,7 +197,7 @@ def test_down_after_the_daemon_was_killed_leaves_nothing(target: str, build_dir:
 def test_ctrl_c_during_demo_tears_down(target: str, build_dir: Path) -> None:
     """SIGINT while the demo runs: exit 130 and nothing left behind."""
     before = leftovers()
-    demo = subprocess.Popen([sys.executable, "-m", "controller.cli", "demo", "--target", target,
+    demo = subprocess.Popen([sys.executable, "-m", "aizone.cli", "demo", "--target", target,
                              "--build-dir", str(build_dir)], cwd=ROOT,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:

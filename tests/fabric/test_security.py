@@ -9,9 +9,10 @@ against a control that shows the probe itself works:
 
 - the API over TCP answers `nobody` 401 without the token, `/exec` is 403
   over TCP even with it, and the Unix socket is permission denied;
-- every switch control port (P4Runtime, BMv2's Thrift, p4switch's ctl) is
-  reset for `nobody` and silent from the other namespace, while a port of
-  the test's own on the same address answers both;
+- every switch control port (P4Runtime, BMv2's Thrift) is reset for
+  `nobody` and silent from the other namespace, while a port of the test's
+  own on the same address answers both; p4switch's control API is a 0600
+  Unix socket that `nobody` cannot reach;
 - P4Runtime takes no client without the fabric's certificate (plaintext,
   or TLS without a client certificate), and takes root's with it;
 - the files under the state folder are root's alone;
@@ -178,9 +179,21 @@ def control_ports(fabric: Fabric) -> list[tuple[str, int]]:
         ports.append((f"{sw['name']} P4Runtime", sw["grpc_port"]))
         if sw["target"] == "bmv2" and sw.get("thrift_port"):
             ports.append((f"{sw['name']} Thrift", sw["thrift_port"]))
-        if sw["target"] == "p4switch" and sw.get("ctl_port"):
-            ports.append((f"{sw['name']} ctl", sw["ctl_port"]))
     return ports
+
+
+def test_the_switches_local_sockets_are_root_only(fabric: Fabric) -> None:
+    """p4switch's ctl: a 0600 Unix socket in the 0700 folder (nobody denied, root connects);
+    BMv2: no notifications socket under /tmp (its default place)."""
+    if fabric.switches[0]["target"] == "bmv2":
+        assert sorted(Path("/tmp").glob("bmv2-*-notifications.ipc")) == []
+        return
+    sockets = [sw["ctl_addr"].removeprefix("unix:") for sw in fabric.switches]
+    assert sockets and all(Path(p).parent == state_dir() / "switches" for p in sockets)
+    for path in sockets:
+        assert stat.S_IMODE(Path(path).stat().st_mode) == 0o600, path
+        assert probe("unix", path, as_nobody=True) == "permission", path
+        assert probe("unix", path) == "connected", path
 
 
 def test_nobody_gets_401_from_every_api_route_over_tcp(fabric: Fabric) -> None:
@@ -222,7 +235,7 @@ def test_every_control_port_resets_nobody(fabric: Fabric, listener: int) -> None
     """P4Runtime, Thrift and ctl ports: refused for nobody; the test's own port: answered."""
     assert probe("tcp", f"127.0.0.1:{listener}", as_nobody=True) == "connected"
     ports = control_ports(fabric)
-    assert len(ports) >= 2
+    assert len(ports) == len(fabric.switches) * (2 if fabric.switches[0]["target"] == "bmv2" else 1)
     for what, port in ports:
         assert probe("tcp", f"127.0.0.1:{port}", as_nobody=True) == "refused", what
         assert probe("tcp", f"127.0.0.1:{port}") == "connected", what  # root: the owner

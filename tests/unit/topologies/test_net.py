@@ -63,7 +63,8 @@ def test_switch_starts_with_its_port_settings(rack: FabricNet, target: str) -> N
     if target == "p4switch":
         text = " ".join(cmd)
         for flag in ("--port-speed 1=0.02", "--port-speed 2=0.02", "--queue-depth 1=64",
-                     "--queue-depth 2=64", "--pfc 1=3", "--pfc 2=3", "--ctl-addr 127.0.0.1:52001"):
+                     "--queue-depth 2=64", "--pfc 1=3", "--pfc 2=3",
+                     f"--ctl-addr unix:{rack.state_directory / 'switches' / 'rtsw1.ctl'}"):
             assert flag in text
     else:
         assert cmd.index("--priority-queues") > cmd.index("--")

@@ -31,8 +31,8 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from .client import ApiClient
-from .launch import DaemonOptions, follow, start_daemon, stop_daemon
+from controller.client import ApiClient
+from controller.launch import DaemonOptions, follow, start_daemon, stop_daemon
 from .views import show_run
 
 __all__ = ["CheckResult", "DemoReport", "print_demo", "run_demo"]

@@ -49,9 +49,9 @@ from topologies.pki import FabricPki
 from topologies.runstate import PKI_DIR, state_dir
 from topologies.spec import MODES, SpecError
 
-from .access import read_token, token_path
-from .client import ApiClient, ApiError, NotRunning
-from .errors import BuildError, ControllerError
+from controller.access import read_token, token_path
+from controller.client import ApiClient, ApiError, NotRunning
+from controller.errors import BuildError, ControllerError
 from .views import (
     show_acl,
     show_check,
@@ -134,7 +134,7 @@ def cmd_up(args: argparse.Namespace) -> int:
     (with no topology, or the same one) starts a daemon that re-attaches to
     it and reconciles every switch.
     """
-    from .launch import DaemonOptions, follow, orphan, start_daemon, stop_daemon
+    from controller.launch import DaemonOptions, follow, orphan, start_daemon, stop_daemon
 
     topology = args.topo or args.topology
     if os.geteuid() != 0:
@@ -156,7 +156,7 @@ def cmd_up(args: argparse.Namespace) -> int:
     elif topology is None:
         topology = Path(DEFAULT_TOPOLOGY)
     if not attach:
-        from .preflight import prepare
+        from controller.preflight import prepare
 
         # A bad file, a missing program, a fabric too large to emulate here or
         # a missing tool: said before anything starts.
@@ -258,7 +258,7 @@ def cmd_down(args: argparse.Namespace) -> int:
     if os.geteuid() != 0:
         raise NetworkError("aizone down needs root (it deletes interfaces and processes): "
                            "run it with sudo")
-    from .launch import stop_daemon
+    from controller.launch import stop_daemon
 
     stopped = None
     with _client() as c:
@@ -298,7 +298,7 @@ def cmd_status(args: argparse.Namespace) -> int:
         try:
             st = c.get("/status")
         except NotRunning:
-            from .launch import orphan
+            from controller.launch import orphan
 
             left = orphan()
             data = {"running": False, "orphan": left.name if left else None}
@@ -405,7 +405,7 @@ def cmd_acl(args: argparse.Namespace) -> int:
             raise ApiError("give drop, permit or punt and at least one FIELD=VALUE, or clear",
                            400)
         else:
-            from .intent import ACL_FIELDS
+            from controller.intent import ACL_FIELDS
 
             match: dict[str, Any] = {}
             for name, (value, mask) in args.match:
@@ -594,8 +594,8 @@ def cmd_demo(args: argparse.Namespace) -> int:
     Always tears the fabric down. Exit 0 when every check passed, else 1.
     """
     from .demo import print_demo, run_demo
-    from .launch import orphan
-    from .preflight import prepare
+    from controller.launch import orphan
+    from controller.preflight import prepare
 
     prepare(args.topology, args.target)  # bad input and missing tools first, changing nothing
     with _client() as c:
@@ -744,7 +744,7 @@ def build_parser() -> argparse.ArgumentParser:
     from model.cli import add_parser as add_model
     from model.sweep import add_parser as add_sweep
 
-    from .place_cli import add_parser as add_place
+    from .place import add_parser as add_place
 
     add_place(sub)
     add_model(sub)

@@ -1,4 +1,4 @@
-"""Tests for controller.cli: the parser, help from docstrings, exit codes that need no root."""
+"""Tests for aizone.cli: the parser, help from docstrings, exit codes that need no root."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from controller import cli
+from aizone import cli
 
 ROOT = Path(__file__).resolve().parents[3]
 

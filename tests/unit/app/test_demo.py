@@ -1,4 +1,4 @@
-"""Tests for controller.demo's report and controller.check's reading of ping."""
+"""Tests for aizone.demo's report and controller.check's reading of ping."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import subprocess
 import pytest
 
 from controller.check import Pair, _ping, ping_pairs
-from controller.demo import DemoReport
+from aizone.demo import DemoReport
 from topologies.addressing import plan_addresses
 from topologies.spec import parse_spec
 

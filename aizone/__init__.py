@@ -1,0 +1,11 @@
+"""The `aizone` command: the application layer on top of the libraries.
+
+`aizone.cli` builds the command line (`build_parser`, `main`) and maps
+exceptions to exit codes; `aizone.views` draws what the daemon answers as
+rich tables; `aizone.demo` is `aizone demo` (and `make demo`); `aizone.place`
+is `aizone place`. The `model`, `sweep` and `experiment` subcommands are
+the front ends their packages define (`model.cli`, `model.sweep`,
+`experiments.cli`), registered here. Everything below is imported from
+here, and nothing below imports this package (`make lint` checks it with
+import-linter's contracts).
+"""
