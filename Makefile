@@ -32,7 +32,7 @@ PY312 ?= $(shell for p in $$(ls -d $(HOME)/.pyenv/versions/3.12.*/bin/python3.12
 VENV312 := $(VENV)/py312
 SETUPTOOLS_312 := 84.2.1
 
-.PHONY: demo test test-p4switch test-bmv2 test-py312 setup apt apt-test lint lint-ruff lint-mypy lint-shell vagrant-validate bench clean-net
+.PHONY: demo test test-p4switch test-bmv2 test-py312 setup apt apt-test lint lint-ruff lint-mypy lint-imports lint-shell vagrant-validate bench clean-net
 
 demo: setup
 	$(PY) -m aizone.cli demo --topology topologies/ai_zone_small.yaml --target $(TARGET)
@@ -49,6 +49,7 @@ ifeq ($(HAVE_BMV2),yes)
 	$(PY) -m pytest tests/dataplane tests/fabric --target bmv2 $(PYTEST_ARGS)
 else
 	@echo "aizone: BMv2 not on PATH (simple_switch_grpc, p4c-bm2-ss): the BMv2 runs of tests/dataplane and tests/fabric are skipped"
+	@case ",$$AIZONE_REQUIRE," in *,bmv2,*) echo "aizone: but AIZONE_REQUIRE says this machine provides BMv2" >&2; exit 1;; esac
 endif
 
 test-py312: setup
@@ -66,13 +67,17 @@ else
 endif
 
 # Each check its own target, so that `make -k` runs them all and reports every failure.
-lint: lint-ruff lint-mypy lint-shell vagrant-validate
+lint: lint-ruff lint-mypy lint-imports lint-shell vagrant-validate
 
 lint-ruff: setup
 	$(VENV)/bin/ruff check aizone p4switch controller topologies traffic model experiments tests bench
 
 lint-mypy: setup
 	$(VENV)/bin/mypy
+
+# The import contracts in pyproject.toml: layers point down, no circle in any package.
+lint-imports: setup
+	$(VENV)/bin/lint-imports
 
 lint-shell: apt-test
 	shellcheck vagrant/provision.sh .ci/run

@@ -3,14 +3,17 @@
 Public surface: the intent values (`TableEntry`, `Member`, `Group`,
 `Action`, `Exact`, `Lpm`, `Ternary`), the pure computations
 (`compute_routes`, `compute_all`, `compute_qos`, `FabricIntent`, `diff`),
-the daemon's client (`ApiClient`; the daemon itself is `controller.daemon`), and the exceptions
-(`ControllerError` and its subclasses). The `aizone` console script is
-`aizone.cli:main`; `docs/architecture.md` maps the modules.
+and the exceptions (`ControllerError` and its subclasses). Importing the
+package (as the flow model and its Ray workers do) loads the pure fabric
+core only: numpy, networkx and the topology, never finsy, gRPC or HTTP
+(`tests/unit/controller/test_core.py` holds that). The daemon's client is
+`controller.client.ApiClient`, the daemon `controller.daemon`; the `aizone`
+command is the application layer above (`aizone.cli`); `docs/architecture.md`
+maps the modules.
 """
 
 from __future__ import annotations
 
-from .client import ApiClient, ApiError, NotRunning
 from .entities import Action, Exact, Group, Lpm, Member, TableEntry, Ternary
 from .errors import BuildError, ControllerError, P4RuntimeError, SchemaError, WriteError
 from .intent import FabricIntent, diff
@@ -19,8 +22,6 @@ from .routes import SwitchEntries, compute_all, compute_routes
 
 __all__ = [
     "Action",
-    "ApiClient",
-    "ApiError",
     "BuildError",
     "ControllerError",
     "Exact",
@@ -28,7 +29,6 @@ __all__ = [
     "Group",
     "Lpm",
     "Member",
-    "NotRunning",
     "P4RuntimeError",
     "SchemaError",
     "SwitchEntries",

@@ -438,7 +438,7 @@ class Daemon:
         restored. None when a switch at either end cannot be read.
         """
         rt, _, sessions = self._need()
-        lk = next((x for x in rt.plan.links if f"{x.a_intf}--{x.b_intf}" == link), None)
+        lk = next((x for x in rt.plan.links if x.id == link), None)
         if lk is None or lk.tier == "host":
             return None
         total = 0
@@ -477,7 +477,7 @@ class Daemon:
         await self.sessions.wait_ready(timeout=120, names=[name])
         for lk in rt.plan.links:  # its counters started again from zero
             if name in (lk.a, lk.b) and lk.tier != "host":
-                link = f"{lk.a_intf}--{lk.b_intf}"
+                link = lk.id
                 balance = await self._link_balance(link)
                 if balance is not None:
                     rt.balances[link] = balance
@@ -547,7 +547,7 @@ class Daemon:
     def find_link(self, a: str, b: str, index: int = 0) -> str:
         """The id of the `index`-th link between nodes `a` and `b` (either order)."""
         rt, _, _ = self._need()
-        ids = [f"{lk.a_intf}--{lk.b_intf}" for lk in rt.plan.links if {lk.a, lk.b} == {a, b}]
+        ids = [lk.id for lk in rt.plan.links if {lk.a, lk.b} == {a, b}]
         if not ids:
             names = {s.name for s in rt.plan.switches} | {h.name for h in rt.plan.hosts}
             missing = [n for n in (a, b) if n not in names]
@@ -561,7 +561,7 @@ class Daemon:
     async def set_link(self, link: str, up: bool, *, silent: bool = False) -> dict[str, Any]:
         """Fail or restore a link; with `silent`, routing is not told (the probes must find it)."""
         rt, _, _ = self._need()
-        if link not in {f"{lk.a_intf}--{lk.b_intf}" for lk in rt.plan.links}:
+        if link not in {lk.id for lk in rt.plan.links}:
             raise DaemonError(f"no link {link!r} in fabric {rt.plan.name}")
         t0 = time.monotonic()
         await asyncio.to_thread(rt.fabric.set_link, link, up, silent=silent)
@@ -659,8 +659,8 @@ class Daemon:
             "hosts": [{"name": h.name, "zone": h.zone, "rack": h.rack,
                        "nics": [{"intf": n.intf, "ip": n.ip} for n in h.nics]}
                       for h in rt.plan.hosts],
-            "links": [{"id": f"{lk.a_intf}--{lk.b_intf}", "tier": lk.tier, "a": lk.a, "b": lk.b,
-                       "up": self._link_usable(f"{lk.a_intf}--{lk.b_intf}")}
+            "links": [{"id": lk.id, "tier": lk.tier, "a": lk.a, "b": lk.b,
+                       "up": self._link_usable(lk.id)}
                       for lk in rt.plan.links],
             "failed": sorted(self.intent.failed) if self.intent else [],
             "failures": [vars(f) for f in rt.failures.values()],
@@ -676,10 +676,10 @@ class Daemon:
         nodes += [{"id": h.name, "kind": "host", "role": "host", "zone": h.zone, "rack": h.rack,
                    "position": h.position, "rtsw": h.rtsw} for h in rt.plan.hosts]
         rates = _scale(rt.spec)
-        edges = [{"id": f"{lk.a_intf}--{lk.b_intf}", "a": lk.a, "b": lk.b, "tier": lk.tier,
+        edges = [{"id": lk.id, "a": lk.a, "b": lk.b, "tier": lk.tier,
                   "a_port": lk.a_port, "b_port": lk.b_port,
                   "rate_mbps": rates.get(lk.tier, {}).get("rate_mbps"),
-                  "up": self._link_usable(f"{lk.a_intf}--{lk.b_intf}")} for lk in rt.plan.links]
+                  "up": self._link_usable(lk.id)} for lk in rt.plan.links]
         return {"name": rt.plan.name, "mode": intent.mode, "nodes": nodes, "edges": edges}
 
     async def check(self, *, roce: bool = True) -> dict[str, Any]:

@@ -36,7 +36,7 @@ from topologies.addressing import AddressPlan, NicPlan, ip_to_int
 
 from .entities import Entity, Group, Lpm, Member, TableEntry
 from .hashing import MODES, choose_member_one
-from .routes import NAMES, link_id
+from .routes import NAMES
 
 __all__ = ["Hop", "PathError", "PredictedPath", "predict_path"]
 
@@ -159,7 +159,7 @@ def predict_path(plan: AddressPlan, entries: Mapping[str, Iterable[Entity]], src
 
     def end(delivered_to: str | None, dropped_at: str | None = None,
             reason: str = "") -> PredictedPath:
-        return PredictedPath(src=nic.intf, dst_ip=dst_ip, first_link=link_id(first),
+        return PredictedPath(src=nic.intf, dst_ip=dst_ip, first_link=first.link_id,
                              hops=tuple(hops), delivered_to=delivered_to, dropped_at=dropped_at,
                              reason=reason)
 
@@ -197,7 +197,7 @@ def predict_path(plan: AddressPlan, entries: Mapping[str, Iterable[Entity]], src
             raise PathError(f"{at}: member {member_id} sends to port {port}, "
                             f"which the plan does not have") from None
         hops.append(Hop(switch=at, ingress_port=ingress, egress_port=port,
-                        link=link_id(plan_port), next_id=nid, group_id=group_id,
+                        link=plan_port.link_id, next_id=nid, group_id=group_id,
                         member_index=index))
         if plan_port.kind == "host":
             got = nic_by_port[(at, port)]

@@ -116,7 +116,7 @@ class LinkProber:
         for lk in self.plan.links:
             if lk.tier == "host":
                 continue  # a host does not punt probes; its NIC link is not probed
-            link = f"{lk.a_intf}--{lk.b_intf}"
+            link = lk.id
             self._dirs[(lk.a, lk.a_port)] = _Direction(link=link, sender=lk.a, port=lk.a_port,
                                                        receiver=lk.b, receiver_port=lk.b_port,
                                                        last_seen=now)

@@ -66,10 +66,10 @@ With no failed link the entries are those of the static computation this
 module replaced.
 
 Link ids (`failed`) are the graph edge keys "<a_intf>--<b_intf>", the lower
-tier's end first (`link_id`).
+tier's end first (`PortPlan.link_id`).
 
 Names defined here: `RouteGraph`, `SwitchEntries`, `compute_routes`,
-`compute_all`, `next_hop_ports`, `link_id`, `MODE_VALUES`, `NAMES`,
+`compute_all`, `next_hop_ports`, `MODE_VALUES`, `NAMES`,
 `UPLINK_GROUP`, `BUNDLE_BASE`, `OTHER_GROUP_BASE`, `UNREACHABLE`.
 """
 
@@ -97,7 +97,6 @@ __all__ = [
     "SwitchEntries",
     "compute_all",
     "compute_routes",
-    "link_id",
     "next_hop_ports",
 ]
 
@@ -134,13 +133,6 @@ def _check_mode(mode: str) -> str:
     if mode not in MODE_VALUES:
         raise ValueError(f"unknown routing mode {mode!r} (choose from {', '.join(MODE_VALUES)})")
     return mode
-
-
-def link_id(port: PortPlan) -> str:
-    """The id of the cable in a switch port: "<lower tier intf>--<upper tier intf>"."""
-    if port.kind == "uplink":
-        return f"{port.intf}--{port.peer_intf}"
-    return f"{port.peer_intf}--{port.intf}"
 
 
 # --- the structural layer ---------------------------------------------------------
@@ -193,7 +185,7 @@ class RouteGraph:
         ports: list[_Ports] = []
         nic_live = np.ones(len(nics), dtype=bool)
         for s in sws:
-            links = tuple(link_id(p) for p in s.ports)
+            links = tuple(p.link_id for p in s.ports)
             known.update(links)
             live = np.array([lk not in self.failed for lk in links], dtype=bool)
             kind = np.array([_KIND[p.kind] for p in s.ports], dtype=np.int64)

@@ -247,7 +247,7 @@ def build_snapshot(plan: AddressPlan, before: dict[str, Reading], now: dict[str,
     for lk in plan.links:
         up_dir = _direction(lk, now, before, dts, rates, up=True)
         down_dir = _direction(lk, now, before, dts, rates, up=False)
-        link_id = f"{lk.a_intf}--{lk.b_intf}"
+        link_id = lk.id
         alive = link_up(link_id)
         links.append({"id": link_id, "tier": lk.tier, "a": lk.a, "a_port": lk.a_port,
                       "b": lk.b, "b_port": lk.b_port, "rate_mbps": rates.get(lk.tier),

@@ -47,7 +47,8 @@ dictionaries built on first use, so a plan of the paper's 24K-GPU shape
 (55,000 links) builds in about a second.
 
 Names defined here: `AddressPlan`, `SwitchPlan`, `PortPlan`, `HostPlan`,
-`NicPlan`, `LinkPlan`, `plan_addresses`, `mac_to_int`, `ip_to_int`, `Tier`.
+`NicPlan`, `LinkPlan`, `link_id` (the one way a link id is written),
+`plan_addresses`, `mac_to_int`, `ip_to_int`, `Tier`.
 """
 
 from __future__ import annotations
@@ -64,6 +65,7 @@ __all__ = [
     "AddressPlan",
     "HostPlan",
     "LinkPlan",
+    "link_id",
     "NicPlan",
     "PortPlan",
     "SwitchPlan",
@@ -101,6 +103,11 @@ def nic_mac(zone: int, rack: int, host: int, nic: int) -> str:
     return _mac((0x02A2 << 32) | (zone << 24) | (rack << 16) | (host << 8) | nic)
 
 
+def link_id(a_intf: str, b_intf: str) -> str:
+    """A link's id everywhere in aizone: its lower tier's interface, "--", the upper one's."""
+    return f"{a_intf}--{b_intf}"
+
+
 @dataclass(frozen=True, kw_only=True)
 class PortPlan:
     """One switch port and what is at its other end."""
@@ -123,8 +130,8 @@ class PortPlan:
     def link_id(self) -> str:
         """The id of the cable in this port (the lower tier's interface first)."""
         if self.kind == "uplink":
-            return f"{self.intf}--{self.peer_intf}"
-        return f"{self.peer_intf}--{self.intf}"
+            return link_id(self.intf, self.peer_intf)
+        return link_id(self.peer_intf, self.intf)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -225,7 +232,7 @@ class LinkPlan:
     @property
     def id(self) -> str:
         """The link id: the graph edge key, "<a_intf>--<b_intf>"."""
-        return f"{self.a_intf}--{self.b_intf}"
+        return link_id(self.a_intf, self.b_intf)
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -29,6 +29,7 @@ from typing import IO, Any
 import pytest
 
 from controller.client import ApiClient
+from tests.provides import unavailable
 from topologies.nodes import resolve_target, target_missing
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -65,13 +66,13 @@ def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
     exe = chromium_path()
     if exe is None:
         wanted = os.environ.get("AIZONE_CHROMIUM")
-        pytest.skip(f"no chromium at {wanted} ($AIZONE_CHROMIUM)" if wanted else
+        unavailable("chromium", f"no chromium at {wanted} ($AIZONE_CHROMIUM)" if wanted else
                     "chromium is not installed (make test installs Debian's `chromium`; "
                     "or set AIZONE_CHROMIUM)")
     try:
         from playwright.sync_api import sync_playwright
     except ImportError:
-        pytest.skip("playwright is not installed (pip install -e '.[test]')")
+        unavailable("chromium", "playwright is not installed (pip install -e '.[test]')")
     args = list(CHROMIUM_ARGS)
     if os.geteuid() == 0:
         args.append("--no-sandbox")  # chromium refuses to run as root with its sandbox
@@ -113,7 +114,7 @@ def _net_lock() -> IO[str] | None:
         except BlockingIOError:
             if time.monotonic() > deadline:
                 lock.close()
-                pytest.skip(f"the network lock {NET_LOCK} stayed busy for 300 s")
+                unavailable("netlock", f"the network lock {NET_LOCK} stayed busy for 300 s")
             time.sleep(1)
 
 
@@ -137,13 +138,13 @@ class Fabric:
 def fabric(request: pytest.FixtureRequest) -> Iterator[Fabric]:
     """ai_zone_small up on --target (else $AIZONE_TARGET, else auto), down at the end."""
     if os.geteuid() != 0:
-        pytest.skip("the dashboard's browser test brings a fabric up: it needs root")
+        unavailable("root", "the dashboard's browser test brings a fabric up: it needs root")
     wanted = request.config.getoption("--target", default=None) or os.environ.get(
         "AIZONE_TARGET", "auto")
     target = resolve_target(str(wanted))
     missing = target_missing(target)
     if missing:
-        pytest.skip(f"target {target} needs {', '.join(missing)} on PATH")
+        unavailable("bmv2", f"target {target} needs {', '.join(missing)} on PATH")
     lock = _net_lock()
     try:
         t0 = time.monotonic()

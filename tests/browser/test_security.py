@@ -24,6 +24,7 @@ import pytest
 from conftest import CHROMIUM_ARGS, Fabric, chromium_path
 
 from controller.client import ApiClient
+from tests.provides import unavailable
 
 pytestmark = pytest.mark.root
 
@@ -83,7 +84,7 @@ def rebinding_browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]
     """chromium whose resolver maps attacker.example to 127.0.0.1 (what rebinding achieves)."""
     exe = chromium_path()
     if exe is None:
-        pytest.skip("chromium is not installed (make test installs Debian's `chromium`)")
+        unavailable("chromium", "chromium is not installed (make test installs Debian's `chromium`)")
     from playwright.sync_api import sync_playwright
 
     args = [*CHROMIUM_ARGS, "--no-sandbox",

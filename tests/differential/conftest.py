@@ -23,6 +23,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.provides import unavailable
+
 from .rig import Compiled, P4cCache, P4cOutput, Rig, compile_both, tools_missing
 
 HERE = Path(__file__).resolve().parent
@@ -53,7 +55,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 def rig(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Rig]:
     missing = tools_missing()
     if missing:
-        pytest.skip(missing)
+        unavailable("bmv2", missing)
     with Rig(tmp_path_factory.mktemp("rig")) as r:
         yield r
 
@@ -63,7 +65,7 @@ def compiled(request: pytest.FixtureRequest) -> Iterator[Callable[[Path], Compil
     """compile(path) -> Compiled; p4c's half started ahead for every program the run needs."""
     missing = tools_missing()
     if missing:
-        pytest.skip(missing)
+        unavailable("bmv2", missing)
     cache = getattr(request.config, "cache", None)  # absent with -p no:cacheprovider
     cache_dir = cache.mkdir("p4c-bm2-ss") if cache is not None else None
     p4c_cache = P4cCache(cache_dir)

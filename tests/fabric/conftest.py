@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.provides import unavailable
 from topologies.nodes import resolve_target, target_missing
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -21,7 +22,7 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 @pytest.fixture(scope="session", autouse=True)
 def _need_root() -> None:
     if os.geteuid() != 0:
-        pytest.skip("fabric tests need root (network namespaces)")
+        unavailable("root", "fabric tests need root (network namespaces)")
 
 
 @pytest.fixture(scope="session")
@@ -32,7 +33,7 @@ def target(request: pytest.FixtureRequest) -> str:
     chosen = resolve_target(str(wanted))
     missing = target_missing(chosen)
     if missing:
-        pytest.skip(f"target {chosen} needs {', '.join(missing)} on PATH")
+        unavailable("bmv2", f"target {chosen} needs {', '.join(missing)} on PATH")
     return chosen
 
 

@@ -12,10 +12,11 @@ import signal
 import socket
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
-from fabric_support import ROOT, aizone, assert_clean, leftovers
+from fabric_support import ROOT, aizone, assert_clean, leftovers, marked_processes
 
 
 def one_line_error(proc: subprocess.CompletedProcess[str]) -> str:
@@ -195,18 +196,30 @@ def test_down_after_the_daemon_was_killed_leaves_nothing(target: str, build_dir:
 
 
 def test_ctrl_c_during_demo_tears_down(target: str, build_dir: Path) -> None:
-    """SIGINT while the demo runs: exit 130 and nothing left behind."""
+    """SIGINT while the demo's fabric is coming up: exit 130, `interrupted`, no report, nothing left.
+
+    The signal goes once a switch process of the demo's fabric runs (the
+    network exists: namespaces, veths, switches), so the teardown has
+    something to remove; a demo that had finished would print its report
+    and exit 0, which is refused here.
+    """
     before = leftovers()
     demo = subprocess.Popen([sys.executable, "-m", "aizone.cli", "demo", "--target", target,
                              "--build-dir", str(build_dir)], cwd=ROOT,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
-        assert demo.stderr is not None
-        for line in demo.stderr:
-            if "Mininet" in line or "sessions" in line:
-                break
+        assert demo.stderr is not None and demo.stdout is not None
+        deadline = time.monotonic() + 120
+        while not any("p4switch" in p or "simple_switch" in p for p in marked_processes()):
+            assert demo.poll() is None, "the demo ended before its switches ran"
+            assert time.monotonic() < deadline, "no switch process within 120 s"
+            time.sleep(0.1)
         demo.send_signal(signal.SIGINT)
-        assert demo.wait(90) in (130, 0)
+        code = demo.wait(90)
+        rest = demo.stderr.read()
+        out = demo.stdout.read()
+        assert code == 130, (code, out[-2000:], rest[-2000:])
+        assert "interrupted" in rest and "demo passed" not in out, (out[-2000:], rest[-2000:])
     finally:
         if demo.poll() is None:
             demo.kill()

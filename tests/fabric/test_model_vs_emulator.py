@@ -141,7 +141,8 @@ def test_uplink_byte_shares_equal_the_models(fab: tuple[AddressPlan, ApiClient])
 
     def run_in_host(host: str, argv: list[str]) -> str:
         proc = subprocess.run(in_host(host, *argv), capture_output=True, text=True, timeout=120)
-        return proc.stdout + proc.stderr
+        assert proc.returncode == 0, f"{host}: exit {proc.returncode}: {proc.stderr[-2000:]}"
+        return proc.stdout
 
     def read(switch: str) -> dict[int, int]:
         # The data class's cells only: the controller's link probes leave in class 7.

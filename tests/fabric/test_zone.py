@@ -23,7 +23,9 @@ import pytest
 from fabric_support import ROOT, Flow, aizone, assert_clean, in_host, leftovers
 
 from controller.client import ApiClient
+from topologies.addressing import plan_addresses
 from topologies.runstate import read_state
+from topologies.spec import load_spec
 
 ZONE = ROOT / "topologies" / "ai_zone_small.yaml"
 TCS = 8
@@ -164,26 +166,46 @@ def test_stats_move_under_traffic(zone: Zone) -> None:
 
 
 def test_mode_switch_under_a_steady_flow_loses_nothing(zone: Zone) -> None:
-    """pin -> ecmp -> eecmp while 4 QPs stream h2 -> h8: every packet arrives."""
-    flow = zone.flow("h2", "h8", messages=400, size=1024, rate_mbps=3, qps="17,18,19,20")
-    flow.start_receiver(timeout=90)
+    """pin -> ecmp -> eecmp while 4 QPs stream h2 -> h8: every packet arrives.
+
+    The flow is seen running on both sides of every switch: h8's RTSW port
+    counts more of the flow's packets (data class 3) before each change than
+    after the one before it, and again after the last one, while the sender
+    is still sending.
+    """
+    plan = plan_addresses(load_spec(ZONE))
+    nic = plan.host("h8").nics[0]
+    cell = nic.switch_port * TCS + 3
+
+    def delivered() -> int:
+        return zone.cells(nic.switch, "FabricEgress.counters.tx_port_tc", [cell])[cell]
+
+    flow = zone.flow("h2", "h8", messages=1500, size=1024, rate_mbps=3, qps="17,18,19,20")
+    flow.start_receiver(timeout=120)
     result: dict[str, Any] = {}
     t = threading.Thread(target=lambda: result.update(flow.send()))
+    last = delivered()
     t.start()
     changes = []
     try:
-        for mode in ("pin", "ecmp", "eecmp"):
-            time.sleep(0.6)
+        for mode in ("pin", "ecmp", "eecmp", None):
+            seen = last
+            moved = zone.wait(lambda seen=seen: delivered() > seen, timeout=20, every=0.05)
+            assert moved and t.is_alive(), f"the flow was not running before {mode or 'the end'}"
+            last = delivered()
+            if mode is None:
+                break
             proc = aizone("mode", mode, "--json")
             assert proc.returncode == 0, proc.stderr
             changes.append(json.loads(proc.stdout))
+            last = delivered()
     finally:
         t.join(120)
     got = flow.received()
     assert [c["mode"] for c in changes] == ["pin", "ecmp", "eecmp"]
     assert changes[0]["writes"]["rtsw1"]["insert"] > 0  # pin really rewrote the routes
     assert result["packets"] > 0 and got["packets"] == result["packets"], (result, got)
-    assert got["messages_complete"] == 400 and got["icrc_errors"] == 0
+    assert got["messages_complete"] == 1500 and got["icrc_errors"] == 0
 
 
 def test_link_down_reroutes_and_up_restores(zone: Zone) -> None:

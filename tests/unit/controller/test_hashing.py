@@ -23,6 +23,7 @@ from scapy.layers.l2 import Ether
 
 from controller import hashing
 from controller.routes import NAMES
+from tests.provides import unavailable
 
 REPO = Path(__file__).resolve().parents[3]
 
@@ -211,7 +212,7 @@ def bmv2(tmp_path_factory):
 
     why = _bmv2_missing()
     if why:
-        pytest.skip(why)
+        unavailable("bmv2", why)
     env = {**os.environ, "PATH": os.environ.get("PATH", "") + os.pathsep + "/opt/p4tools/bin"}
     lock = open("/tmp/aizone-net.lock", "a")  # noqa: SIM115 - held until the fixture ends
     deadline = time.monotonic() + 120
@@ -222,7 +223,7 @@ def bmv2(tmp_path_factory):
         except BlockingIOError:
             if time.monotonic() > deadline:
                 lock.close()
-                pytest.skip("the network lock /tmp/aizone-net.lock stayed busy for 120 s")
+                unavailable("netlock", "the network lock /tmp/aizone-net.lock stayed busy for 120 s")
             time.sleep(0.5)
     out = tmp_path_factory.mktemp("bmv2")
     subprocess.run(["p4c-bm2-ss", "-I", str(REPO / "p4" / "include"), "-o", str(out / "rtsw.json"),

@@ -88,7 +88,7 @@ def test_classes_queues_ecn_and_drops_per_port(plan: AddressPlan) -> None:
 
 
 def test_first_reading_has_no_rates(plan: AddressPlan) -> None:
-    """Without a previous reading there is no interval: zero rates, not a division by zero."""
+    """Without a previous reading there is no interval: no rate (None), not a division by zero."""
     now = {"rtsw1": Reading(switch="rtsw1", at=1.0, tx=cells(p2=(5, 5000)))}
     link = next(lk for lk in build_snapshot(plan, {}, now, {"rtsw_ctsw": 20.0})["links"]
                 if lk["id"] == "rtsw1-eth2--ctsw1-eth1")

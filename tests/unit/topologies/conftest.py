@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.provides import unavailable
 from topologies.nodes import resolve_target, target_missing
 
 
@@ -39,7 +40,7 @@ def target(request: pytest.FixtureRequest) -> str:
     chosen = resolve_target(str(wanted))
     missing = target_missing(chosen)
     if missing:
-        pytest.skip(f"target {chosen} needs {', '.join(missing)} on PATH")
+        unavailable("bmv2", f"target {chosen} needs {', '.join(missing)} on PATH")
     return chosen
 
 

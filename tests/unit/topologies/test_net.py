@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 from topo_net_support import assert_clean, leftovers
 
+from tests.provides import unavailable
 from topologies.addressing import AddressPlan, plan_addresses
 from topologies.attach import FabricRuntime
 from topologies.net import FabricNet
@@ -101,7 +102,7 @@ def test_host_namespaces_are_pinned_until_stop(state_dir: Path, target: str) -> 
 def test_a_leftover_pinned_namespace_is_refused_before_anything_starts(state_dir: Path) -> None:
     """An aizone-h1 namespace already there: NetworkError saying `aizone down`; nothing built."""
     if Path("/run/netns/aizone-h1").exists():
-        pytest.skip("aizone-h1 exists: another fabric is running (is the network lock held?)")
+        unavailable("netlock", "aizone-h1 exists: another fabric is running (is the network lock held?)")
     subprocess.run(["ip", "netns", "add", "aizone-h1"], check=True)
     try:
         before = leftovers()

@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 
+from tests.provides import unavailable
 from traffic.collectives import Rank
 from traffic.memnet import MemNet
 from traffic.nic import Nic, NicConfig
@@ -87,7 +88,7 @@ def _ip(*args: str) -> None:
 def netns_pair() -> Iterator[NetnsPair]:
     """Two fresh namespaces with 10.9.0.1/24 and 10.9.0.2/24 on a veth pair; always removed."""
     if os.geteuid() != 0:
-        pytest.skip("needs root: network namespaces and raw sockets")
+        unavailable("root", "needs root: network namespaces and raw sockets")
     if shutil.which("ip") is None:
         pytest.skip("needs iproute2's ip")
     tag = f"{os.getpid()}x{next(_serial)}"
@@ -244,7 +245,7 @@ class Lab:
 def lab(tmp_path: Path) -> Iterator[Lab]:
     """Namespaces, veths, bridges and agents, all removed after the test (root only)."""
     if os.geteuid() != 0:
-        pytest.skip("needs root: network namespaces and raw sockets")
+        unavailable("root", "needs root: network namespaces and raw sockets")
     if shutil.which("ip") is None:
         pytest.skip("needs iproute2's ip")
     tmp_path.chmod(0o755)
