@@ -75,7 +75,6 @@ from .runstate import (
     remove_netns,
     root_links,
     state_dir,
-    update_state,
     write_state,
 )
 from .spec import LinkSpec
@@ -406,17 +405,6 @@ class FabricNet:
         if self.net is None:
             raise NetworkError("the network is not running")
         return [sw for sw in self.net.switches if isinstance(sw, FabricSwitch)]
-
-    def update_meta(self, **meta: Any) -> None:
-        """Add controller facts (P4Info paths, ...) to the state file (its other parts kept)."""
-        self.meta.update(meta)
-        if self.state is not None:
-            self.state.meta = self.meta
-
-            def change(state: RunState) -> None:
-                state.meta.update(meta)
-
-            update_state(change, self.state_directory)
 
 
 def _netns_inode(pid: int) -> int | None:

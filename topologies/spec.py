@@ -178,10 +178,6 @@ class LinkSpec(_Model):
             )
         return self
 
-    @property
-    def rate_gbps(self) -> float:
-        return self.rate_mbps / 1000
-
 
 class LinksSpec(_Model):
     """The link tiers: host NIC-RTSW, RTSW-CTSW, CTSW-ATSW."""

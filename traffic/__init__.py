@@ -3,7 +3,7 @@
 The few names most users need are re-exported here; the modules hold the
 rest (``docs/traffic.md`` is the tour):
 
-- packets: ``roce`` (scapy layers and builders, ``parse``), ``wire`` (the
+- packets: ``roce`` (scapy layers and builders, ``parse``), ``frames`` (the
   same bytes from templates, for the hot path), ``pfc`` (PAUSE frames);
 - transport: ``rc`` (requester and responder of one QP: PSNs, ACK/NAK,
   go-back-N, timeouts), ``nic`` (QPs, pacing, PFC, CNPs), ``dcqcn``

@@ -14,7 +14,7 @@ into NCCL_STEPS slots the same way). For each step it expects bytes on a
 connection it grants free slots, each grant one message of at most a slot;
 a message that completes (all its chunks) frees its slot, and the next
 grant goes out. A grant is a small UD SEND Only in the control class
-(``traffic.wire.Flow.ud_send``) to the sender's first QP of the connection,
+(``traffic.frames.Flow.ud_send``) to the sender's first QP of the connection,
 payload ``CTS`` (``encode_cts``/``decode_cts``): step, slot, sequence
 number, size, virtual address, R_Key. Grants are not acknowledged: one not
 used within ``cts_timeout`` is sent again with the same sequence number,

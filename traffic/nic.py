@@ -52,7 +52,7 @@ from dataclasses import dataclass, fields
 from traffic.dcqcn import Dcqcn, DcqcnParams
 from traffic.pfc import PauseState, parse_pfc
 from traffic.rc import RcCounters, RcOptions, Requester, Responder, Wqe, WriteDone
-from traffic.wire import (
+from traffic.frames import (
     ACKNOWLEDGE,
     CNP,
     UD_SEND_ONLY,

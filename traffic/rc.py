@@ -44,7 +44,7 @@ Responder (the receive side):
   Middle/Last inside one; payload exactly the path MTU on First/Middle,
   1..MTU on Last, 0..MTU on Only; total = the RETH DMA length; R_Key),
   its bytes compared with the pattern that belongs at its address
-  (``traffic.wire.pattern``), and the ePSN advances. A Last/Only completes
+  (``traffic.frames.pattern``), and the ePSN advances. A Last/Only completes
   the WRITE: MSN + 1 and ``on_write``.
 - A PSN ahead of the ePSN (a packet was lost) is dropped and answered with
   one NAK-PSN-sequence-error carrying the ePSN; no further NAK until the
@@ -70,7 +70,7 @@ from typing import Any
 
 from traffic.errors import TrafficError
 from traffic.roce import IB_MTUS, Syndrome
-from traffic.wire import (
+from traffic.frames import (
     WRITE_FIRST,
     WRITE_LAST,
     WRITE_LAST_IMM,

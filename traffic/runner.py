@@ -53,7 +53,7 @@ from traffic.schema import (
     Status,
     StepReport,
 )
-from traffic.wire import Rx
+from traffic.frames import Rx
 
 __all__ = ["JobError", "JobRun", "decode_tag", "encode_tag", "summary"]
 

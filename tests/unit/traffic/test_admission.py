@@ -18,7 +18,7 @@ from traffic.admission import (
 from traffic.collectives import build_jobs
 from traffic.roce import Opcode
 from traffic.schema import Admission
-from traffic.wire import decode
+from traffic.frames import decode
 
 
 def _granter(sent: list[Cts], **kw: Any) -> Granter:

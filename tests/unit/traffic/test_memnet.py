@@ -9,7 +9,7 @@ import pytest
 
 from traffic.collectives import build_jobs
 from traffic.memnet import MemNet
-from traffic.wire import Flow, decode
+from traffic.frames import Flow, decode
 
 
 def test_frames_go_to_the_owner_of_their_destination_after_the_delay(

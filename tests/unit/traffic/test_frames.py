@@ -6,7 +6,7 @@ import struct
 
 import pytest
 
-from traffic import roce, wire
+from traffic import frames, roce
 from traffic.roce import Opcode, Syndrome
 
 HEADERS = {
@@ -27,8 +27,8 @@ CAPTURED_CNP = bytes.fromhex(
 )
 
 
-def _flow(dscp: int = 26, ecn: int = 2) -> wire.Flow:
-    return wire.Flow(dest_qp=0x123456, dscp=dscp, ecn=ecn, **HEADERS)  # type: ignore[arg-type]
+def _flow(dscp: int = 26, ecn: int = 2) -> frames.Flow:
+    return frames.Flow(dest_qp=0x123456, dscp=dscp, ecn=ecn, **HEADERS)  # type: ignore[arg-type]
 
 
 WRITES = [
@@ -49,7 +49,7 @@ def test_write_frames_are_the_bytes_scapy_builds(
     position: str, imm: int | None, opcode: int, length: int, ackreq: bool
 ) -> None:
     """Every WRITE opcode, every pad count, AckReq on or off: byte for byte scapy's frame."""
-    payload = bytes(wire.pattern(0x4242, length))
+    payload = bytes(frames.pattern(0x4242, length))
     expected = bytes(
         roce.rdma_write(payload=payload, position=position, imm=imm, psn=0xFFFFFE,
                         dest_qp=0x123456, va=0x1122334455667788, rkey=0xCAFE, dlen=9000,
@@ -57,9 +57,9 @@ def test_write_frames_are_the_bytes_scapy_builds(
     )
     ext = b""
     if position in ("first", "only"):
-        ext += wire.reth(0x1122334455667788, 0xCAFE, 9000)
+        ext += frames.reth(0x1122334455667788, 0xCAFE, 9000)
     if imm is not None:
-        ext += wire.immdt(imm)
+        ext += frames.immdt(imm)
     frame = _flow().frame(opcode, 0xFFFFFE, ackreq=ackreq, ext=ext, payload=payload)
     assert frame == expected
 
@@ -68,7 +68,7 @@ def test_empty_write_only_is_the_bytes_scapy_builds() -> None:
     """A zero-length WRITE Only: BTH, RETH (DMA length 0), ICRC."""
     expected = bytes(roce.rdma_write(payload=b"", position="only", psn=7, dest_qp=0x123456,
                                      va=0x10, rkey=1, dscp=26, ecn=2, **HEADERS))  # type: ignore[arg-type]
-    frame = _flow().frame(Opcode.RC_RDMA_WRITE_ONLY, 7, ackreq=True, ext=wire.reth(0x10, 1, 0))
+    frame = _flow().frame(Opcode.RC_RDMA_WRITE_ONLY, 7, ackreq=True, ext=frames.reth(0x10, 1, 0))
     assert frame == expected
 
 
@@ -101,7 +101,7 @@ def test_ud_send_frame_is_the_bytes_scapy_builds() -> None:
 
 def test_decode_reads_a_captured_cnp() -> None:
     """A real NIC's CNP: opcode, BECN, destination QP, and its ICRC verifies."""
-    rx = wire.decode(CAPTURED_CNP)
+    rx = frames.decode(CAPTURED_CNP)
     assert rx is not None
     assert (rx.opcode, rx.dqpn, rx.becn, rx.psn, rx.icrc_ok) == (0x81, 0x118, True, 0, True)
     assert rx.ecn == 2 and rx.src_ip == bytes([10, 0, 17, 1])
@@ -109,10 +109,10 @@ def test_decode_reads_a_captured_cnp() -> None:
 
 def test_decode_reads_every_header_of_a_write_only_with_immediate() -> None:
     """RETH, ImmDt, AckReq, PSN and payload come back as sent."""
-    payload = bytes(wire.pattern(99, 777))
+    payload = bytes(frames.pattern(99, 777))
     frame = _flow().frame(Opcode.RC_RDMA_WRITE_ONLY_WITH_IMMEDIATE, 0x10203, ackreq=True,
-                          ext=wire.reth(0xAB00, 0x77, 777) + wire.immdt(0x01020304), payload=payload)
-    rx = wire.decode(frame, bytes([10, 9, 0, 2]))
+                          ext=frames.reth(0xAB00, 0x77, 777) + frames.immdt(0x01020304), payload=payload)
+    rx = frames.decode(frame, bytes([10, 9, 0, 2]))
     assert rx is not None and rx.icrc_ok
     assert (rx.opcode, rx.dqpn, rx.psn, rx.ackreq) == (0x0B, 0x123456, 0x10203, True)
     assert (rx.va, rx.rkey, rx.dlen, rx.imm) == (0xAB00, 0x77, 777, 0x01020304)
@@ -121,7 +121,7 @@ def test_decode_reads_every_header_of_a_write_only_with_immediate() -> None:
 
 def test_decode_reads_the_aeth_of_a_nak() -> None:
     """Syndrome and MSN of a NAK."""
-    rx = wire.decode(_flow().ack(5, Syndrome.NAK_PSN_SEQUENCE_ERROR, 9))
+    rx = frames.decode(_flow().ack(5, Syndrome.NAK_PSN_SEQUENCE_ERROR, 9))
     assert rx is not None
     assert (rx.opcode, rx.psn, rx.syndrome, rx.msn) == (0x11, 5, 0x60, 9)
 
@@ -132,7 +132,7 @@ def test_ce_mark_ttl_and_checksum_changes_keep_the_icrc() -> None:
     frame[15] |= 0x03  # ECN CE
     frame[22] -= 1  # TTL
     frame[24:26] = b"\x12\x34"  # checksum (the ICRC masks it either way)
-    rx = wire.decode(bytes(frame))
+    rx = frames.decode(bytes(frame))
     assert rx is not None and rx.icrc_ok and rx.ecn == 3
 
 
@@ -140,31 +140,31 @@ def test_a_flipped_payload_bit_fails_the_icrc() -> None:
     """Corruption of an invariant byte is caught."""
     frame = bytearray(_flow().frame(Opcode.RC_RDMA_WRITE_MIDDLE, 1, payload=b"abcd"))
     frame[-6] ^= 0x01
-    rx = wire.decode(bytes(frame))
+    rx = frames.decode(bytes(frame))
     assert rx is not None and not rx.icrc_ok
 
 
 def test_decode_ignores_other_frames_and_other_addresses() -> None:
     """ARP, other UDP ports and RoCEv2 to another address are None."""
     arp = bytes.fromhex("ffffffffffff020000000001" "0806") + bytes(28)
-    assert wire.decode(arp) is None
+    assert frames.decode(arp) is None
     other = bytearray(_flow().frame(Opcode.RC_RDMA_WRITE_MIDDLE, 1, payload=b"abcd"))
     other[36:38] = struct.pack("!H", 4792)
-    assert wire.decode(bytes(other)) is None
-    assert wire.decode(_flow().ack(1), dst_ip=bytes([10, 9, 0, 3])) is None
+    assert frames.decode(bytes(other)) is None
+    assert frames.decode(_flow().ack(1), dst_ip=bytes([10, 9, 0, 3])) is None
 
 
 def test_decode_rejects_a_truncated_frame() -> None:
     """A RoCEv2 frame shorter than its IPv4 total length is a FrameError."""
     frame = _flow().frame(Opcode.RC_RDMA_WRITE_MIDDLE, 1, payload=b"abcdefgh")
-    with pytest.raises(wire.FrameError):
-        wire.decode(frame[:-3])
+    with pytest.raises(frames.FrameError):
+        frames.decode(frame[:-3])
 
 
 def test_pattern_repeats_every_64_kib_and_is_fixed() -> None:
     """The payload pattern is a function of the address alone, period 65536."""
-    assert wire.pattern(5, 100) == wire.pattern(5 + 65536, 100)
-    assert wire.pattern(0, 8) != wire.pattern(1, 8)
-    assert len(wire.pattern(65535, 4096)) == 4096
+    assert frames.pattern(5, 100) == frames.pattern(5 + 65536, 100)
+    assert frames.pattern(0, 8) != frames.pattern(1, 8)
+    assert len(frames.pattern(65535, 4096)) == 4096
     # random.Random(0x4791).randbytes: the Mersenne Twister gives these bytes on every platform
-    assert bytes(wire.pattern(0, 4)).hex() == "af63ce02"
+    assert bytes(frames.pattern(0, 4)).hex() == "af63ce02"
