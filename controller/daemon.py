@@ -63,6 +63,7 @@ from .intent import PROBE_ETHERTYPE, FabricIntent
 from .probes import LinkProber, LinkState
 from .sessions import FabricSessions
 from .stats import StatsPoller
+from .tasks import DaemonTasks
 
 __all__ = ["Daemon", "DaemonConfig", "DaemonError", "main"]
 
@@ -134,7 +135,8 @@ class Daemon:
         self.started_at = time.time()
         self.api_addresses: dict[str, str] = {}
         self._stop = asyncio.Event()
-        self._tasks: list[asyncio.Task[Any]] = []
+        # Every background task of the daemon (stats, probes, supervisor, reroutes).
+        self.tasks = DaemonTasks(on_failure=self._task_failed)
         self._op_lock = asyncio.Lock()
         # Links an `aizone link up` is bringing back: it reroutes them itself (and reports
         # the reconvergence), so the probes seeing them again must not do it first.
@@ -153,6 +155,12 @@ class Daemon:
 
     def request_stop(self) -> None:
         self._stop.set()
+
+    def _task_failed(self, name: str, exc: BaseException) -> None:
+        """Fail fast: a background loop that died takes the daemon down, saying why."""
+        self.error = f"{name} failed: {_one_line(exc)}"
+        self.bus.publish("failed", {"error": self.error})
+        self.request_stop()
 
     # --- the whole life ------------------------------------------------------------
 
@@ -185,6 +193,8 @@ class Daemon:
             done, _ = await asyncio.wait({start, stop}, return_when=asyncio.FIRST_COMPLETED)
             if start in done and start.exception() is None:
                 await stop
+                if self.error:  # a background task failed (DaemonTasks' fail-fast)
+                    code = 1
             elif start in done:
                 exc = start.exception()
                 self.error = _one_line(exc)
@@ -322,32 +332,22 @@ class Daemon:
         self.prober = LinkProber(rt.plan, self.sessions, self._link_changed,
                                  interval=self.config.probe_interval,
                                  dead_after=self.config.probe_dead_after)
-        self.prober.start()
+        self.prober.start(self.tasks)
         self.stats = StatsPoller(rt.plan, self.sessions, interval=self.config.stats_interval,
                                  rates={k: v for k, v in rates.items() if v},
                                  tm_source=rt.fabric.tm_stats if rt.fabric is not None else None,
                                  on_snapshot=lambda snap: self.bus.publish("stats", snap),
                                  link_up=self._link_usable)
-        self.stats.start()
-        self._tasks.append(asyncio.create_task(self._supervise(), name="supervise"))
+        self.stats.start(self.tasks)
+        self.tasks.spawn(self._supervise(), "supervise")
         self.progress("agents", hosts=len(rt.plan.hosts))
         self.agents = HostAgents(rt.plan, rt.spec, rt.fabric)
         await self.agents.start()
         self._save_meta()
 
     async def _teardown(self) -> None:
-        for task in self._tasks:
-            task.cancel()
-        for task in self._tasks:
-            try:
-                await task
-            except (asyncio.CancelledError, Exception):  # noqa: BLE001 - stopping anyway
-                pass
-        self._tasks.clear()
-        if self.prober is not None:
-            await self.prober.stop()
-        if self.stats is not None:
-            await self.stats.stop()
+        # One cancel path: stats, probes, the supervisor and any reroute still running.
+        await self.tasks.cancel_all()
         if self.agents is not None:
             await asyncio.to_thread(self.agents.stop)
         if self.sessions is not None:
@@ -387,8 +387,9 @@ class Daemon:
                                   "detected_after": state.detected_after})
         if state.up and state.link in self._admin_restoring:
             return
-        asyncio.get_running_loop().create_task(self._reroute(state.link, state.up, "probe",
-                                                             state.detected_after))
+        # Expendable: a reroute that loses a race with the fabric stopping is no failure.
+        self.tasks.spawn(self._reroute(state.link, state.up, "probe", state.detected_after),
+                         f"reroute {state.link}", expendable=True)
 
     async def _reroute(self, link: str, up: bool, cause: str,
                        detected_after: float | None) -> dict[str, Any]:

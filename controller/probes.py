@@ -40,6 +40,7 @@ from topologies.addressing import AddressPlan
 
 from .intent import PROBE_ETHERTYPE
 from .sessions import FabricSessions
+from .tasks import DaemonTasks
 
 __all__ = ["PROBE_ETHERTYPE", "LinkProber", "LinkState", "parse_probe", "probe_frame"]
 
@@ -107,7 +108,6 @@ class LinkProber:
     _dirs: dict[tuple[str, int], _Direction] = field(default_factory=dict)
     _links: dict[str, LinkState] = field(default_factory=dict)
     _seq: int = 0
-    _task: asyncio.Task[None] | None = None
     _index: dict[int, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -133,20 +133,12 @@ class LinkProber:
         state = self._links.get(link)
         return state.up if state is not None else True
 
-    def start(self) -> None:
+    def start(self, tasks: DaemonTasks) -> None:
+        """Start probing as a task of `tasks` (which cancels it with the daemon's others)."""
         now = time.monotonic()
         for d in self._dirs.values():
             d.last_seen = now  # grace period: nothing is late before the first round
-        self._task = asyncio.create_task(self._run(), name="probes")
-
-    async def stop(self) -> None:
-        if self._task is not None:
-            self._task.cancel()
-            try:
-                await self._task
-            except asyncio.CancelledError:
-                pass
-            self._task = None
+        tasks.spawn(self._run(), "probes")
 
     async def _run(self) -> None:
         macs = {(s.name, p.port): p.mac for s in self.plan.switches for p in s.ports}

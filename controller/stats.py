@@ -34,6 +34,7 @@ from typing import Any
 from topologies.addressing import AddressPlan, LinkPlan
 
 from .sessions import CounterCell, FabricSessions
+from .tasks import DaemonTasks
 
 __all__ = ["DROP_REASONS", "TIER_DIRECTIONS", "Reading", "StatsPoller", "build_snapshot"]
 
@@ -92,19 +93,10 @@ class StatsPoller:
         self.previous: dict[str, Reading] = {}
         self.latest: dict[str, Any] = {}
         self._ports = {s.name: sorted(p.port for p in s.ports) for s in plan.switches}
-        self._task: asyncio.Task[None] | None = None
 
-    def start(self) -> None:
-        self._task = asyncio.create_task(self._run(), name="stats")
-
-    async def stop(self) -> None:
-        if self._task is not None:
-            self._task.cancel()
-            try:
-                await self._task
-            except asyncio.CancelledError:
-                pass
-            self._task = None
+    def start(self, tasks: DaemonTasks) -> None:
+        """Poll every `interval` seconds as a task of `tasks` (cancelled with the others)."""
+        tasks.spawn(self._run(), "stats")
 
     async def _run(self) -> None:
         next_at = time.monotonic()
