@@ -44,14 +44,14 @@ from rich.console import Console
 from rich.live import Live
 from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
+from controller.access import read_token, token_path
+from controller.client import ApiClient, ApiError, NotRunning
+from controller.errors import BuildError, ControllerError
 from topologies.nodes import SWITCH_CLASSES, NetworkError
 from topologies.pki import FabricPki
 from topologies.runstate import PKI_DIR, state_dir
 from topologies.spec import MODES, SpecError
 
-from controller.access import read_token, token_path
-from controller.client import ApiClient, ApiError, NotRunning
-from controller.errors import BuildError, ControllerError
 from .views import (
     show_acl,
     show_check,
@@ -134,16 +134,21 @@ def cmd_up(args: argparse.Namespace) -> int:
     (with no topology, or the same one) starts a daemon that re-attaches to
     it and reconciles every switch.
     """
-    from controller.launch import DaemonOptions, follow, orphan, start_daemon, stop_daemon
+    from controller.launch import (
+        DaemonOptions,
+        already_up,
+        follow,
+        orphan,
+        start_daemon,
+        stop_daemon,
+    )
 
     topology = args.topo or args.topology
     if os.geteuid() != 0:
         raise NetworkError("aizone up needs root (network namespaces, veths): run it with sudo")
-    with _client() as c:
-        if c.alive():
-            st = c.get("/status")
-            raise NetworkError(f"fabric {st.get('name')!r} is already up (daemon pid "
-                               f"{st.get('pid')}): run `aizone down` first")
+    busy = already_up()
+    if busy:
+        raise NetworkError(busy)
     left = orphan()
     attach = False
     if left is not None:
@@ -593,9 +598,10 @@ def cmd_demo(args: argparse.Namespace) -> int:
     with 4 QPs, and its time, bandwidth and per-uplink load are printed.
     Always tears the fabric down. Exit 0 when every check passed, else 1.
     """
-    from .demo import print_demo, run_demo
     from controller.launch import orphan
     from controller.preflight import prepare
+
+    from .demo import print_demo, run_demo
 
     prepare(args.topology, args.target)  # bad input and missing tools first, changing nothing
     with _client() as c:

@@ -33,6 +33,7 @@ from rich.table import Table
 
 from controller.client import ApiClient
 from controller.launch import DaemonOptions, follow, start_daemon, stop_daemon
+
 from .views import show_run
 
 __all__ = ["CheckResult", "DemoReport", "print_demo", "run_demo"]

@@ -52,7 +52,7 @@ from topologies.addressing import AddressPlan, plan_addresses
 from topologies.nodes import SWITCH_CLASSES, NetworkError
 from topologies.pki import FabricPki
 from topologies.runstate import PKI_DIR, proc_start, read_state, state_dir, update_state
-from topologies.spec import MODES, FabricSpec, SpecError, load_spec
+from topologies.spec import MODES, FabricSpec, Mode, SpecError, Target, load_spec
 
 from .agents import HostAgents
 from .build import CompiledProgram, compile_roles
@@ -75,18 +75,32 @@ DEFAULT_API_PORT = 8400
 
 @dataclass(frozen=True, kw_only=True)
 class DaemonConfig:
+    """What a daemon runs and how (its command line, `python -m controller.daemon`)."""
+
     topology: Path | None
-    target: str = "auto"
-    mode: str | None = None
+    """The topology file to bring up (None with `attach`)."""
+    target: Target = Target.AUTO
+    """The switch target."""
+    mode: Mode | None = None
+    """The routing mode to start in (None: the topology's `routing.mode`)."""
     build_dir: Path = Path("build")
+    """Where compiled programs and switch logs go."""
     api_host: str = "127.0.0.1"
+    """The TCP address of the API (every request needs the fabric's token)."""
     api_port: int = DEFAULT_API_PORT
+    """Its port: taken means the daemon fails, it never moves to another."""
     api_extra_hosts: tuple[str, ...] = ()
+    """More Host names the TCP API answers to."""
     attach: bool = False
+    """Re-attach to a running fabric whose daemon died, instead of building one."""
     stats_interval: float = 1.0
+    """Seconds between statistics snapshots."""
     probe_interval: float = 0.2
+    """Seconds between link probe rounds."""
     probe_dead_after: float = 1.0
+    """A link whose probes have not arrived for this long is down."""
     log_console: bool = False
+    """Switches log every packet into their log files."""
 
 
 @dataclass
@@ -789,8 +803,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m controller.daemon",
                                 description="the aizone controller daemon (started by `aizone up`)")
     p.add_argument("--topology", type=Path)
-    p.add_argument("--target", choices=("auto", *SWITCH_CLASSES), default="auto")
-    p.add_argument("--mode", choices=MODES)
+    p.add_argument("--target", type=Target, choices=list(Target), default=Target.AUTO)
+    p.add_argument("--mode", type=Mode, choices=list(Mode))
     p.add_argument("--build-dir", type=Path, default=Path(os.environ.get("AIZONE_BUILD_DIR",
                                                                           "build")))
     p.add_argument("--api-host", default="127.0.0.1")

@@ -10,7 +10,7 @@ fabric whose daemon died while its switches still run (a daemon started
 with `attach=True` takes it over).
 
 Names defined here: `DaemonOptions`, `start_daemon`, `follow`,
-`stop_daemon`, `orphan`, `daemon_log`.
+`stop_daemon`, `orphan`, `already_up`, `daemon_log`.
 """
 
 from __future__ import annotations
@@ -31,7 +31,8 @@ from topologies.runstate import RunState, owner_alive, read_state, state_dir
 
 from .client import ApiClient, socket_path
 
-__all__ = ["DaemonOptions", "daemon_log", "follow", "orphan", "start_daemon", "stop_daemon"]
+__all__ = ["DaemonOptions", "already_up", "daemon_log", "follow", "orphan", "start_daemon",
+           "stop_daemon"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -67,6 +68,16 @@ class DaemonOptions:
 
 def daemon_log() -> Path:
     return state_dir() / "daemon.out"
+
+
+def already_up() -> str | None:
+    """Why a new fabric cannot start here because one is up (its daemon answers), else None."""
+    with ApiClient() as c:
+        if not c.alive():
+            return None
+        st = c.get("/status")
+    return (f"fabric {st.get('name')!r} is already up (daemon pid {st.get('pid')}): "
+            f"run `aizone down` first")
 
 
 def orphan() -> RunState | None:

@@ -189,15 +189,13 @@ class Fabric:
     # -- life
 
     def __enter__(self) -> Fabric:
-        from controller.launch import DaemonOptions, follow, orphan, start_daemon
+        from controller.launch import DaemonOptions, already_up, follow, orphan, start_daemon
 
         if os.geteuid() != 0:
             raise FabricError("experiments bring fabrics up: they need root (run with sudo)")
-        with ApiClient() as c:
-            if c.alive():
-                st = c.get("/status")
-                raise FabricError(f"fabric {st.get('name')!r} is already up (daemon pid "
-                                  f"{st.get('pid')}): run `aizone down` first")
+        busy = already_up()
+        if busy:
+            raise FabricError(busy)
         if orphan() is not None:
             raise FabricError("a fabric runs without its daemon: run `aizone down` first")
         t0 = time.monotonic()

@@ -36,6 +36,7 @@ Names defined here: `FabricSpec`, `ZoneSpec`, `RackSpec`, `LinkSpec`,
 from __future__ import annotations
 
 import re
+from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -57,6 +58,8 @@ __all__ = [
     "MAX_RATE_MBPS",
     "MODES",
     "ROLES",
+    "Mode",
+    "Target",
     "TARGETS",
     "TIERS",
     "FabricSpec",
@@ -77,8 +80,26 @@ __all__ = [
 ]
 
 ROLES = ("rtsw", "ctsw", "atsw")
-TARGETS = ("auto", "p4switch", "bmv2")
-MODES = ("pin", "ecmp", "eecmp")
+
+
+class Target(StrEnum):
+    """The switch target: `auto` is BMv2 when p4c and BMv2 are on PATH, else p4switch."""
+
+    AUTO = "auto"
+    P4SWITCH = "p4switch"
+    BMV2 = "bmv2"
+
+
+class Mode(StrEnum):
+    """The routing mode: destination-slice pinning, 5-tuple ECMP, or E-ECMP (+ BTH dest QP)."""
+
+    PIN = "pin"
+    ECMP = "ecmp"
+    EECMP = "eecmp"
+
+
+TARGETS = tuple(t.value for t in Target)
+MODES = tuple(m.value for m in Mode)
 TIERS = ("host", "rtsw_ctsw", "ctsw_atsw")
 
 # Mininet's TCLink shapes up to 1000 Mb/s (TCIntf.bwParamMax) and ignores
