@@ -309,10 +309,14 @@ def test_a_dropped_packet_is_sent_again_and_the_message_arrives_intact(zone: Zon
             result.update(c.post("/run", {"pattern": "incast", "hosts": ["h3", "h1"],
                                           "per": "host", "size": 4 << 20, "timeout": 180}))
 
+    rx_before = zone.cells("rtsw1", "FabricIngress.counters.rx_port", [1])[1]
     job = threading.Thread(target=run)
     job.start()
     try:
-        time.sleep(2.0)  # the job starts a second after the request; then 3.4 s of data
+        # The rule goes in once h1's data is flowing into rtsw1 (port 1), not after a guess.
+        flowing = zone.wait(lambda: zone.cells("rtsw1", "FabricIngress.counters.rx_port",
+                                               [1])[1] > rx_before + 100, timeout=30, every=0.05)
+        assert flowing, "h1 never started sending"
         rule = {"action": "drop", "match": {"ingress_port": 1, "l4_dst_port": 4791}}
         put = zone.api.put("/acl/rtsw1", {"rules": [rule]})
         assert put["rules"] == 1 and put["writes"]["rtsw1"]["insert"] == 1
