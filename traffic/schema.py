@@ -29,11 +29,14 @@ Names: ``QpLink``, ``Connection``, ``Send``, ``Recv``, ``Step``,
 
 from __future__ import annotations
 
+import dataclasses
 import ipaddress
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, create_model, field_validator, model_validator
 
+from traffic.nic import NicCounters
+from traffic.rc import RcCounters
 from traffic.roce import IB_MTUS
 
 __all__ = [
@@ -224,45 +227,26 @@ class Job(_Model):
         raise KeyError(conn_id)
 
 
-class Counters(_Model):
-    """Counters of one NIC, or summed over a host's NICs (a step's: the change over the step)."""
+def _counter_fields() -> dict[str, Any]:
+    """Every counter the NIC (`NicCounters`) and its QPs (`RcCounters`) keep, as model fields,
+    plus the time each class spent paused: one list of counters, written once, in those two."""
+    out: dict[str, Any] = {f.name: (int, 0) for cls in (NicCounters, RcCounters)
+                           for f in dataclasses.fields(cls)}
+    out["paused_seconds"] = (float, 0.0)  # the data class's priority
+    out["control_paused_seconds"] = (float, 0.0)
+    return out
 
-    frames_sent: int = 0
-    bytes_sent: int = 0
-    frames_received: int = 0
-    bytes_received: int = 0
-    packets_sent: int = 0  # RDMA WRITE packets, retransmissions included
-    payload_bytes_sent: int = 0
-    retransmitted: int = 0
-    packets_received: int = 0  # in-order WRITE packets placed
-    payload_bytes_received: int = 0
-    writes_completed: int = 0
-    writes_received: int = 0
-    acks_sent: int = 0
-    acks_received: int = 0
-    stale_acks: int = 0
-    naks_sent: int = 0
-    naks_received: int = 0
-    timeouts: int = 0
-    duplicates: int = 0
-    out_of_sequence: int = 0
-    protocol_errors: int = 0
-    data_errors: int = 0
-    pause_frames: int = 0
-    paused_seconds: float = 0.0  # the data class's priority
-    control_paused_seconds: float = 0.0
-    ce_received: int = 0
-    cnps_sent: int = 0
-    cnps_received: int = 0
-    icrc_errors: int = 0
-    malformed: int = 0
-    unknown_qp: int = 0
-    other_frames: int = 0
-    other_opcodes: int = 0
-    datagrams_sent: int = 0
-    datagrams_received: int = 0
-    kernel_drops: int = 0
-    send_retries: int = 0
+
+_CounterFields: Any = create_model("_CounterFields", __base__=_Model, **_counter_fields())
+
+
+class Counters(_CounterFields):
+    """Counters of one NIC, or summed over a host's NICs (a step's: the change over the step).
+
+    The fields are `traffic.nic.NicCounters`' and `traffic.rc.RcCounters'`
+    (frames, transport, PFC, ECN/CNP, errors), and `paused_seconds` /
+    `control_paused_seconds`.
+    """
 
 
 class MessageTimes(_Model):
