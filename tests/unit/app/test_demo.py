@@ -6,8 +6,8 @@ import subprocess
 
 import pytest
 
-from controller.check import Pair, _ping, ping_pairs
 from aizone.demo import DemoReport
+from controller.check import Pair, _ping, ping_pairs
 from topologies.addressing import plan_addresses
 from topologies.spec import parse_spec
 
