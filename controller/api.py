@@ -62,6 +62,23 @@ from pydantic import BaseModel, ConfigDict, Field
 from .access import AccessGuard, AccessPolicy, BodyCap
 from .errors import ControllerError, DaemonError, P4RuntimeError
 from .jobs import RunRequest
+from .responses import (
+    AclAnswer,
+    AclRuleView,
+    CheckAnswer,
+    CountersAnswer,
+    ExecAnswer,
+    JobSummary,
+    LinkAnswer,
+    ModeAnswer,
+    RoutesAnswer,
+    RunAnswer,
+    ShutdownAnswer,
+    StatsAnswer,
+    StatusAnswer,
+    TopologyAnswer,
+    TraceAnswer,
+)
 from .web import mount_dashboard
 
 if TYPE_CHECKING:
@@ -209,19 +226,23 @@ def create_app(daemon: Daemon, *, tcp: bool = False, limits: Limits | None = Non
             parts.append(f"{where}: {err.get('msg')}" if where else str(err.get("msg")))
         return _error(422, "; ".join(parts) or "invalid request")
 
-    @app.get(f"{PREFIX}/status", summary="the fabric and its switches, hosts and links")
+    @app.get(f"{PREFIX}/status", summary="the fabric and its switches, hosts and links",
+             response_model=StatusAnswer)
     async def status() -> dict[str, Any]:
         return await daemon.status()
 
-    @app.get(f"{PREFIX}/topology", summary="nodes and edges by tier, for drawing")
+    @app.get(f"{PREFIX}/topology", summary="nodes and edges by tier, for drawing",
+             response_model=TopologyAnswer)
     async def topology() -> dict[str, Any]:
         return daemon.topology()
 
-    @app.get(f"{PREFIX}/stats", summary="the latest statistics snapshot")
+    @app.get(f"{PREFIX}/stats", summary="the latest statistics snapshot",
+             response_model=StatsAnswer)
     async def stats() -> dict[str, Any]:
         return daemon.stats.latest if daemon.stats is not None else {}
 
-    @app.get(f"{PREFIX}/events", summary="server-sent events (progress, stats, changes)")
+    @app.get(f"{PREFIX}/events", summary="server-sent events (progress, stats, changes)",
+             response_class=StreamingResponse, response_model=None)
     async def events(kinds: str | None = None, replay: bool = False) -> Any:
         wanted = set(kinds.split(",")) if kinds else None
         streams = slots["streams"]
@@ -233,25 +254,30 @@ def create_app(daemon: Daemon, *, tcp: bool = False, limits: Limits | None = Non
                                  headers={"Cache-Control": "no-cache"})
 
     @app.get(f"{PREFIX}/counters/{{switch}}/{{counter}}",
-             summary="cells of a switch's indexed counter, read now")
+             summary="cells of a switch's indexed counter, read now",
+             response_model=CountersAnswer)
     async def counters(switch: str, counter: str,
                        index: Annotated[list[int], Query(min_length=1)]) -> dict[str, Any]:
         return await daemon.counters(switch, counter, index)
 
-    @app.get(f"{PREFIX}/routes", summary="entries read back from the switches")
+    @app.get(f"{PREFIX}/routes", summary="entries read back from the switches",
+             response_model=RoutesAnswer)
     async def routes(switch: str | None = None) -> dict[str, Any]:
         return await daemon.routes(switch)
 
-    @app.post(f"{PREFIX}/mode", summary="change the routing mode on the live fabric")
+    @app.post(f"{PREFIX}/mode", summary="change the routing mode on the live fabric",
+             response_model=ModeAnswer)
     async def mode(body: ModeRequest) -> dict[str, Any]:
         return await daemon.set_mode(body.mode)
 
-    @app.get(f"{PREFIX}/acl", summary="the ACL rules people added, per switch")
+    @app.get(f"{PREFIX}/acl", summary="the ACL rules people added, per switch",
+             response_model=dict[str, list[AclRuleView]])
     async def acl_list() -> dict[str, Any]:
         return daemon.acl()
 
     @app.put(f"{PREFIX}/acl/{{switch}}", summary="replace a switch's added ACL rules (drop, "
-                                                 "permit, punt), written as a diff")
+                                                 "permit, punt), written as a diff",
+             response_model=AclAnswer)
     async def acl_put(switch: str, body: AclRequest) -> dict[str, Any]:
         from .intent import acl_rule
 
@@ -261,58 +287,68 @@ def create_app(daemon: Daemon, *, tcp: bool = False, limits: Limits | None = Non
             raise DaemonError(str(exc)) from None
         return await daemon.set_acl(switch, rules)
 
-    @app.post(f"{PREFIX}/link", summary="fail or restore a link")
+    @app.post(f"{PREFIX}/link", summary="fail or restore a link",
+             response_model=LinkAnswer)
     async def link(body: LinkRequest) -> dict[str, Any]:
         link_id = daemon.find_link(body.a, body.b, body.index)
         return await daemon.set_link(link_id, body.up, silent=body.silent)
 
-    @app.post(f"{PREFIX}/check", summary="all host pairs: ping and one RoCEv2 transfer")
+    @app.post(f"{PREFIX}/check", summary="all host pairs: ping and one RoCEv2 transfer",
+             response_model=CheckAnswer)
     async def check(body: CheckRequest | None = None) -> dict[str, Any]:
         with slots["checks"].take():
             return await daemon.check(roce=body.roce if body else True)
 
     if tcp:
-        @app.post(f"{PREFIX}/exec", summary="not over TCP: use the Unix socket (`aizone exec`)")
+        @app.post(f"{PREFIX}/exec", summary="not over TCP: use the Unix socket (`aizone exec`)",
+                  response_model=None)
         async def exec_refused() -> JSONResponse:
             return _error(403, "running commands in hosts is offered on the Unix socket only "
                                "(root's `aizone exec`), never over TCP")
     else:
-        @app.post(f"{PREFIX}/exec", summary="run a command inside a host's network namespace")
+        @app.post(f"{PREFIX}/exec", summary="run a command inside a host's network namespace",
+                  response_model=ExecAnswer)
         async def exec_(body: ExecRequest) -> dict[str, Any]:
             with slots["execs"].take():
                 return await daemon.exec(body.host, body.argv, body.timeout,
                                          limit=limits.exec_output)
 
-    @app.get(f"{PREFIX}/trace", summary="a flow's path, predicted from the entries read back")
+    @app.get(f"{PREFIX}/trace", summary="a flow's path, predicted from the entries read back",
+             response_model=TraceAnswer)
     async def trace(src: str, dst: str, sport: Annotated[int, Query(ge=0, le=65535)] = 49152,
                     dport: Annotated[int, Query(ge=0, le=65535)] = 4791,
                     qp: Annotated[int, Query(ge=0, lt=1 << 24)] = 17) -> dict[str, Any]:
         return await daemon.trace(src, dst, sport=sport, dport=dport, qp=qp, send=False)
 
-    @app.post(f"{PREFIX}/trace", summary="a flow's path, predicted and confirmed by sending it")
+    @app.post(f"{PREFIX}/trace", summary="a flow's path, predicted and confirmed by sending it",
+             response_model=TraceAnswer)
     async def trace_send(body: TraceRequest) -> dict[str, Any]:
         return await daemon.trace(body.src, body.dst, sport=body.sport, dport=body.dport,
                                   qp=body.qp, send=True)
 
-    @app.post(f"{PREFIX}/run", summary="run a collective on the hosts' traffic agents")
+    @app.post(f"{PREFIX}/run", summary="run a collective on the hosts' traffic agents",
+             response_model=RunAnswer)
     async def run(body: RunRequest) -> dict[str, Any]:
         with slots["runs"].take():
             return await daemon.run_job(body)
 
-    @app.get(f"{PREFIX}/jobs", summary="the collectives run so far (latest 50)")
+    @app.get(f"{PREFIX}/jobs", summary="the collectives run so far (latest 50)",
+             response_model=list[JobSummary])
     async def jobs() -> list[dict[str, Any]]:
         return [{"id": j["id"], "pattern": j["pattern"], "ranks": len(j["ranks_nics"]),
                  "time_s": j["result"]["time_s"], "busbw_gbps": j["result"]["busbw_gbps"],
                  "mode": j["mode"]} for j in daemon.jobs.values()]
 
-    @app.get(f"{PREFIX}/jobs/{{job_id}}", summary="one collective's full result")
+    @app.get(f"{PREFIX}/jobs/{{job_id}}", summary="one collective's full result",
+             response_model=RunAnswer)
     async def job(job_id: int) -> dict[str, Any]:
         got = daemon.jobs.get(job_id)
         if got is None:
             raise DaemonError(f"no job {job_id} (see GET {PREFIX}/jobs)")
         return got
 
-    @app.post(f"{PREFIX}/shutdown", summary="stop the fabric and the daemon")
+    @app.post(f"{PREFIX}/shutdown", summary="stop the fabric and the daemon",
+             response_model=ShutdownAnswer)
     async def shutdown() -> dict[str, Any]:
         return await daemon.shutdown()
 

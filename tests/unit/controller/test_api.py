@@ -160,3 +160,20 @@ def test_unix_socket_is_root_only(daemon: Daemon, tmp_path: Path) -> None:
     _serve(daemon, tmp_path, body)
     assert modes == [0o600]
     assert not (tmp_path / "api.sock").exists()
+
+
+def test_every_route_documents_what_it_answers(client: TestClient) -> None:
+    """Each JSON route's 200 answer in /openapi.json is a named model (or a list/map of one)."""
+    doc = client.get("/openapi.json").json()
+    bare = []
+    for path, ops in doc["paths"].items():
+        for method, op in ops.items():
+            if path == "/api/v1/events":
+                continue  # a server-sent event stream, not a JSON answer
+            schema = op["responses"]["200"]["content"]["application/json"]["schema"]
+            text = str(schema)
+            if "$ref" not in text:
+                bare.append(f"{method.upper()} {path}: {schema}")
+    assert bare == []
+    status = doc["components"]["schemas"]["StatusAnswer"]["properties"]
+    assert {"phase", "switches", "links", "mode"} <= set(status)

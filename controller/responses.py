@@ -1,0 +1,254 @@
+"""What every API route answers, as pydantic models: the OpenAPI schema tells a client what it gets.
+
+Each route of `controller.api` declares one of these as its
+`response_model`, so `GET /openapi.json` describes every answer field by
+field. The models name the fields a client can rely on, with their types;
+they allow more (`extra="allow"`): an answer may carry detail a later
+version adds (a job's per-step times, a failure's lost packets) without
+breaking a client written against these.
+
+Names defined here: `Answer`, `StatusAnswer`, `SwitchStatus`, `HostStatus`,
+`NicStatus`, `LinkStatus`, `TopologyAnswer`, `TopologyNode`, `TopologyEdge`,
+`StatsAnswer`, `RoutesAnswer`, `SwitchRoutes`, `CountersAnswer`, `CounterCell`,
+`ModeAnswer`, `AclAnswer`, `AclRuleView`, `LinkAnswer`, `CheckAnswer`,
+`ExecAnswer`, `TraceAnswer`, `RunAnswer`, `JobSummary`, `ShutdownAnswer`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+__all__ = [
+    "AclAnswer",
+    "AclRuleView",
+    "Answer",
+    "CheckAnswer",
+    "CounterCell",
+    "CountersAnswer",
+    "ExecAnswer",
+    "HostStatus",
+    "JobSummary",
+    "LinkAnswer",
+    "LinkStatus",
+    "ModeAnswer",
+    "NicStatus",
+    "RoutesAnswer",
+    "RunAnswer",
+    "ShutdownAnswer",
+    "StatsAnswer",
+    "StatusAnswer",
+    "SwitchRoutes",
+    "SwitchStatus",
+    "TopologyAnswer",
+    "TopologyEdge",
+    "TopologyNode",
+    "TraceAnswer",
+]
+
+Writes = dict[str, dict[str, int]]
+
+
+class Answer(BaseModel):
+    """The base of every answer: documented fields, more allowed."""
+
+    model_config = ConfigDict(extra="allow")
+
+
+class SwitchStatus(Answer):
+    name: str
+    role: str
+    grpc_addr: str
+    device_id: int
+    alive: bool = Field(description="the switch process runs")
+    ready: bool = Field(description="its P4Runtime session is primary and reconciled")
+    last_reconcile: dict[str, Any] | None = Field(
+        description="reason, inserts/modifies/deletes/unchanged, seconds")
+
+
+class NicStatus(Answer):
+    intf: str
+    ip: str
+
+
+class HostStatus(Answer):
+    name: str
+    zone: int | str | None = None
+    rack: int | str | None = None
+    nics: list[NicStatus]
+
+
+class LinkStatus(Answer):
+    id: str = Field(description="<a_intf>--<b_intf>, the lower tier's interface first")
+    tier: str
+    a: str
+    b: str
+    up: bool
+
+
+class StatusAnswer(Answer):
+    """`GET /status`: the daemon's phase and, once it has a fabric, the fabric."""
+
+    phase: str = Field(description="starting, up, failed, stopping or down")
+    error: str | None = None
+    pid: int
+    api: dict[str, str] = Field(description="url (TCP) and unix (socket path)")
+    started_at: float
+    name: str | None = None
+    topology: str | None = None
+    target: str | None = None
+    mode: str | None = None
+    scale: dict[str, Any] | None = Field(
+        default=None, description="per tier: the emulated rate and the line rate it stands for")
+    switches: list[SwitchStatus] = []
+    hosts: list[HostStatus] = []
+    links: list[LinkStatus] = []
+    failed: list[str] = Field(default=[], description="link ids routing avoids")
+    failures: list[dict[str, Any]] = []
+    restarts: list[dict[str, Any]] = []
+
+
+class TopologyNode(Answer):
+    id: str
+    kind: str = Field(description="switch or host")
+    role: str
+    zone: int | str | None = None
+
+
+class TopologyEdge(Answer):
+    id: str
+    a: str
+    b: str
+    tier: str
+    a_port: int
+    b_port: int
+    rate_mbps: float | None
+    up: bool
+
+
+class TopologyAnswer(Answer):
+    """`GET /topology`: nodes and edges by tier, what the dashboard draws."""
+
+    name: str
+    mode: str
+    nodes: list[TopologyNode]
+    edges: list[TopologyEdge]
+
+
+class StatsAnswer(Answer):
+    """`GET /stats`: the latest snapshot (empty before the first poll); see docs/api.md."""
+
+    links: list[dict[str, Any]] = Field(default=[], description="per link and direction: "
+                                                                "bits/s, packets/s, share")
+    tiers: dict[str, Any] = Field(default={}, description="per tier: max/mean of the uplinks")
+
+
+class SwitchRoutes(Answer):
+    entries: list[str]
+    matches_intent: bool
+    diff: dict[str, int]
+
+
+class RoutesAnswer(Answer):
+    """`GET /routes`: entries read back, and whether they equal the intent."""
+
+    mode: str
+    failed: list[str]
+    switches: dict[str, SwitchRoutes]
+
+
+class CounterCell(Answer):
+    packets: int
+    bytes: int
+
+
+class CountersAnswer(Answer):
+    """`GET /counters/S/C`: cells of an indexed counter, read now."""
+
+    switch: str
+    counter: str
+    cells: dict[str, CounterCell]
+
+
+class ModeAnswer(Answer):
+    """`POST /mode`: the switch, how long it took, the writes per switch."""
+
+    mode: str
+    previous: str
+    seconds: float
+    writes: Writes
+
+
+class AclRuleView(Answer):
+    action: str
+    priority: int
+    match: dict[str, list[int]]
+    text: str
+
+
+class AclAnswer(Answer):
+    """`PUT /acl/S`: the rules now on the switch and the writes that took."""
+
+    switch: str
+    rules: int
+    seconds: float
+    writes: Writes
+
+
+class LinkAnswer(Answer):
+    """`POST /link`: what changed, the reconvergence time, the writes."""
+
+    link: str
+    up: bool
+    seconds: float
+    changed: bool | None = None
+    silent: bool = False
+
+
+class CheckAnswer(Answer):
+    """`POST /check`: every pair's ping (and RoCEv2 transfer), and the failures."""
+
+    ok: bool
+    pairs: int
+    failed: list[dict[str, Any]]
+    pings: int
+    roce: int
+
+
+class ExecAnswer(Answer):
+    """`POST /exec` (Unix socket only): the command's exit code and output."""
+
+    host: str
+    argv: list[str]
+    returncode: int
+    stdout: str
+    stderr: str
+
+
+class TraceAnswer(Answer):
+    """`GET`/`POST /trace`: the predicted path (hops, links) and, when sent, the confirmation."""
+
+
+class RunAnswer(Answer):
+    """`POST /run` and `GET /jobs/ID`: a collective's full result (see docs/api.md)."""
+
+    id: int
+    pattern: str
+    result: dict[str, Any]
+    mode: str | None = None
+    cpu_bound: bool = False
+
+
+class JobSummary(Answer):
+    id: int
+    pattern: str
+    ranks: int
+    time_s: float | None
+    busbw_gbps: float | None
+    mode: str | None
+
+
+class ShutdownAnswer(Answer):
+    stopping: bool
+    pid: int
