@@ -7,15 +7,17 @@ values, so "what we intend" and "what the switch holds" compare with `==`
 (and hash, for diffs) whatever the byte padding.
 
 Names defined here: `Exact`, `Lpm`, `Ternary`, `Match`, `Action`,
-`TableEntry`, `Member`, `Group`, `Entity`, `describe`.
+`TableEntry`, `Member`, `Group`, `Entity`, `UpdateKind`, `describe`.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Literal
 
 __all__ = [
     "Action",
+    "CloneSession",
     "Entity",
     "Exact",
     "Group",
@@ -23,8 +25,12 @@ __all__ = [
     "Member",
     "TableEntry",
     "Ternary",
+    "UpdateKind",
     "describe",
 ]
+
+# What a write does to an entity (P4Runtime's Update.Type, by name).
+UpdateKind = Literal["insert", "modify", "delete"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -95,11 +101,23 @@ class Group:
     max_size: int = 0
 
 
-Entity = TableEntry | Member | Group
+@dataclass(frozen=True, kw_only=True)
+class CloneSession:
+    """A clone session of the packet replication engine: (egress port, instance) replicas,
+    copies truncated to `packet_length_bytes` (0: whole)."""
+
+    session_id: int
+    replicas: tuple[tuple[int, int], ...]
+    packet_length_bytes: int = 0
+
+
+Entity = TableEntry | Member | Group | CloneSession
 
 
 def describe(e: Entity) -> str:
     """One line for people, e.g. 'FabricIngress.routing.ipv4_route dst_addr=10.0.0.3/32'."""
+    if isinstance(e, CloneSession):
+        return f"clone session {e.session_id}"
     if isinstance(e, Member):
         return f"{e.profile} member {e.member_id}"
     if isinstance(e, Group):

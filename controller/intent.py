@@ -3,12 +3,15 @@
 The intended state of a switch is a pure function of the fabric (spec and
 addressing plan), the routing mode and the set of failed links: its routes
 (`controller.routes`), its QoS tables (`controller.qos`) and the ACL entry
-that punts the controller's link probes. `FabricIntent` computes it per
+that punts the controller's link probes, and the PFC of the program
+(`controller.qos.compute_pfc`: clone sessions and PFC tables).
+`FabricIntent` computes it per
 switch (cached per (mode, failures)); `diff(intended, current)` compares it
 with what the switch holds (read back over P4Runtime) and `Diff.updates()`
 orders the writes so that nothing is ever missing while they run
 (make-before-break):
 
+0. clone sessions (PFC frames go through them) inserted / modified;
 1. members inserted / modified, ascending id (a group's member order on the
    switch is its members' creation order: see `controller.hashing`);
 2. groups inserted / modified;
@@ -16,7 +19,7 @@ orders the writes so that nothing is ever missing while they run
    point at it;
 4. default actions modified (`switch_config`: mode and salt);
 5. deletes, in the reverse order: routes, then `next_hop`, other tables,
-   then groups, then members.
+   then groups, then members, then clone sessions.
 
 Changing mode or routing around a failure is then the same operation as
 reconciling a restarted switch: diff and write the difference. Routes of the
@@ -37,10 +40,18 @@ from dataclasses import dataclass, field
 from topologies.addressing import AddressPlan
 from topologies.spec import FabricSpec
 
-from .entities import Action, Entity, Group, Member, TableEntry, Ternary
-from .qos import compute_qos
+from .entities import (
+    Action,
+    CloneSession,
+    Entity,
+    Group,
+    Member,
+    TableEntry,
+    Ternary,
+    UpdateKind,
+)
+from .qos import PFC_NAMES, compute_pfc, compute_qos
 from .routes import NAMES, RouteGraph, compute_routes
-from .wire import UpdateKind
 
 __all__ = [
     "OWNED_TABLES",
@@ -72,6 +83,10 @@ OWNED_TABLES = (
     "FabricIngress.qos.dscp_to_tc",
     "FabricIngress.qos.tc_to_queue",
     "FabricEgress.ecn.ecn_threshold",
+    PFC_NAMES["pfc_honour"],
+    PFC_NAMES["pfc_port"],
+    PFC_NAMES["pfc_xoff"],
+    PFC_NAMES["pfc_hold"],
 )
 # Install order of table entries; deletes go the other way.
 _TABLE_RANK = {name: i for i, name in enumerate(OWNED_TABLES)}
@@ -116,6 +131,8 @@ def probe_acl_entry() -> TableEntry:
 
 def entity_key(e: Entity) -> tuple[object, ...]:
     """What identifies an entity on a switch (two entities with one key cannot coexist)."""
+    if isinstance(e, CloneSession):
+        return ("clone", e.session_id)
     if isinstance(e, Member):
         return ("member", e.profile, e.member_id)
     if isinstance(e, Group):
@@ -153,6 +170,8 @@ class Diff:
 
         def rank(item: tuple[UpdateKind, Entity]) -> tuple[int, int, int]:
             e = item[1]
+            if isinstance(e, CloneSession):  # before the PFC entries that clone to it
+                return (-1, 0, e.session_id)
             if isinstance(e, Member):
                 return (0, 0, e.member_id)
             if isinstance(e, Group):
@@ -166,6 +185,8 @@ class Diff:
 
         def delete_rank(item: tuple[UpdateKind, Entity]) -> tuple[int, int, int]:
             e = item[1]
+            if isinstance(e, CloneSession):
+                return (3, 0, -e.session_id)
             if isinstance(e, Member):
                 return (2, 0, -e.member_id)
             if isinstance(e, Group):
@@ -236,10 +257,15 @@ class FabricIntent:
         """The tables an intent for `switch` writes (besides the owned ones)."""
         return {e.table for e in self.for_switch(switch) if isinstance(e, TableEntry)}
 
+    def clone_sessions(self, switch: str) -> set[int]:
+        """The clone sessions (PFC frames' ones) the intent for `switch` holds."""
+        return {e.session_id for e in self.for_switch(switch) if isinstance(e, CloneSession)}
+
 
 def _intent(spec: FabricSpec, plan: AddressPlan, graph: RouteGraph, switch: str,
             mode: str) -> tuple[Entity, ...]:
     routes = compute_routes(graph, switch, mode)
     qos = compute_qos(spec, plan, switch)
-    return (*routes.members, *routes.groups, *routes.entries, *qos, probe_acl_entry(),
+    pfc = compute_pfc(plan, switch)
+    return (*routes.members, *routes.groups, *routes.entries, *qos, *pfc, probe_acl_entry(),
             *routes.defaults)

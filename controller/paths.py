@@ -101,6 +101,8 @@ def _index(name: str, entities: Iterable[Entity]) -> _Switch:
         elif isinstance(e, Group):
             if e.profile == NAMES["selector"]:
                 groups[e.group_id] = e
+        elif not isinstance(e, TableEntry):
+            continue  # clone sessions (the PFC frames') have no part in a path
         elif e.table == NAMES["config_table"] and e.is_default and e.action is not None:
             params = dict(e.action.params)
             value = params.get("mode", MODES["ecmp"])

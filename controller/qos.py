@@ -20,17 +20,36 @@ Order: DSCP entries by class then DSCP, queues by class, ECN by port then
 class; entries compare with `==`, so the daemon diffs them against what a
 switch holds.
 
-Names defined here: `compute_qos`, `QOS_NAMES`, `DSCP_MASK`, `DSCP_PRIORITY`.
+`compute_pfc(plan, switch)` is the PFC of the program (`p4/include/control/pfc.p4`)
+on every port whose link tier has `pfc.enabled`, from `topologies.ports`:
+
+- a clone session `PFC_SESSION_BASE + port` (replica: the port) that PFC
+  frames sent out of the port go through;
+- `FabricIngress.pfc.pfc_honour`: `port` -> `honour(quantum_q16_us)`, the
+  port's pause quantum (512 bit-times at its emulated rate) in microseconds
+  x 65536, so received PFC frames hold for quanta x 512 bit-times;
+- `FabricEgress.pfc.pfc_port`: `port` -> `set_pfc_port(mac, xoff_quanta,
+  refresh)`: frames out of it come from the port's MAC, pause for 65535
+  quanta and are re-sent every half of that while asserted;
+- per lossless class: `FabricEgress.pfc.pfc_xoff` (`port`, `tc`) ->
+  `set_xoff(xoff, xon)` (the tier's thresholds, packets of queue depth) and
+  `FabricIngress.pfc.pfc_hold` (`port`, `tc`) -> `hold(watchdog)` (the
+  class is held while paused; watchdog 0: off).
+
+Names defined here: `compute_qos`, `compute_pfc`, `pfc_quantum_q16`, `QOS_NAMES`,
+`PFC_NAMES`, `PFC_SESSION_BASE`, `PFC_QUANTA`, `DSCP_MASK`, `DSCP_PRIORITY`.
 """
 
 from __future__ import annotations
 
-from topologies.addressing import AddressPlan
+from topologies.addressing import AddressPlan, mac_to_int
+from topologies.ports import switch_settings
 from topologies.spec import FabricSpec
 
-from .entities import Action, Exact, TableEntry, Ternary
+from .entities import Action, CloneSession, Exact, TableEntry, Ternary
 
-__all__ = ["DSCP_MASK", "DSCP_PRIORITY", "QOS_NAMES", "compute_qos"]
+__all__ = ["DSCP_MASK", "DSCP_PRIORITY", "PFC_NAMES", "PFC_QUANTA", "PFC_SESSION_BASE",
+           "QOS_NAMES", "compute_pfc", "compute_qos", "pfc_quantum_q16"]
 
 # The P4Runtime names QoS writes (p4/include/control/qos.p4 as the P4Info names them).
 QOS_NAMES = {
@@ -41,6 +60,19 @@ QOS_NAMES = {
     "ecn_threshold": "FabricEgress.ecn.ecn_threshold",
     "set_ecn_threshold": "FabricEgress.ecn.set_ecn_threshold",
 }
+# p4/include/control/pfc.p4's tables and actions, and define.p4's PFC_SESSION_BASE.
+PFC_NAMES = {
+    "pfc_honour": "FabricIngress.pfc.pfc_honour",
+    "honour": "FabricIngress.pfc.honour",
+    "pfc_hold": "FabricIngress.pfc.pfc_hold",
+    "hold": "FabricIngress.pfc.hold",
+    "pfc_xoff": "FabricEgress.pfc.pfc_xoff",
+    "set_xoff": "FabricEgress.pfc.set_xoff",
+    "pfc_port": "FabricEgress.pfc.pfc_port",
+    "set_pfc_port": "FabricEgress.pfc.set_pfc_port",
+}
+PFC_SESSION_BASE = 1024
+PFC_QUANTA = 0xFFFF  # what an XOFF asks for; refreshed at half of it
 DSCP_MASK = 0x3F  # the 6-bit key, matched exactly
 DSCP_PRIORITY = 1  # ternary entries need a priority; these never overlap
 
@@ -70,3 +102,42 @@ def compute_qos(spec: FabricSpec, plan: AddressPlan, switch: str) -> tuple[Table
                 match=(("port", Exact(value=port.port)), ("tc", Exact(value=tc))),
                 action=Action(name=QOS_NAMES["set_ecn_threshold"], params=(("depth", depth),))))
     return tuple(out)
+
+
+def pfc_quantum_q16(rate_mbps: float) -> int:
+    """Microseconds of one pause quantum (512 bit-times) at `rate_mbps`, x 65536."""
+    return round(512 / (rate_mbps * 1e6) * 1e6 * 65536)
+
+
+def compute_pfc(plan: AddressPlan, switch: str) -> tuple[CloneSession | TableEntry, ...]:
+    """The PFC clone sessions and entries of `switch` (see the module docstring)."""
+    settings = switch_settings(plan, switch)
+    macs = {p.port: p.mac for p in plan.switch(switch).ports}
+    sessions: list[CloneSession | TableEntry] = []
+    entries: list[CloneSession | TableEntry] = []
+    for p in sorted(settings.ports, key=lambda p: p.port):
+        if not p.pfc:
+            continue
+        port = (("port", Exact(value=p.port)),)
+        pause_us = PFC_QUANTA * 512 / (p.rate_mbps * 1e6) * 1e6
+        sessions.append(CloneSession(session_id=PFC_SESSION_BASE + p.port,
+                                     replicas=((p.port, 0),)))
+        entries.append(TableEntry(
+            table=PFC_NAMES["pfc_honour"], match=port,
+            action=Action(name=PFC_NAMES["honour"],
+                          params=(("quantum_q16_us", pfc_quantum_q16(p.rate_mbps)),))))
+        entries.append(TableEntry(
+            table=PFC_NAMES["pfc_port"], match=port,
+            action=Action(name=PFC_NAMES["set_pfc_port"], params=(
+                ("mac", mac_to_int(macs[p.port])), ("xoff_quanta", PFC_QUANTA),
+                ("refresh", max(1, round(pause_us / 2)))))))
+        for tc in p.pfc:
+            key = (*port, ("tc", Exact(value=tc)))
+            entries.append(TableEntry(
+                table=PFC_NAMES["pfc_xoff"], match=key,
+                action=Action(name=PFC_NAMES["set_xoff"],
+                              params=(("xoff_depth", p.xoff), ("xon_depth", p.xon)))))
+            entries.append(TableEntry(
+                table=PFC_NAMES["pfc_hold"], match=key,
+                action=Action(name=PFC_NAMES["hold"], params=(("watchdog", 0),))))
+    return (*sessions, *entries)

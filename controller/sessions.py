@@ -245,13 +245,15 @@ class FabricSessions:
                                  exc.code.name) from None
 
     async def read_state(self, name: str) -> list[Entity]:
-        """Members, groups, owned tables' entries and default actions the switch holds."""
+        """Members, groups, owned tables' entries, default actions and clone sessions the
+        switch holds."""
         schema = self.schema(name)
         present = {t.name for t in schema.tables}
         reads: list[Any] = [fy.P4ActionProfileMember(NAMES["selector"]),
                             fy.P4ActionProfileGroup(NAMES["selector"])]
         reads += [fy.P4TableEntry(t) for t in OWNED_TABLES if t in present]
         reads.append(fy.P4TableEntry(NAMES["config_table"], is_default_action=True))
+        reads.append(fy.P4CloneSessionEntry())  # every clone session (PFC frames')
         out: list[Entity] = []
         for e in await self._read(name, reads):
             if isinstance(e, fy.P4TableEntry) and e.is_const:

@@ -24,13 +24,15 @@ from __future__ import annotations
 
 import ipaddress
 from collections.abc import Sequence
-from typing import Any, Literal
+from typing import Any
 
 import finsy as fy
 from finsy.p4client import P4ClientError
+from finsy.p4entity import P4Replica
 
 from .entities import (
     Action,
+    CloneSession,
     Entity,
     Exact,
     Group,
@@ -39,13 +41,12 @@ from .entities import (
     Member,
     TableEntry,
     Ternary,
+    UpdateKind,
     describe,
 )
 from .errors import SchemaError, UpdateError, WriteError
 
 __all__ = ["UpdateKind", "as_int", "encode", "from_finsy", "to_finsy", "update", "write_error"]
-
-UpdateKind = Literal["insert", "modify", "delete"]
 
 
 def as_int(value: Any) -> int:
@@ -78,6 +79,9 @@ def _action(a: Action) -> fy.P4TableAction:
 
 def to_finsy(e: Entity) -> Any:
     """The finsy entity for `e` (encoded later against the switch's P4Info)."""
+    if isinstance(e, CloneSession):
+        return fy.P4CloneSessionEntry(e.session_id, packet_length_bytes=e.packet_length_bytes,
+                                      replicas=[(port, inst) for port, inst in e.replicas])
     if isinstance(e, Member):
         return fy.P4ActionProfileMember(e.profile, member_id=e.member_id, action=_action(e.action))
     if isinstance(e, Group):
@@ -122,6 +126,9 @@ def _match_from(table: Any, name: str, value: Any) -> Match:
 
 def from_finsy(e: Any, schema: fy.P4Schema) -> Entity:
     """The `controller.entities` value of an entity a switch returned."""
+    if isinstance(e, fy.P4CloneSessionEntry):
+        return CloneSession(session_id=e.session_id, packet_length_bytes=e.packet_length_bytes,
+                            replicas=tuple(sorted(_replica(r) for r in e.replicas)))
     if isinstance(e, fy.P4ActionProfileMember):
         profile = schema.action_profiles[e.action_profile_id]
         if e.action is None:
@@ -147,6 +154,14 @@ def from_finsy(e: Any, schema: fy.P4Schema) -> Entity:
         member, group = e.action.member_id, e.action.group_id
     return TableEntry(table=table.name, match=match, action=action, member_id=member,
                       group_id=group, priority=e.priority, is_default=e.is_default_action)
+
+
+def _replica(r: Any) -> tuple[int, int]:
+    if isinstance(r, P4Replica):
+        return as_int(r.port), int(r.instance)
+    if isinstance(r, tuple):
+        return as_int(r[0]), int(r[1])
+    return as_int(r), 0
 
 
 def encode(e: Entity, schema: fy.P4Schema) -> Any:

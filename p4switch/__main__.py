@@ -19,7 +19,7 @@ Exit status: 0 after SIGTERM/SIGINT, 1 when the switch cannot start (one line
 on stderr: bad program file, missing interface, address in use), 2 for bad
 command-line usage.
 
-Names defined here: `build_parser`, `main`.
+Names defined here: `build_parser`, `main`, `run`, `StartupError`, `PROG`, `LOG_LEVELS`.
 """
 
 from __future__ import annotations
@@ -145,8 +145,9 @@ def build_parser() -> argparse.ArgumentParser:
                    metavar="[PORT=]PRIOS[:DETECT_MS:RESTORE_MS:ACTION]",
                    help="PFC watchdog for priorities, e.g. 3 or 3,4:200:200:drop (ACTION drop|forward; "
                         "per port or all)")
-    x.add_argument("--ctl-addr", default="", metavar="HOST:PORT",
-                   help="serve the p4switch-ctl JSON API on HOST:PORT (loopback only)")
+    x.add_argument("--ctl-addr", default="", metavar="HOST:PORT|unix:PATH",
+                   help="serve the p4switch-ctl JSON API on loopback HOST:PORT, or on a Unix socket "
+                        "at PATH (mode 0600)")
     return p
 
 

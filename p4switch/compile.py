@@ -9,7 +9,9 @@ embedded); `--p4runtime-files` (P4Info) and `--p4runtime-entries-files`
 lists whose formats follow the extensions as in p4c (.txt/.txtpb text,
 .json, .bin). Errors are
 one line, ``file:line:col: error: message``, followed by the source line and
-a caret; the exit status is 1 on error, 0 on success.
+a caret; the exit status is 1 on error, 0 on success. The file written is
+read back by p4switch's loader first (`ir.from_json`), so a program whose
+names p4switch would refuse at load fails here.
 
 Names defined here: `build_parser`, `main`.
 """
@@ -90,9 +92,9 @@ def main(argv: list[str] | None = None) -> int:
             # p4c-bm2-ss only describes the program in P4Info when asked to:
             # without P4Runtime outputs such a program still compiles
             print(f"{_where(e, args.source)}: warning: no P4Info embedded: {e.message}", file=sys.stderr)
-            Path(output).write_text(ir.to_json(program, ""))
+            Path(output).write_text(_loadable(ir.to_json(program, "")))
             return 0
-        Path(output).write_text(ir.to_json(program, p4info_text(info)))
+        Path(output).write_text(_loadable(ir.to_json(program, p4info_text(info))))
         for path, ext in outs:
             _write_as(lambda p: write_p4info(info, p), path, ext)
         if entry_outs:
@@ -108,10 +110,20 @@ def main(argv: list[str] | None = None) -> int:
     except P4InfoError as e:
         print(f"{_where(e, args.source)}: error: {e.message}", file=sys.stderr)
         return 1
+    except ir.ProgramFileError as e:
+        print(f"p4switch-compile: error: p4switch would refuse this program: {e}", file=sys.stderr)
+        return 1
     except OSError as e:
         print(f"p4switch-compile: error: {e}", file=sys.stderr)
         return 1
     return 0
+
+
+def _loadable(text: str) -> str:
+    """The program file, once p4switch's loader has read it back: names p4c lets through but
+    p4switch refuses (an `@name` that is not identifiers joined by dots) fail here, not at load."""
+    ir.from_json(text)
+    return text
 
 
 def _where(e: P4InfoError, source: str) -> str:

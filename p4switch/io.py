@@ -20,7 +20,7 @@ pcap capture per port (`--pcap DIR`: `<iface>_in.pcap` / `<iface>_out.pcap`,
 as BMv2 names them) are common to both.
 
 Names defined here: `PortError`, `PortStats`, `PcapWriter`, `RawPorts`,
-`MemoryPorts`, `parse_interface`.
+`MemoryPorts`, `parse_interface`, and the AF_PACKET constants (`ETH_P_ALL` ...).
 """
 
 from __future__ import annotations

@@ -19,8 +19,11 @@ Names defined here: `Coord`; types (`BitsType`, `BoolType`, `IntType`,
 `EnumType`, `HeaderType`, `HeaderUnionType`, `StructType`, `StackType`,
 `TupleType`, `ExternType`, `TypeName`, and `NewType` for `type`
 declarations); expressions; statements;
-declarations; `Program`; and `to_json` / `from_json`, the versioned program
-file written by ``p4switch-compile`` and read by ``p4switch``.
+declarations; `Program`; `bit_width` (the one width of a type every pass
+uses), `control_locals` and `tables_of` (walks over a program's controls);
+and `to_json` / `from_json`, the versioned program
+file written by ``p4switch-compile`` and read by ``p4switch`` (checked as it is
+read by `irdecode`; `ProgramFileError` when it does not fit).
 
 Conventions the pipeline relies on:
 
@@ -39,11 +42,15 @@ from __future__ import annotations
 import dataclasses
 import enum
 import json
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from . import irdecode
+
 IR_VERSION = 1
 IR_FORMAT = "p4switch-ir"
+ProgramFileError = irdecode.ProgramFileError
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -76,7 +83,7 @@ class BitsType:
 
 @dataclass(frozen=True, kw_only=True)
 class BoolType:
-    pass
+    """`bool`."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -86,27 +93,29 @@ class IntType:
 
 @dataclass(frozen=True, kw_only=True)
 class VarbitType:
+    """`varbit<max_width>`."""
+
     max_width: int
 
 
 @dataclass(frozen=True, kw_only=True)
 class StringType:
-    pass
+    """A string literal's type (log_msg only)."""
 
 
 @dataclass(frozen=True, kw_only=True)
 class ErrorType:
-    pass
+    """`error` (values: indexes into `Program.errors`)."""
 
 
 @dataclass(frozen=True, kw_only=True)
 class MatchKindType:
-    pass
+    """`match_kind`."""
 
 
 @dataclass(frozen=True, kw_only=True)
 class VoidType:
-    pass
+    """The type of a call that returns nothing."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -118,12 +127,16 @@ class TypeName:
 
 @dataclass(frozen=True, kw_only=True)
 class StackType:
+    """A header stack `elem[size]`."""
+
     elem: Type
     size: int
 
 
 @dataclass(frozen=True, kw_only=True)
 class TupleType:
+    """`tuple<...>` (also the type of a list expression)."""
+
     elems: tuple[Type, ...]
 
 
@@ -137,6 +150,8 @@ class ExternType:
 
 @dataclass(frozen=True, kw_only=True)
 class Field:
+    """One field of a header, struct or union, in declaration order."""
+
     name: str
     type: Type
     annotations: tuple[Annotation, ...] = ()
@@ -145,6 +160,8 @@ class Field:
 
 @dataclass(frozen=True, kw_only=True)
 class HeaderType:
+    """A `header` type; its fields in wire order, most significant bit first."""
+
     name: str
     fields: tuple[Field, ...]
     annotations: tuple[Annotation, ...] = ()
@@ -153,6 +170,8 @@ class HeaderType:
 
 @dataclass(frozen=True, kw_only=True)
 class HeaderUnionType:
+    """A `header_union` type: at most one member header valid."""
+
     name: str
     fields: tuple[Field, ...]
     annotations: tuple[Annotation, ...] = ()
@@ -161,6 +180,8 @@ class HeaderUnionType:
 
 @dataclass(frozen=True, kw_only=True)
 class StructType:
+    """A `struct` type."""
+
     name: str
     fields: tuple[Field, ...]
     annotations: tuple[Annotation, ...] = ()
@@ -201,6 +222,8 @@ class Annotation:
 
 @dataclass(kw_only=True)
 class Constant:
+    """An integer literal or folded constant of a given type."""
+
     value: int
     type: Type
     coord: Coord = NO_COORD
@@ -208,6 +231,8 @@ class Constant:
 
 @dataclass(kw_only=True)
 class BoolLit:
+    """`true` / `false`."""
+
     value: bool
     type: Type = field(default_factory=BoolType)
     coord: Coord = NO_COORD
@@ -215,6 +240,8 @@ class BoolLit:
 
 @dataclass(kw_only=True)
 class StringLit:
+    """A string literal."""
+
     value: str
     type: Type = field(default_factory=StringType)
     coord: Coord = NO_COORD
@@ -294,6 +321,8 @@ class BinOp:
 
 @dataclass(kw_only=True)
 class Cast:
+    """`(type) expr`."""
+
     expr: Expr
     type: Type
     coord: Coord = NO_COORD
@@ -411,6 +440,8 @@ Expr = (
 
 @dataclass(kw_only=True)
 class Assign:
+    """`lhs = rhs;`."""
+
     lhs: Expr
     rhs: Expr
     coord: Coord = NO_COORD
@@ -418,12 +449,16 @@ class Assign:
 
 @dataclass(kw_only=True)
 class CallStmt:
+    """A call used as a statement."""
+
     call: MethodCall
     coord: Coord = NO_COORD
 
 
 @dataclass(kw_only=True)
 class If:
+    """`if (cond) then else else_`."""
+
     cond: Expr
     then: Block
     else_: Block | None = None
@@ -432,6 +467,8 @@ class If:
 
 @dataclass(kw_only=True)
 class Block:
+    """`{ stmts }`."""
+
     stmts: list[Stmt]
     coord: Coord = NO_COORD
 
@@ -461,11 +498,15 @@ class Switch:
 
 @dataclass(kw_only=True)
 class Exit:
+    """`exit;`."""
+
     coord: Coord = NO_COORD
 
 
 @dataclass(kw_only=True)
 class Return:
+    """`return;` or `return value;`."""
+
     value: Expr | None = None
     coord: Coord = NO_COORD
 
@@ -491,6 +532,8 @@ Stmt = (
 
 @dataclass(kw_only=True)
 class Param:
+    """A parameter of an action, function, control, parser or constructor."""
+
     name: str
     uid: str
     direction: str  # "in" | "out" | "inout" | "" (directionless: action data / ctor)
@@ -515,6 +558,8 @@ class Action:
 
 @dataclass(kw_only=True)
 class Function:
+    """A function declaration (generic ones specialised per use)."""
+
     name: str
     uid: str
     return_type: Type
@@ -540,6 +585,8 @@ class ActionRef:
 
 @dataclass(kw_only=True)
 class KeyElement:
+    """One element of a table key: expression, match kind and control-plane name."""
+
     expr: Expr
     match_kind: str  # exact | lpm | ternary | range | optional | selector
     name: str  # control-plane name of the match field (@name or source text)
@@ -565,6 +612,8 @@ class Keyset:
 
 @dataclass(kw_only=True)
 class ConstEntry:
+    """One entry of a table's `entries` (or `const entries`)."""
+
     keys: list[Keyset]
     action: ActionRef
     priority: int | None = None  # `priority =` or assigned as p4c's EntryPriorities does; None in const entries
@@ -578,6 +627,8 @@ class ConstEntry:
 
 @dataclass(kw_only=True)
 class Table:
+    """A table of a control instance, with its keys, actions, properties and entries."""
+
     name: str
     cp_name: str
     keys: list[KeyElement]
@@ -630,6 +681,8 @@ class ValueSet:
 
 @dataclass(kw_only=True)
 class SelectCase:
+    """One case of a `select`: keysets and the next state."""
+
     keysets: list[Keyset]
     state: str  # next state name; "accept" / "reject" are the terminal states
     coord: Coord = NO_COORD
@@ -647,6 +700,8 @@ class Transition:
 
 @dataclass(kw_only=True)
 class ParserState:
+    """A parser state: its statements and its transition."""
+
     name: str
     stmts: list[Stmt]
     transition: Transition
@@ -682,6 +737,8 @@ class Control:
 
 @dataclass(kw_only=True)
 class ParserInstance:
+    """A parser instance with its own copy of its declaration (`decl`)."""
+
     name: str
     uid: str
     cp_name: str
@@ -692,6 +749,8 @@ class ParserInstance:
 
 @dataclass(kw_only=True)
 class ControlInstance:
+    """A control instance with its own copy of its declaration (`decl`)."""
+
     name: str
     uid: str
     cp_name: str
@@ -761,16 +820,84 @@ class Program:
 
 
 # --------------------------------------------------------------------------
+# Questions every pass asks of a program
+# --------------------------------------------------------------------------
+
+def _as_declared(t: Any) -> Any:
+    return t
+
+
+def bit_width(t: Any, resolve: Callable[[Any], Any] = _as_declared, *,
+              opaque: int | None = None) -> int | None:
+    """The width in bits of a value of type `t`; None when it has none.
+
+    bit<W> and int<W>: W; bool: 1; a serializable enum: its underlying
+    type's; `error` and plain enums: `opaque` (P4 gives them no width, the
+    pipeline stores them in 32 bits); a header or struct: the sum of its
+    fields', varbit fields left out; a header union: its widest member's; a
+    stack: its size times its element's; a tuple: the sum of its elements'.
+    Anything else (varbit, int, string, externs) has none, and so has an
+    aggregate with a part that has none. `resolve` maps a named type to what
+    it names.
+    """
+    t = resolve(t)
+    if isinstance(t, BitsType):
+        return t.width
+    if isinstance(t, BoolType):
+        return 1
+    if isinstance(t, EnumType):
+        return t.underlying.width if t.underlying is not None else opaque
+    if isinstance(t, ErrorType):
+        return opaque
+    parts: list[int | None]
+    if isinstance(t, (HeaderType, StructType)):
+        parts = [bit_width(f.type, resolve, opaque=opaque) for f in t.fields
+                 if not isinstance(resolve(f.type), VarbitType)]
+    elif isinstance(t, HeaderUnionType):
+        parts = [bit_width(f.type, resolve, opaque=opaque) for f in t.fields]
+        return None if None in parts else max((p for p in parts if p is not None), default=0)
+    elif isinstance(t, StackType):
+        w = bit_width(t.elem, resolve, opaque=opaque)
+        return None if w is None else t.size * w
+    elif isinstance(t, TupleType):
+        parts = [bit_width(e, resolve, opaque=opaque) for e in t.elems]
+    else:
+        return None
+    return None if None in parts else sum(p for p in parts if p is not None)
+
+
+def control_locals(blocks: Iterable[object]) -> Iterator[Any]:
+    """The locals of the control instances among `blocks` and, in place, of their sub-controls.
+
+    Depth first, in declaration order: a sub-control's `ControlInstance` is
+    followed by the locals of its declaration, then by the rest of its
+    parent's locals. Parser instances are passed over.
+    """
+    def walk(ctl: Control) -> Iterator[Any]:
+        for loc in ctl.locals:
+            yield loc
+            if isinstance(loc, ControlInstance):
+                yield from walk(loc.decl)
+
+    for inst in blocks:
+        if isinstance(inst, ControlInstance):
+            yield from walk(inst.decl)
+
+
+def tables_of(program: Program) -> Iterator[Table]:
+    """Every table of the program's controls and their sub-controls (in `control_locals` order)."""
+    return (loc for loc in control_locals(program.pipeline.values()) if isinstance(loc, Table))
+
+
+# --------------------------------------------------------------------------
 # Program file: versioned JSON
 # --------------------------------------------------------------------------
 
-_NODE_CLASSES: dict[str, type] = {}
-
-
-def _register() -> None:
-    for obj in list(globals().values()):
-        if isinstance(obj, type) and dataclasses.is_dataclass(obj):
-            _NODE_CLASSES[obj.__name__] = obj
+# The fields typed `Any`, as the program file's decoder reads them.
+_ANY_FIELDS: dict[tuple[str, str], Any] = {
+    ("SwitchCase", "labels"): list[str | Expr],  # action cp_names (table switch) or constants
+    ("Annotation", "args"): tuple[bool | int | str, ...],
+}
 
 
 def _encode(obj: Any) -> Any:
@@ -788,30 +915,6 @@ def _encode(obj: Any) -> Any:
     return obj
 
 
-def _decode(obj: Any) -> Any:
-    if isinstance(obj, list):
-        return [_decode(x) for x in obj]
-    if isinstance(obj, dict):
-        if "@dict" in obj:
-            return {_decode(k): _decode(v) for k, v in obj["@dict"]}
-        cls = _NODE_CLASSES[obj["@"]]
-        kwargs = {}
-        for f in dataclasses.fields(cls):
-            if f.name not in obj:
-                continue
-            val = _decode(obj[f.name])
-            if f.name == "scope":
-                val = Scope(val)
-            elif f.name == "kind" and cls is MethodCall:
-                val = CallKind(val)
-            kwargs[f.name] = val
-        frozen = cls.__dataclass_params__.frozen  # type: ignore[attr-defined]
-        if frozen:
-            kwargs = {k: tuple(v) if isinstance(v, list) else v for k, v in kwargs.items()}
-        return cls(**kwargs)
-    return obj
-
-
 def to_json(program: Program, p4info_text: str = "") -> str:
     """Serialise a program (and optionally its P4Info in text format) as a program file."""
     doc = {
@@ -823,30 +926,35 @@ def to_json(program: Program, p4info_text: str = "") -> str:
     return json.dumps(doc, separators=(",", ":"))
 
 
-class ProgramFileError(ValueError):
-    """The program file is not a p4switch program of a version we can run."""
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON number")
 
 
 def from_json(text: str | bytes) -> tuple[Program, str]:
-    """Load a program file; returns (program, p4info_text)."""
+    """Load a program file; returns (program, p4info_text).
+
+    The file is untrusted: `irdecode.decode` checks every node, name and
+    number before anything is built from it. Raises ProgramFileError.
+    """
     try:
-        doc = json.loads(text)
-    except (ValueError, UnicodeDecodeError) as e:
+        doc = json.loads(text, parse_constant=_no_constant)
+    except (ValueError, UnicodeDecodeError, RecursionError) as e:
         raise ProgramFileError(f"not a p4switch program file (bad JSON: {e})") from None
     if not isinstance(doc, dict) or doc.get("format") != IR_FORMAT:
         raise ProgramFileError(
             "not a p4switch program file (compile the P4 source with p4switch-compile)"
         )
-    if doc.get("version") != IR_VERSION:
+    version = doc.get("version")
+    if type(version) is not int or version != IR_VERSION:
         raise ProgramFileError(
-            f"program file version {doc.get('version')} is not supported "
+            f"program file version {version!r} is not supported "
             f"(this p4switch reads version {IR_VERSION}); recompile it"
         )
-    try:
-        program = _decode(doc["program"])
-    except (KeyError, TypeError) as e:
-        raise ProgramFileError(f"corrupt p4switch program file: {e}") from None
-    return program, doc.get("p4info", "")
+    p4info = doc.get("p4info", "")
+    if type(p4info) is not str:
+        raise ProgramFileError("invalid program file: p4info: not a string (P4Info in text format)")
+    if "program" not in doc:
+        raise ProgramFileError("invalid program file: no program")
+    program = irdecode.decode(doc["program"], Program, _ANY_FIELDS)
+    return program, p4info
 
-
-_register()

@@ -20,7 +20,8 @@ p4RuntimeSymbolTable.cpp, read for behaviour):
   from 1; table size defaults to 1024.
 
 Names defined here: `build_p4info`, `cp_width`, `jenkins_hash`, `p4info_text`,
-`write_p4info` (text/JSON/binary chosen by file extension like p4c).
+`write_p4info` (text/JSON/binary chosen by file extension like p4c),
+`P4InfoError`, `DEFAULT_TABLE_SIZE`, and the id prefixes (`TABLE`, `ACTION` ...).
 """
 
 from __future__ import annotations
@@ -60,13 +61,9 @@ def cp_width(program: ir.Program, t: Any) -> int:
     """A value's width as P4Runtime carries it: bit<W>/int<W> W, bool 1, serializable
     enum its underlying width; 0 for what P4Runtime has no bitwidth for."""
     t = program.types.get(t.name, t) if isinstance(t, ir.TypeName) else t
-    if isinstance(t, ir.BitsType):
-        return t.width
-    if isinstance(t, ir.BoolType):
-        return 1
-    if isinstance(t, ir.EnumType) and t.underlying is not None:
-        return t.underlying.width
-    return 0
+    if not isinstance(t, (ir.BitsType, ir.BoolType, ir.EnumType)):
+        return 0  # headers, structs and the rest are no P4Runtime bitstring
+    return ir.bit_width(t) or 0
 
 
 def jenkins_hash(name: str) -> int:
@@ -240,18 +237,13 @@ class _Builder:
         all_tables: dict[str, ir.Table] = {}
         subs: dict[str, ir.ControlInstance] = {}
 
-        def index(ctl: ir.Control) -> None:
-            for loc in ctl.locals:
-                if isinstance(loc, ir.Action):
-                    all_actions[loc.cp_name] = loc
-                elif isinstance(loc, ir.Table):
-                    all_tables[loc.cp_name] = loc
-                elif isinstance(loc, ir.ControlInstance):
-                    subs[loc.cp_name] = loc
-                    index(loc.decl)
-
-        for c in self.controls():
-            index(c.decl)
+        for loc in ir.control_locals(self.controls()):
+            if isinstance(loc, ir.Action):
+                all_actions[loc.cp_name] = loc
+            elif isinstance(loc, ir.Table):
+                all_tables[loc.cp_name] = loc
+            elif isinstance(loc, ir.ControlInstance):
+                subs[loc.cp_name] = loc
         self.all_actions, self.all_tables = all_actions, all_tables
         used_t: set[str] = set()
         used_a: set[str] = set()

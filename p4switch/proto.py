@@ -5,7 +5,8 @@ and only here, so the rest of p4switch says `from p4switch.proto import p4r`.
 
 Names defined here: `p4r` (p4.v1.p4runtime), `p4r_grpc` (its gRPC stubs),
 `p4i` (p4.config.v1.p4info), `p4d` (p4.v1.p4data), `rpc_status`
-(google.rpc.status), `rpc_code` (google.rpc.code), and `alias_p4_modules()`.
+(google.rpc.status), `rpc_code` (google.rpc.code), and `alias_p4_modules()`
+(`AliasError` when it cannot).
 
 `alias_p4_modules()` makes finsy's modules importable under the names the
 P4Runtime reference bindings use (`p4.v1.p4runtime_pb2`,

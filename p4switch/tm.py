@@ -238,6 +238,7 @@ class TrafficManager:
         self.xoff: dict[tuple[int, int], float] = {}  # (ingress port, prio) -> next refresh time
         self.max_depth: collections.Counter[tuple[int, int]] = C()
         self.in_flight = 0
+        self._last_port: int | None = None
         self._stop = False
         self.threaded = threaded
         self.thread: threading.Thread | None = None
@@ -435,7 +436,13 @@ class TrafficManager:
     def _pick(self, now: float) -> tuple[float, tuple | None]:
         """(earliest time something may become ready, (port, prio, entry) ready now or None)."""
         wake = INF
-        for port, p in self.ports.items():
+        # Ports are served round robin (each port is its own transmitter): a port whose
+        # queues are always ready (a PFC hold looping) must not starve the others.
+        order = list(self.ports.items())
+        if self._last_port is not None and len(order) > 1:
+            i = next((k for k, (port, _) in enumerate(order) if port == self._last_port), -1)
+            order = order[i + 1:] + order[:i + 1]
+        for port, p in order:
             if p.busy_until > now:
                 if any(p.queues):
                     wake = min(wake, p.busy_until)
@@ -451,6 +458,7 @@ class TrafficManager:
                 if p.next_ok[prio] > now:
                     wake = min(wake, p.next_ok[prio])
                     continue
+                self._last_port = port
                 return now, (port, prio, q.popleft())
         return wake, None
 

@@ -221,6 +221,7 @@ class FabricNet:
         meta: dict[str, Any] | None = None,
         state_directory: Path | None = None,
         tls: bool = True,
+        native_pfc: bool = False,
     ) -> None:
         self.plan = plan
         self.switch_cls = switch
@@ -234,6 +235,8 @@ class FabricNet:
         # P4Runtime over mutual TLS with a CA of this run's own (topologies.pki); False:
         # plaintext, for tests that drive a network's switches with their own clients.
         self.tls = tls
+        # p4switch's traffic-manager PFC instead of the programs' (for comparing the two).
+        self.native_pfc = native_pfc
         self.pki: FabricPki | None = None
         self.token = secrets.token_hex(6)
         self.net: Mininet | None = None
@@ -309,6 +312,7 @@ class FabricNet:
                     "run_token": self.token,
                     "tls_dir": str(self.pki.directory) if self.pki else None,
                     "control_dir": str(control),
+                    "native_pfc": self.native_pfc,
                 }
                 for s in self.plan.switches
             }

@@ -8,11 +8,13 @@ and hold, in one place per target, how the switch's port settings
 - `P4SwitchNode`: the built-in target, `python -m p4switch` from this
   interpreter's environment. At start: `--priority-queues N`, per port
   `--port-speed PORT=GBPS` (fractional: 10 Mb/s is `0.01`), `--queue-depth
-  PORT=PKTS`, `--pfc PORT=PRIOS` for the lossless classes, and `--ctl-addr`
-  (its control API). These apply to every pipeline the controller pushes.
-  After a pipeline is committed, `configure` sets each PFC port's XOFF/XON
-  through the control API (`set_pfc`; p4switch has no flag for them, and a
-  new pipeline starts from the flags' defaults, 48/32).
+  PORT=PKTS` and `--ctl-addr` (its control API). These apply to every
+  pipeline the controller pushes. PFC is the programs' own
+  (`p4/include/control/pfc.p4`, set by the controller over P4Runtime), the
+  same on both targets; p4switch's native 802.1Qbb traffic manager is there
+  for comparison (`native_pfc=True`: `--pfc PORT=PRIOS` for the lossless
+  classes, and after each pipeline commit `configure` sets their XOFF/XON
+  through the control API, `set_pfc`).
 - `Bmv2SwitchNode`: BMv2's `simple_switch_grpc`. At start: `--thrift-port`
   and, after `--`, `--priority-queues N`. After a pipeline is committed,
   `configure` sets per port `set_queue_depth PKTS PORT` and `set_queue_rate
@@ -20,8 +22,8 @@ and hold, in one place per target, how the switch's port settings
   program). BMv2 rates are in packets/s per priority queue: the tier rate
   in full-size frames, rate / (8 x 1514 bytes) (`ports.frames_per_second`);
   smaller packets leave below the rate, and several busy classes of one port
-  can together exceed it (the tc shaper on the link caps it then). BMv2 has
-  no PFC: nothing pauses (best effort, see docs/topologies.md).
+  can together exceed it (the tc shaper on the link caps it then). PFC is
+  the programs' (docs/bmv2.md, "PFC on BMv2").
 
 A switch lives in the root network namespace (like Mininet's kernel
 switches); its ports are the root-side ends of the Mininet veth pairs, named
@@ -129,6 +131,7 @@ class SwitchRecord:
     ctl_addr: str | None = None  # p4switch's control API: "unix:/PATH" (or "HOST:PORT")
     log: str | None = None
     settings: dict[str, Any] = field(default_factory=dict)  # SwitchSettings.to_json()
+    native_pfc: bool = False  # p4switch's traffic-manager PFC instead of the program's
     tls_dir: str | None = None  # the fabric's PKI (topologies.pki): P4Runtime is mutual TLS
     token: str = ""
     pid: int | None = None
@@ -229,6 +232,7 @@ class FabricSwitch(Switch):
         run_token: str = "",
         tls_dir: str | None = None,
         control_dir: str | None = None,
+        native_pfc: bool = False,
         **params: Any,
     ) -> None:
         params.setdefault("inNamespace", False)
@@ -247,6 +251,7 @@ class FabricSwitch(Switch):
         # P4Runtime over mutual TLS with the fabric's CA (None: plaintext, for a switch
         # a test starts on its own); where the switch's local sockets go (0700).
         self.tls_dir = tls_dir
+        self.native_pfc = native_pfc
         self.control_dir = Path(control_dir) if control_dir else None
         self.proc: subprocess.Popen[bytes] | None = None
         self.log_path: Path | None = self.log_dir / f"{name}.log" if self.log_dir else None
@@ -313,7 +318,7 @@ class FabricSwitch(Switch):
                 ctl_addr=self.ctl_addr(),
                 log=str(self.log_path) if self.log_path else None,
                 settings=self.settings.to_json() if self.settings else {},
-                tls_dir=self.tls_dir, token=self.run_token)
+                tls_dir=self.tls_dir, native_pfc=self.native_pfc, token=self.run_token)
         return self._record
 
     def start(self, controllers: list[Any]) -> None:
@@ -388,7 +393,7 @@ class P4SwitchNode(FabricSwitch):
             args += ["--priority-queues", str(self.settings.queues)]
             for p in self.settings.ports:
                 args += ["--port-speed", f"{p.port}={p.gbps}", "--queue-depth", f"{p.port}={p.queue}"]
-                if p.pfc:
+                if p.pfc and self.native_pfc:
                     args += ["--pfc", f"{p.port}={','.join(map(str, p.pfc))}"]
         address = self.ctl_addr()
         if address is not None:
@@ -397,8 +402,8 @@ class P4SwitchNode(FabricSwitch):
 
     @classmethod
     def configure(cls, record: SwitchRecord) -> None:
-        """XOFF/XON of every PFC port through the control API (needs a committed pipeline)."""
-        if record.ctl_addr is None or not record.settings:
+        """Native PFC only: XOFF/XON of every PFC port through the control API (after a commit)."""
+        if record.ctl_addr is None or not record.settings or not record.native_pfc:
             return
         for p in record.switch_settings.ports:
             if p.pfc:

@@ -50,8 +50,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, fields
 
 from traffic.dcqcn import Dcqcn, DcqcnParams
-from traffic.pfc import PauseState, parse_pfc
-from traffic.rc import RcCounters, RcOptions, Requester, Responder, Wqe, WriteDone
 from traffic.frames import (
     ACKNOWLEDGE,
     CNP,
@@ -63,6 +61,8 @@ from traffic.frames import (
     Rx,
     decode,
 )
+from traffic.pfc import PauseState, parse_pfc
+from traffic.rc import RcCounters, RcOptions, Requester, Responder, Wqe, WriteDone
 
 __all__ = [
     "DEFAULT_CLASSES",

@@ -69,7 +69,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from traffic.errors import TrafficError
-from traffic.roce import IB_MTUS, Syndrome
 from traffic.frames import (
     WRITE_FIRST,
     WRITE_LAST,
@@ -83,6 +82,7 @@ from traffic.frames import (
     pattern,
     reth,
 )
+from traffic.roce import IB_MTUS, Syndrome
 
 __all__ = [
     "PSN_MOD",

@@ -39,6 +39,7 @@ from typing import Literal
 
 from traffic.admission import CTS_QKEY, Cts, GrantBook, Granter, decode_cts, encode_cts
 from traffic.errors import TrafficError
+from traffic.frames import Rx
 from traffic.nic import Nic, Qp
 from traffic.qpscale import split
 from traffic.rc import RcOptions, Wqe, WriteDone
@@ -53,7 +54,6 @@ from traffic.schema import (
     Status,
     StepReport,
 )
-from traffic.frames import Rx
 
 __all__ = ["JobError", "JobRun", "decode_tag", "encode_tag", "summary"]
 

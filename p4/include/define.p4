@@ -17,6 +17,21 @@ const bit<16> ETHERTYPE_IPV6 = 0x86dd;
  * PAUSE 0x0001. Both are link-local and never forwarded. */
 const bit<16> ETHERTYPE_MAC_CONTROL = 0x8808;
 const bit<16> MAC_CONTROL_OPCODE_PFC = 0x0101;
+const mac_addr_t PFC_DST_MAC = 0x0180C2000001;
+/* What a PFC frame's source MAC is when the controller gave the port none. */
+const mac_addr_t PFC_DEFAULT_SRC_MAC = 0x025046430000;
+/* A PFC frame as the program sends it: Ethernet (14) + MAC control (20) +
+ * zero padding (26) = 60 bytes, the 64-byte minimum frame without its FCS
+ * (veths carry no FCS; p4switch's native PFC sends the same 60 bytes). */
+const bit<32> PFC_FRAME_BYTES = 60;
+/* Clone session of the PFC frames sent out of port p: PFC_SESSION_BASE + p
+ * (the controller creates one per port, egress port p, truncated to
+ * PFC_FRAME_BYTES). */
+const bit<32> PFC_SESSION_BASE = 1024;
+/* @field_list indexes: what an E2E clone (a PFC frame to build) and a
+ * recirculated held packet keep of their metadata. */
+#define FL_PFC_FRAME 1
+#define FL_PFC_HOLD 2
 
 const bit<8>  PROTO_UDP = 17;
 const bit<8>  PROTO_TCP = 6;
@@ -63,6 +78,11 @@ const bit<8> DROP_PARSER      = 6;  /* parser error, or IPv4 with options (not s
 const bit<8> DROP_CHECKSUM    = 7;  /* bad IPv4 header checksum */
 const bit<32> DROP_REASONS    = 8;
 
+/* v1model instance_type values (BMv2 simple_switch's). */
+const bit<32> INSTANCE_NORMAL = 0;
+const bit<32> INSTANCE_EGRESS_CLONE = 2;
+const bit<32> INSTANCE_RECIRC = 4;
+
 /* Counter sizes: per port, and per (port, class) at index port * TCS + tc. */
 const bit<32> PORTS = 512;
 const bit<32> PORT_TC_SLOTS = 4096;
@@ -76,5 +96,7 @@ const bit<32> PORT_TC_SLOTS = 4096;
 #define DSCP_TABLE_SIZE 64
 #define TC_TABLE_SIZE 8
 #define ECN_TABLE_SIZE 4096
+#define PFC_QUEUE_TABLE_SIZE 4096
+#define PFC_PORT_TABLE_SIZE 512
 
 #endif

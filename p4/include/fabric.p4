@@ -34,6 +34,7 @@
 #include "control/hashing.p4"
 #include "control/routing.p4"
 #include "control/counters.p4"
+#include "control/pfc.p4"
 
 control FabricIngress(inout headers_t hdr,
                       inout local_metadata_t meta,
@@ -49,12 +50,17 @@ control FabricIngress(inout headers_t hdr,
     EcmpHash() hashing;
     Routing() routing;
     IngressCounters() counters;
+    PfcIngress() pfc;
 
     apply {
         /* An IP packet on its way to routing (dropped there or not, it is
          * classified, so that the per-class counters see it). */
         bool ip = false;
-        if (hdr.packet_out.isValid()) {
+        /* A packet PFC holds, back from its loop: only PFC looks at it again. */
+        bool held = standard_metadata.instance_type == INSTANCE_RECIRC && meta.held;
+        if (held) {
+            /* nothing: routed on its first pass */
+        } else if (hdr.packet_out.isValid()) {
             packet_io.apply(hdr, meta, standard_metadata);
         } else {
             checks.apply(hdr, meta, standard_metadata);
@@ -82,7 +88,10 @@ control FabricIngress(inout headers_t hdr,
         if (ip || meta.from_cpu) {
             qos.apply(hdr, meta, standard_metadata);
         }
-        counters.apply(hdr, meta, standard_metadata);
+        pfc.apply(hdr, meta, standard_metadata);
+        if (!held) {
+            counters.apply(hdr, meta, standard_metadata);
+        }
     }
 }
 
@@ -92,11 +101,18 @@ control FabricEgress(inout headers_t hdr,
     EcnEgress() ecn;
     EgressCounters() counters;
     PacketIoEgress() packet_io;
+    PfcEgress() pfc;
 
     apply {
-        ecn.apply(hdr, meta, standard_metadata);
-        counters.apply(hdr, meta, standard_metadata);
-        packet_io.apply(hdr, meta, standard_metadata);
+        /* PFC first: it builds PFC frames (E2E clones) and sends held packets
+         * round again; only what leaves is marked and counted. */
+        pfc.apply(hdr, meta, standard_metadata);
+        bool pfc_frame = standard_metadata.instance_type == INSTANCE_EGRESS_CLONE && meta.pfc_frame;
+        if (!meta.recirculating && !pfc_frame) {
+            ecn.apply(hdr, meta, standard_metadata);
+            counters.apply(hdr, meta, standard_metadata);
+            packet_io.apply(hdr, meta, standard_metadata);
+        }
     }
 }
 

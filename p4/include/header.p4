@@ -36,6 +36,11 @@ header pfc_t {
     bit<16> time7;
 }
 
+/* The zero bytes that pad a PFC frame the program sends to the minimum size. */
+header pfc_pad_t {
+    bit<208> zero;
+}
+
 header arp_t {
     bit<16>     hw_type;
     bit<16>     proto_type;
@@ -118,6 +123,7 @@ struct headers_t {
     packet_in_t  packet_in;
     ethernet_t   ethernet;
     pfc_t        pfc;
+    pfc_pad_t    pfc_pad;
     arp_t        arp;
     ipv4_t       ipv4;
     ipv6_t       ipv6;
@@ -151,5 +157,23 @@ struct local_metadata_t {
     tc_t      tc;
     bit<8>    drop_reason;
     bit<19>   ecn_threshold;
+    /* PFC (control/pfc.p4). The E2E clone that becomes a PFC frame keeps
+     * its class and quanta; a held (recirculated) packet keeps where it
+     * goes, its queue, class, first ingress port and place in the hold. */
+    @field_list(FL_PFC_FRAME) bool    pfc_frame;
+    @field_list(FL_PFC_FRAME) tc_t    pfc_class;
+    @field_list(FL_PFC_FRAME) bit<16> pfc_quanta;
+    @field_list(FL_PFC_HOLD) bool    held;
+    @field_list(FL_PFC_HOLD) bit<32> hold_seq;
+    @field_list(FL_PFC_HOLD) port_t  hold_port;
+    @field_list(FL_PFC_HOLD) bit<3>  hold_queue;
+    @field_list(FL_PFC_HOLD) tc_t    hold_tc;
+    @field_list(FL_PFC_HOLD) port_t  hold_in_port;
+    @field_list(FL_PFC_HOLD) bit<48> hold_now;
+    /* A routed packet (or a held one back from the loop) PFC may hold and
+     * whose queue may assert XOFF towards its ingress port. */
+    bool      pfc_data;
+    /* Recirculated this pass: egress skips what only a leaving packet does. */
+    bool      recirculating;
 }
 #endif

@@ -9,8 +9,11 @@ parser FabricParser(packet_in packet,
                     inout local_metadata_t meta,
                     inout standard_metadata_t standard_metadata) {
     state start {
-        transition select(standard_metadata.ingress_port) {
-            CPU_PORT: parse_packet_out;
+        /* A held packet back from the loop (control/pfc.p4) is a frame as it
+         * left egress, whatever ingress_port the target gives it. */
+        transition select(standard_metadata.instance_type, standard_metadata.ingress_port) {
+            (INSTANCE_RECIRC, _): parse_ethernet;
+            (_, CPU_PORT): parse_packet_out;
             default: parse_ethernet;
         }
     }
@@ -108,6 +111,7 @@ control FabricDeparser(packet_out packet, in headers_t hdr) {
         packet.emit(hdr.packet_in);
         packet.emit(hdr.ethernet);
         packet.emit(hdr.pfc);
+        packet.emit(hdr.pfc_pad);
         packet.emit(hdr.arp);
         packet.emit(hdr.ipv4);
         packet.emit(hdr.ipv6);

@@ -6,7 +6,7 @@ is resolved. Passes after parsing (see `check`) turn this into the IR.
 
 Names defined here: `Anno`; type syntax (`TName`, `TBits`, `TVarbit`,
 `TBase`, `TSpecialized`, `TStack`, `TTuple`); expressions (`E*`); statements
-(`S*`); declarations (`D*`) and table/parser parts; `Program`.
+(`S*`); declarations (`D*`) and table/parser parts; `Program`; `find_anno`.
 """
 
 from __future__ import annotations

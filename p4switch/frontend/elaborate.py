@@ -12,7 +12,7 @@ Two steps, as p4c's evaluator does:
    global), with its parameters, locals, actions, tables and apply body
    lowered by `BlockLowering`.
 
-Names defined here: `Elaborator`.
+Names defined here: `Elaborator`, `PIPELINE` (the V1Switch parameter names).
 """
 
 from __future__ import annotations

@@ -42,18 +42,10 @@ _INT_MAX = (1 << 31) - 1
 
 
 def _tables(program: ir.Program) -> dict[str, ir.Table]:
+    """Table cp_name -> table (the first declared under that name)."""
     out: dict[str, ir.Table] = {}
-
-    def walk(ctl: ir.Control) -> None:
-        for loc in ctl.locals:
-            if isinstance(loc, ir.Table):
-                out.setdefault(loc.cp_name, loc)
-            elif isinstance(loc, ir.ControlInstance):
-                walk(loc.decl)
-
-    for inst in program.pipeline.values():
-        if isinstance(inst, ir.ControlInstance):
-            walk(inst.decl)
+    for t in ir.tables_of(program):
+        out.setdefault(t.cp_name, t)
     return out
 
 
@@ -72,24 +64,9 @@ class _Converter:
         self.actions = {a.preamble.id: a for a in info.actions}
         self.action_ids = {a.preamble.name: a.preamble.id for a in info.actions}
         self.ir_actions: dict[str, ir.Action] = {a.cp_name: a for a in program.actions}
-        for t in self._controls():
-            for loc in t.locals:
-                if isinstance(loc, ir.Action):
-                    self.ir_actions.setdefault(loc.cp_name, loc)
-
-    def _controls(self) -> list[ir.Control]:
-        out: list[ir.Control] = []
-
-        def walk(ctl: ir.Control) -> None:
-            out.append(ctl)
-            for loc in ctl.locals:
-                if isinstance(loc, ir.ControlInstance):
-                    walk(loc.decl)
-
-        for inst in self.p.pipeline.values():
-            if isinstance(inst, ir.ControlInstance):
-                walk(inst.decl)
-        return out
+        for loc in ir.control_locals(self.p.pipeline.values()):
+            if isinstance(loc, ir.Action):
+                self.ir_actions.setdefault(loc.cp_name, loc)
 
     def value(self, x: ir.Expr | None, coord: ir.Coord) -> int:
         """The integer a key or argument expression stands for (constants only)."""

@@ -7,7 +7,7 @@ explicit `ir.Cast`s, and constant sub-expressions are folded. Calls are
 resolved to what they call (`ir.CallKind`) with arguments bound to parameter
 names and directions.
 
-Names defined here: `ExprChecker`, `Ctx`.
+Names defined here: `ExprChecker`, `Ctx`, and the shared types `BOOL`, `INT`, `VOID`, `BIT32`.
 """
 
 from __future__ import annotations

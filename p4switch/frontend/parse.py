@@ -4,7 +4,7 @@ The grammar is `p4.lark` (LALR(1), basic lexer + `lexer.P4PostLex`). The Lark
 parser is built once per process (grammar analysis cached on disk by Lark).
 Syntax errors become `P4Error` with the original file:line:col.
 
-Names defined here: `parse_source`, `parse_int_literal`.
+Names defined here: `parse_source`, `parse_int_literal`, `dump` (a parse tree as text).
 """
 
 from __future__ import annotations

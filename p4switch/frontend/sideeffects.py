@@ -24,7 +24,7 @@ a condition keeps its in-line code). Temporaries are local variables named
 with such a call get the initialisation as the first statements of the
 control's apply block; a table key with one is refused.
 
-Names defined here: `order_side_effects`.
+Names defined here: `order_side_effects`, `BOOL`.
 """
 
 from __future__ import annotations

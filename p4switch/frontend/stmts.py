@@ -7,7 +7,7 @@ their priorities, size, implementation, direct counters/meters, timeouts) and
 parser state lowering (transitions, select keysets incl. masks, ranges,
 default and value sets).
 
-Names defined here: `BlockLowering`.
+Names defined here: `BlockLowering`, `annos_ir`.
 """
 
 from __future__ import annotations

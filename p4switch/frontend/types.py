@@ -1,14 +1,15 @@
 """Type environment of the front end: global declarations and type resolution.
 
 `Globals` holds every top-level declaration by kind (the symbol table p4c's
-ResolveReferences builds); `resolve_type` turns type syntax into IR types
+ResolveReferences builds); `TypeEnv.resolve` turns type syntax into IR types
 (typedefs expanded, named types as `ir.TypeName`, type variables substituted);
 the helpers answer questions the checker asks (`width_of`, `fields_of`,
 `type_str`, `same_type`).
 
 Names defined here: `Globals`, `ExternInfo`, `BlockTypeRef`, `TVar`, `NT`,
-`resolve_type`, `type_str`, `width_of`, `fields_of`, `is_bits`, `is_header_like`,
-`same_type`, `substitute`, `newtype_name`, `erase_newtypes`.
+`TypeEnv`, `type_str`, `width_of`, `fields_of`, `is_bits`, `is_header_like`,
+`same_type`, `substitute`, `has_tvars`, `newtype_name`, `unwrap_newtype`,
+`erase_newtypes`.
 """
 
 from __future__ import annotations
@@ -55,6 +56,8 @@ class BlockTypeRef:
 
 @dataclass(kw_only=True)
 class ExternInfo:
+    """An extern object type: its declaration, constructors and methods by name."""
+
     decl: A.DExternObj
     ctors: list[A.MethodProto]
     methods: dict[str, list[A.MethodProto]]
@@ -140,6 +143,7 @@ class TypeEnv:
 
 
     def resolve(self, t: Any, tvars: dict[str, Any] | None = None) -> Any:
+        """Type syntax as an IR type: typedefs expanded, named types as `ir.TypeName`, `tvars` substituted."""
         tvars = tvars or {}
         if isinstance(t, A.TBits):
             w = self.fold_const(t.width)
@@ -197,44 +201,34 @@ class TypeEnv:
 
 
 def is_bits(t: Any) -> bool:
+    """Is `t` a `bit<W>` or `int<W>`?"""
     return isinstance(t, ir.BitsType)
 
 
 def is_header_like(t: Any) -> bool:
+    """Is `t` a header or a header union?"""
     return isinstance(t, (ir.HeaderType, ir.HeaderUnionType))
 
 
 def fields_of(t: Any) -> tuple[ir.Field, ...]:
+    """The fields of a header, struct or union type (none for other types)."""
     return getattr(t, "fields", ())
 
 
 def width_of(t: Any, env: TypeEnv) -> int:
-    """Width in bits of a fixed-size type (bits, bool, enum bit<W>, header/struct of those)."""
-    t = env.named(t)
-    if isinstance(t, NT):
-        return width_of(t.base, env)
-    if isinstance(t, ir.BitsType):
-        return t.width
-    if isinstance(t, ir.BoolType):
-        return 1
-    if isinstance(t, ir.VarbitType):
-        return 0
-    if isinstance(t, ir.EnumType) and t.underlying is not None:
-        return t.underlying.width
-    if isinstance(t, (ir.HeaderType, ir.StructType)):
-        return sum(width_of(f.type, env) for f in t.fields)
-    if isinstance(t, ir.HeaderUnionType):
-        return max((width_of(f.type, env) for f in t.fields), default=0)
-    if isinstance(t, ir.StackType):
-        return t.size * width_of(t.elem, env)
-    if isinstance(t, ir.TupleType):
-        return sum(width_of(e, env) for e in t.elems)
-    if isinstance(t, ir.ErrorType):
-        return 0
-    return 0
+    """Width in bits of a fixed-size type (`ir.bit_width`; 0 for error, plain enums and varbits)."""
+
+    def resolve(x: Any) -> Any:
+        x = env.named(x)
+        while isinstance(x, NT):
+            x = env.named(x.base)
+        return x
+
+    return ir.bit_width(t, resolve, opaque=0) or 0
 
 
 def same_type(a: Any, b: Any) -> bool:
+    """Are two resolved types the same (IR types compare by value)?"""
     return a == b
 
 
@@ -254,6 +248,7 @@ def substitute(t: Any, binding: dict[str, Any]) -> Any:
 
 
 def has_tvars(t: Any) -> bool:
+    """Does `t` still mention a type variable?"""
     if isinstance(t, TVar):
         return True
     if isinstance(t, (ir.ExternType, BlockTypeRef)):

@@ -10,6 +10,6 @@ from __future__ import annotations
 from .codegen import CodegenError
 from .harness import PortHarness
 from .switch import Switch
-from .v1model import CompiledProgram, compile_program
+from .v1compile import CompiledProgram, compile_program
 
 __all__ = ["Switch", "CompiledProgram", "compile_program", "CodegenError", "PortHarness"]

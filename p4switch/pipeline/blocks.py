@@ -10,66 +10,22 @@ Parsers and deparsers come from `parsergen`, extern calls and instances from
 back by the caller; composite values go by reference unless P4-16
 copy-in/copy-out could be observed (`BlockGen._args_for`).
 
-Names defined here: `BlockGen`, `ControlCtx`, `Fn` (and `TableSpec`, re-exported).
+What the generators share (`Fn`, `ControlCtx`, the `BlockGenerator` protocol
+`BlockGen` implements for them) is in `genbase`.
+
+Names defined here: `BlockGen`.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any, cast
 
 from .. import ir
-from . import externgen, fieldwrites, tablegen
-from .codegen import CodegenError, Env, ExprGen, ModuleBuilder, _fail, py_name
+from . import externgen, fieldwrites, parsergen, tablegen
+from .codegen import Env, ExprGen, ModuleBuilder, _fail, int_lit, py_name
 from .externs import ValueSet
-from .tablegen import TableSpec
+from .genbase import ControlCtx, Fn, TableSpec, has_return, is_packet_param, may_exit
 from .tables import ActionProfile
-
-
-class Fn:
-    """One generated Python function being written."""
-
-    def __init__(self, kind: str, env: Env, ctl: ControlCtx | None = None,
-                 outs: list[str] | None = None, ret_value: bool = False) -> None:
-        self.kind = kind  # control | action | function | parser | deparser
-        self.env = env
-        self.ctl = ctl
-        self.outs = outs or []
-        self.ret_value = ret_value
-        self.lines: list[str] = []
-        self.ind = 1
-        self.inline = False  # a sub-control's body inlined in its caller: return -> break
-        # a parser generated straight-line: state name -> state, emitted at each transition to it
-        self.parser_states: dict[str, ir.ParserState] | None = None
-
-    def w(self, line: str) -> None:
-        self.lines.append("    " * self.ind + line)
-
-    def ret(self, value: str | None = None) -> str:
-        # value is given exactly when ret_value is set (the front end checks `return`s)
-        items = ([value] if self.ret_value and value is not None else []) + self.outs
-        if not items:
-            return "return"
-        if len(items) == 1 and self.ret_value:
-            return f"return {items[0]}"
-        return "return (" + "".join(i + ", " for i in items) + ")"
-
-
-@dataclass(kw_only=True)
-class ControlCtx:
-    decl: ir.Control | ir.Parser
-    cp_name: str
-    param_names: list[str]  # python names of the composite params as passed to actions/tables
-    env: Env
-    has_locals: bool = False
-    actions: dict[str, str] = field(default_factory=dict)
-    tables: dict[str, str] = field(default_factory=dict)  # table name/cp_name -> tbl fn
-    action_decls: dict[str, ir.Action] = field(default_factory=dict)
-    inline: dict[str, list[str]] = field(default_factory=dict)  # tbl fn -> body lines (result in r)
-
-    @property
-    def pass_args(self) -> str:
-        return ", ".join(["_pk"] + self.param_names + ["_L"])
 
 
 class BlockGen:
@@ -79,7 +35,7 @@ class BlockGen:
         self.mb = mb
         self.ti = mb.ti
         self.copy_outs: list[tuple[str, str]] = []  # set by _args_for, emitted after the call
-        self.xg = ExprGen(mb, self._call_expr)
+        self.xg = ExprGen(mb, self.call_expr)
         self.fn_stack: list[Fn] = []
         self.top_actions = {a.cp_name: a for a in mb.program.actions}
         self.functions = {f.uid: f for f in mb.program.functions}
@@ -93,9 +49,9 @@ class BlockGen:
         self.direct_meters: dict[str, bool] = {}  # cp_name -> counts bytes
         self.validity_changes = False  # set when a control can change header validity
         self.extra_field_lists: dict[int, list[tuple[str, ...]]] = {}  # deprecated data forms
-        self._instances: dict[str, tuple[str, Any]] = {}  # instance key -> (function, decl)
+        self.instances: dict[str, tuple[str, Any]] = {}  # instance key -> (function, decl)
         self._inlinable: dict[str, tuple[ControlCtx, list[str]]] = {}
-        self._extern_globals: dict[str, str] = {}  # extern cp_name -> global name
+        self.extern_globals: dict[str, str] = {}  # extern cp_name -> global name
         mb.header_writes = fieldwrites.header_writes(mb.program, self.ti.resolve)
         mb.raw_headers = {name for name, t in mb.program.types.items()
                           if isinstance(t, ir.HeaderType) and not mb.header_writes.get(name)
@@ -103,31 +59,30 @@ class BlockGen:
         self.global_env = Env()
         for name, c in mb.program.constants.items():
             self.global_env.bind(name, "(" + self.xg.ex(c, self.global_env) + ")")
-        for inst in getattr(mb.program, "externs", None) or ():  # top-level instances, if listed
-            if isinstance(inst, ir.ExternInstance):
-                self.instantiate(inst, self.global_env)
-                self.global_env.bind(inst.name, self.global_env.lookup(inst.uid) or "")
-                self.global_env.bind("@extern:" + inst.name, inst.type.name)
 
     def meta_type_name(self) -> str | None:
         """The user-metadata struct type's name (the parser's third parameter)."""
         p = self.mb.program.pipeline.get("p")
-        params = [x for x in p.decl.params if not _is_packet_param(self, x)] if p is not None else []
+        params = [x for x in p.decl.params if not is_packet_param(x)] if p is not None else []
         return getattr(self.ti.resolve(params[1].type), "name", None) if len(params) > 1 else None
 
     @property
     def fn(self) -> Fn:
+        """The function being written."""
         return self.fn_stack[-1]
 
     def ex(self, e: Any) -> str:
+        """An IR expression as Python, in the current function's scope."""
         return self.xg.ex(e, self.fn.env)
 
     def finish(self, header: str, fn: Fn) -> None:
+        """Add a finished function to the module."""
         self.mb.emit(header)
         self.mb.lines.extend(fn.lines or ["    pass"])
         self.mb.emit("")
 
     def tmp(self) -> str:
+        """A fresh temporary name."""
         return self.mb.fresh("_t").lstrip("_").join(("_", ""))
 
     # ------------------------------------------------------------ externs
@@ -146,6 +101,7 @@ class BlockGen:
 
     # ------------------------------------------------------------ statements
     def block(self, b: ir.Block | None) -> None:
+        """Emit a block's statements (`pass` when empty)."""
         fn = self.fn
         start = len(fn.lines)
         if b is not None:
@@ -155,6 +111,7 @@ class BlockGen:
             fn.w("pass")
 
     def stmt(self, s: Any) -> None:
+        """Emit one statement (dispatched on its IR class to `_s_<Class>`)."""
         m = getattr(self, "_s_" + type(s).__name__, None)
         if m is None:
             raise _fail(s, f"statement {type(s).__name__}")
@@ -192,6 +149,7 @@ class BlockGen:
         self.assign(s.lhs, s.rhs)
 
     def assign(self, lhs: Any, rhs: Any) -> None:
+        """Emit `lhs = rhs`, composites copied in place and struct expressions field by field."""
         if self.ti.is_composite(lhs.type):
             rt = self.ti.resolve(lhs.type)
             if isinstance(rhs, ir.ListExpr) and isinstance(rt, (ir.HeaderType, ir.StructType)):
@@ -249,7 +207,7 @@ class BlockGen:
             target = lhs.expr
             m = (1 << (lhs.hi - lhs.lo + 1)) - 1
             cur = self.ex(target)
-            new = f"(({cur}) & {hex(~(m << lhs.lo) & ((1 << self.ti.width(target.type)) - 1))}) | ((({code}) & {hex(m)}) << {lhs.lo})"
+            new = f"(({cur}) & {hex(~(m << lhs.lo) & ((1 << self.ti.width(target.type)) - 1))}) | ((({code}) & {hex(m)}) << {int_lit(lhs.lo)})"
             if self.ti.is_signed(target.type):
                 new = f"sx({new}, {self.ti.width(target.type)})"
             self.store(target, new)
@@ -428,11 +386,13 @@ class BlockGen:
                 return True
         return False
 
-    def _emit_copy_outs(self, copies: list[tuple[str, str]]) -> None:
+    def emit_copy_outs(self, copies: list[tuple[str, str]]) -> None:
+        """Copy composite out/inout arguments back after a call."""
         for dst, t in copies:
             self.fn.w(f"copy_into({dst}, {t})")
 
-    def _write_back(self, result: str, outs: list[tuple[Any, int]], offset: int = 0) -> None:
+    def write_back(self, result: str, outs: list[tuple[Any, int]], offset: int = 0) -> None:
+        """Store a call's scalar outs from its result tuple."""
         for lhs, i in outs:
             self.store(lhs, f"{result}[{i + offset}]")
 
@@ -448,15 +408,13 @@ class BlockGen:
         fn = self.fn
         k = call.kind
         if k == ir.CallKind.PARSER_APPLY and fn.kind == "parser":
-            from . import parsergen
-
             parsergen.sub_parser_call(self, call)
             return None
         if k == ir.CallKind.CONTROL_APPLY and self._inline_control(call):
             return None
         if k in (ir.CallKind.ACTION, ir.CallKind.FUNCTION, ir.CallKind.CONTROL_APPLY,
                  ir.CallKind.PARSER_APPLY):
-            code, outs, offset = self._invoke(call)
+            code, outs, offset = self.invoke(call)
             exits = bool(outs) and self._callee_exits(call)
             copies = self.copy_outs
             value = None
@@ -470,12 +428,12 @@ class BlockGen:
                     fn.w(f"    {t} = {code}")
                     fn.w("except ExitControl as _x:")
                     fn.ind += 1
-                    self._write_back("_x.outs", outs, offset)
+                    self.write_back("_x.outs", outs, offset)
                     fn.w("raise")
                     fn.ind -= 1
                 else:
                     fn.w(f"{t} = {code}")
-                self._write_back(t, outs, offset)
+                self.write_back(t, outs, offset)
                 value = f"{t}[0]" if outs and offset else t
             else:
                 fn.w(code)
@@ -483,12 +441,12 @@ class BlockGen:
                 fn.ind -= 1
                 fn.w("finally:")
                 fn.ind += 1
-                self._emit_copy_outs(copies)
+                self.emit_copy_outs(copies)
                 fn.ind -= 1
             return value
         if k == ir.CallKind.TABLE_APPLY:
             if self.apply_inline(call) is None:
-                fn.w(self._call_expr(call, fn.env))
+                fn.w(self.call_expr(call, fn.env))
             return None
         if k in (ir.CallKind.EXTERN_FUNCTION, ir.CallKind.EXTERN_METHOD, ir.CallKind.PACKET,
                  ir.CallKind.BUILTIN):
@@ -502,9 +460,9 @@ class BlockGen:
             ctl = self.fn.ctl
             decl: Any = (ctl.action_decls.get(call.callee) if ctl is not None else None) or \
                 self.top_actions.get(call.callee)
-            return decl is not None and _may_exit(decl.body)
+            return decl is not None and may_exit(decl.body)
         if call.kind == ir.CallKind.CONTROL_APPLY:
-            return _may_exit(self._instance(call)[1].apply)
+            return may_exit(self._instance(call)[1].apply)
         return False
 
     def _instance(self, call: ir.MethodCall) -> tuple[str, Any]:
@@ -515,7 +473,7 @@ class BlockGen:
         entry = fn.env.lookup("@inst:" + uid) or (isinstance(target, ir.Var) and fn.env.lookup("@inst:" + target.name))
         if not entry:
             raise _fail(call, "apply of an unknown instance")
-        return self._instances[entry]
+        return self.instances[entry]
 
     def _wrap_exit(self, fn: Fn, start: int) -> None:
         """Wrap fn's lines from `start` so that an `exit` carries its scalar outs up (`_x.outs`)."""
@@ -539,26 +497,26 @@ class BlockGen:
         entry = fn.env.lookup("@inst:" + uid) or (isinstance(target, ir.Var) and fn.env.lookup("@inst:" + target.name))
         if not entry:
             return False
-        fname, decl = self._instances[entry]
+        fname, decl = self.instances[entry]
         got = self._inlinable.get(fname)
         if got is None:
             return False
         ctx, sig = got
         mark = len(fn.lines)
-        codes, outs = self._args_for(call, [p for p in decl.params if not _is_packet_param(self, p)])
+        codes, outs = self._args_for(call, [p for p in decl.params if not is_packet_param(p)])
         if outs or len(codes) != len(sig) or self.copy_outs:
             del fn.lines[mark:]  # copies needed: call it instead
             return False
         for pn, code in zip(sig, codes, strict=True):
             if pn != code:
                 fn.w(f"{pn} = {code}")
-        loop = _has_return(decl.apply)
+        loop = has_return(decl.apply)
         sub = Fn("control", ctx.env, ctx)
         sub.lines = fn.lines
         sub.ind = fn.ind
         sub.inline = True
         if loop:
-            fn.w("while True:  # " + decl.name)
+            fn.w(f"while True:  # {decl.name!r}")
             sub.ind += 1
         self.fn_stack.append(sub)
         try:
@@ -569,7 +527,7 @@ class BlockGen:
             self.fn_stack.pop()
         return True
 
-    def _invoke(self, call: ir.MethodCall) -> tuple[str, list[tuple[Any, int]], int]:
+    def invoke(self, call: ir.MethodCall) -> tuple[str, list[tuple[Any, int]], int]:
         """(python call code, write-backs, index offset of the outs in the result)."""
         k = call.kind
         fn = self.fn
@@ -597,8 +555,8 @@ class BlockGen:
             entry = fn.env.lookup("@inst:" + uid) or (isinstance(target, ir.Var) and fn.env.lookup("@inst:" + target.name))
             if not entry:
                 raise _fail(call, "apply of an unknown instance")
-            fname, decl = self._instances[entry]
-            codes, outs = self._args_for(call, [p for p in decl.params if not _is_packet_param(self, p)])
+            fname, decl = self.instances[entry]
+            codes, outs = self._args_for(call, [p for p in decl.params if not is_packet_param(p)])
             if k == ir.CallKind.PARSER_APPLY:
                 return f"{fname}({', '.join(['_pk'] + codes)})", outs, 1
             return f"{fname}({', '.join(['_pk'] + codes)})", outs, 0
@@ -608,7 +566,8 @@ class BlockGen:
         """Emit a table apply in line (saves a call); returns the result variable, or None."""
         return tablegen.apply_inline(self, call)
 
-    def _call_expr(self, call: ir.MethodCall, env: Env) -> str:
+    def call_expr(self, call: ir.MethodCall, env: Env) -> str:
+        """A call as a Python expression (tables, actions, functions, externs)."""
         k = call.kind
         if k == ir.CallKind.TABLE_APPLY:
             ctl = self.fn.ctl
@@ -619,7 +578,7 @@ class BlockGen:
                     return f"{ctl.tables[n]}({ctl.pass_args})"
             raise _fail(call, "apply of an unknown table")
         if k in (ir.CallKind.ACTION, ir.CallKind.FUNCTION):
-            code, outs, _ = self._invoke(call)
+            code, outs, _ = self.invoke(call)
             if outs or self.copy_outs:
                 raise _fail(call, "a call with out arguments inside an expression")
             return code
@@ -627,6 +586,7 @@ class BlockGen:
 
     # ------------------------------------------------------------ callables
     def function_fn(self, decl: ir.Function) -> str:
+        """The generated function of a P4 function (generated on first use)."""
         name = self.function_fns.get(decl.uid)
         if name is not None:
             return name
@@ -653,6 +613,7 @@ class BlockGen:
         return name
 
     def action_fn(self, ctl: ControlCtx, decl: ir.Action) -> str:
+        """The generated function of an action of a control (generated on first use)."""
         name = ctl.actions.get(decl.cp_name)
         if name is not None:
             return name
@@ -670,7 +631,7 @@ class BlockGen:
         self.fn_stack.append(fn)
         try:
             self.block(decl.body)
-            if outs and _may_exit(decl.body):
+            if outs and may_exit(decl.body):
                 self._wrap_exit(fn, 0)
             if outs:
                 fn.w(fn.ret())
@@ -691,7 +652,7 @@ class BlockGen:
         scalar_params: list[tuple[str, ir.Param]] = []
         sig: list[str] = []
         for p in decl.params:
-            if _is_packet_param(self, p):
+            if is_packet_param(p):
                 continue
             pn = self.mb.fresh("c_" + p.name)
             sig.append(pn)
@@ -732,7 +693,7 @@ class BlockGen:
                 self.instantiate(loc, env)
             elif isinstance(loc, ir.ControlInstance):
                 sub = self.control(loc)
-                self._instances[loc.uid + "@" + fname] = (sub, loc.decl)
+                self.instances[loc.uid + "@" + fname] = (sub, loc.decl)
                 env.bind("@inst:" + loc.uid, loc.uid + "@" + fname)
                 env.bind("@inst:" + loc.name, loc.uid + "@" + fname)
         fn = Fn("control", env, ctl, [f"_L.{a}" for a, p in scalar_params
@@ -741,7 +702,7 @@ class BlockGen:
         try:
             if lcls is not None:
                 fn.w(f"_L = {lcls}()")
-                real = [p for p in decl.params if not _is_packet_param(self, p)]
+                real = [p for p in decl.params if not is_packet_param(p)]
                 for attr, p in scalar_params:
                     fn.w(f"_L.{attr} = {sig[real.index(p)]}")
                 for attr, vd in composite_locals:
@@ -756,7 +717,7 @@ class BlockGen:
                     self.table(ctl, loc)
             start = len(fn.lines)
             self.block(decl.apply)
-            if fn.outs and _may_exit(decl.apply):
+            if fn.outs and may_exit(decl.apply):
                 self._wrap_exit(fn, start)
             if fn.outs:
                 fn.w(fn.ret())
@@ -771,42 +732,12 @@ class BlockGen:
 
     # ------------------------------------------------------------ parsers
     def parser(self, inst: ir.ParserInstance) -> str:
-        from . import parsergen
-
+        """Generate a parser instance; returns its function name (see `parsergen`)."""
         return parsergen.parser(self, inst)
 
     def deparser(self, inst: ir.ControlInstance) -> str:
-        from . import parsergen
-
+        """Generate a deparser instance; returns its function name (see `parsergen`)."""
         return parsergen.deparser(self, inst)
-
-
-def _may_exit(node: Any) -> bool:
-    """Can running `node` end in `exit` (an `exit`, or a call of an action, table or control)?"""
-    if isinstance(node, ir.Exit):
-        return True
-    if isinstance(node, ir.Block):
-        return any(_may_exit(x) for x in node.stmts)
-    if isinstance(node, ir.If):
-        return _may_exit(node.then) or (node.else_ is not None and _may_exit(node.else_))
-    if isinstance(node, ir.Switch):
-        return True if node.on_action_run else any(c.body is not None and _may_exit(c.body) for c in node.cases)
-    if isinstance(node, ir.CallStmt):
-        return node.call.kind in (ir.CallKind.ACTION, ir.CallKind.TABLE_APPLY, ir.CallKind.CONTROL_APPLY)
-    return False
-
-
-def _has_return(node: Any) -> bool:
-    """Does a block contain a `return` (not counting called actions)?"""
-    if isinstance(node, ir.Return):
-        return True
-    if isinstance(node, ir.Block):
-        return any(_has_return(x) for x in node.stmts)
-    if isinstance(node, ir.If):
-        return _has_return(node.then) or (node.else_ is not None and _has_return(node.else_))
-    if isinstance(node, ir.Switch):
-        return any(c.body is not None and _has_return(c.body) for c in node.cases)
-    return False
 
 
 def _path(e: Any) -> tuple | None:
@@ -866,10 +797,4 @@ def _uses(decl: Any) -> set[str]:
     return got
 
 
-def _is_packet_param(bg: BlockGen, p: ir.Param) -> bool:
-    t = p.type
-    name = t.name if isinstance(t, (ir.TypeName, ir.ExternType)) else ""
-    return name in ("packet_in", "packet_out")
-
-
-__all__ = ["BlockGen", "ControlCtx", "Fn", "TableSpec", "CodegenError"]
+__all__ = ["BlockGen"]

@@ -13,8 +13,12 @@ compiled once at load. Statements, parsers, controls and externs are in
   storage;
 * `ExprGen`, which renders an IR expression as a Python expression string.
 
+Generated source holds no string from the program as it is: names become
+Python names through `py_name` or `ModuleBuilder.fresh` (which keep only
+``[0-9A-Za-z_]``), text goes in as `repr`, and numbers through `int_lit`.
+
 Names defined here: `CodegenError`, `ModuleBuilder`, `Env`, `ExprGen`,
-`py_name`, `TypeInfo`.
+`py_name`, `int_lit`, `TypeInfo`.
 """
 
 from __future__ import annotations
@@ -37,10 +41,29 @@ def _fail(node: Any, what: str) -> CodegenError:
 
 
 def py_name(name: str) -> str:
-    """A P4 field name as a Python attribute name (keywords and _names are prefixed)."""
-    if keyword.iskeyword(name) or name.startswith("_") or not name.isidentifier():
-        return "F_" + re.sub(r"\W", "_", name)
-    return name
+    """A P4 field name as a Python attribute name.
+
+    A P4 identifier is kept as it is unless it is a Python keyword or starts
+    with ``_`` or ``F_``: those get an ``F_`` in front, so no two identifiers
+    share an attribute. Anything else (the program file's loader lets no other
+    name through) has every character outside ``[0-9A-Za-z_]`` replaced: what
+    comes out is always an identifier.
+    """
+    if name.isascii() and name.isidentifier() and not keyword.iskeyword(name) \
+            and not name.startswith(("_", "F_")):
+        return name
+    return "F_" + re.sub(r"[^0-9A-Za-z_]", "_", name)
+
+
+def _int(value: object) -> int:
+    if type(value) is not int:  # a bool is not one either
+        raise CodegenError(f"internal error: {value!r} where the pipeline needs an int")
+    return value
+
+
+def int_lit(value: object) -> str:
+    """An int from the IR as Python source; anything else (a bool too) is refused, never pasted."""
+    return str(_int(value))
 
 
 class Env:
@@ -52,11 +75,13 @@ class Env:
         self.types: dict[str, Any] = {}
 
     def bind(self, uid: str, expr: str, typ: Any = None) -> None:
+        """Bind a uid to the Python expression of its storage (and its type)."""
         self.names[uid] = expr
         if typ is not None:
             self.types[uid] = typ
 
     def lookup(self, uid: str) -> str | None:
+        """The Python expression bound to a uid here or in an enclosing scope; None if unbound."""
         env: Env | None = self
         while env is not None:
             r = env.names.get(uid)
@@ -74,6 +99,7 @@ class TypeInfo:
         self.types = program.types
 
     def resolve(self, t: Any) -> Any:
+        """Follow type names to the declared type (a name not in `types` stays a `TypeName`)."""
         seen = 0
         while isinstance(t, ir.TypeName):
             nt = self.types.get(t.name)
@@ -87,33 +113,29 @@ class TypeInfo:
         return t
 
     def width(self, t: Any) -> int:
-        t = self.resolve(t)
-        if isinstance(t, ir.BitsType):
-            return t.width
-        if isinstance(t, ir.BoolType):
-            return 1
-        if isinstance(t, ir.EnumType) and t.underlying is not None:
-            return t.underlying.width
-        if isinstance(t, ir.ErrorType):
-            return 32
-        if isinstance(t, ir.EnumType):
-            return 32
-        if isinstance(t, (ir.HeaderType, ir.StructType)):
-            return sum(self.width(f.type) for f in t.fields
-                       if not isinstance(self.resolve(f.type), ir.VarbitType))
-        if isinstance(t, ir.VarbitType):
-            return t.max_width
-        raise CodegenError(f"type {t} has no bit width")
+        """The bit width of a value of type `t` as the pipeline stores it (`ir.bit_width`).
+
+        `error` and plain enums are 32-bit values; a varbit is as wide as
+        its maximum; a type without a width is refused.
+        """
+        rt = self.resolve(t)
+        w = _int(rt.max_width) if isinstance(rt, ir.VarbitType) else ir.bit_width(rt, self.resolve, opaque=32)
+        if w is None:
+            raise CodegenError(f"type {rt} has no bit width")
+        return _int(w)
 
     def is_composite(self, t: Any) -> bool:
+        """Is a value of this type an object (header, struct, union, stack) rather than a scalar?"""
         return isinstance(self.resolve(t), (ir.HeaderType, ir.StructType, ir.HeaderUnionType,
                                             ir.StackType))
 
     def is_signed(self, t: Any) -> bool:
+        """Is it an `int<W>`?"""
         t = self.resolve(t)
         return isinstance(t, ir.BitsType) and t.signed
 
     def zero(self, t: Any) -> str:
+        """The Python source of a scalar type's zero value."""
         t = self.resolve(t)
         if isinstance(t, ir.BoolType):
             return "False"
@@ -146,18 +168,22 @@ class ModuleBuilder:
             self.error_codes.setdefault(name, len(self.error_codes))
 
     def fresh(self, hint: str) -> str:
+        """A new Python identifier built from `hint` (only [0-9A-Za-z_] kept)."""
         self._n += 1
         return f"{re.sub(r'[^0-9A-Za-z_]', '_', hint)[:40]}_{self._n}"
 
     def add_global(self, obj: Any, hint: str) -> str:
+        """Bind `obj` as a new global of the module; returns its name."""
         name = self.fresh(hint)
         self.globals[name] = obj
         return name
 
     def emit(self, text: str) -> None:
+        """Append one line of module source."""
         self.lines.append(text)
 
     def action_id(self, cp_name: str) -> int:
+        """The action id of an action (numbered on first use from 1)."""
         aid = self.action_ids.get(cp_name)
         if aid is None:
             aid = self.action_ids[cp_name] = len(self.action_ids) + 1
@@ -202,10 +228,11 @@ class ModuleBuilder:
         """A Python expression creating a fresh zero/invalid value of composite type t."""
         rt = self.ti.resolve(t)
         if isinstance(rt, ir.StackType):
-            return f"Stack({self.new_callable(rt.elem)}, {rt.size})"
+            return f"Stack({self.new_callable(rt.elem)}, {int_lit(rt.size)})"
         return self.new_callable(rt) + "()"
 
     def new_callable(self, t: Any) -> str:
+        """The name of the callable that builds a fresh value of a composite type."""
         rt = self.ti.resolve(t)
         key = rt.name
         fn = self.newfn.get(key)
@@ -286,6 +313,7 @@ class ExprGen:
         self.call_hook = call_hook
 
     def mask(self, t: Any) -> int:
+        """All ones in the width of type `t`."""
         return (1 << self.ti.width(t)) - 1
 
     def wrap(self, code: str, t: Any) -> str:
@@ -293,11 +321,12 @@ class ExprGen:
         rt = self.ti.resolve(t)
         if isinstance(rt, ir.BitsType):
             if rt.signed:
-                return f"sx({code}, {rt.width})"
+                return f"sx({code}, {int_lit(rt.width)})"
             return f"(({code}) & {hex((1 << rt.width) - 1)})"
         return code
 
     def const(self, value: int, t: Any) -> str:
+        """An integer constant of type `t` as Python source, in range for the type."""
         rt = self.ti.resolve(t)
         if isinstance(rt, ir.BoolType):
             return "True" if value else "False"
@@ -307,9 +336,10 @@ class ExprGen:
                 value = ((value + h) & ((1 << rt.width) - 1)) - h
             else:
                 value &= (1 << rt.width) - 1
-        return hex(value) if value > 9 else str(value)
+        return hex(value) if value > 9 else int_lit(value)
 
     def enum_value(self, enum: str, member: str) -> int:
+        """The integer of an enum member (its value in a serializable enum, else its index)."""
         t = self.ti.types.get(enum)
         if not isinstance(t, ir.EnumType):
             return 0
@@ -319,6 +349,7 @@ class ExprGen:
         return idx
 
     def ex(self, e: Any, env: Env) -> str:
+        """An IR expression as a Python expression (dispatched on its IR class)."""
         m = getattr(self, "_" + type(e).__name__, None)
         if m is None:
             raise _fail(e, f"expression {type(e).__name__}")
@@ -335,7 +366,7 @@ class ExprGen:
         return repr(e.value)
 
     def _EnumMember(self, e: ir.EnumMember, env: Env) -> str:
-        return str(self.enum_value(e.enum, e.member))
+        return int_lit(self.enum_value(e.enum, e.member))
 
     def _ErrorMember(self, e: ir.ErrorMember, env: Env) -> str:
         code = self.mb.error_codes.get(e.name)
@@ -373,7 +404,7 @@ class ExprGen:
         base = self.ex(e.expr, env)
         if isinstance(bt, ir.StackType):
             if e.name == "size":
-                return str(bt.size)
+                return int_lit(bt.size)
             if e.name == "lastIndex":
                 return f"(({base}.n - 1) & 0xffffffff)"
             if e.name == "last":
@@ -387,16 +418,19 @@ class ExprGen:
 
     def _Index(self, e: ir.Index, env: Env) -> str:
         base = self.ex(e.expr, env)
-        if isinstance(e.index, ir.Constant):  # checked in range by the front end
-            return f"{base}.h[{e.index.value}]"
+        if isinstance(e.index, ir.Constant):  # in range: the front end checks, and so does this
+            st = self.ti.resolve(e.expr.type)
+            size = _int(st.size) if isinstance(st, ir.StackType) else 0
+            index = _int(e.index.value)
+            if not 0 <= index < size:
+                raise _fail(e, f"index {index} of a stack of {size}")
+            return f"{base}.h[{index}]"
         return f"{base}.at({self.ex(e.index, env)})"
 
     def _Slice(self, e: ir.Slice, env: Env) -> str:
         v = self.ex(e.expr, env)
         m = hex((1 << (e.hi - e.lo + 1)) - 1)
-        if self.ti.is_signed(e.expr.type):
-            return f"((({v}) >> {e.lo}) & {m})" if e.lo else f"(({v}) & {m})"
-        return f"((({v}) >> {e.lo}) & {m})" if e.lo else f"(({v}) & {m})"
+        return f"((({v}) >> {int_lit(e.lo)}) & {m})" if e.lo else f"(({v}) & {m})"
 
     def _Mux(self, e: ir.Mux, env: Env) -> str:
         return f"({self.ex(e.then, env)} if {self.ex(e.cond, env)} else {self.ex(e.else_, env)})"
@@ -413,6 +447,7 @@ class ExprGen:
         return f"{fn}(" + ", ".join(self.ex(v, env) for _, v in e.fields) + ")"
 
     def struct_builder(self, rt: Any, names: list[str]) -> str:
+        """The name of a generated function building a struct or header from values of the named fields."""
         key = (rt.name, tuple(names))
         cache = self.mb.globals.setdefault("__builders__", {})
         fn = cache.get(key)
@@ -476,10 +511,11 @@ class ExprGen:
                 if isinstance(e.right, ir.Constant):
                     if e.right.value >= rt.width:
                         return "0"
-                    return self.wrap(f"{a} << {e.right.value}", rt)
+                    return self.wrap(f"{a} << {int_lit(e.right.value)}", rt)
+                w = int_lit(rt.width)
                 if rt.signed:
-                    return f"sx(shl({a}, {b}, {rt.width}), {rt.width})"
-                return f"shl({a}, {b}, {rt.width})"
+                    return f"sx(shl({a}, {b}, {w}), {w})"
+                return f"shl({a}, {b}, {w})"
             return f"({a} << {b})"
         if op == ">>":
             return f"({a} >> {b})"
@@ -494,7 +530,7 @@ class ExprGen:
             if self.ti.is_signed(e.left.type):
                 a = f"({a} & {hex((1 << self.ti.width(e.left.type)) - 1)})"
             r = f"(({a} << {wb}) | {b})"
-            return f"sx({r}, {rt.width})" if self.ti.is_signed(rt) else r
+            return f"sx({r}, {int_lit(rt.width)})" if self.ti.is_signed(rt) else r
         if op in ("|+|", "|-|"):
             if not isinstance(rt, ir.BitsType):
                 raise _fail(e, f"saturating {op} on {rt}")

@@ -10,7 +10,7 @@ profile/selector, Checksum16) get their run-time objects at generation time
 (`instantiate`), bound into the module's globals.
 
 Names defined here: `instantiate`, `call_stmt`, `call_expr`, `leaves`,
-`packed_bytes`.
+`packed_bytes`, `MAX_ARRAY_SIZE`.
 """
 
 from __future__ import annotations
@@ -18,10 +18,14 @@ from __future__ import annotations
 from typing import Any
 
 from .. import ir
-from . import hashes
-from .codegen import Env, _fail, py_name
+from . import hashes, parsergen
+from .codegen import Env, _fail, int_lit, py_name
 from .externs import CounterArray, MeterArray, RegisterArray
+from .genbase import BlockGenerator
 from .tables import ActionProfile
+
+# Counter, register and meter arrays are allocated whole when a program loads.
+MAX_ARRAY_SIZE = 1 << 24
 
 
 def _arg(call: ir.MethodCall, i: int, *names: str) -> Any:
@@ -33,16 +37,12 @@ def _arg(call: ir.MethodCall, i: int, *names: str) -> Any:
     raise _fail(call, f"{call.method} without argument {names[0] if names else i}")
 
 
-def _has_arg(call: ir.MethodCall, i: int, *names: str) -> bool:
-    return any(a.name in names for a in call.args) or i < len(call.args)
-
-
 # ------------------------------------------------------------------ instances
-def instantiate(bg: Any, inst: ir.ExternInstance, env: Env) -> None:
+def instantiate(bg: BlockGenerator, inst: ir.ExternInstance, env: Env) -> None:
     """Create the run-time object of an extern instance and bind its uid."""
     name = inst.type.name
     cp = inst.cp_name
-    known = bg._extern_globals.get(cp)
+    known = bg.extern_globals.get(cp)
     if known is not None:  # one object per control-plane name (top-level externs shared)
         env.bind(inst.uid, known)
         env.bind("@extern:" + inst.uid, name)
@@ -51,12 +51,12 @@ def instantiate(bg: Any, inst: ir.ExternInstance, env: Env) -> None:
     args = [_const_arg(a) for a in inst.args]
     obj: Any
     if name == "counter":
-        obj = CounterArray(cp, int(args[0]))
+        obj = CounterArray(cp, _array_size(inst, args))
     elif name == "register":
         width = bg.ti.width(inst.type.type_args[0]) if inst.type.type_args else 32
-        obj = RegisterArray(cp, int(args[0]), width)
+        obj = RegisterArray(cp, _array_size(inst, args), width)
     elif name == "meter":
-        obj = MeterArray(cp, int(args[0]), bytes_=_enum_name(inst.args[1]) == "bytes")
+        obj = MeterArray(cp, _array_size(inst, args), bytes_=_enum_name(inst.args[1]) == "bytes")
     elif name == "direct_counter":
         bg.direct_counters.add(cp)
         obj = cp
@@ -78,9 +78,17 @@ def instantiate(bg: Any, inst: ir.ExternInstance, env: Env) -> None:
         bg.externs[cp] = obj
     bg.extern_decls[inst.uid] = inst
     g = bg.mb.add_global(obj, "E_" + inst.name)
-    bg._extern_globals[cp] = g
+    bg.extern_globals[cp] = g
     env.bind(inst.uid, g)
     env.bind("@extern:" + inst.uid, name)
+
+
+def _array_size(inst: ir.ExternInstance, args: list[Any]) -> int:
+    """The size of a counter, register or meter array, which is allocated whole."""
+    size = args[0] if args else None
+    if type(size) is not int or not 0 <= size <= MAX_ARRAY_SIZE:
+        raise _fail(inst, f"{inst.type.name} of size {size!r} (at most {MAX_ARRAY_SIZE})")
+    return size
 
 
 def _const_arg(e: Any) -> Any:
@@ -100,7 +108,7 @@ def _enum_name(e: Any) -> str:
 
 
 # ------------------------------------------------------------------ leaves
-def leaves(bg: Any, e: Any, code: str | None = None, hdr: str | None = None,
+def leaves(bg: BlockGenerator, e: Any, code: str | None = None, hdr: str | None = None,
            out: list | None = None, temps: dict | None = None) -> list[tuple[str, int | None, str | None]]:
     """(python code, width (None: varbit), owning header temp or None) for each field."""
     out = [] if out is None else out
@@ -240,7 +248,7 @@ def _csum16_fast(lv: list[tuple[str, int | None, str | None]]) -> str | None:
     return " + ".join(terms) or "0"
 
 
-def _checksum_code(bg: Any, algo: str, data: Any, payload: bool) -> str:
+def _checksum_code(bg: BlockGenerator, algo: str, data: Any, payload: bool) -> str:
     """Emit lines computing the checksum/hash of `data`; returns the temp holding it."""
     fn = bg.fn
     lv = leaves(bg, data)
@@ -270,7 +278,7 @@ def _checksum_code(bg: Any, algo: str, data: Any, payload: bool) -> str:
     return res
 
 
-def _data_field_list(bg: Any, data: Any) -> int:
+def _data_field_list(bg: BlockGenerator, data: Any) -> int:
     """A field list for the deprecated `resubmit(data)` / `recirculate(data)` / `clone3(.., data)`.
 
     p4c-bm2-ss turns `data` into a BMv2 field list: the user-metadata fields
@@ -304,7 +312,7 @@ def _data_field_list(bg: Any, data: Any) -> int:
     return idx
 
 
-def _expand(bg: Any, t: Any, path: tuple[str, ...]) -> list[tuple[str, ...]]:
+def _expand(bg: BlockGenerator, t: Any, path: tuple[str, ...]) -> list[tuple[str, ...]]:
     """A metadata path as its scalar leaves (a nested struct copies every field)."""
     if isinstance(t, ir.StructType):
         out: list[tuple[str, ...]] = []
@@ -320,16 +328,15 @@ def _enum_member(e: Any) -> str:
     raise _fail(e, "a non-constant enum argument")
 
 
-def _out_current(bg: Any, lhs: Any) -> str:
+def _out_current(bg: BlockGenerator, lhs: Any) -> str:
     return "0" if isinstance(lhs, ir.DontCare) else bg.ex(lhs)
 
 
 # ------------------------------------------------------------------ statements
-def call_stmt(bg: Any, call: ir.MethodCall) -> None:
+def call_stmt(bg: BlockGenerator, call: ir.MethodCall) -> None:
+    """Emit an extern, packet or header-builtin call as a statement."""
     k = call.kind
     if k == ir.CallKind.PACKET:
-        from . import parsergen
-
         parsergen.packet_call(bg, call)
     elif k == ir.CallKind.BUILTIN:
         _builtin_stmt(bg, call)
@@ -339,7 +346,7 @@ def call_stmt(bg: Any, call: ir.MethodCall) -> None:
         _function_stmt(bg, call)
 
 
-def _builtin_stmt(bg: Any, call: ir.MethodCall) -> None:
+def _builtin_stmt(bg: BlockGenerator, call: ir.MethodCall) -> None:
     fn = bg.fn
     m = call.method
     target = call.target
@@ -369,15 +376,14 @@ def _builtin_stmt(bg: Any, call: ir.MethodCall) -> None:
         raise _fail(call, f"method {m}")
 
 
-def _header_bytes(bg: Any, target: Any) -> int:
+def _header_bytes(bg: BlockGenerator, target: Any) -> int:
     t = bg.ti.resolve(target.type)
     if not isinstance(t, ir.HeaderType):
         return 0
-    return sum(bg.ti.width(f.type) for f in t.fields
-               if not isinstance(bg.ti.resolve(f.type), ir.VarbitType)) // 8
+    return bg.ti.width(t) // 8  # varbit fields left out
 
 
-def _method_stmt(bg: Any, call: ir.MethodCall) -> None:
+def _method_stmt(bg: BlockGenerator, call: ir.MethodCall) -> None:
     fn = bg.fn
     kind, g = bg.extern_kind(call.target)
     m = call.method
@@ -406,7 +412,7 @@ def _method_stmt(bg: Any, call: ir.MethodCall) -> None:
         fn.w(call_expr(bg, call))
 
 
-def _function_stmt(bg: Any, call: ir.MethodCall) -> None:
+def _function_stmt(bg: BlockGenerator, call: ir.MethodCall) -> None:
     fn = bg.fn
     m = call.method
     if m == "mark_to_drop":
@@ -421,7 +427,7 @@ def _function_stmt(bg: Any, call: ir.MethodCall) -> None:
         mx = _arg(call, 4, "max")
         w = bg.ti.width(lhs.type) if not isinstance(lhs, ir.DontCare) else 64
         if isinstance(mx, ir.Constant):
-            val = f"({base} + {h} % {mx.value})" if mx.value else f"{base}"
+            val = f"({base} + {h} % {int_lit(mx.value)})" if mx.value else f"{base}"
         else:
             m_ = bg.tmp()
             fn.w(f"{m_} = {bg.ex(mx)}")
@@ -494,7 +500,8 @@ def _function_stmt(bg: Any, call: ir.MethodCall) -> None:
 
 
 # ------------------------------------------------------------------ expressions
-def call_expr(bg: Any, call: ir.MethodCall) -> str:
+def call_expr(bg: BlockGenerator, call: ir.MethodCall) -> str:
+    """An extern, packet or header-builtin call as a Python expression."""
     k = call.kind
     m = call.method
     if k == ir.CallKind.BUILTIN:
@@ -510,8 +517,6 @@ def call_expr(bg: Any, call: ir.MethodCall) -> str:
             return str(w if m == "minSizeInBits" else (w + 7) // 8)
         raise _fail(call, f"method {m} in an expression")
     if k == ir.CallKind.PACKET:
-        from . import parsergen
-
         if m == "lookahead":
             return parsergen.lookahead_expr(bg, call)
         if m == "length":

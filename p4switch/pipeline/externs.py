@@ -3,7 +3,7 @@
 Names defined here: `CounterArray` (indexed counter: packets and bytes),
 `RegisterArray`, `MeterArray` and `TrTcm` (the two-rate three-colour
 marker BMv2 meters run), `ValueSet` (parser
-value_set), and the colour constants `GREEN`, `YELLOW`, `RED`.
+value_set), `check_meter_config`, and the colour constants `GREEN`, `YELLOW`, `RED`.
 
 Out-of-range indexes do nothing (BMv2 logs an error and leaves the
 destination untouched). Counters count `Packet.length` bytes (BMv2's packet

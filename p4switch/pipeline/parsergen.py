@@ -14,7 +14,8 @@ bytes into one int (`int.from_bytes`) and shifts the fields out; emit packs
 them back the same way. Header layouts must be whole bytes, as in BMv2.
 
 Names defined here: `parser`, `deparser`, `packet_call`, `lookahead_expr`,
-`sub_parser_call`.
+`sub_parser_call`, and the limits `MAX_PARSER_STEPS`, `MAX_UNFOLDED_STATES`,
+`MAX_SELECT_DEPTH`.
 """
 
 from __future__ import annotations
@@ -22,9 +23,10 @@ from __future__ import annotations
 from typing import Any
 
 from .. import ir
-from .codegen import Env, _fail, py_name
+from .codegen import Env, _fail, int_lit, py_name
 from .externs import ValueSet
 from .fieldwrites import ALL
+from .genbase import BlockGenerator, Fn, has_return, is_packet_param
 
 MAX_PARSER_STEPS = 10000
 # Straight-line parsers: at most this many state bodies once unfolded (states
@@ -34,23 +36,22 @@ MAX_UNFOLDED_STATES = 256
 MAX_SELECT_DEPTH = 40
 
 
-def _err(bg: Any, name: str) -> int:
+def _err(bg: BlockGenerator, name: str) -> int:
     return bg.mb.error_codes[name]
 
 
-def _fail_line(bg: Any, code: int | str) -> str:
+def _fail_line(bg: BlockGenerator, code: int | str) -> str:
     return f"_pk.pos = pos; {bg.fn.ret(str(code))}"
 
 
-def parser(bg: Any, inst: ir.ParserInstance) -> str:
-    from .blocks import Fn, _is_packet_param
-
+def parser(bg: BlockGenerator, inst: ir.ParserInstance) -> str:
+    """Generate a parser instance as one function; returns its name."""
     decl = inst.decl
     fname = bg.mb.fresh("prs_" + inst.name)
     env = Env(bg.global_env)
     sig, outs = [], []
     for p in decl.params:
-        if _is_packet_param(bg, p):
+        if is_packet_param(p):
             continue
         pn = bg.mb.fresh("c_" + p.name)
         sig.append(pn)
@@ -64,7 +65,7 @@ def parser(bg: Any, inst: ir.ParserInstance) -> str:
         fn.w("_n = len(_d)")
         fn.w("pos = _pk.pos")
         for p in decl.params:
-            if p.direction == "out" and bg.ti.is_composite(p.type) and not _is_packet_param(bg, p):
+            if p.direction == "out" and bg.ti.is_composite(p.type) and not is_packet_param(p):
                 pass  # fresh objects are passed in by the architecture
         for loc in decl.locals:
             if isinstance(loc, ir.VarDecl):
@@ -81,7 +82,7 @@ def parser(bg: Any, inst: ir.ParserInstance) -> str:
             elif isinstance(loc, ir.ParserInstance):
                 sub = parser(bg, loc)
                 key = loc.uid + "@" + fname
-                bg._instances[key] = (sub, loc.decl)
+                bg.instances[key] = (sub, loc.decl)
                 env.bind("@inst:" + loc.uid, key)
                 env.bind("@inst:" + loc.name, key)
         index = {s.name: i for i, s in enumerate(decl.states)}
@@ -100,7 +101,7 @@ def parser(bg: Any, inst: ir.ParserInstance) -> str:
             fn.w("_g += 1")
             fn.w(f"if _g > {MAX_PARSER_STEPS}: {_fail_line(bg, _err(bg, 'ParserTimeout'))}")
             for i, st in enumerate(decl.states):
-                fn.w(("if" if i == 0 else "elif") + f" _st == {i}:  # {st.name}")
+                fn.w(("if" if i == 0 else "elif") + f" _st == {i}:  # {st.name!r}")
                 fn.ind += 1
                 for s in st.stmts:
                     bg.stmt(s)
@@ -151,15 +152,15 @@ def _unfoldable(states: list[ir.ParserState]) -> bool:
     return walk("start") and size["start"] <= MAX_UNFOLDED_STATES and depth["start"] <= MAX_SELECT_DEPTH
 
 
-def _state(bg: Any, st: ir.ParserState, index: dict[str, int]) -> None:
+def _state(bg: BlockGenerator, st: ir.ParserState, index: dict[str, int]) -> None:
     """A state's statements and transition, at the current place (straight-line form)."""
-    bg.fn.w(f"# state {st.name}")
+    bg.fn.w(f"# state {st.name!r}")
     for s in st.stmts:
         bg.stmt(s)
     _transition(bg, st.transition, index)
 
 
-def _goto(bg: Any, name: str, index: dict[str, int]) -> None:
+def _goto(bg: BlockGenerator, name: str, index: dict[str, int]) -> None:
     fn = bg.fn
     if name == "accept":
         fn.w(_fail_line(bg, 0))
@@ -175,7 +176,7 @@ def _goto(bg: Any, name: str, index: dict[str, int]) -> None:
         fn.w("continue")
 
 
-def _keyset_cond(bg: Any, ks: ir.Keyset, key: str, width: int) -> str | None:
+def _keyset_cond(bg: BlockGenerator, ks: ir.Keyset, key: str, width: int) -> str | None:
     """Python condition for one keyset against the key variable; None = always."""
     if ks.kind == "default":
         return None
@@ -196,7 +197,7 @@ def _keyset_cond(bg: Any, ks: ir.Keyset, key: str, width: int) -> str | None:
     raise _fail(ks, f"keyset kind {ks.kind}")
 
 
-def _transition(bg: Any, tr: ir.Transition, index: dict[str, int]) -> None:
+def _transition(bg: BlockGenerator, tr: ir.Transition, index: dict[str, int]) -> None:
     fn = bg.fn
     if tr.select is None:
         _goto(bg, tr.state, index)
@@ -249,24 +250,25 @@ def _transition(bg: Any, tr: ir.Transition, index: dict[str, int]) -> None:
         fn.w("    " + line)
 
 
-def sub_parser_call(bg: Any, call: ir.MethodCall) -> None:
+def sub_parser_call(bg: BlockGenerator, call: ir.MethodCall) -> None:
+    """Emit the call of a sub-parser from a parser: the cursor handed over and back, its error passed on."""
     fn = bg.fn
-    code, outs, _ = bg._invoke(call)
+    code, outs, _ = bg.invoke(call)
     copies = bg.copy_outs
     t = bg.tmp()
     fn.w("_pk.pos = pos")
     fn.w(f"{t} = {code}")
     fn.w("pos = _pk.pos")
-    bg._emit_copy_outs(copies)
+    bg.emit_copy_outs(copies)
     if outs:
-        bg._write_back(t, outs, 1)
+        bg.write_back(t, outs, 1)
         fn.w(f"if {t}[0]: {_fail_line(bg, t + '[0]')}")
     else:
         fn.w(f"if {t}: {_fail_line(bg, t)}")
 
 
 # ---------------------------------------------------------------- extract
-def _field_value(bg: Any, ft: Any, code: str, w: int) -> str:
+def _field_value(bg: BlockGenerator, ft: Any, code: str, w: int) -> str:
     rt = bg.ti.resolve(ft)
     if isinstance(rt, ir.BoolType):
         return f"bool({code})"
@@ -275,7 +277,7 @@ def _field_value(bg: Any, ft: Any, code: str, w: int) -> str:
     return code
 
 
-def _extract(bg: Any, call: ir.MethodCall) -> None:
+def _extract(bg: BlockGenerator, call: ir.MethodCall) -> None:
     fn = bg.fn
     target = call.args[0].value
     ht = bg.ti.resolve(target.type)
@@ -332,7 +334,7 @@ def _extract(bg: Any, call: ir.MethodCall) -> None:
         fn.w(f"{s}.n += 1")
 
 
-def _extract_varbit(bg: Any, call: ir.MethodCall, h: str, ht: Any, fields: list, var_idx: list[int]) -> None:
+def _extract_varbit(bg: BlockGenerator, call: ir.MethodCall, h: str, ht: Any, fields: list, var_idx: list[int]) -> None:
     fn = bg.fn
     if len(var_idx) != 1 or len(call.args) < 2:
         raise _fail(call, "extract of a header without exactly one varbit field and its size")
@@ -345,7 +347,7 @@ def _extract_varbit(bg: Any, call: ir.MethodCall, h: str, ht: Any, fields: list,
     fn.w(f"if {wv} % 8: {_fail_line(bg, _err(bg, 'ParserInvalidArgument'))}")
     fn.w(f"_e = pos + (({sum(fixed)} + {wv}) >> 3)")
     fn.w(f"if _e > _n: {_fail_line(bg, _err(bg, 'PacketTooShort'))}")
-    fn.w(f"if {wv} > {vt.max_width}: {_fail_line(bg, _err(bg, 'HeaderTooShort'))}")
+    fn.w(f"if {wv} > {int_lit(vt.max_width)}: {_fail_line(bg, _err(bg, 'HeaderTooShort'))}")
     x = bg.tmp()
     fn.w(f"{x} = int.from_bytes(_d[pos:_e], 'big')")
     after = 0
@@ -363,7 +365,8 @@ def _extract_varbit(bg: Any, call: ir.MethodCall, h: str, ht: Any, fields: list,
     fn.w("pos = _e")
 
 
-def lookahead_expr(bg: Any, call: ir.MethodCall) -> str:
+def lookahead_expr(bg: BlockGenerator, call: ir.MethodCall) -> str:
+    """The Python expression of a `packet.lookahead<T>()` (bits, bool, header or struct)."""
     t = call.type_args[0] if call.type_args else call.type
     rt = bg.ti.resolve(t)
     if not isinstance(rt, (ir.BitsType, ir.BoolType)):
@@ -378,7 +381,7 @@ def lookahead_expr(bg: Any, call: ir.MethodCall) -> str:
     return f"bool({code})" if isinstance(rt, ir.BoolType) else code
 
 
-def packet_call(bg: Any, call: ir.MethodCall) -> None:
+def packet_call(bg: BlockGenerator, call: ir.MethodCall) -> None:
     """extract/advance/emit as statements."""
     fn = bg.fn
     m = call.method
@@ -408,7 +411,7 @@ def packet_call(bg: Any, call: ir.MethodCall) -> None:
 
 
 # ---------------------------------------------------------------- deparser
-def _emit(bg: Any, e: Any, code: str | None = None) -> None:
+def _emit(bg: BlockGenerator, e: Any, code: str | None = None) -> None:
     fn = bg.fn
     rt = bg.ti.resolve(e.type if hasattr(e, "type") else e)
     code = code if code is not None else bg.ex(e)
@@ -429,7 +432,7 @@ def _emit(bg: Any, e: Any, code: str | None = None) -> None:
         raise _fail(e, "emit of a non-header value")
 
 
-def _emit_header(bg: Any, t: Any, h: str) -> None:
+def _emit_header(bg: BlockGenerator, t: Any, h: str) -> None:
     fn = bg.fn
     rt = bg.ti.resolve(t)
     fields = bg.mb.leaf_paths(rt)
@@ -461,15 +464,14 @@ def _emit_header(bg: Any, t: Any, h: str) -> None:
         fn.w(f"if {h}._v: _o.append({packed})")
 
 
-def deparser(bg: Any, inst: ir.ControlInstance) -> str:
-    from .blocks import Fn, _has_return, _is_packet_param
-
+def deparser(bg: BlockGenerator, inst: ir.ControlInstance) -> str:
+    """Generate a deparser instance as one function returning the frame; returns its name."""
     decl = inst.decl
     fname = bg.mb.fresh("dep_" + inst.name)
     env = Env(bg.global_env)
     sig = []
     for p in decl.params:
-        if _is_packet_param(bg, p):
+        if is_packet_param(p):
             continue
         pn = bg.mb.fresh("c_" + p.name)
         sig.append(pn)
@@ -484,7 +486,7 @@ def deparser(bg: Any, inst: ir.ControlInstance) -> str:
                 bg.stmt(loc)
             elif isinstance(loc, ir.ExternInstance):
                 bg.instantiate(loc, env)
-        loop = _has_return(decl.apply)
+        loop = has_return(decl.apply)
         if loop:  # `return` ends the emits, not the function
             fn.w("while True:")
             fn.ind += 1

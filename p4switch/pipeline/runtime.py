@@ -8,8 +8,10 @@ object allocation and a field only lands in the instance dict once written.
 Names defined here: `Packet` (one packet's context as it crosses the pipeline),
 `Stack` (a header stack), `ExitControl` (the P4 `exit` statement),
 `PipelineError` (a run-time failure of generated code, e.g. an assert),
-`deep_copy`, and the arithmetic helpers the generated code calls (`sx`,
-`shl`, `div`, `mod`, `sat_add`, `sat_sub`).
+`ParserError` (a parser error code raised by a helper), `PACKET_TOO_SHORT`,
+`deep_copy`, `copy_into`, the arithmetic helpers the generated code calls
+(`sx`, `shl`, `div`, `mod`, `sat_add`, `sat_sub`, `eq`) and its other helpers
+(`stack_last`, `stack_next`, `lookahead`, `pack_varbit`, `pack_groups`).
 """
 
 from __future__ import annotations

@@ -7,7 +7,7 @@ P4Info fully-qualified names (`cp_name` in the IR).
 
 Names defined here: `FieldMatch` (one key component), `ActionCall`,
 `TableEntry`, `Member`, `Group`, `MulticastGroup`, `Replica`,
-`CloneSession`, `StateError` (with a `code` the server maps to a gRPC
+`CloneSession`, `StateError` (with a `Code` the server maps to a gRPC
 status), and the `Device` protocol that the pipeline implements.
 """
 

@@ -252,13 +252,16 @@ class Switch:
     def process(self, ingress_port: int, data: bytes) -> None:
         """Run one packet received on `ingress_port` through the pipeline."""
         if len(data) > 13 and data[12] == 0x88 and data[13] == 0x08:
-            # MAC control (PAUSE/PFC) is consumed by the port, never forwarded
+            # MAC control (PAUSE/PFC): a port with native PFC (`pfc`) consumes it
+            # (the traffic manager honours it); elsewhere it goes to the program,
+            # which honours PFC itself (p4/include/control/pfc.p4) and drops it, as
+            # on BMv2.
             self.mac_control_rx += 1
-            if self.tm is not None:
+            if self.tm is not None and self.tm.settings.pfc_of(ingress_port) is not None:
                 self.tm.receive_pause(ingress_port, data)
                 if self.manual:
                     self.tm.poll()
-            return
+                return
         pk = runtime.Packet(data if data.__class__ is bytes else bytes(data), ingress_port)
         with self.lock:
             if self._busy:  # re-entrant call (a handler fed us): queued behind the current packet

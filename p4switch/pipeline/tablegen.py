@@ -9,40 +9,25 @@ in line on its action id where the body allows (`inline_action`). The
 `Table` objects themselves are built after compilation (`v1model`) from the
 `TableSpec` each table leaves in `BlockGen.tables`.
 
-Names defined here: `TableSpec`, `table`, `apply_inline`, `inline_action`.
+Names defined here: `table`, `apply_inline`, `inline_action` (`TableSpec` is `genbase`'s).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
-
 from .. import ir
 from . import externgen
 from .codegen import Env, _fail
+from .genbase import BlockGenerator, ControlCtx, Fn, TableSpec, has_return
 from .tables import table_mode
 
-if TYPE_CHECKING:
-    from .blocks import BlockGen, ControlCtx
 
-
-@dataclass(kw_only=True)
-class TableSpec:
-    """What the switch needs to build a table after the module is compiled."""
-
-    table: ir.Table
-    global_name: str
-    actions: dict[str, str]  # action cp_name -> generated function name
-    key_widths: list[int]
-
-
-def apply_inline(bg: BlockGen, call: ir.MethodCall) -> str | None:
+def apply_inline(bg: BlockGenerator, call: ir.MethodCall) -> str | None:
     """Emit a table apply in line (saves a call); returns the result variable, or None."""
     fn = bg.fn
     ctl = fn.ctl
     if fn.kind != "control" or ctl is None or call.kind != ir.CallKind.TABLE_APPLY:
         return None
-    code = bg._call_expr(call, fn.env)
+    code = bg.call_expr(call, fn.env)
     body = ctl.inline.get(code.split("(", 1)[0])
     if body is None:
         return None
@@ -51,7 +36,7 @@ def apply_inline(bg: BlockGen, call: ir.MethodCall) -> str | None:
     return "r"
 
 
-def table(bg: BlockGen, ctl: ControlCtx, t: ir.Table) -> None:
+def table(bg: BlockGenerator, ctl: ControlCtx, t: ir.Table) -> None:
     """Generate tbl_N for a table and its in-line body (the Table object is built by the switch).
 
     The lookup reads the Table's index structures straight from globals
@@ -59,8 +44,6 @@ def table(bg: BlockGen, ctl: ControlCtx, t: ir.Table) -> None:
     default-entry counter): no method call on a hit of a plain table.
     Actions without `return` run in line, dispatched on the action id.
     """
-    from .blocks import Fn
-
     g = bg.mb.fresh("TBL_" + t.name)
     fname = bg.mb.fresh("tbl_" + t.name)
     ctl.tables[t.name] = fname
@@ -150,7 +133,7 @@ def table(bg: BlockGen, ctl: ControlCtx, t: ir.Table) -> None:
         key_widths=[bg.ti.width(k.expr.type) for k in match_keys]))
 
 
-def _dispatch(bg: BlockGen, ctl: ControlCtx, t: ir.Table, actions: dict[str, str],
+def _dispatch(bg: BlockGenerator, ctl: ControlCtx, t: ir.Table, actions: dict[str, str],
               decls: dict[str, ir.Action]) -> None:
     """Run the action of result `r`: bodies in line on its action id, else a call.
 
@@ -158,8 +141,6 @@ def _dispatch(bg: BlockGen, ctl: ControlCtx, t: ir.Table, actions: dict[str, str
     (`setbyte(hdr.s[0].b)`) is called with them bound: its out/inout
     arguments are copied back after it runs (or `exit`s), like a direct call.
     """
-    from .blocks import _has_return
-
     fn = bg.fn
     refs = {ref.action: ref for ref in t.actions}
     branches: list[tuple[int, str, ir.Action]] = []  # (action id, how: inline|bound|call, decl)
@@ -168,7 +149,7 @@ def _dispatch(bg: BlockGen, ctl: ControlCtx, t: ir.Table, actions: dict[str, str
             continue  # nothing to run (NoAction and friends)
         if any(p.direction for p in decl.params):
             how = "bound"
-        elif len(decls) <= 8 and not _has_return(decl.body):
+        elif len(decls) <= 8 and not has_return(decl.body):
             how = "inline"
         else:
             how = "call"
@@ -191,7 +172,7 @@ def _dispatch(bg: BlockGen, ctl: ControlCtx, t: ir.Table, actions: dict[str, str
         fn.ind -= 1
 
 
-def _bound_call(bg: BlockGen, decl: ir.Action, ref: ir.ActionRef) -> None:
+def _bound_call(bg: BlockGenerator, decl: ir.Action, ref: ir.ActionRef) -> None:
     """Call `decl` with the table's bound directional arguments and the entry's data (`r[1]`)."""
     fn = bg.fn
     env = Env(fn.env)
@@ -216,10 +197,8 @@ def _bound_call(bg: BlockGen, decl: ir.Action, ref: ir.ActionRef) -> None:
         fn.env = saved
 
 
-def inline_action(bg: BlockGen, ctl: ControlCtx, decl: ir.Action, args: str) -> None:
+def inline_action(bg: BlockGenerator, ctl: ControlCtx, decl: ir.Action, args: str) -> None:
     """Emit an action's body here, its data parameters unpacked from the tuple `args`."""
-    from .blocks import Fn
-
     fn = bg.fn
     env = Env(ctl.env)
     names = []

@@ -10,7 +10,7 @@ A lookup returns a *result* tuple ``(action_fn, args, hit, action_id)`` that
 the generated code calls; results are built once per entry at write time.
 
 Names defined here: `KeySpec`, `ActionInfo`, `Table`, `EntriesView`, `ActionProfile`,
-`table_mode`, `EMPTY_HIT`.
+`Result`, `table_mode`, `const_match`, `EMPTY_HIT`.
 """
 
 from __future__ import annotations
@@ -41,6 +41,8 @@ EMPTY_HIT: Result = (_no_action, (), True, 0)  # action_id 0 matches no `switch`
 
 @dataclass(frozen=True, kw_only=True)
 class KeySpec:
+    """One match field of a table key: name, match kind and width in bits."""
+
     name: str
     kind: str  # exact | lpm | ternary | range | optional
     width: int
@@ -97,6 +99,7 @@ class ActionProfile:
         return next(i for i in itertools.count() if i not in used)
 
     def member_insert(self, member: Member) -> None:
+        """Add a member (StateError when its id exists or the profile is full)."""
         self.version += 1
         if member.member_id in self.members:
             raise _err(Code.ALREADY_EXISTS, f"action profile '{self.name}': member {member.member_id} exists")
@@ -106,6 +109,7 @@ class ActionProfile:
         self.handles[member.member_id] = [self._free_handle()]
 
     def member_modify(self, member: Member) -> None:
+        """Replace a member (StateError when there is none with its id)."""
         self.version += 1
         if member.member_id not in self.members:
             raise _err(Code.NOT_FOUND, f"action profile '{self.name}': no member {member.member_id}")
@@ -115,6 +119,7 @@ class ActionProfile:
                 self._rebuild_group(gid)
 
     def member_delete(self, member_id: int) -> None:
+        """Remove a member (StateError when missing or still in a group or entry)."""
         self.version += 1
         if member_id not in self.members:
             raise _err(Code.NOT_FOUND, f"action profile '{self.name}': no member {member_id}")
@@ -170,6 +175,7 @@ class ActionProfile:
             self.refs[k] = self.refs.get(k, 0) + delta
 
     def group_insert(self, group: Group) -> None:
+        """Add a group (StateError when its id exists or its members are not valid)."""
         self.version += 1
         if group.group_id in self.groups:
             raise _err(Code.ALREADY_EXISTS, f"action profile '{self.name}': group {group.group_id} exists")
@@ -181,6 +187,7 @@ class ActionProfile:
         self._rebuild_group(group.group_id)
 
     def group_modify(self, group: Group) -> None:
+        """Replace a group (StateError when there is none with its id)."""
         self.version += 1
         old = self.groups.get(group.group_id)
         if old is None:
@@ -194,6 +201,7 @@ class ActionProfile:
         self._rebuild_group(group.group_id)
 
     def group_delete(self, group_id: int) -> None:
+        """Remove a group (StateError when missing or still used by an entry)."""
         self.version += 1
         old = self.groups.get(group_id)
         if old is None:
@@ -318,10 +326,6 @@ class Table:
         self.dmeter: TrTcm | None = None  # the default entry's direct meter
         self.dmeter_config: tuple[int, int, int, int] | None = None
 
-    @property
-    def default_result(self) -> Result:
-        return self.dref[0]
-
     # ---------------------------------------------------------------- results
     def _result(self, call: ActionCall, hit: bool = True) -> Result:
         info = self.actions[call.action]
@@ -355,6 +359,7 @@ class Table:
         return out
 
     def pick(self, rec: _Rec, sel: Callable[[], bytes] | None) -> Result:
+        """The result of an entry of an action-profile table: its member, or the selector choice of its group."""
         prof = self.profile
         assert prof is not None  # only tables with an implementation get here
         c = rec.choices if rec.cver == prof.version else self.choices(rec)
@@ -375,6 +380,7 @@ class Table:
         pk.meter_colors[self.direct_meter] = color
 
     def miss_meter(self, pk: Packet) -> None:
+        """Run the default entry's direct meter on a packet that missed."""
         m = self.dmeter
         if m is not None:
             if pk.meter_colors is None:
@@ -631,6 +637,7 @@ class Table:
         self._refs(entry, +1)
 
     def modify(self, entry: TableEntry, *, trusted: bool = False) -> None:
+        """Replace the action (and direct resources) of an existing entry."""
         self._writable()
         if not trusted or self.profile is not None:
             self._check_entry(entry)
@@ -660,6 +667,7 @@ class Table:
         self._refs(new_entry, +1)
 
     def delete(self, entry: TableEntry) -> None:
+        """Remove an entry (StateError when there is none with its key)."""
         self._writable()
         k = self._ekey(entry)
         old = self.recs.pop(k, None)
@@ -694,6 +702,7 @@ class Table:
             rec.meter = None if meter_config is None else TrTcm(meter_config)  # type: ignore[arg-type]
 
     def set_default(self, call: ActionCall | None) -> None:
+        """Set the default action (None: back to the program's); refused when it is const."""
         if call is None:
             call = self.program_default
         elif self.default_const and call != self.program_default:
@@ -729,6 +738,7 @@ class Table:
         return out
 
     def find_entry(self, entry: TableEntry) -> TableEntry | None:
+        """The installed entry with the same key as `entry`, if any."""
         rec = self.recs.get(self._ekey(entry))
         return None if rec is None else rec.entry
 
@@ -739,6 +749,7 @@ class Table:
                           meter_config=self.dmeter_config)
 
     def clear(self) -> None:
+        """Remove every entry."""
         for rec in list(self.recs.values()):
             self._refs(rec.entry, -1)
         self.recs.clear()

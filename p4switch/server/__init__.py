@@ -3,9 +3,12 @@
 Modules, by role: `service` (the service and grpcio's thread-pool server that
 hosts it), `arbitration` (primary/backup controllers), `roles` (role configs:
 stratum.P4RoleConfig), `runtime` (pipeline configs, the running Device, Write
-batches, packet I/O), `tables` and `entities` (P4Runtime entities <->
-pipeline state), `codecs` (per-table translators), `digests` (DigestList),
-`idle` (IdleTimeoutNotification), `pipeline_state` (one installed config).
+batches and Reads), `stream` (what the StreamChannel carries: packet-in and
+packet-out, digests, idle timeouts), `tables` and `entities` (P4Runtime
+entities <-> pipeline state), `codecs` (per-table translators), `digests` (DigestList),
+`idle` (IdleTimeoutNotification), `pipeline_state` (one installed config),
+`devconfig` (the program file in a device config, bare or in PI's
+P4DeviceConfig).
 
 Names defined here: `P4RuntimeServer`, `TlsConfig`, `ServerError`,
 `DeviceRuntime`, `P4RUNTIME_API_VERSION`.

@@ -14,7 +14,8 @@ the spec's code; encoders fill protobuf messages in place (no intermediate
 messages to copy) with canonical byte strings.
 
 Names defined here: `FieldCodec`, `ActionCodec`, `TableCodec`, `build_codecs`,
-`decode_match`, `decode_action`, `encode_match_into`, `encode_action_into`.
+`decode_match`, `decode_action`, `encode_match_into`, `encode_action_into`;
+`EXACT`, `LPM`, `TABLE_ONLY`, `DEFAULT_ONLY`.
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ to the sink (the primary controller's stream). Messages sent but not yet
 acknowledged stay in a cache for `ack_timeout_ns` and are not sent again;
 a `DigestListAck` clears its list from the cache.
 
-Names defined here: `DigestEngine`.
+Names defined here: `DigestEngine`, `Config`, `ConfigLookup`.
 """
 
 from __future__ import annotations

@@ -7,7 +7,7 @@ either changes state or raises `P4RTError` with nothing changed; each
 `read_*` yields entities in canonical form, wildcards included.
 
 Names defined here: `WRITERS`, `READERS`, `READERS_INTO` (entity oneof name -> function),
-and the functions they map to.
+and the functions they map to (`write_member`, `read_members` ...); `PORT_BITS`, `RID_MAX`.
 """
 
 from __future__ import annotations

@@ -14,7 +14,7 @@ there and still not hit since, and reports it again. That second query runs
 only when something is due, so a table full of idle entries is not copied
 on every scan.
 
-Names defined here: `IdleScanner`, `SCAN_INTERVAL`.
+Names defined here: `IdleScanner`, `SCAN_INTERVAL`, `Key`.
 """
 
 from __future__ import annotations

@@ -24,11 +24,14 @@ EntryKey = tuple[frozenset[tuple[int, FieldMatch]], int]
 
 
 def entry_key(match: dict[int, FieldMatch], priority: int) -> EntryKey:
+    """The key a table entry is known by: its match and its priority."""
     return frozenset(match.items()), priority
 
 
 @dataclass
 class PipelineState:
+    """One installed forwarding pipeline config and the control-plane state kept with it."""
+
     p4info: p4i.P4Info
     index: P4InfoIndex
     device_config: bytes
@@ -64,6 +67,7 @@ class PipelineState:
         program: ir.Program | None,
         device: Device | None,
     ) -> PipelineState:
+        """The state of a new config: P4Info index, key positions and codecs built from the P4Info and program."""
         index = P4InfoIndex.build(p4info)
         st = cls(p4info=p4info, index=index, device_config=device_config, cookie=cookie,
                  program=program, device=device)
@@ -88,16 +92,4 @@ class PipelineState:
 
 def _ir_table_keys(program: ir.Program) -> dict[str, list[str]]:
     """Table cp_name -> key element names, in key order, for every table in the program."""
-    out: dict[str, list[str]] = {}
-
-    def walk_control(ctrl: ir.Control) -> None:
-        for loc in ctrl.locals:
-            if isinstance(loc, ir.Table):
-                out[loc.cp_name] = [k.name for k in loc.keys]
-            elif isinstance(loc, ir.ControlInstance):
-                walk_control(loc.decl)
-
-    for inst in program.pipeline.values():
-        if isinstance(inst, ir.ControlInstance):
-            walk_control(inst.decl)
-    return out
+    return {t.cp_name: [k.name for k in t.keys] for t in ir.tables_of(program)}

@@ -1,22 +1,15 @@
-"""One P4Runtime device: its pipeline configs, the running Device, packet I/O.
+"""One P4Runtime device: its pipeline configs, Write batches and Reads.
 
 `DeviceRuntime` owns what SetForwardingPipelineConfig changes (the committed
-and the saved `PipelineState`), builds Devices through a factory, applies
+and the saved `PipelineState`), builds Devices through a factory, and applies
 Write updates and Read requests under one lock (so batches are strictly
-serialisable), and moves packets between the Device, the ports and the
-controllers' streams:
-
-* `process(port, data)` is what the port loop calls for every received frame;
-  it goes to the committed Device (dropped and counted when there is none).
-* the Device's output reaches `transmit`; frames sent to the CPU port are
-  packet-ins (BMv2 framing: the @controller_header("packet_in") header in front
-  of the packet), and so are calls of the Device's packet-in handler.
-* `packet_out` turns a PacketOut into a Device `packet_out` call.
+serialisable). What the StreamChannel carries for the committed pipeline
+(packet-in and packet-out, digests, idle timeouts) is its `stream`, a
+`stream.DeviceStream`.
 
 Consecutive TableEntry updates of one table go to the Device in one
 `table_write_many` call (one lock, one dispatch) when the Device has it;
-`roles.RoleAccess` limits what a configured role may write and read; an
-`IdleScanner` sends idle-timeout notifications for `support_timeout` tables.
+`roles.RoleAccess` limits what a configured role may write and read.
 
 `gc_paused` holds the cyclic garbage collector off while a Read or a
 Write runs. A Read allocates a bounded amount that reference counting frees;
@@ -31,7 +24,7 @@ and everything loaded with it) leave the collector's sight, so the full
 collections that growing tables trigger stay short.
 
 Names defined here: `DeviceRuntime`, `DeviceFactory`, `load_program`,
-`gc_paused`, `refreeze_heap`, `READ_CHUNK`.
+`gc_paused`, `refreeze_heap`, `READ_CHUNK` (and `Transmit`, re-exported from `stream`).
 """
 
 from __future__ import annotations
@@ -40,7 +33,6 @@ import functools
 import gc
 import logging
 import threading
-import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -48,13 +40,13 @@ from google.protobuf import text_format
 
 from p4switch import ir
 from p4switch.pipeline.state import Device, StateError
-from p4switch.proto import p4d, p4i, p4r
+from p4switch.proto import p4i, p4r
 from p4switch.server import tables
-from p4switch.server.digests import DigestEngine
+from p4switch.server.devconfig import DeviceConfigError, program_bytes
 from p4switch.server.entities import READERS, READERS_INTO, WRITERS
-from p4switch.server.idle import IdleScanner
 from p4switch.server.pipeline_state import PipelineState
 from p4switch.server.roles import RoleAccess, entity_p4_id
+from p4switch.server.stream import DeviceStream, Transmit
 from p4switch.translate import (
     FAILED_PRECONDITION,
     INTERNAL,
@@ -64,25 +56,20 @@ from p4switch.translate import (
     PERMISSION_DENIED,
     UNIMPLEMENTED,
     P4RTError,
-    decode_value,
-    encode_value,
-    pack_controller_header,
     same_program,
-    unpack_controller_header,
 )
 
 log = logging.getLogger("p4switch.server")
 
-Transmit = Callable[[int, bytes], None]
 DeviceFactory = Callable[[ir.Program, Transmit], Device]
-PacketInSink = Callable[[p4r.PacketIn], None]
 
 
 def load_program(device_config: bytes) -> tuple[ir.Program, p4i.P4Info | None]:
-    """Parse a p4switch program file; returns the program and its embedded P4Info, if any."""
+    """Parse a device config, a p4switch program file bare or in a P4DeviceConfig (`devconfig`);
+    returns the program and its embedded P4Info, if any."""
     try:
-        program, p4info_text = ir.from_json(device_config)
-    except ir.ProgramFileError as e:
+        program, p4info_text = ir.from_json(program_bytes(device_config))
+    except (DeviceConfigError, ir.ProgramFileError) as e:
         raise P4RTError(INVALID_ARGUMENT, f"device config: {e}") from None
     except Exception as e:  # a corrupt file can fail anywhere in decoding
         raise P4RTError(INVALID_ARGUMENT, f"device config: corrupt program file ({e})") from None
@@ -166,18 +153,14 @@ class DeviceRuntime:
                  transmit: Transmit | None = None, cpu_port: int | None = None) -> None:
         self.device_id = device_id
         self.factory = factory
-        self.cpu_port = cpu_port
-        self._transmit = transmit or (lambda port, data: None)
         self.lock = threading.RLock()
-        self.committed: PipelineState | None = None
         self.saved: PipelineState | None = None
-        self.packet_in_sink: PacketInSink | None = None
-        self.digest_sink: Callable[[p4r.DigestList], None] | None = None
-        self.rx_no_pipeline = 0
-        self.packet_in_errors = 0
-        self.digests = DigestEngine(self._send_digest, self._digest_config)
-        self.idle_sink: Callable[[p4r.IdleTimeoutNotification], None] | None = None
-        self.idle = IdleScanner(self._idle_tables, self._notify_idle)
+        self.stream = DeviceStream(self.lock, transmit=transmit, cpu_port=cpu_port)
+
+    @property
+    def committed(self) -> PipelineState | None:
+        """The committed (forwarding) pipeline config, if any."""
+        return self.stream.committed
 
     # -- pipeline configs ---------------------------------------------------
 
@@ -201,13 +184,14 @@ class DeviceRuntime:
         if self.factory is None:
             raise P4RTError(INVALID_ARGUMENT, "this server has no pipeline to run programs")
         try:
-            return self.factory(program, self._device_output)
+            return self.factory(program, self.stream.device_output)
         except P4RTError:
             raise
         except Exception as e:
             raise P4RTError(INVALID_ARGUMENT, f"the pipeline cannot run this program: {e}") from None
 
     def set_pipeline(self, action: int, config: p4r.ForwardingPipelineConfig | None) -> None:
+        """Carry out a SetForwardingPipelineConfig action (P4RTError when it cannot be)."""
         A = p4r.SetForwardingPipelineConfigRequest
         with self.lock:
             if action == A.VERIFY:
@@ -245,29 +229,14 @@ class DeviceRuntime:
             self._commit(st)
 
     def _commit(self, st: PipelineState) -> None:
-        old, self.committed = self.committed, st
-        self.digests.reset()
-        self.idle.reset()
-        if any(tc.idle_ok for tc in st.tcodec.values()):
-            self.idle.start()
+        old = self.committed
+        self.stream.commit(st)
         log.info("device %d: pipeline committed (%d tables, cookie %s)", self.device_id,
                  len(st.p4info.tables), st.cookie)
-        self._attach(st)
         if old is not None and old is not st:
             self._drop(old)
         del old
         refreeze_heap()
-
-    def _attach(self, st: PipelineState) -> None:
-        dev = st.device
-        if dev is None:
-            return
-        setter = getattr(dev, "set_packet_in_handler", None)
-        if setter is not None:
-            setter(self._on_packet_in)
-        setter = getattr(dev, "set_digest_handler", None)
-        if setter is not None:
-            setter(self._on_digest)
 
     @staticmethod
     def _drop(st: PipelineState | None) -> None:
@@ -277,20 +246,22 @@ class DeviceRuntime:
                 close()
 
     def close(self) -> None:
+        """Close the Devices of both configs and stop the stream's threads."""
         with self.lock:
             self._drop(self.saved)
             self._drop(self.committed)
-            self.saved = self.committed = None
-        self.digests.close()
-        self.idle.close()
+            self.saved = self.stream.committed = None
+        self.stream.close()
 
     def state_for_writes(self) -> PipelineState:
+        """The config writes and reads go to: the saved one, else the committed one."""
         st = self.saved or self.committed
         if st is None:
             raise P4RTError(FAILED_PRECONDITION, "no forwarding pipeline config is set")
         return st
 
     def get_config(self, response_type: int) -> p4r.ForwardingPipelineConfig | None:
+        """The parts of the current config a GetForwardingPipelineConfig asks for (None: no config)."""
         R = p4r.GetForwardingPipelineConfigRequest
         with self.lock:
             st = self.saved or self.committed
@@ -371,146 +342,6 @@ class DeviceRuntime:
                         results.append(P4RTError(INTERNAL, f"internal error: {e}"))
         return chunks, results
 
-    # -- packets ------------------------------------------------------------
-
-    def process(self, port: int, data: bytes) -> None:
-        """A frame received on a port (called from the port loop)."""
-        st = self.committed
-        if st is None or st.device is None:
-            self.rx_no_pipeline += 1
-            return
-        st.device.process(port, data)
-
-    def _device_output(self, port: int, data: bytes) -> None:
-        if self.cpu_port is not None and port == self.cpu_port:
-            st = self.committed
-            meta = st.index.cpm.get("packet_in") if st is not None else None
-            if meta is None:
-                self._emit_packet_in(data, {})
-                return
-            values, payload = unpack_controller_header(meta, data)
-            self._emit_packet_in(payload, values)
-            return
-        self._transmit(port, data)
-
-    def _on_packet_in(self, payload: bytes, metadata: dict[str, int]) -> None:
-        st = self.committed
-        ids: dict[int, int] = {}
-        if st is not None and "packet_in" in st.index.cpm:
-            for m in st.index.cpm["packet_in"].metadata:
-                if m.name in metadata:
-                    ids[m.id] = metadata[m.name]
-        self._emit_packet_in(payload, ids)
-
-    def _emit_packet_in(self, payload: bytes, values: dict[int, int]) -> None:
-        sink = self.packet_in_sink
-        if sink is None:
-            return
-        msg = p4r.PacketIn(payload=payload)
-        for mid in sorted(values):
-            msg.metadata.add(metadata_id=mid, value=encode_value(values[mid]))
-        sink(msg)
-
-    def packet_out(self, msg: p4r.PacketOut) -> None:
-        """Inject a PacketOut; P4RTError (for a StreamError) when it is malformed."""
-        st = self.committed
-        if st is None or st.device is None:
-            raise P4RTError(FAILED_PRECONDITION, "no forwarding pipeline config is set")
-        meta = st.index.cpm.get("packet_out")
-        by_id: dict[int, int] = {}
-        if meta is not None:
-            known = {m.id: m for m in meta.metadata}
-            for pm in msg.metadata:
-                m = known.get(pm.metadata_id)
-                if m is None:
-                    raise P4RTError(INVALID_ARGUMENT, f"unknown packet_out metadata id {pm.metadata_id}")
-                if pm.metadata_id in by_id:
-                    raise P4RTError(INVALID_ARGUMENT, f"packet_out metadata id {pm.metadata_id} given twice")
-                by_id[pm.metadata_id] = decode_value(pm.value, m.bitwidth, f"packet_out metadata {m.name!r}")
-            missing = [m.name for m in meta.metadata if m.id not in by_id]
-            if missing:
-                raise P4RTError(INVALID_ARGUMENT, f"packet_out metadata {missing} missing")
-        elif msg.metadata:
-            raise P4RTError(INVALID_ARGUMENT, "the program has no packet_out controller header")
-        dev = st.device
-        inject = getattr(dev, "packet_out", None)
-        if inject is not None:
-            names = {m.id: m.name for m in meta.metadata} if meta is not None else {}
-            inject(msg.payload, {names[i]: v for i, v in by_id.items()})
-        else:
-            if self.cpu_port is None:
-                raise P4RTError(FAILED_PRECONDITION, "no CPU port (start p4switch with --cpu-port)")
-            header = pack_controller_header(meta, by_id) if meta is not None else b""
-            dev.process(self.cpu_port, header + msg.payload)
-
-    # -- digests ------------------------------------------------------------
-
-    def _on_digest(self, name: str, values: Any) -> None:
-        """A digest from the data plane (forwarding thread).
-
-        `values` is the digest struct as a dict by member name or a sequence in
-        member order (or one int for a bit<W> digest).
-        """
-        st = self.committed
-        if st is None:
-            return
-        d = st.digest_by_name.get(name)
-        if d is None or d.preamble.id not in st.digests:
-            return
-        data = p4d.P4Data()
-        if isinstance(values, dict):
-            names = st.digest_members.get(d.preamble.id) or list(values)
-            for n in names:
-                data.struct.members.add(bitstring=encode_value(int(values.get(n, 0))))
-        elif isinstance(values, (list, tuple)):
-            for v in values:
-                data.struct.members.add(bitstring=encode_value(int(v)))
-        else:
-            data.bitstring = encode_value(int(values))
-        self.digests.offer(d.preamble.id, data)
-
-    def _digest_config(self, digest_id: int) -> p4r.DigestEntry.Config | None:
-        st = self.committed
-        return st.digests.get(digest_id) if st is not None else None
-
-    def _send_digest(self, msg: p4r.DigestList) -> None:
-        sink = self.digest_sink
-        if sink is not None:
-            sink(msg)
-
-    def digest_ack(self, ack: p4r.DigestListAck) -> None:
-        st = self.committed
-        if st is None or ack.digest_id not in st.index.digests:
-            raise P4RTError(INVALID_ARGUMENT, f"unknown digest id {ack.digest_id}")
-        self.digests.ack(ack.digest_id, ack.list_id)
-
-    # -- idle timeouts ------------------------------------------------------
-
-    def _idle_tables(self) -> tuple[list[tuple[int, str]], Any]:
-        st = self.committed
-        if st is None or st.device is None:
-            return [], None
-        return [(tc.id, tc.name) for tc in st.tcodec.values() if tc.idle_ok], st.device
-
-    def _notify_idle(self, table_id: int, entries: list[Any]) -> None:
-        """One IdleTimeoutNotification for entries of one table (scanner thread)."""
-        sink = self.idle_sink
-        if sink is None:
-            return
-        msg = p4r.IdleTimeoutNotification()
-        with self.lock:  # controller_metadata is written under this lock
-            st = self.committed
-            if st is None:
-                return
-            tc = st.tcodec.get(table_id)
-            if tc is None:
-                return
-            empty = p4r.TableEntry()
-            for e in entries:
-                tables.encode_entry(st, tc.table, e, empty, msg.table_entry.add())
-        msg.timestamp = time.time_ns()
-        sink(msg)
-
 
 class _Batch:
     """One Write request's updates applied in order (see DeviceRuntime.write).
@@ -530,6 +361,7 @@ class _Batch:
         self.table = ""
 
     def run(self, updates: Any) -> list[P4RTError | None]:
+        """Apply the updates in order; one result per update (None: OK)."""
         st, access, many, results = self.st, self.access, self.many, self.results
         writers = WRITERS
         for i, u in enumerate(updates):
@@ -567,6 +399,7 @@ class _Batch:
         return results
 
     def flush(self) -> None:
+        """Apply the collected TableEntry updates with one `table_write_many` call."""
         pending, self.pending = self.pending, []
         if not pending:
             return
@@ -622,4 +455,5 @@ _ID_FIELDS = {
     "value_set_entry": "value_set_id", "extern_entry": "extern_id",
 }
 
-__all__ = ["DeviceRuntime", "DeviceFactory", "load_program", "OK"]
+__all__ = ["DeviceRuntime", "DeviceFactory", "Transmit", "load_program", "gc_paused", "refreeze_heap",
+           "READ_CHUNK", "OK"]

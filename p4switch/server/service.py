@@ -57,11 +57,14 @@ _CODES = {c.value[0]: c for c in grpc.StatusCode}
 class Context(Protocol):
     """What the service uses of a call's context (grpc.ServicerContext or the native one)."""
 
-    def abort(self, code: grpc.StatusCode, details: str) -> NoReturn: ...
+    def abort(self, code: grpc.StatusCode, details: str) -> NoReturn:
+        """End the call with a status."""
 
-    def set_trailing_metadata(self, metadata: Any) -> None: ...
+    def set_trailing_metadata(self, metadata: Any) -> None:
+        """Set the call's trailing metadata."""
 
-    def add_callback(self, callback: Any) -> Any: ...
+    def add_callback(self, callback: Any) -> Any:
+        """Run `callback` when the call ends."""
 
 
 def _abort(context: Context, e: P4RTError) -> NoReturn:
@@ -102,9 +105,9 @@ class P4RuntimeService(p4r_grpc.P4RuntimeServicer):
     def __init__(self, runtime: DeviceRuntime) -> None:
         self.runtime = runtime
         self.arbiter = Arbiter({runtime.device_id})
-        runtime.packet_in_sink = self._packet_in
-        runtime.digest_sink = self._digest
-        runtime.idle_sink = self._idle
+        runtime.stream.packet_in_sink = self._packet_in
+        runtime.stream.digest_sink = self._digest
+        runtime.stream.idle_sink = self._idle
 
     # -- helpers -------------------------------------------------------------
 
@@ -134,6 +137,7 @@ class P4RuntimeService(p4r_grpc.P4RuntimeServicer):
     # -- unary RPCs ----------------------------------------------------------
 
     def Write(self, request: p4r.WriteRequest, context: Context) -> p4r.WriteResponse:
+        """The Write RPC: the primary controller's updates, applied in order."""
         try:
             access = self.arbiter.check_primary(request.device_id, request.role, request.election_id,
                                                 request.HasField("election_id"))
@@ -148,6 +152,7 @@ class P4RuntimeService(p4r_grpc.P4RuntimeServicer):
         return p4r.WriteResponse()
 
     def Read(self, request: p4r.ReadRequest, context: Context) -> Iterator[p4r.ReadResponse]:
+        """The Read RPC: the requested entities, in chunks."""
         try:
             self._check_device(request.device_id)
             access = self.arbiter.read_access(request.device_id, request.role)
@@ -160,6 +165,7 @@ class P4RuntimeService(p4r_grpc.P4RuntimeServicer):
 
     def SetForwardingPipelineConfig(self, request: p4r.SetForwardingPipelineConfigRequest,
                                     context: Context) -> p4r.SetForwardingPipelineConfigResponse:
+        """The SetForwardingPipelineConfig RPC (primary controllers only)."""
         try:
             access = self.arbiter.check_primary(request.device_id, request.role, request.election_id,
                                                 request.HasField("election_id"))
@@ -173,6 +179,7 @@ class P4RuntimeService(p4r_grpc.P4RuntimeServicer):
 
     def GetForwardingPipelineConfig(self, request: p4r.GetForwardingPipelineConfigRequest,
                                     context: Context) -> p4r.GetForwardingPipelineConfigResponse:
+        """The GetForwardingPipelineConfig RPC."""
         try:
             self._check_device(request.device_id)
         except P4RTError as e:
@@ -185,12 +192,14 @@ class P4RuntimeService(p4r_grpc.P4RuntimeServicer):
 
     def Capabilities(self, request: p4r.CapabilitiesRequest,
                      context: Context) -> p4r.CapabilitiesResponse:
+        """The Capabilities RPC: the P4Runtime API version served."""
         return p4r.CapabilitiesResponse(p4runtime_api_version=P4RUNTIME_API_VERSION)
 
     # -- stream --------------------------------------------------------------
 
     def StreamChannel(self, request_iterator: Iterator[p4r.StreamMessageRequest],
                       context: Context) -> Generator[p4r.StreamMessageResponse, None, None]:
+        """The StreamChannel RPC: arbitration, packet-out and digest acks in; packet-in, digests, idle timeouts out."""
         me = Controller()
         live: list[Controller | None] = [None]
         # The stream ends when the RPC does (client gone, server stopping) ...
@@ -239,11 +248,11 @@ class P4RuntimeService(p4r_grpc.P4RuntimeServicer):
                     elif which == "packet":
                         if not is_primary():
                             raise P4RTError(PERMISSION_DENIED, "only the primary controller may send packets")
-                        self.runtime.packet_out(req.packet)
+                        self.runtime.stream.packet_out(req.packet)
                     elif which == "digest_ack":
                         if not is_primary():
                             raise P4RTError(PERMISSION_DENIED, "only the primary controller may ack digests")
-                        self.runtime.digest_ack(req.digest_ack)
+                        self.runtime.stream.digest_ack(req.digest_ack)
                     elif which == "other":
                         raise P4RTError(UNIMPLEMENTED, "no architecture-specific stream messages")
                     else:
@@ -284,10 +293,12 @@ class P4RuntimeServer:
         self._stop_lock = threading.Lock()
 
     def start(self) -> P4RuntimeServer:
+        """Start serving (the transport already listens); returns self."""
         log.info("P4Runtime server listening on %s (%s)", self.address, self.transport)
         return self
 
     def stop(self, grace: float | None = 0.5) -> None:
+        """Stop serving and close the device (once; later calls return at once)."""
         with self._stop_lock:  # one stop at a time; the later ones find it done
             if self._stopped.is_set():
                 return
@@ -303,7 +314,7 @@ class P4RuntimeServer:
 
     def process(self, port: int, data: bytes) -> None:
         """Hand a received frame to the running pipeline (the port loop's sink)."""
-        self.runtime.process(port, data)
+        self.runtime.stream.process(port, data)
 
 
 def _check_bind(address: str) -> None:

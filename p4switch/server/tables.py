@@ -5,8 +5,10 @@ Translates P4Runtime table entries into `p4switch.pipeline.state.TableEntry`
 reaches the device) and back for reads, in canonical form.
 
 Names defined here: `write_table_entry`, `plan_table_update`, `Plan`, `read_table_entries`,
-`write_direct_counter`, `read_direct_counters`, `write_direct_meter`,
-`read_direct_meters`.
+`read_table_entries_into`, `write_direct_counter`, `read_direct_counters`,
+`write_direct_meter`, `read_direct_meters`, `decode_match`, `decode_action`,
+`encode_action`, `encode_entry`, `find_entry`, `needs_priority`, `set_direct`,
+`default_direct_supported`.
 """
 
 from __future__ import annotations

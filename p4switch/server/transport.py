@@ -12,7 +12,7 @@ well under half the server CPU time (see bench/p4rt_write.py).
 
 Names defined here: `Transport`, `NativeTransport`, `GrpcioTransport`,
 `make_transport`, `native_available`, `ServerError`, `TlsConfig`,
-`INLINE_UPDATES`, `MAX_RPCS`.
+`INLINE_UPDATES`, `MAX_RPCS`, `MAX_MESSAGE`, `STREAM_IN_HIGH`, `STREAM_IN_LOW`.
 """
 
 from __future__ import annotations

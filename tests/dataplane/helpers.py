@@ -33,6 +33,7 @@ import pytest
 from finsy import (
     P4ActionProfileGroup,
     P4ActionProfileMember,
+    P4CloneSessionEntry,
     P4CounterEntry,
     P4DirectCounterEntry,
     P4IndirectAction,
@@ -50,7 +51,8 @@ from .ports import Mask, PortSet, Received
 from .session import SyncSwitch
 from .switch import SwitchUnderTest
 
-__all__ = ["DROP", "MODES", "NAMES", "TC_CONTROL", "CounterValue", "Dataplane"]
+__all__ = ["DROP", "MODES", "NAMES", "PFC_FRAME_BYTES", "PFC_SESSION_BASE", "TC_CONTROL",
+           "CounterValue", "Dataplane", "quantum_q16"]
 
 _IG = "FabricIngress."
 _EG = "FabricEgress."
@@ -81,7 +83,21 @@ NAMES = {
     "ecn_marked": _EG + "ecn.ecn_marked",
     "queue_depth": _EG + "counters.queue_depth",
     "queue_peak": _EG + "counters.queue_peak",
+    "pfc_xoff": _EG + "pfc.pfc_xoff",
+    "set_xoff": _EG + "pfc.set_xoff",
+    "pfc_port": _EG + "pfc.pfc_port",
+    "set_pfc_port": _EG + "pfc.set_pfc_port",
+    "pfc_tx": _EG + "pfc.pfc_tx",
+    "pfc_honour": _IG + "pfc.pfc_honour",
+    "honour": _IG + "pfc.honour",
+    "pfc_hold": _IG + "pfc.pfc_hold",
+    "hold": _IG + "pfc.hold",
+    "pfc_rx": _IG + "pfc.pfc_rx",
+    "pfc_storms": _IG + "pfc.pfc_storms",
 }
+# PFC_SESSION_BASE of p4/include/define.p4: PFC frames out of port p use clone session base + p.
+PFC_SESSION_BASE = 1024
+PFC_FRAME_BYTES = 60
 # MODE_* and DROP_* of p4/include/define.p4.
 MODES = {"pin": 0, "ecmp": 1, "eecmp": 2}
 DROP = {"no_route": 1, "ttl": 2, "pfc": 3, "acl": 4, "not_ip": 5, "parser": 6, "checksum": 7}
@@ -244,6 +260,29 @@ class Dataplane:
         self.insert(P4TableEntry(NAMES["ecn_threshold"], match=P4TableMatch(port=port, tc=tc),
                                  action=P4TableAction(NAMES["set_ecn_threshold"], depth=depth)))
 
+    def set_pfc_port(self, port: int, *, rate_bps: float, quanta: int = 0xFFFF,
+                     refresh_us: int = 10_000_000, src_mac: str | None = None) -> None:
+        """PFC on `port`: received PFC frames honoured at `rate_bps` (512 bit-times a
+        quantum), frames sent out of it carry `quanta` (re-sent every `refresh_us`) and
+        `src_mac`, through its clone session (truncated to a PFC frame)."""
+        mac = src_mac or pfc_src_mac(port)
+        self.insert(
+            P4CloneSessionEntry(PFC_SESSION_BASE + port, replicas=[(port, 0)]),
+            P4TableEntry(NAMES["pfc_honour"], match=P4TableMatch(port=port), action=P4TableAction(
+                NAMES["honour"], quantum_q16_us=quantum_q16(rate_bps))),
+            P4TableEntry(NAMES["pfc_port"], match=P4TableMatch(port=port), action=P4TableAction(
+                NAMES["set_pfc_port"], mac=mac, xoff_quanta=quanta, refresh=refresh_us)))
+
+    def set_lossless(self, port: int, tc: int, *, xoff: int, xon: int,
+                     watchdog_us: int = 0) -> None:
+        """(egress port, class) lossless: held while paused, XOFF at `xoff` packets queued,
+        XON at `xon`; the PFC watchdog releases a pause longer than `watchdog_us` (0: off)."""
+        self.insert(
+            P4TableEntry(NAMES["pfc_xoff"], match=P4TableMatch(port=port, tc=tc),
+                         action=P4TableAction(NAMES["set_xoff"], xoff_depth=xoff, xon_depth=xon)),
+            P4TableEntry(NAMES["pfc_hold"], match=P4TableMatch(port=port, tc=tc),
+                         action=P4TableAction(NAMES["hold"], watchdog=watchdog_us)))
+
     def add_acl(self, action: str, *, priority: int = 10,
                 **match: tuple[int, int]) -> P4TableEntry:
         """An ACL entry; `match` is field name -> (value, mask), e.g. eth_type=(0x88cc, 0xffff)."""
@@ -345,6 +384,16 @@ class Dataplane:
             time.sleep(0.1)
             value = _pb(read())
         return value
+
+
+def quantum_q16(rate_bps: float) -> int:
+    """Microseconds of one pause quantum (512 bit-times) at `rate_bps`, times 65536."""
+    return round(512 / rate_bps * 1e6 * 65536)
+
+
+def pfc_src_mac(port: int) -> str:
+    """The source MAC the tests give PFC frames out of `port` (p4switch's native one)."""
+    return f"02:50:46:43:00:{port:02x}"
 
 
 def _pb(v: tuple[int, int] | CounterValue) -> tuple[int, int]:

@@ -13,10 +13,14 @@ Names defined here: one function per scenario (see each docstring), and
 from __future__ import annotations
 
 import random
+import threading
+import time
 from collections import Counter
 
 from scapy.layers.inet import IP
 from scapy.layers.l2 import ARP, Ether
+
+from p4switch.tm import build_pause_frame, port_mac
 
 from .helpers import DROP, TC_CONTROL, Dataplane
 from .packets import (
@@ -329,25 +333,17 @@ def counters_move_by_exactly_the_packets_sent(dp: Dataplane, n: int = 7) -> None
 # --- PFC ---------------------------------------------------------------------------
 
 def pfc_frames_never_forwarded(dp: Dataplane, port: int = HOST) -> None:
-    """PFC and 802.3x PAUSE frames go nowhere. p4switch consumes every MAC control frame
-    at the port (the program never sees it: no rx, no drop counted); on other targets
-    (BMv2) they reach the program, which drops and counts them (drops[pfc])."""
+    """PFC and 802.3x PAUSE frames go nowhere: on a port without p4switch's native PFC
+    (every port here, on every target) they reach the program, which honours PFC frames
+    where the controller enabled it (control/pfc.p4) and drops and counts them all
+    (drops[pfc]); a routed packet sent after them is not affected."""
     dp.add_route("0.0.0.0/1", dp.add_next_hop(2))
     frames = [pfc_pause({3: 0xFFFF}, in_port=port), pfc_pause({3: 0}, in_port=port),
               mac_pause(0xFFFF, in_port=port)]
-    if dp.target != "p4switch":
-        _expect_drop(dp, "pfc", frames, port=port)
-        return
-    rx, drops = _pb(dp.counter("rx_port", port)), _pb(dp.counter("drops", DROP["pfc"]))
-    for f in frames:
-        dp.send(port, f)
-    # A routed packet sent after them: when it is out, they have been handled.
+    _expect_drop(dp, "pfc", frames, port=port)
     probe = udp4("10.0.0.1", "10.1.0.1", tag=1, in_port=port)
     dp.send(port, probe)
     dp.expect(2, routed(probe, 2))
-    dp.expect_none(timeout=0.1)
-    assert _pb(dp.counter("drops", DROP["pfc"])) == drops
-    assert _pb(dp.counter("rx_port", port)) == _delta(rx, 1, len(bytes(probe)))
 
 
 # --- packet I/O and ACL ----------------------------------------------------------------
@@ -597,3 +593,150 @@ def xoff_sent_upstream_when_a_queue_fills(dp: Dataplane, egress: int, n: int = 5
     # XOFF (refreshed while the queue stays above XON), then one XON.
     assert pauses and all(enable == 1 << 3 for enable, _ in pauses), pauses
     assert all(q == 0xFFFF for _, q in pauses[:-1]) and pauses[-1][1] == 0, pauses
+
+
+# --- PFC in the program (control/pfc.p4; both targets, see test_pfc.py) ----------------
+
+def _pfc_class_setup(dp: Dataplane, routes: dict[str, int]) -> None:
+    """Routes prefix -> port; DSCP 24 is class 3, in queue 3."""
+    for prefix, port in routes.items():
+        dp.add_route(prefix, dp.add_next_hop(port))
+    dp.map_dscp(24, 3)
+    dp.map_tc_to_queue(3, 3)
+
+
+def _resume(dp: Dataplane, port: int, tc: int = 3) -> None:
+    """Send XON for `tc` into `port` and wait until the program has seen it (clears a pause
+    a scenario left, since registers outlive the test's table entries)."""
+    slot = dp.port_tc(port, tc)
+    before = dp.counter("pfc_rx", slot).packets
+    dp.send(port, pfc_pause({tc: 0}, in_port=port))
+    got = dp.wait_counter(lambda: (dp.counter("pfc_rx", slot).packets, 0), (before + 1, 0))
+    assert got[0] == before + 1, "the XON was not seen"
+
+
+def xoff_then_xon_from_the_program(dp: Dataplane, egress: int, n: int = 30) -> None:
+    """A lossless class backed up past XOFF on a slow port sends one PFC frame (class 3's
+    bit, its quanta, from the port's MAC, 60 bytes) out of the ingress port; XON (quanta 0)
+    when it has drained to XON; nothing is lost; both are counted."""
+    _pfc_class_setup(dp, {"10.5.0.0/16": egress})
+    dp.set_pfc_port(HOST, rate_bps=1e6, quanta=0xFFFF, refresh_us=60_000_000)
+    dp.set_lossless(egress, 3, xoff=8, xon=2)
+    slot = dp.port_tc(HOST, 3)
+    sent = dp.counter("pfc_tx", slot).packets
+    _send_burst(dp, [bytes(udp4("10.0.0.1", "10.5.0.1", dscp=24, tag=i)) for i in range(n)])
+    assert len(dp.collect(n, [egress], timeout=15)) == n, "a lossless packet was lost"
+    frames = [r.frame for r in dp.collect(2, [HOST], timeout=2)]
+    xoff = build_pause_frame({3: 0xFFFF}, port_mac(HOST))
+    xon = build_pause_frame({3: 0}, port_mac(HOST))
+    assert frames == [xoff, xon], [f.hex() for f in frames]
+    dp.expect_none([HOST], timeout=0.2)
+    got = dp.wait_counter(lambda: (dp.counter("pfc_tx", slot).packets, 0), (sent + 2, 0))
+    assert got[0] == sent + 2, f"pfc_tx[{HOST}, 3]: {got[0] - sent} frames counted"
+
+
+def xoff_refreshed_while_the_queue_stays_up(dp: Dataplane, egress: int, n: int = 40) -> None:
+    """While the queue stays above XON the PFC frame is sent again every refresh period
+    (not once per packet), then one XON."""
+    _pfc_class_setup(dp, {"10.5.0.0/16": egress})
+    dp.set_pfc_port(HOST, rate_bps=1e6, quanta=0x1000, refresh_us=100_000)
+    dp.set_lossless(egress, 3, xoff=8, xon=2)
+    _send_burst(dp, [bytes(udp4("10.0.0.1", "10.5.0.1", dscp=24, tag=i)) for i in range(n)])
+    assert len(dp.collect(n, [egress], timeout=15)) == n, "a lossless packet was lost"
+    time.sleep(0.1)  # the XON follows the last packets out
+    frames = [r.frame for r in dp.ports.pending([HOST])]
+    quanta = [int.from_bytes(f[18 + 6:20 + 6], "big") for f in frames]
+    # 40 packets at 100/s: ~0.4 s above XON, a refresh each 0.1 s; never one per packet.
+    assert 2 <= len(frames) <= 8 and quanta[-1] == 0 and all(q == 0x1000 for q in quanta[:-1]), \
+        quanta
+    assert all(f[16:18] == b"\x00\x08" for f in frames), [f.hex() for f in frames]
+
+
+def pause_holds_its_class_for_its_time(dp: Dataplane, port: int, other: int,
+                                       rate_bps: float = 1e6, quanta: int = 1000) -> float:
+    """A PFC frame received on `port` for class 3 holds class 3 towards `port` for
+    quanta x 512 bit-times at the port's rate; class 0 to `port` and class 3 to `other`
+    still flow. Returns how long the held packet was held (seconds)."""
+    _pfc_class_setup(dp, {"10.5.0.0/16": port, "10.6.0.0/16": other})
+    dp.set_pfc_port(port, rate_bps=rate_bps)
+    dp.set_lossless(port, 3, xoff=1000, xon=999)
+    dp.set_lossless(other, 3, xoff=1000, xon=999)
+    pause = quanta * 512 / rate_bps
+    slot = dp.port_tc(port, 3)
+    before = dp.counter("pfc_rx", slot).packets
+    t0 = time.monotonic()
+    dp.send(port, pfc_pause({3: quanta}, in_port=port))
+    assert dp.wait_counter(lambda: (dp.counter("pfc_rx", slot).packets, 0),
+                           (before + 1, 0))[0] == before + 1, "the PFC frame was not counted"
+    held = [udp4("10.0.0.1", "10.5.0.1", dscp=24, tag=i) for i in range(3)]
+    free = udp4("10.0.0.1", "10.5.0.2", dscp=0, tag=10)
+    elsewhere = udp4("10.0.0.1", "10.6.0.1", dscp=24, tag=11)
+    for p in [*held, free, elsewhere]:
+        dp.send(HOST, p)
+    dp.expect(port, routed(free, port), timeout=pause / 2)
+    dp.expect(other, routed(elsewhere, other), timeout=pause / 2)
+    out = [dp.expect(port, routed(h, port), timeout=pause + 2) for h in held]
+    took = out[0].at - t0
+    assert took >= 0.9 * pause, f"held {took:.3f} s of a {pause:.3f} s pause"
+    assert took <= pause + 1.5, f"held {took:.3f} s for a {pause:.3f} s pause"
+    assert [r.at for r in out] == sorted(r.at for r in out)
+    dp.expect_none([port, other], timeout=0.1)
+    return took
+
+
+def xon_releases_a_pause_early(dp: Dataplane, port: int, rate_bps: float = 1e6) -> None:
+    """A PFC frame with quanta 0 (XON) ends the class's pause at once; held packets leave
+    in the order they came."""
+    _pfc_class_setup(dp, {"10.5.0.0/16": port})
+    dp.set_pfc_port(port, rate_bps=rate_bps)
+    dp.set_lossless(port, 3, xoff=1000, xon=999)
+    slot = dp.port_tc(port, 3)
+    before = dp.counter("pfc_rx", slot).packets
+    dp.send(port, pfc_pause({3: 0xFFFF}, in_port=port))  # 33.5 s at 1 Mb/s
+    assert dp.wait_counter(lambda: (dp.counter("pfc_rx", slot).packets, 0),
+                           (before + 1, 0))[0] == before + 1
+    held = [bytes(udp4("10.0.0.1", "10.5.0.1", dscp=24, tag=i)) for i in range(10)]
+    _send_burst(dp, held)
+    dp.expect_none([port], timeout=0.5)
+    _resume(dp, port)
+    got = dp.collect(10, [port], timeout=3)
+    tags = [flow_tag(r.frame) for r in got]
+    assert tags == list(range(10)), tags
+
+
+def watchdog_releases_a_pause_that_never_ends(dp: Dataplane, port: int,
+                                              watchdog_us: int = 200_000) -> None:
+    """PAUSE frames that keep coming (a PFC storm) hold a class no longer than the watchdog
+    allows: after watchdog_us its packets leave, and the storm is counted once."""
+    _pfc_class_setup(dp, {"10.5.0.0/16": port})
+    dp.set_pfc_port(port, rate_bps=1e6)
+    dp.set_lossless(port, 3, xoff=1000, xon=999, watchdog_us=watchdog_us)
+    slot = dp.port_tc(port, 3)
+    storms = dp.counter("pfc_storms", slot).packets
+    stop = threading.Event()
+
+    def storm() -> None:
+        while not stop.is_set():
+            dp.send(port, pfc_pause({3: 0xFFFF}, in_port=port))
+            stop.wait(0.05)
+
+    t = threading.Thread(target=storm, daemon=True)
+    t0 = time.monotonic()
+    t.start()
+    try:
+        time.sleep(0.05)
+        pkt = udp4("10.0.0.1", "10.5.0.1", dscp=24, tag=1)
+        dp.send(HOST, pkt)
+        got = dp.expect(port, routed(pkt, port), timeout=5)
+        took = got.at - t0
+        assert watchdog_us / 1e6 * 0.9 <= took <= 3, f"released after {took:.3f} s"
+        # While the storm lasts, the class is not held at all.
+        again = udp4("10.0.0.1", "10.5.0.1", dscp=24, tag=2)
+        dp.send(HOST, again)
+        dp.expect(port, routed(again, port), timeout=0.5)
+    finally:
+        stop.set()
+        t.join()
+    got = dp.wait_counter(lambda: (dp.counter("pfc_storms", slot).packets, 0), (storms + 1, 0))
+    assert got[0] == storms + 1, f"{got[0] - storms} storms counted"
+    _resume(dp, port)

@@ -65,7 +65,7 @@ def test_counters_move_by_exactly_the_packets_sent(dp):
 
 
 def test_pfc_frames_are_never_forwarded(dp):
-    """PFC / PAUSE frames: consumed by p4switch, dropped and counted by the program elsewhere."""
+    """PFC / PAUSE frames reach the program (no native PFC here), which drops and counts them."""
     sc.pfc_frames_never_forwarded(dp)
 
 

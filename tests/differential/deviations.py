@@ -41,14 +41,6 @@ class Deviation:
         return not self.programs or program in self.programs
 
 
-def _mac_control(frame: bytes) -> bool:
-    return len(frame) >= 14 and frame[12:14] == b"\x88\x08"
-
-
-def _nothing(frame: bytes) -> bytes | None:
-    return None
-
-
 # link_monitor's probe (EtherType 0x0812): ethernet (14), probe (1), then the
 # probe_data element this switch pushed: bos/swid, port, byte_cnt (6 bytes),
 # last_time and cur_time (48 bits each)
@@ -85,16 +77,6 @@ def _hashes_blanked(frame: bytes) -> bytes:
 
 
 DEVIATIONS: tuple[Deviation, ...] = (
-    Deviation(
-        name="mac-control-consumed",
-        p4switch="a received MAC-control frame (EtherType 0x8808: PAUSE, PFC) is consumed by the port's MAC "
-                 "and counted in tm_stats, never parsed",
-        bmv2="hands it to the parser like any frame",
-        reason="IEEE 802.3 Annex 31B / 802.1Qbb: MAC-control frames terminate in the MAC and are never "
-               "forwarded; p4switch's ports implement PFC, BMv2's have no MAC",
-        applies=_mac_control,
-        expect=_nothing,
-    ),
     Deviation(
         name="header-list-assignment",
         p4switch="`hdr.h = { ... }` makes hdr.h valid with the listed field values",

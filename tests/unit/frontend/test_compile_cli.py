@@ -77,3 +77,18 @@ def test_enum_key_fails_only_when_p4runtime_output_is_asked(tmp_path: Path, caps
     err = capsys.readouterr().err
     assert rc == 0 and f"{src}:14:17: warning: no P4Info embedded" in err
     assert ir.from_json((tmp_path / "b.json").read_text())[1] == ""
+
+
+def test_name_the_switch_would_refuse_fails_at_compile_time(tmp_path: Path, capsys) -> None:
+    """An @name p4c lets through but p4switch's loader refuses ("my table") fails here, exit 1,
+    naming it and where, and no program file is written."""
+    src = tmp_path / "odd.p4"
+    text = Path(BASIC).read_text()
+    assert "table ipv4_lpm {" in text
+    src.write_text(text.replace("table ipv4_lpm {", '@name("my table") table ipv4_lpm {'))
+    out = tmp_path / "odd.json"
+    rc = main([str(src), "-o", str(out)])
+    err = capsys.readouterr().err
+    assert rc == 1 and not out.exists()
+    assert "p4switch would refuse this program" in err and "'MyIngress.my table' is not a P4 name" in err
+    assert f"(near {src}:" in err

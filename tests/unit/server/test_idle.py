@@ -78,7 +78,7 @@ def test_entry_without_ttl_is_never_notified(idle_primary, server: P4RuntimeServ
     """idle_timeout_ns 0: the entry never expires."""
     client, stream, info = idle_primary
     client.write(update("INSERT", table_entry=mac_entry(info, ttl=0)))
-    server.runtime.idle.scan(now_ns=1 << 62)
+    server.runtime.stream.idle.scan(now_ns=1 << 62)
     assert stream.no_message(0.3)
 
 
@@ -86,7 +86,7 @@ def test_entry_without_ttl_is_never_notified(idle_primary, server: P4RuntimeServ
 
 def scanner_of(server: P4RuntimeServer) -> tuple[IdleScanner, list[tuple[int, list]]]:
     seen: list[tuple[int, list]] = []
-    scanner = IdleScanner(server.runtime._idle_tables, lambda tid, es: seen.append((tid, es)))
+    scanner = IdleScanner(server.runtime.stream._idle_tables, lambda tid, es: seen.append((tid, es)))
     return scanner, seen
 
 

@@ -58,15 +58,17 @@ def test_links_are_shaped_on_both_ends_at_the_tier_rate(rack: FabricNet) -> None
 
 
 def test_switch_starts_with_its_port_settings(rack: FabricNet, target: str) -> None:
-    """8 priority queues on both targets; p4switch: 0.02 Gb/s, 64 packets, PFC on class 3, ctl."""
+    """8 priority queues on both targets; p4switch: 0.02 Gb/s, 64 packets, ctl; PFC is the
+    program's, so no native --pfc."""
     cmd = cmdline(rack.switch("rtsw1").proc.pid)
     assert cmd[cmd.index("--priority-queues") + 1] == "8"
     if target == "p4switch":
         text = " ".join(cmd)
         for flag in ("--port-speed 1=0.02", "--port-speed 2=0.02", "--queue-depth 1=64",
-                     "--queue-depth 2=64", "--pfc 1=3", "--pfc 2=3",
+                     "--queue-depth 2=64",
                      f"--ctl-addr unix:{rack.state_directory / 'switches' / 'rtsw1.ctl'}"):
             assert flag in text
+        assert "--pfc" not in cmd
     else:
         assert cmd.index("--priority-queues") > cmd.index("--")
 
@@ -190,8 +192,10 @@ def test_congestion_queues_in_the_switch_not_in_tc(state_dir: Path, target: str,
     before = leftovers()
     spec = parse_spec(INCAST, source="incast.yaml")
     plan = plan_addresses(spec)
+    # p4switch's native PFC here: this test holds its traffic manager's counters (the
+    # programs' own PFC is tests/dataplane/test_pfc.py's, on both targets).
     with FabricNet(plan, switch=SWITCH_CLASSES[target], log_dir=state_dir / "logs",
-                   state_directory=state_dir) as net:
+                   state_directory=state_dir, native_pfc=True) as net:
         rt = FabricRuntime.from_net(net)
         # The daemon's way: pipeline pushed, port settings applied, then routes,
         # QoS and the probe ACL reconciled.

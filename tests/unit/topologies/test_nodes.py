@@ -111,9 +111,22 @@ def test_bmv2_command_puts_target_options_after_dashes(node_factory) -> None:
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="Mininet nodes need root")
-def test_p4switch_gets_queues_speed_depth_pfc_and_ctl_flags(node_factory) -> None:
-    """Per port: Gb/s speed, queue depth, PFC classes where the tier has PFC; the ctl address."""
+def test_p4switch_gets_queues_speed_depth_and_ctl_flags(node_factory) -> None:
+    """Per port: Gb/s speed, queue depth; the ctl address; no --pfc (PFC is the program's)."""
     node = node_factory(P4SwitchNode, settings=SETTINGS, ctl_port=52003)
+    assert node.settings_args() == [
+        "--priority-queues", "8",
+        "--port-speed", "1=0.0125", "--queue-depth", "1=64",
+        "--port-speed", "2=0.0125", "--queue-depth", "2=64",
+        "--port-speed", "3=0.02", "--queue-depth", "3=100",
+        "--ctl-addr", "127.0.0.1:52003",
+    ]
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="Mininet nodes need root")
+def test_p4switch_native_pfc_adds_its_classes(node_factory) -> None:
+    """With native_pfc, the traffic manager's PFC: --pfc PORT=CLASSES where the tier has PFC."""
+    node = node_factory(P4SwitchNode, settings=SETTINGS, ctl_port=52003, native_pfc=True)
     assert node.settings_args() == [
         "--priority-queues", "8",
         "--port-speed", "1=0.0125", "--queue-depth", "1=64", "--pfc", "1=3",

@@ -28,9 +28,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[3]))
 
+from traffic.frames import decode  # noqa: E402
 from traffic.link import PacketSocket, iface_info  # noqa: E402
 from traffic.pfc import pfc_frame  # noqa: E402
-from traffic.frames import decode  # noqa: E402
 
 _WRITES = range(0x06, 0x0C)
 

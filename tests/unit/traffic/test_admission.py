@@ -16,9 +16,9 @@ from traffic.admission import (
     encode_cts,
 )
 from traffic.collectives import build_jobs
+from traffic.frames import decode
 from traffic.roce import Opcode
 from traffic.schema import Admission
-from traffic.frames import decode
 
 
 def _granter(sent: list[Cts], **kw: Any) -> Granter:

@@ -9,8 +9,8 @@ import pytest
 
 from traffic.collectives import build_jobs
 from traffic.dcqcn import Dcqcn, DcqcnParams
-from traffic.roce import Opcode
 from traffic.frames import decode
+from traffic.roce import Opcode
 
 LINE = 10e6
 WRITES = range(Opcode.RC_RDMA_WRITE_FIRST, Opcode.RC_RDMA_WRITE_ONLY_WITH_IMMEDIATE + 1)

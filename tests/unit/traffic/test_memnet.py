@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 
 from traffic.collectives import build_jobs
-from traffic.memnet import MemNet
 from traffic.frames import Flow, decode
+from traffic.memnet import MemNet
 
 
 def test_frames_go_to_the_owner_of_their_destination_after_the_delay(

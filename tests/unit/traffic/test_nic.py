@@ -9,10 +9,10 @@ from typing import Any
 import pytest
 
 from traffic.collectives import build_jobs
+from traffic.frames import Flow, decode, pattern, reth
 from traffic.memnet import Delivery
 from traffic.pfc import pfc_frame
 from traffic.roce import Opcode
-from traffic.frames import Flow, decode, pattern, reth
 
 WRITES = range(Opcode.RC_RDMA_WRITE_FIRST, Opcode.RC_RDMA_WRITE_ONLY_WITH_IMMEDIATE + 1)
 # At 10 Mb/s a Middle packet (14 + 20 + 8 + 12 + 1024 + 4 = 1082 bytes) holds the link 865.6 us.

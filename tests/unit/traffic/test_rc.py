@@ -7,9 +7,9 @@ from typing import Any
 
 import pytest
 
+from traffic.frames import Flow, Rx, decode, immdt, pattern, reth
 from traffic.rc import RcOptions, Requester, Responder, Wqe, WriteDone
 from traffic.roce import Opcode, Syndrome
-from traffic.frames import Flow, Rx, decode, immdt, pattern, reth
 
 A = {"src_mac": "02:00:00:00:00:01", "src_ip": "10.9.0.1"}
 B = {"src_mac": "02:00:00:00:00:02", "src_ip": "10.9.0.2"}

@@ -10,11 +10,11 @@ from typing import Any
 import pytest
 
 from traffic.collectives import Rank, build_jobs
+from traffic.frames import decode
 from traffic.nic import Nic, NicConfig
 from traffic.roce import Opcode
 from traffic.runner import JobError, JobRun, decode_tag, encode_tag
 from traffic.schema import Job, Transport
-from traffic.frames import decode
 
 WRITES = range(Opcode.RC_RDMA_WRITE_FIRST, Opcode.RC_RDMA_WRITE_ONLY_WITH_IMMEDIATE + 1)
 
