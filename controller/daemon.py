@@ -261,7 +261,8 @@ class Daemon:
         programs = await asyncio.to_thread(compile_roles, sources, out, target=target)
         self.rt = _Runtime(spec=spec, plan=plan, target=target, programs=programs,
                            topology=cfg.topology)
-        self.intent = FabricIntent(spec=spec, plan=plan, mode=cfg.mode or spec.routing.mode)
+        self.intent = FabricIntent(spec=spec, plan=plan, mode=cfg.mode or spec.routing.mode,
+                                   program_pfc=not SWITCH_CLASSES[target].native_pfc_default)
         meta = self._meta()
         net = FabricNet(plan, switch=SWITCH_CLASSES[target], log_dir=out / "logs",
                         log_console=cfg.log_console, meta=meta)
@@ -293,7 +294,8 @@ class Daemon:
         self.rt = _Runtime(spec=spec, plan=plan, target=target, programs=programs,
                            topology=topology)
         mode = self.config.mode or state.meta.get("mode") or spec.routing.mode
-        self.intent = FabricIntent(spec=spec, plan=plan, mode=mode)
+        self.intent = FabricIntent(spec=spec, plan=plan, mode=mode,
+                                   program_pfc=not SWITCH_CLASSES[target].native_pfc_default)
         self.rt.admin_down = set(state.meta.get("admin_down", []))
         self.intent.failed = frozenset(self.rt.admin_down)
         meta = self._meta()

@@ -231,6 +231,9 @@ class FabricIntent:
     plan: AddressPlan
     mode: str
     failed: frozenset[str] = field(default_factory=frozenset)
+    # The programs' own PFC (clone sessions and PFC tables): False where the target does PFC
+    # in its traffic manager instead (p4switch's native 802.1Qbb), so the two never both act.
+    program_pfc: bool = True
 
     # Entries a person added to a switch's ACL (`aizone acl`): kept while the daemon runs.
     acl: dict[str, tuple[TableEntry, ...]] = field(default_factory=dict)
@@ -250,7 +253,8 @@ class FabricIntent:
             graph = self._graphs.get(self.failed)
             if graph is None:  # one live graph per failure set, shared by every switch
                 graph = self._graphs[self.failed] = RouteGraph(self.plan, self.failed)
-            got = self._cache[key] = _intent(self.spec, self.plan, graph, switch, self.mode)
+            got = self._cache[key] = _intent(self.spec, self.plan, graph, switch, self.mode,
+                                             program_pfc=self.program_pfc)
         return (*got, *self.acl.get(switch, ()))
 
     def tables(self, switch: str) -> set[str]:
@@ -263,9 +267,9 @@ class FabricIntent:
 
 
 def _intent(spec: FabricSpec, plan: AddressPlan, graph: RouteGraph, switch: str,
-            mode: str) -> tuple[Entity, ...]:
+            mode: str, *, program_pfc: bool = True) -> tuple[Entity, ...]:
     routes = compute_routes(graph, switch, mode)
     qos = compute_qos(spec, plan, switch)
-    pfc = compute_pfc(plan, switch)
+    pfc = compute_pfc(plan, switch) if program_pfc else ()
     return (*routes.members, *routes.groups, *routes.entries, *qos, *pfc, probe_acl_entry(),
             *routes.defaults)

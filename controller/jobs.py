@@ -28,7 +28,7 @@ the congestion that delayed them.
 
 Names defined here: `RunRequest`, `JobContext`, `run_collective`,
 `PATTERN_ALIASES`, `link_loads`, `fabric_ack_timeout_ms`, `FRAME_BYTES`,
-`machine_cpu`, `MACHINE_BUSY`, `tm_delta`.
+`machine_cpu`, `MACHINE_BUSY`, `tm_delta`, `pfc_delta`, `pfc_cells`, `PFC_COUNTERS`.
 """
 
 from __future__ import annotations
@@ -55,7 +55,8 @@ from .sessions import FabricSessions
 from .stats import DROP_REASONS, TIER_DIRECTIONS
 
 __all__ = ["FRAME_BYTES", "MACHINE_BUSY", "PATTERN_ALIASES", "JobContext", "RunRequest",
-           "fabric_ack_timeout_ms", "link_loads", "machine_cpu", "run_collective", "tm_delta"]
+           "fabric_ack_timeout_ms", "link_loads", "machine_cpu", "pfc_cells", "pfc_delta",
+           "run_collective", "tm_delta", "PFC_COUNTERS"]
 
 # The share of the machine's CPU time above which a job is reported CPU-bound: the
 # switches and agents it emulates competed for the cores.
@@ -245,6 +246,36 @@ def _step_seconds(reports: dict[str, dict[str, Any]]) -> list[float]:
     return [round(hi - lo, 6) for _, (lo, hi) in sorted(spans.items())]
 
 
+# The programs' own PFC counts (p4/include/control/pfc.p4), per (port, class) cell: the
+# frames a switch sent out of a port (XOFF, refreshes and XON) and those it received.
+PFC_COUNTERS = {"pauses_sent": "FabricEgress.pfc.pfc_tx",
+                "pauses_received": "FabricIngress.pfc.pfc_rx"}
+CLASSES = 8
+
+
+def pfc_cells(plan: AddressPlan, switch: str) -> list[int]:
+    """The (port, class) cells of `switch`'s PFC counters: port * 8 + class."""
+    return [p.port * CLASSES + tc for p in plan.switch(switch).ports for tc in range(CLASSES)]
+
+
+def pfc_delta(before: dict[str, dict[str, int]], after: dict[str, dict[str, int]]
+              ) -> dict[str, int]:
+    """PFC frames the programs sent and received between two readings (`PFC_COUNTERS`)."""
+    return {key: sum(after[sw].get(key, 0) - before.get(sw, {}).get(key, 0) for sw in after)
+            for key in PFC_COUNTERS}
+
+
+async def _read_pfc(ctx: JobContext) -> dict[str, dict[str, int]]:
+    out: dict[str, dict[str, int]] = {}
+    for s in ctx.plan.switches:
+        cells = pfc_cells(ctx.plan, s.name)
+        out[s.name] = {}
+        for key, counter in PFC_COUNTERS.items():
+            got = await ctx.sessions.read_counters(s.name, counter, cells)
+            out[s.name][key] = sum(c.packets for c in got.values())
+    return out
+
+
 def tm_delta(before: dict[str, dict[str, Any]], after: dict[str, dict[str, Any]]
               ) -> dict[str, int]:
     """PFC pauses sent and received and tail drops, summed over every switch queue."""
@@ -279,6 +310,7 @@ async def run_collective(ctx: JobContext, req: RunRequest) -> dict[str, Any]:
                         "size": req.size, "qps": req.qps, "strategy": req.strategy,
                         "hosts": hosts})
     tx0, drops0, tm0 = await _read_tx(ctx), await _read_drops(ctx), await _read_tm(ctx)
+    pfc0 = await _read_pfc(ctx)
     t0, cpu0 = time.monotonic(), machine_cpu()
 
     async def progress() -> None:
@@ -304,6 +336,7 @@ async def run_collective(ctx: JobContext, req: RunRequest) -> dict[str, Any]:
     busy = (cpu1[0] - cpu0[0]) / (cpu1[1] - cpu0[1]) if cpu1[1] > cpu0[1] else 0.0
     await asyncio.sleep(0.2)  # the last ACKs have crossed the fabric
     tx1, drops1, tm1 = await _read_tx(ctx), await _read_drops(ctx), await _read_tm(ctx)
+    pfc1 = await _read_pfc(ctx)
     result = summarize(pattern, ranks, req.size, reports, jobs=jobs).model_dump()
     loads = link_loads(ctx.plan, tx0, tx1, seconds, ctx.rates, ctx.failed)
     drops = {sw: {DROP_REASONS[i]: drops1[sw].get(i, 0) - drops0.get(sw, {}).get(i, 0)
@@ -311,6 +344,8 @@ async def run_collective(ctx: JobContext, req: RunRequest) -> dict[str, Any]:
                   if drops1[sw].get(i, 0) - drops0.get(sw, {}).get(i, 0)}
              for sw in drops1}
     tm = tm_delta(tm0, tm1)
+    for key, n in pfc_delta(pfc0, pfc1).items():  # the programs' PFC, both targets
+        tm[key] += n
     cpu_reasons = []
     if busy >= MACHINE_BUSY:
         cpu_reasons.append(f"the machine's CPUs were {busy:.0%} busy (the switches and agents "

@@ -49,6 +49,10 @@ COUNTERS = {
     "tx_tc": "FabricEgress.counters.tx_port_tc",
     "ecn": "FabricEgress.ecn.ecn_marked",
     "drops": "FabricIngress.counters.drops",
+    # The programs' own PFC (p4/include/control/pfc.p4): frames sent out of, and received
+    # on, each (port, class); totals, like the traffic manager's.
+    "pfc_tx": "FabricEgress.pfc.pfc_tx",
+    "pfc_rx": "FabricIngress.pfc.pfc_rx",
 }
 REGISTERS = {"depth": "FabricEgress.counters.queue_depth",
              "peak": "FabricEgress.counters.queue_peak"}
@@ -70,6 +74,8 @@ class Reading:
     drops: dict[int, CounterCell] = field(default_factory=dict)
     depth: dict[int, int] = field(default_factory=dict)
     peak: dict[int, int] = field(default_factory=dict)
+    pfc_tx: dict[int, CounterCell] = field(default_factory=dict)
+    pfc_rx: dict[int, CounterCell] = field(default_factory=dict)
     tm: dict[str, Any] | None = None  # p4switch tm_stats()["queues"], keyed "port/prio"
 
 
@@ -126,6 +132,8 @@ class StatsPoller:
             s.read_counters(name, COUNTERS["drops"], DROP_REASONS))
         depth, peak = await asyncio.gather(s.read_registers(name, REGISTERS["depth"], cells),
                                            s.read_registers(name, REGISTERS["peak"], cells))
+        pfc_tx, pfc_rx = await asyncio.gather(s.read_counters(name, COUNTERS["pfc_tx"], cells),
+                                              s.read_counters(name, COUNTERS["pfc_rx"], cells))
         # Both are cleared once read, so each reading is of its own interval: the
         # depth is that of the interval's last packet (0 for an idle queue, not
         # the depth the last packet of long ago saw), the peak the interval's.
@@ -138,7 +146,7 @@ class StatsPoller:
         if self.tm_source is not None:
             tm = await asyncio.to_thread(self.tm_source, name)
         return Reading(switch=name, at=at, rx=rx, tx=tx, tx_tc=tx_tc, ecn=ecn, drops=drops,
-                       depth=depth, peak=peak, tm=tm)
+                       depth=depth, peak=peak, pfc_tx=pfc_tx, pfc_rx=pfc_rx, tm=tm)
 
     async def poll(self) -> dict[str, Any]:
         names = [n for n in self._ports if self.sessions.is_ready(n)]
@@ -217,6 +225,10 @@ def build_snapshot(plan: AddressPlan, before: dict[str, Reading], now: dict[str,
                             entry[f"tm_{key}" if key == "dropped" else key] = tm[key]
                     if tm.get("depth") and "queue_depth" not in entry:
                         entry["queue_depth"] = tm["depth"]
+                for key, cells in (("pauses_sent", r.pfc_tx), ("pauses_received", r.pfc_rx)):
+                    n = cells[i].packets if i in cells else 0
+                    if n:  # the program's PFC frames (totals), added to the TM's
+                        entry[key] = entry.get(key, 0) + n
                 if entry:
                     classes[str(tc)] = entry
             rxp, rxb = _delta(r.rx, old.rx if old else None, p.port)

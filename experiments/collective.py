@@ -44,7 +44,7 @@ from typing import Any
 
 from controller.agents import agents_dir
 from controller.client import ApiError
-from controller.jobs import RunRequest, link_loads, tm_delta
+from controller.jobs import PFC_COUNTERS, RunRequest, link_loads, pfc_cells, pfc_delta, tm_delta
 from controller.stats import DROP_REASONS
 from traffic.agentd import AgentClient, AgentError
 from traffic.collectives import Rank, build_jobs
@@ -103,6 +103,16 @@ def run_collective(fabric: Fabric, c: Collective,
     return _via_agents(fabric, c, on_step)
 
 
+def _read_pfc(fabric: Fabric) -> dict[str, dict[str, int]]:
+    """The programs' PFC frames sent and received so far, per switch (`PFC_COUNTERS`)."""
+    out: dict[str, dict[str, int]] = {}
+    for s in fabric.plan.switches:
+        cells = pfc_cells(fabric.plan, s.name)
+        out[s.name] = {key: sum(v[0] for v in fabric.counters(s.name, counter, cells).values())
+                       for key, counter in PFC_COUNTERS.items()}
+    return out
+
+
 def _read_drops(fabric: Fabric) -> dict[str, dict[int, int]]:
     out = {}
     for s in fabric.plan.switches:
@@ -133,6 +143,7 @@ def _via_agents(fabric: Fabric, c: Collective,
     before = fabric.sample()
     drops0 = _read_drops(fabric)
     tm0 = {s.name: tm_source(s.name) or {} for s in plan.switches}
+    pfc0 = _read_pfc(fabric)
     t0 = time.monotonic()
     reports: dict[str, Any] = {}
     errors: dict[str, str] = {}
@@ -167,6 +178,10 @@ def _via_agents(fabric: Fabric, c: Collective,
     after = fabric.sample()
     drops1 = _read_drops(fabric)
     tm1 = {s.name: tm_source(s.name) or {} for s in plan.switches}
+    pfc1 = _read_pfc(fabric)
+    tm = tm_delta(tm0, tm1)
+    for key, n in pfc_delta(pfc0, pfc1).items():  # the programs' PFC, both targets
+        tm[key] += n
     result = summarize(c.pattern, ranks, c.size, reports, jobs=jobs).model_dump()
     rates = {t: getattr(fabric.spec.links, t).rate_mbps for t in ("host", "rtsw_ctsw",
                                                                     "ctsw_atsw")}
@@ -185,7 +200,7 @@ def _via_agents(fabric: Fabric, c: Collective,
     return {"id": job_id, "via": "agents", "request": c.body(), "pattern": c.pattern,
             "ranks_nics": list(c.nics), "wall_seconds": round(seconds, 4), "result": result,
             "links": loads["links"], "tiers": loads["tiers"],
-            "switch_drops": {k: v for k, v in drops.items() if v}, "tm": tm_delta(tm0, tm1),
+            "switch_drops": {k: v for k, v in drops.items() if v}, "tm": tm,
             "cpu_bound": bool(reasons), "cpu_bound_reasons": reasons,
             "samples": (before, after)}
 

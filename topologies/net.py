@@ -221,7 +221,7 @@ class FabricNet:
         meta: dict[str, Any] | None = None,
         state_directory: Path | None = None,
         tls: bool = True,
-        native_pfc: bool = False,
+        native_pfc: bool | None = None,
     ) -> None:
         self.plan = plan
         self.switch_cls = switch
@@ -235,7 +235,8 @@ class FabricNet:
         # P4Runtime over mutual TLS with a CA of this run's own (topologies.pki); False:
         # plaintext, for tests that drive a network's switches with their own clients.
         self.tls = tls
-        # p4switch's traffic-manager PFC instead of the programs' (for comparing the two).
+        # The target's traffic-manager PFC (True) or the programs' (False); None: the target's
+        # default (`FabricSwitch.native_pfc_default`: p4switch native, BMv2 the programs').
         self.native_pfc = native_pfc
         self.pki: FabricPki | None = None
         self.token = secrets.token_hex(6)

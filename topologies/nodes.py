@@ -210,6 +210,9 @@ class FabricSwitch(Switch):
     start_timeout: ClassVar[float] = 60.0
     # Ports the process listens on besides gRPC ("thrift", "ctl"): checked free at start.
     extra_ports: ClassVar[tuple[str, ...]] = ()
+    # PFC in the target's traffic manager by default (p4switch's native 802.1Qbb), else the
+    # programs' own (p4/include/control/pfc.p4, which the controller then configures).
+    native_pfc_default: ClassVar[bool] = False
     # How a link to this target is taken down: "carrier" sets both interfaces
     # down (Mininet's link control), "blackhole" keeps them up and drops
     # everything either end sends (see FabricRuntime.set_link).
@@ -232,7 +235,7 @@ class FabricSwitch(Switch):
         run_token: str = "",
         tls_dir: str | None = None,
         control_dir: str | None = None,
-        native_pfc: bool = False,
+        native_pfc: bool | None = None,
         **params: Any,
     ) -> None:
         params.setdefault("inNamespace", False)
@@ -251,7 +254,7 @@ class FabricSwitch(Switch):
         # P4Runtime over mutual TLS with the fabric's CA (None: plaintext, for a switch
         # a test starts on its own); where the switch's local sockets go (0700).
         self.tls_dir = tls_dir
-        self.native_pfc = native_pfc
+        self.native_pfc = self.native_pfc_default if native_pfc is None else native_pfc
         self.control_dir = Path(control_dir) if control_dir else None
         self.proc: subprocess.Popen[bytes] | None = None
         self.log_path: Path | None = self.log_dir / f"{name}.log" if self.log_dir else None
@@ -371,6 +374,9 @@ class P4SwitchNode(FabricSwitch):
     """The built-in pure-Python v1model target (`python -m p4switch`)."""
 
     target = "p4switch"
+    # Native PFC by default: the programs' PFC holds a paused class by recirculating it,
+    # which costs p4switch most of a core per held port (docs/p4switch.md, "PFC").
+    native_pfc_default = True
     # Its control API is a Unix socket in the fabric's folder (`ctl_addr`): no TCP port.
     extra_ports = ()
 

@@ -154,7 +154,8 @@ class _Controller:
         self.thread.start()
 
         async def start() -> FabricSessions:
-            s = FabricSessions(plan, programs, FabricIntent(spec=spec, plan=plan, mode="ecmp"),
+            s = FabricSessions(plan, programs, FabricIntent(spec=spec, plan=plan, mode="ecmp",
+                                                            program_pfc=target == "bmv2"),
                                configure=lambda n: asyncio.to_thread(rt.configure_switch, n),
                                tls=pki)
             await s.start()
