@@ -71,6 +71,12 @@ LOG = logging.getLogger("aizone.daemon")
 API_SOCKET = "api.sock"
 THREADS = 256
 DEFAULT_API_PORT = 8400
+# The programs' own PFC (p4/include/control/pfc.p4) is tested switch by switch on both
+# targets (tests/dataplane/test_pfc.py) but not yet turned on in fabrics: on a BMv2
+# ai_zone_small it lost lossless packets and stalled transfers (RC retry counts exceeded),
+# and on p4switch its recirculation costs most of a core per held port. Fabrics keep
+# p4switch's native 802.1Qbb and BMv2 without PFC until it holds there (docs/bmv2.md).
+PROGRAM_PFC_IN_FABRICS = False
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -262,7 +268,7 @@ class Daemon:
         self.rt = _Runtime(spec=spec, plan=plan, target=target, programs=programs,
                            topology=cfg.topology)
         self.intent = FabricIntent(spec=spec, plan=plan, mode=cfg.mode or spec.routing.mode,
-                                   program_pfc=not SWITCH_CLASSES[target].native_pfc_default)
+                                   program_pfc=PROGRAM_PFC_IN_FABRICS)
         meta = self._meta()
         net = FabricNet(plan, switch=SWITCH_CLASSES[target], log_dir=out / "logs",
                         log_console=cfg.log_console, meta=meta)
@@ -295,7 +301,7 @@ class Daemon:
                            topology=topology)
         mode = self.config.mode or state.meta.get("mode") or spec.routing.mode
         self.intent = FabricIntent(spec=spec, plan=plan, mode=mode,
-                                   program_pfc=not SWITCH_CLASSES[target].native_pfc_default)
+                                   program_pfc=PROGRAM_PFC_IN_FABRICS)
         self.rt.admin_down = set(state.meta.get("admin_down", []))
         self.intent.failed = frozenset(self.rt.admin_down)
         meta = self._meta()

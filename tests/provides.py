@@ -8,7 +8,11 @@ CI declares what it provides in `AIZONE_REQUIRE` (`.ci/run` sets
 `root,bmv2,chromium,netlock`), so a suite that silently turned into skips
 there fails instead.
 
-Names defined here: `CAPABILITIES`, `required`, `unavailable`.
+`chosen_target(config, default)` is the switch target a suite runs on
+(`--target`, else `$AIZONE_TARGET`, else the suite's default), or an
+`unavailable("bmv2", ...)` when its tools are missing.
+
+Names defined here: `CAPABILITIES`, `required`, `unavailable`, `chosen_target`.
 """
 
 from __future__ import annotations
@@ -18,7 +22,7 @@ from typing import NoReturn
 
 import pytest
 
-__all__ = ["CAPABILITIES", "required", "unavailable"]
+__all__ = ["CAPABILITIES", "chosen_target", "required", "unavailable"]
 
 CAPABILITIES = {
     "root": "root (network namespaces, veths, raw sockets, Mininet)",
@@ -46,3 +50,16 @@ def unavailable(capability: str, reason: str) -> NoReturn:
         pytest.fail(f"{reason}: but AIZONE_REQUIRE says this machine provides "
                     f"{CAPABILITIES[capability]}", pytrace=False)
     pytest.skip(reason)
+
+
+def chosen_target(config: pytest.Config, default: str) -> str:
+    """The target for this run: --target, else $AIZONE_TARGET, else `default`, resolved."""
+    from topologies.nodes import resolve_target, target_missing
+
+    wanted = config.getoption("--target", default=None) or os.environ.get("AIZONE_TARGET",
+                                                                          default)
+    chosen = resolve_target(str(wanted))
+    missing = target_missing(chosen)
+    if missing:
+        unavailable("bmv2", f"target {chosen} needs {', '.join(missing)} on PATH")
+    return chosen

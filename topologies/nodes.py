@@ -22,8 +22,9 @@ and hold, in one place per target, how the switch's port settings
   program). BMv2 rates are in packets/s per priority queue: the tier rate
   in full-size frames, rate / (8 x 1514 bytes) (`ports.frames_per_second`);
   smaller packets leave below the rate, and several busy classes of one port
-  can together exceed it (the tc shaper on the link caps it then). PFC is
-  the programs' (docs/bmv2.md, "PFC on BMv2").
+  can together exceed it (the tc shaper on the link caps it then). The
+  programs' PFC works switch by switch (docs/bmv2.md, "PFC on BMv2") but is
+  not on in fabrics yet (`controller.daemon.PROGRAM_PFC_IN_FABRICS`).
 
 A switch lives in the root network namespace (like Mininet's kernel
 switches); its ports are the root-side ends of the Mininet veth pairs, named

@@ -15,44 +15,25 @@ Names defined here: `chromium_path`, `browser` (a module's browser context,
 
 from __future__ import annotations
 
-import fcntl
 import json
 import os
-import shutil
-import subprocess
-import sys
 import time
 from collections.abc import Iterator
-from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 import pytest
+from browser_support import (
+    CHROMIUM_ARGS,
+    SMALL,
+    VIEWPORT,
+    Fabric,
+    aizone,
+    chromium_path,
+    net_lock,
+)
 
 from controller.client import ApiClient
-from tests.provides import unavailable
-from topologies.nodes import resolve_target, target_missing
-
-ROOT = Path(__file__).resolve().parents[2]
-SMALL = ROOT / "topologies" / "ai_zone_small.yaml"
-NET_LOCK = "/tmp/aizone-net.lock"
-
-CHROMIUM_ARGS = [
-    "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
-    "--disable-component-update", "--disable-sync", "--disable-default-apps",
-    "--no-default-browser-check", "--disable-dev-shm-usage",
-]
-VIEWPORT = {"width": 1600, "height": 900}
-
-
-def chromium_path() -> Path | None:
-    """The chromium to drive: $AIZONE_CHROMIUM, else Debian's, else Ubuntu's."""
-    wanted = os.environ.get("AIZONE_CHROMIUM")
-    candidates = [wanted] if wanted else ["/usr/bin/chromium", "/usr/bin/chromium-browser",
-                                          shutil.which("chromium") or ""]
-    for c in candidates:
-        if c and Path(c).is_file() and os.access(c, os.X_OK):
-            return Path(c)
-    return None
+from tests.provides import chosen_target, unavailable
 
 
 @pytest.fixture(scope="module")
@@ -91,61 +72,13 @@ def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
 # --- a running fabric, shared by the modules that need one ---------------------------
 
 
-def aizone(*args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
-    """Run the aizone CLI as a user does."""
-    return subprocess.run([sys.executable, "-m", "aizone.cli", *args], cwd=ROOT,
-                          capture_output=True, text=True, timeout=timeout)
-
-
-def _net_lock() -> IO[str] | None:
-    """Hold the shared network lock for the session (None: already held, run under `flock`)."""
-    for fd in os.listdir("/proc/self/fd"):
-        try:
-            if os.readlink(f"/proc/self/fd/{fd}") == NET_LOCK:
-                return None  # inherited from `flock /tmp/aizone-net.lock pytest ...`
-        except OSError:
-            continue
-    lock = open(NET_LOCK, "a")  # noqa: SIM115 - held until the fabric is down
-    deadline = time.monotonic() + 300
-    while True:
-        try:
-            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            return lock
-        except BlockingIOError:
-            if time.monotonic() > deadline:
-                lock.close()
-                unavailable("netlock", f"the network lock {NET_LOCK} stayed busy for 300 s")
-            time.sleep(1)
-
-
-class Fabric:
-    """The running fabric: API client, what `up` printed, the page's URL."""
-
-    def __init__(self, api: ApiClient, up: dict[str, Any]) -> None:
-        self.api = api
-        self.up = up
-        # The URL `aizone up` prints: it carries the token once; the page then keeps it in
-        # an HttpOnly cookie (controller.access).
-        self.url: str = up["dashboard"]
-        self.base: str = up["api"]["url"]
-
-    def link_up(self, link: str) -> bool:
-        st = self.api.get("/status")
-        return bool(next(lk["up"] for lk in st["links"] if lk["id"] == link))
-
-
 @pytest.fixture(scope="session")
 def fabric(request: pytest.FixtureRequest) -> Iterator[Fabric]:
     """ai_zone_small up on --target (else $AIZONE_TARGET, else auto), down at the end."""
     if os.geteuid() != 0:
         unavailable("root", "the dashboard's browser test brings a fabric up: it needs root")
-    wanted = request.config.getoption("--target", default=None) or os.environ.get(
-        "AIZONE_TARGET", "auto")
-    target = resolve_target(str(wanted))
-    missing = target_missing(target)
-    if missing:
-        unavailable("bmv2", f"target {target} needs {', '.join(missing)} on PATH")
-    lock = _net_lock()
+    target = chosen_target(request.config, "auto")
+    lock = net_lock()
     try:
         t0 = time.monotonic()
         up = aizone("up", str(SMALL), "--target", target, "--json")

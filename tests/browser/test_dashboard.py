@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import Fabric, aizone
+from browser_support import Fabric, aizone
 from dashboard_support import IDLE_RGB, drawn_graph, expected_graph
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -7,8 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.provides import unavailable
-from topologies.nodes import resolve_target, target_missing
+from tests.provides import chosen_target, unavailable
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -28,13 +27,7 @@ def _need_root() -> None:
 @pytest.fixture(scope="session")
 def target(request: pytest.FixtureRequest) -> str:
     """The switch target: --target if the suite defines it, else $AIZONE_TARGET, else auto."""
-    wanted = request.config.getoption("--target", default=None) or os.environ.get(
-        "AIZONE_TARGET", "auto")
-    chosen = resolve_target(str(wanted))
-    missing = target_missing(chosen)
-    if missing:
-        unavailable("bmv2", f"target {chosen} needs {', '.join(missing)} on PATH")
-    return chosen
+    return chosen_target(request.config, "auto")
 
 
 @pytest.fixture(scope="session")

@@ -4,7 +4,7 @@ Every test runs the daemon's real `ApiServer` (uvicorn on a real Unix socket
 and a real loopback TCP port) in front of a real `Daemon` that has not
 brought a fabric up, and talks to it with httpx as a client would; the
 browser's side (DNS rebinding, a cross-site form) is in
-tests/browser/test_security.py.
+tests/browser/test_page_security.py.
 """
 
 from __future__ import annotations

@@ -26,6 +26,7 @@ from p4switch.frontend import compile_file
 from p4switch.pipeline import CodegenError, PortHarness, compile_program, parsergen
 from p4switch.pipeline.codegen import py_name
 from p4switch.pipeline.state import ActionCall, FieldMatch, TableEntry
+from tests.unit.irwalk import raw_nodes
 
 
 @pytest.fixture
@@ -42,20 +43,6 @@ def payload(marker: Path) -> str:
 
 def l3_doc() -> dict[str, Any]:
     return json.loads(ir.to_json(program("l3")))
-
-
-def raw_nodes(obj: Any, cls: str) -> list[dict[str, Any]]:
-    """Every JSON node of class `cls` in a program file, in document order."""
-    found: list[dict[str, Any]] = []
-    if isinstance(obj, dict):
-        if obj.get("@") == cls:
-            found.append(obj)
-        for v in obj.values():
-            found += raw_nodes(v, cls)
-    elif isinstance(obj, list):
-        for v in obj:
-            found += raw_nodes(v, cls)
-    return found
 
 
 def _header_field(doc: dict[str, Any]) -> dict[str, Any]:

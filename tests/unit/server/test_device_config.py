@@ -20,6 +20,7 @@ import pytest
 from p4switch.io import MemoryPorts
 from p4switch.proto import p4r
 from p4switch.server.devconfig import P4DeviceConfig, program_bytes
+from tests.unit.irwalk import raw_nodes
 
 from .conftest import DEVICE_ID, Client, load_p4info, make_program_file, p4_id, update
 
@@ -43,19 +44,6 @@ def mac_entry(port: int) -> p4r.TableEntry:
 
 def get_config(client: Client) -> p4r.ForwardingPipelineConfig:
     return client.stub.GetForwardingPipelineConfig(R(device_id=DEVICE_ID, response_type=R.ALL)).config
-
-
-def raw_nodes(obj: Any, cls: str) -> list[dict[str, Any]]:
-    found: list[dict[str, Any]] = []
-    if isinstance(obj, dict):
-        if obj.get("@") == cls:
-            found.append(obj)
-        for v in obj.values():
-            found += raw_nodes(v, cls)
-    elif isinstance(obj, list):
-        for v in obj:
-            found += raw_nodes(v, cls)
-    return found
 
 
 def _header_field(doc: dict[str, Any]) -> dict[str, Any]:

@@ -19,8 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.provides import unavailable
-from topologies.nodes import resolve_target, target_missing
+from tests.provides import chosen_target
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
@@ -35,13 +34,8 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 @pytest.fixture(scope="session")
 def target(request: pytest.FixtureRequest) -> str:
-    wanted = request.config.getoption("--target", default=None) or os.environ.get(
-        "AIZONE_TARGET", "p4switch")
-    chosen = resolve_target(str(wanted))
-    missing = target_missing(chosen)
-    if missing:
-        unavailable("bmv2", f"target {chosen} needs {', '.join(missing)} on PATH")
-    return chosen
+    """The switch target: --target, else $AIZONE_TARGET, else p4switch."""
+    return chosen_target(request.config, "p4switch")
 
 
 @pytest.fixture

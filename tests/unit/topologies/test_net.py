@@ -58,17 +58,16 @@ def test_links_are_shaped_on_both_ends_at_the_tier_rate(rack: FabricNet) -> None
 
 
 def test_switch_starts_with_its_port_settings(rack: FabricNet, target: str) -> None:
-    """8 priority queues on both targets; p4switch: 0.02 Gb/s, 64 packets, ctl; PFC is the
-    program's, so no native --pfc."""
+    """8 priority queues on both targets; p4switch: 0.02 Gb/s, 64 packets, native PFC on
+    class 3 (its default in a fabric), ctl."""
     cmd = cmdline(rack.switch("rtsw1").proc.pid)
     assert cmd[cmd.index("--priority-queues") + 1] == "8"
     if target == "p4switch":
         text = " ".join(cmd)
         for flag in ("--port-speed 1=0.02", "--port-speed 2=0.02", "--queue-depth 1=64",
-                     "--queue-depth 2=64",
+                     "--queue-depth 2=64", "--pfc 1=3", "--pfc 2=3",
                      f"--ctl-addr unix:{rack.state_directory / 'switches' / 'rtsw1.ctl'}"):
             assert flag in text
-        assert "--pfc" not in cmd
     else:
         assert cmd.index("--priority-queues") > cmd.index("--")
 

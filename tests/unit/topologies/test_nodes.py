@@ -111,9 +111,9 @@ def test_bmv2_command_puts_target_options_after_dashes(node_factory) -> None:
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="Mininet nodes need root")
-def test_p4switch_gets_queues_speed_depth_and_ctl_flags(node_factory) -> None:
-    """Per port: Gb/s speed, queue depth; the ctl address; no --pfc (PFC is the program's)."""
-    node = node_factory(P4SwitchNode, settings=SETTINGS, ctl_port=52003)
+def test_p4switch_with_the_programs_pfc_gets_no_pfc_flag(node_factory) -> None:
+    """native_pfc=False: per port Gb/s speed and queue depth, the ctl address, no --pfc."""
+    node = node_factory(P4SwitchNode, settings=SETTINGS, ctl_port=52003, native_pfc=False)
     assert node.settings_args() == [
         "--priority-queues", "8",
         "--port-speed", "1=0.0125", "--queue-depth", "1=64",
@@ -124,9 +124,9 @@ def test_p4switch_gets_queues_speed_depth_and_ctl_flags(node_factory) -> None:
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="Mininet nodes need root")
-def test_p4switch_native_pfc_adds_its_classes(node_factory) -> None:
-    """With native_pfc, the traffic manager's PFC: --pfc PORT=CLASSES where the tier has PFC."""
-    node = node_factory(P4SwitchNode, settings=SETTINGS, ctl_port=52003, native_pfc=True)
+def test_p4switch_native_pfc_is_the_default_and_adds_its_classes(node_factory) -> None:
+    """By default the traffic manager's PFC: --pfc PORT=CLASSES where the tier has PFC."""
+    node = node_factory(P4SwitchNode, settings=SETTINGS, ctl_port=52003)
     assert node.settings_args() == [
         "--priority-queues", "8",
         "--port-speed", "1=0.0125", "--queue-depth", "1=64", "--pfc", "1=3",

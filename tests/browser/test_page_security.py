@@ -21,7 +21,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from conftest import CHROMIUM_ARGS, Fabric, chromium_path
+from browser_support import CHROMIUM_ARGS, Fabric, chromium_path
 
 from controller.client import ApiClient
 from tests.provides import unavailable
