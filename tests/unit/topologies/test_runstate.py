@@ -17,6 +17,7 @@ from topologies.runstate import (
     owner_alive,
     proc_start,
     read_state,
+    state_dir,
     update_state,
     write_state,
 )
@@ -109,3 +110,30 @@ def test_update_state_without_a_run_changes_nothing(tmp_path: Path) -> None:
 def test_pinned_namespace_names() -> None:
     """Host h3 is pinned as aizone-h3."""
     assert netns_name("h3") == "aizone-h3"
+
+
+def test_a_state_folder_other_users_could_write_is_refused(tmp_path: Path,
+                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    """$AIZONE_STATE_DIR world-writable, or owned by another user: state_dir() refuses it."""
+    loose = tmp_path / "loose"
+    loose.mkdir()
+    loose.chmod(0o777)
+    monkeypatch.setenv("AIZONE_STATE_DIR", str(loose))
+    with pytest.raises(NetworkError, match="writable by other users"):
+        state_dir()
+    if os.geteuid() == 0:
+        foreign = tmp_path / "foreign"
+        foreign.mkdir(mode=0o700)
+        os.chown(foreign, 65534, 65534)  # nobody's
+        monkeypatch.setenv("AIZONE_STATE_DIR", str(foreign))
+        with pytest.raises(NetworkError, match="belongs to uid 65534"):
+            state_dir()
+    link = tmp_path / "link"
+    link.symlink_to(tmp_path)
+    monkeypatch.setenv("AIZONE_STATE_DIR", str(link))
+    with pytest.raises(NetworkError, match="not a folder"):
+        state_dir()
+    fine = tmp_path / "fine"
+    fine.mkdir(mode=0o700)
+    monkeypatch.setenv("AIZONE_STATE_DIR", str(fine))
+    assert state_dir() == fine
