@@ -51,7 +51,7 @@ def aizone(*args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]
 
 
 def net_lock() -> IO[str] | None:
-    """Hold the shared network lock for the session (None: already held, run under `flock`)."""
+    """Hold the shared network lock while a fabric is up (None: already held, run under `flock`)."""
     for fd in os.listdir("/proc/self/fd"):
         try:
             if os.readlink(f"/proc/self/fd/{fd}") == NET_LOCK:

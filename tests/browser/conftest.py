@@ -8,8 +8,8 @@ off, so a machine without Internet access runs it as well. Missing
 chromium or Playwright skips the tests with the reason.
 
 Names defined here: `chromium_path`, `browser` (a module's browser context,
-1600x900), `CHROMIUM_ARGS`, `fabric` (ai_zone_small up for the session, as
-`aizone up` brings it up, shared by the modules that need a running fabric),
+1600x900), `CHROMIUM_ARGS`, `fabric` (ai_zone_small up for a module, as
+`aizone up` brings it up),
 `Fabric`, `aizone`.
 """
 
@@ -72,7 +72,9 @@ def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
 # --- a running fabric, shared by the modules that need one ---------------------------
 
 
-@pytest.fixture(scope="session")
+# Module-scoped: a fabric left up for the whole session would stand in the way of the
+# other folders' own `aizone up` (one fabric per machine).
+@pytest.fixture(scope="module")
 def fabric(request: pytest.FixtureRequest) -> Iterator[Fabric]:
     """ai_zone_small up on --target (else $AIZONE_TARGET, else auto), down at the end."""
     if os.geteuid() != 0:
