@@ -359,6 +359,7 @@ class Daemon:
                                  rates={k: v for k, v in rates.items() if v},
                                  tm_source=rt.fabric.tm_stats if rt.fabric is not None else None,
                                  on_snapshot=lambda snap: self.bus.publish("stats", snap),
+                                 program_pfc=intent.program_pfc,
                                  link_up=self._link_usable)
         self.stats.start(self.tasks)
         self.tasks.spawn(self._supervise(), "supervise")
@@ -750,6 +751,7 @@ class Daemon:
         ctx = JobContext(plan=rt.plan, sessions=sessions, agents=self.agents,
                          publish=self.bus.publish, tm_stats=rt.fabric.tm_stats, rates=rates,
                          failed=self.intent.failed if self.intent else frozenset(),
+                         program_pfc=bool(self.intent and self.intent.program_pfc),
                          queues=queues)
         async with self._job_lock:
             try:

@@ -120,6 +120,7 @@ class JobContext:
     agents: HostAgents
     publish: Callable[[str, dict[str, Any]], object]
     tm_stats: Callable[[str], dict[str, Any] | None] | None = None
+    program_pfc: bool = False  # the programs' PFC is on: count its frames too
     rates: dict[str, float] | None = None
     failed: frozenset[str] = frozenset()
     queues: dict[str, int] | None = None  # switch queue length (packets) per link tier
@@ -267,6 +268,8 @@ def pfc_delta(before: dict[str, dict[str, int]], after: dict[str, dict[str, int]
 
 async def _read_pfc(ctx: JobContext) -> dict[str, dict[str, int]]:
     out: dict[str, dict[str, int]] = {}
+    if not ctx.program_pfc:  # the programs' PFC is off: nothing to read
+        return out
     for s in ctx.plan.switches:
         cells = pfc_cells(ctx.plan, s.name)
         out[s.name] = {}

@@ -88,7 +88,7 @@ class StatsPoller:
     def __init__(self, plan: AddressPlan, sessions: FabricSessions, *, interval: float = 1.0,
                  rates: dict[str, float] | None = None, tm_source: TmSource | None = None,
                  on_snapshot: Callable[[dict[str, Any]], object] | None = None,
-                 link_up: Callable[[str], bool] | None = None) -> None:
+                 link_up: Callable[[str], bool] | None = None, program_pfc: bool = False) -> None:
         self.plan = plan
         self.sessions = sessions
         self.interval = interval
@@ -96,6 +96,7 @@ class StatsPoller:
         self.tm_source = tm_source
         self.on_snapshot = on_snapshot
         self.link_up = link_up or (lambda _link: True)
+        self.program_pfc = program_pfc
         self.previous: dict[str, Reading] = {}
         self.latest: dict[str, Any] = {}
         self._ports = {s.name: sorted(p.port for p in s.ports) for s in plan.switches}
@@ -132,8 +133,12 @@ class StatsPoller:
             s.read_counters(name, COUNTERS["drops"], DROP_REASONS))
         depth, peak = await asyncio.gather(s.read_registers(name, REGISTERS["depth"], cells),
                                            s.read_registers(name, REGISTERS["peak"], cells))
-        pfc_tx, pfc_rx = await asyncio.gather(s.read_counters(name, COUNTERS["pfc_tx"], cells),
-                                              s.read_counters(name, COUNTERS["pfc_rx"], cells))
+        pfc_tx: dict[int, CounterCell] = {}
+        pfc_rx: dict[int, CounterCell] = {}
+        if self.program_pfc:  # the programs' PFC counters, only where it is on (two reads)
+            pfc_tx, pfc_rx = await asyncio.gather(
+                s.read_counters(name, COUNTERS["pfc_tx"], cells),
+                s.read_counters(name, COUNTERS["pfc_rx"], cells))
         # Both are cleared once read, so each reading is of its own interval: the
         # depth is that of the interval's last packet (0 for an idle queue, not
         # the depth the last packet of long ago saw), the peak the interval's.
