@@ -43,7 +43,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import ipaddress
 import json
 import logging
 import os
@@ -361,13 +360,6 @@ def _new_slots(limits: Limits) -> dict[str, _Slots]:
             "execs": _Slots("commands in hosts", limits.execs),
             "checks": _Slots("checks", limits.checks),
             "runs": _Slots("collectives", limits.runs)}
-
-
-def _loopback(host: str) -> bool:
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 async def _sse(daemon: Daemon, kinds: set[str] | None, replay: bool,
