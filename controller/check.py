@@ -61,8 +61,13 @@ async def _ping(fabric: Any, pair: Pair) -> dict[str, Any]:
 
 
 async def check_pairs(plan: AddressPlan, fabric: Any, agents: Any = None, *, roce: bool = True,
+                      ack_timeout_ms: float | None = None,
                       progress: Callable[[int, int], object] | None = None) -> dict[str, Any]:
-    """Ping every pair (and, with `roce`, one RoCEv2 transfer per host pair)."""
+    """Ping every pair (and, with `roce`, one RoCEv2 transfer per host pair).
+
+    `ack_timeout_ms`: the RC ACK timeout of the transfers, the fabric's as for
+    `aizone run` (`controller.jobs.fabric_ack_timeout_ms`); None: the transport's.
+    """
     pairs = ping_pairs(plan)
     sem = asyncio.Semaphore(PARALLEL)
     done = 0
@@ -80,8 +85,9 @@ async def check_pairs(plan: AddressPlan, fabric: Any, agents: Any = None, *, roc
     if roce and agents is not None:
         from .rocecheck import roce_pairs
 
-        results += await roce_pairs(plan, agents)
+        results += await roce_pairs(plan, agents, ack_timeout_ms=ack_timeout_ms)
     failed = [r for r in results if not r["ok"]]
     return {"ok": not failed, "pairs": len(results), "failed": failed,
             "pings": sum(1 for r in results if r["kind"] == "ping"),
-            "roce": sum(1 for r in results if r["kind"] == "roce"), "results": results}
+            "roce": sum(1 for r in results if r["kind"] == "roce"), "results": results,
+            "ack_timeout_ms": ack_timeout_ms if roce and agents is not None else None}

@@ -709,10 +709,12 @@ class Daemon:
     async def check(self, *, roce: bool = True) -> dict[str, Any]:
         """All ordered host pairs: ping NIC k to NIC k; a RoCEv2 transfer per pair with `roce`."""
         from .check import check_pairs
+        from .jobs import fabric_job_ack_timeout_ms
 
-        rt, _, _ = self._need()
+        rt, _, sessions = self._need()
         self.bus.publish("check", {"phase": "start"})
-        result = await check_pairs(rt.plan, rt.fabric, self.agents, roce=roce,
+        ack_ms = fabric_job_ack_timeout_ms(self._job_context(rt, sessions))
+        result = await check_pairs(rt.plan, rt.fabric, self.agents, roce=roce, ack_timeout_ms=ack_ms,
                                    progress=lambda done, total: self.bus.publish(
                                        "check", {"phase": "running", "done": done,
                                                  "total": total}))
@@ -733,26 +735,33 @@ class Daemon:
         except (ValueError, PathError) as exc:
             raise DaemonError(str(exc)) from None
 
+    def _job_context(self, rt: Any, sessions: Any) -> Any:
+        """What a collective (or the check's RoCEv2 half) needs of the running fabric."""
+        from .jobs import JobContext
+
+        rates = {tier: getattr(rt.spec.links, tier).rate_mbps
+                 for tier in ("host", "rtsw_ctsw", "ctsw_atsw")}
+        used: set[str] = {lk.tier for lk in rt.plan.links}
+        queues: dict[str, int] = {tier: getattr(rt.spec.links, tier).queue
+                                  for tier in rates if tier in used}
+        return JobContext(plan=rt.plan, sessions=sessions, agents=self.agents,
+                          publish=self.bus.publish, tm_stats=rt.fabric.tm_stats, rates=rates,
+                          failed=self.intent.failed if self.intent else frozenset(),
+                          program_pfc=bool(self.intent and self.intent.program_pfc),
+                          queues=queues)
+
     async def run_job(self, req: Any) -> dict[str, Any]:
         """Run one collective on the agents (one at a time); see `controller.jobs`."""
         from traffic.agentd import AgentError
 
-        from .jobs import JobContext, RunError, run_collective
+        from .jobs import RunError, run_collective
 
         rt, _, sessions = self._need()
         if self.agents is None:
             raise DaemonError("the traffic agents are not running")
         if self._job_lock.locked():
             raise DaemonError("a collective is already running (one at a time)")
-        rates = {tier: getattr(rt.spec.links, tier).rate_mbps
-                 for tier in ("host", "rtsw_ctsw", "ctsw_atsw")}
-        used: set[str] = {lk.tier for lk in rt.plan.links}
-        queues: dict[str, int] = {tier: getattr(rt.spec.links, tier).queue for tier in rates if tier in used}
-        ctx = JobContext(plan=rt.plan, sessions=sessions, agents=self.agents,
-                         publish=self.bus.publish, tm_stats=rt.fabric.tm_stats, rates=rates,
-                         failed=self.intent.failed if self.intent else frozenset(),
-                         program_pfc=bool(self.intent and self.intent.program_pfc),
-                         queues=queues)
+        ctx = self._job_context(rt, sessions)
         async with self._job_lock:
             try:
                 out = await run_collective(ctx, req)

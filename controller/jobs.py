@@ -55,7 +55,8 @@ from .sessions import FabricSessions
 from .stats import DROP_REASONS, TIER_DIRECTIONS
 
 __all__ = ["FRAME_BYTES", "MACHINE_BUSY", "PATTERN_ALIASES", "JobContext", "RunRequest",
-           "fabric_ack_timeout_ms", "link_loads", "machine_cpu", "pfc_cells", "pfc_delta",
+           "fabric_ack_timeout_ms", "fabric_job_ack_timeout_ms", "link_loads", "machine_cpu",
+           "pfc_cells", "pfc_delta",
            "run_collective", "tm_delta", "PFC_COUNTERS"]
 
 # The share of the machine's CPU time above which a job is reported CPU-bound: the
@@ -138,6 +139,11 @@ def fabric_ack_timeout_ms(rates: dict[str, float], queues: dict[str, int], hops:
 def _ack_timeout_ms(ctx: JobContext, req: RunRequest) -> float | None:
     if req.ack_timeout_ms is not None:
         return req.ack_timeout_ms
+    return fabric_job_ack_timeout_ms(ctx)
+
+
+def fabric_job_ack_timeout_ms(ctx: JobContext) -> float | None:
+    """`fabric_ack_timeout_ms` for the running fabric (None: its rates or queues unknown)."""
     if not ctx.rates or not ctx.queues:
         return None
     tiers = [t for t in ctx.queues if t in ctx.rates]

@@ -214,6 +214,7 @@ class CheckAnswer(Answer):
     failed: list[dict[str, Any]]
     pings: int
     roce: int
+    ack_timeout_ms: float | None = None  # the RoCEv2 transfers' RC ACK timeout
 
 
 class ExecAnswer(Answer):

@@ -18,24 +18,33 @@ from typing import Any
 from topologies.addressing import AddressPlan
 from traffic.agentd import AgentError, JobFailed
 from traffic.collectives import Rank, build_jobs
+from traffic.schema import Transport
 
 from .agents import HostAgents
 
 __all__ = ["SIZE", "roce_pairs"]
 
 SIZE = 4096
-_PEER = re.compile(r"(?:send to|from) (\d+\.\d+\.\d+\.\d+)")
+# How the agent names the peer a failed step owed bytes to (or the QP that gave up).
+_PEER = re.compile(r"(?:send to|from|->) (\d+\.\d+\.\d+\.\d+)")
 
 
-async def roce_pairs(plan: AddressPlan, agents: HostAgents,
-                     timeout: float = 60) -> list[dict[str, Any]]:
-    """One result per ordered host pair (see the module docstring)."""
+async def roce_pairs(plan: AddressPlan, agents: HostAgents, timeout: float = 60, *,
+                     ack_timeout_ms: float | None = None) -> list[dict[str, Any]]:
+    """One result per ordered host pair (see the module docstring).
+
+    `ack_timeout_ms`: the RC ACK timeout; it must exceed the time the fabric's
+    queues can hold a packet, or packets only queued are sent again and again
+    until the QP gives up (None: the transport's default, NCCL's 134 ms).
+    """
     hosts = list(plan.hosts)
     ranks = [Rank(host=h.name, nic=h.nics[0].intf, ip=h.nics[0].ip) for h in hosts]
     n = len(ranks)
     if n < 2:
         return []
-    jobs = build_jobs("alltoall", ranks, SIZE * n, name="check", start_at=time.time() + 1.0)
+    transport = Transport(ack_timeout_ms=ack_timeout_ms) if ack_timeout_ms else None
+    jobs = build_jobs("alltoall", ranks, SIZE * n, name="check", transport=transport,
+                      start_at=time.time() + 1.0)
     failed: dict[tuple[str, str], str] = {}
     try:
         await agents.run_all(jobs, timeout)
