@@ -713,7 +713,8 @@ class Daemon:
 
         rt, _, sessions = self._need()
         self.bus.publish("check", {"phase": "start"})
-        ack_ms = fabric_job_ack_timeout_ms(self._job_context(rt, sessions))
+        ack_ms = (fabric_job_ack_timeout_ms(self._job_context(rt, sessions, self.agents))
+                  if self.agents is not None else None)
         result = await check_pairs(rt.plan, rt.fabric, self.agents, roce=roce, ack_timeout_ms=ack_ms,
                                    progress=lambda done, total: self.bus.publish(
                                        "check", {"phase": "running", "done": done,
@@ -735,7 +736,7 @@ class Daemon:
         except (ValueError, PathError) as exc:
             raise DaemonError(str(exc)) from None
 
-    def _job_context(self, rt: Any, sessions: Any) -> Any:
+    def _job_context(self, rt: Any, sessions: Any, agents: HostAgents) -> Any:
         """What a collective (or the check's RoCEv2 half) needs of the running fabric."""
         from .jobs import JobContext
 
@@ -744,7 +745,7 @@ class Daemon:
         used: set[str] = {lk.tier for lk in rt.plan.links}
         queues: dict[str, int] = {tier: getattr(rt.spec.links, tier).queue
                                   for tier in rates if tier in used}
-        return JobContext(plan=rt.plan, sessions=sessions, agents=self.agents,
+        return JobContext(plan=rt.plan, sessions=sessions, agents=agents,
                           publish=self.bus.publish, tm_stats=rt.fabric.tm_stats, rates=rates,
                           failed=self.intent.failed if self.intent else frozenset(),
                           program_pfc=bool(self.intent and self.intent.program_pfc),
@@ -761,7 +762,7 @@ class Daemon:
             raise DaemonError("the traffic agents are not running")
         if self._job_lock.locked():
             raise DaemonError("a collective is already running (one at a time)")
-        ctx = self._job_context(rt, sessions)
+        ctx = self._job_context(rt, sessions, self.agents)
         async with self._job_lock:
             try:
                 out = await run_collective(ctx, req)
