@@ -55,6 +55,7 @@ from topologies.spec import MODES, SpecError
 from .views import (
     show_acl,
     show_check,
+    show_history,
     show_link,
     show_mode,
     show_plan,
@@ -355,6 +356,12 @@ def cmd_stats(args: argparse.Namespace) -> int:
 
 def cmd_routes(args: argparse.Namespace) -> int:
     """Entries read back over P4Runtime (all switches, or SWITCH), and whether they equal the intent."""
+    if args.history:
+        with _client() as c:
+            data = c.get(f"/routes/history/{args.history}", limit=args.limit)
+        if not _out(args, data):
+            show_history(Console(highlight=False), data)
+        return EXIT_OK
     with _client() as c:
         data = c.get("/routes", switch=args.switch)
     if not _out(args, data):
@@ -687,6 +694,11 @@ def build_parser() -> argparse.ArgumentParser:
     stats.add_argument("--hosts", action="store_true", help="also host links")
     routes = add("routes", cmd_routes)
     routes.add_argument("switch", nargs="?", help="one switch (default all)")
+    routes.add_argument("--history", metavar="SWITCH",
+                        help="instead: every P4Runtime write the controller sent SWITCH, with "
+                             "its time and reason (text-format protobuf)")
+    routes.add_argument("--limit", type=int, default=None, metavar="N",
+                        help="with --history: the latest N writes only")
     mode = add("mode", cmd_mode)
     mode.add_argument("mode", choices=MODES)
     acl = add("acl", cmd_acl)

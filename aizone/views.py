@@ -15,7 +15,8 @@ from typing import Any
 from rich.console import Console, Group
 from rich.table import Table
 
-__all__ = ["mbps", "show_acl", "show_check", "show_link", "show_mode", "show_plan", "show_routes",
+__all__ = ["mbps", "show_acl", "show_check", "show_history", "show_link", "show_mode", "show_plan",
+           "show_routes",
            "show_run", "show_stats", "show_status", "show_trace", "stats_table"]
 
 
@@ -110,6 +111,20 @@ def show_stats(console: Console, snap: dict[str, Any], *, hosts: bool = False) -
         console.print("no statistics yet (the first poll is a second after bring-up)")
         return
     console.print(stats_table(snap, hosts=hosts))
+
+
+def show_history(console: Console, data: dict[str, Any]) -> None:
+    """`aizone routes --history SWITCH`: each Write RPC, its time, reason and updates."""
+    writes = data["writes"]
+    if not writes:
+        console.print(f"{data['switch']}: no write recorded")
+        return
+    for w in writes:
+        console.print(f"[bold]# {w['at']}[/] {data['switch']} reason [bold]{w['reason']}[/] "
+                      f"({w['updates']} update{'s' if w['updates'] != 1 else ''})")
+        console.print(w["text"], markup=False, highlight=False)
+    total = sum(w["updates"] for w in writes)
+    console.print(f"{len(writes)} writes, {total} updates")
 
 
 def show_routes(console: Console, data: dict[str, Any]) -> None:

@@ -10,6 +10,7 @@ FastAPI's OpenAPI document (`GET /openapi.json`, browsable at `/docs`);
     GET  /stats               the latest statistics snapshot (controller.stats)
     GET  /events              server-sent events: progress, stats, mode, link, ...
     GET  /routes[?switch=S]   entries read back from the switches, and whether they equal the intent
+    GET  /routes/history/S[?limit=N]   the P4Runtime writes sent to S, with time and reason
     GET  /counters/S/C?index=I&index=J   cells of switch S's counter C, read now
     POST /mode                {"mode": "pin|ecmp|eecmp"}: switch on the live fabric
     POST /link                {"a", "b", "index", "up"}: fail or restore a link
@@ -20,6 +21,9 @@ FastAPI's OpenAPI document (`GET /openapi.json`, browsable at `/docs`);
     POST /run                 a collective on the hosts' agents (controller.jobs.RunRequest)
     GET  /jobs, /jobs/ID      the collectives run so far, and one's full result
     POST /shutdown            stop the fabric (what `aizone down` asks)
+
+and, for a Prometheus server (with the token as a bearer token over TCP),
+`GET /metrics`: the fabric in the exposition format (`controller.metrics`).
 
 Errors answer with a status code and `{"error": "one line"}`: 400 bad
 request (unknown switch, link, mode), 401 no token (TCP), 403 a Host,
@@ -55,18 +59,20 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal, cast
 import uvicorn
 from fastapi import FastAPI, Query, Request
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse, StreamingResponse
+from fastapi.responses import JSONResponse, Response, StreamingResponse
 from pydantic import BaseModel, ConfigDict, Field
 
 from .access import AccessGuard, AccessPolicy, BodyCap
 from .errors import ControllerError, DaemonError, P4RuntimeError
 from .jobs import RunRequest
+from .metrics import CONTENT_TYPE as METRICS_TYPE
 from .responses import (
     AclAnswer,
     AclRuleView,
     CheckAnswer,
     CountersAnswer,
     ExecAnswer,
+    HistoryAnswer,
     JobSummary,
     LinkAnswer,
     ModeAnswer,
@@ -240,6 +246,11 @@ def create_app(daemon: Daemon, *, tcp: bool = False, limits: Limits | None = Non
     async def stats() -> dict[str, Any]:
         return daemon.stats.latest if daemon.stats is not None else {}
 
+    @app.get("/metrics", summary="the fabric in the Prometheus exposition format",
+             response_class=Response, response_model=None)
+    async def metrics() -> Response:
+        return Response(content=daemon.metrics(), media_type=METRICS_TYPE)
+
     @app.get(f"{PREFIX}/events", summary="server-sent events (progress, stats, changes)",
              response_class=StreamingResponse, response_model=None)
     async def events(kinds: str | None = None, replay: bool = False) -> Any:
@@ -258,6 +269,13 @@ def create_app(daemon: Daemon, *, tcp: bool = False, limits: Limits | None = Non
     async def counters(switch: str, counter: str,
                        index: Annotated[list[int], Query(min_length=1)]) -> dict[str, Any]:
         return await daemon.counters(switch, counter, index)
+
+    @app.get(f"{PREFIX}/routes/history/{{switch}}",
+             summary="the P4Runtime writes the controller sent a switch, with their reasons",
+             response_model=HistoryAnswer)
+    async def history(switch: str, limit: Annotated[int | None, Query(ge=1)] = None
+                      ) -> dict[str, Any]:
+        return daemon.history(switch, limit)
 
     @app.get(f"{PREFIX}/routes", summary="entries read back from the switches",
              response_model=RoutesAnswer)

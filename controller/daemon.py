@@ -64,11 +64,13 @@ from .probes import LinkProber, LinkState
 from .sessions import FabricSessions
 from .stats import StatsPoller
 from .tasks import DaemonTasks
+from .writelog import WriteLog
 
 __all__ = ["Daemon", "DaemonConfig", "DaemonError", "main"]
 
 LOG = logging.getLogger("aizone.daemon")
 API_SOCKET = "api.sock"
+WRITE_LOG_DIR = "p4rt"  # per-switch logs of every P4Runtime write (controller.writelog)
 THREADS = 256
 DEFAULT_API_PORT = 8400
 # The programs' own PFC (p4/include/control/pfc.p4) is tested switch by switch on both
@@ -134,6 +136,9 @@ class _Runtime:
     admin_down: set[str] = field(default_factory=set)
     restarts: list[dict[str, Any]] = field(default_factory=list)
     balances: dict[str, int] = field(default_factory=dict)  # see Daemon._link_balance
+    # reroutes per (link, "down" | "up"), and the last one's time per link (GET /metrics)
+    transitions: dict[tuple[str, str], int] = field(default_factory=dict)
+    reconvergence: dict[str, float] = field(default_factory=dict)
 
 
 class Daemon:
@@ -148,6 +153,7 @@ class Daemon:
         self.intent: FabricIntent | None = None
         self.sessions: FabricSessions | None = None
         self.stats: StatsPoller | None = None
+        self.write_log: WriteLog | None = None
         self.prober: LinkProber | None = None
         self.agents: HostAgents | None = None
         self.jobs: dict[int, dict[str, Any]] = {}
@@ -340,11 +346,12 @@ class Daemon:
         self.prober = None
         fabric = rt.fabric
         pki = FabricPki(directory=state_dir() / PKI_DIR)
+        self.write_log = WriteLog(state_dir() / WRITE_LOG_DIR)
         self.sessions = FabricSessions(
             rt.plan, rt.programs, intent, on_event=self.bus.publish,
             on_packet_in=self._packet_in, packet_in_types=(PROBE_ETHERTYPE,),
             configure=lambda name: asyncio.to_thread(fabric.configure_switch, name),
-            tls=pki if pki.exists() else None)
+            tls=pki if pki.exists() else None, write_log=self.write_log)
         self.progress("sessions", switches=len(rt.plan.switches),
                       names=[s.name for s in rt.plan.switches])
         await self.sessions.start()
@@ -428,6 +435,9 @@ class Daemon:
                                              detected_after=detected_after)
             results = await sessions.apply(f"link {'up' if up else 'down'} {link}")
         seconds = time.monotonic() - t0
+        key = (link, "up" if up else "down")
+        rt.transitions[key] = rt.transitions.get(key, 0) + 1
+        rt.reconvergence[link] = seconds
         record: dict[str, Any] = {"link": link, "up": up, "cause": cause,
                                   "reconverged_after": round(seconds, 4),
                                   "detected_after": detected_after,
@@ -648,6 +658,14 @@ class Daemon:
                       "matches_intent": d.empty, "diff": d.counts()}
         return {"mode": intent.mode, "failed": sorted(intent.failed), "switches": out}
 
+    def history(self, switch: str, limit: int | None = None) -> dict[str, Any]:
+        """The P4Runtime writes the controller sent `switch`, oldest first (`controller.writelog`)."""
+        rt, _, sessions = self._need()
+        if switch not in sessions.switches:
+            raise DaemonError(f"no switch named {switch!r} in fabric {rt.plan.name}")
+        records = self.write_log.read(switch, limit) if self.write_log is not None else []
+        return {"switch": switch, "writes": [r.to_json() for r in records]}
+
     async def counters(self, switch: str, counter: str, indexes: list[int]) -> dict[str, Any]:
         """Cells of one of a switch's indexed counters, read now."""
         rt, _, sessions = self._need()
@@ -691,6 +709,18 @@ class Daemon:
             "restarts": rt.restarts[-20:],
         })
         return data
+
+    def metrics(self) -> bytes:
+        """`GET /metrics`: the Prometheus exposition of the fabric (`controller.metrics`)."""
+        from .metrics import MetricsSource, render
+
+        rt, _, sessions = self._need()
+        poller = self.stats
+        return render(MetricsSource(
+            plan=rt.plan, readings=lambda: dict(poller.previous) if poller else {},
+            switch_up=sessions.is_ready, link_up=self._link_usable,
+            transitions=lambda: dict(rt.transitions),
+            reconvergence=lambda: dict(rt.reconvergence), jobs=lambda: dict(self.jobs)))
 
     def topology(self) -> dict[str, Any]:
         """Nodes and edges by tier: what the dashboard draws."""

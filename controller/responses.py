@@ -28,6 +28,7 @@ __all__ = [
     "CounterCell",
     "CountersAnswer",
     "ExecAnswer",
+    "HistoryAnswer",
     "HostStatus",
     "JobSummary",
     "LinkAnswer",
@@ -45,6 +46,7 @@ __all__ = [
     "TopologyEdge",
     "TopologyNode",
     "TraceAnswer",
+    "WriteRecordAnswer",
 ]
 
 Writes = dict[str, dict[str, int]]
@@ -156,6 +158,22 @@ class RoutesAnswer(Answer):
     mode: str
     failed: list[str]
     switches: dict[str, SwitchRoutes]
+
+
+class WriteRecordAnswer(Answer):
+    """One Write RPC the controller sent: when (UTC), why, how many updates, as text protobuf."""
+
+    at: str
+    reason: str
+    updates: int
+    text: str
+
+
+class HistoryAnswer(Answer):
+    """`GET /routes/history/{switch}`: the controller's writes to one switch, oldest first."""
+
+    switch: str
+    writes: list[WriteRecordAnswer]
 
 
 class CounterCell(Answer):

@@ -48,6 +48,7 @@ from .errors import P4RuntimeError, WriteError
 from .intent import OWNED_TABLES, Diff, FabricIntent, diff
 from .routes import NAMES
 from .wire import encode, from_finsy, update, write_error
+from .writelog import WriteLog
 
 __all__ = ["CounterCell", "FabricSessions", "Reconcile"]
 
@@ -95,15 +96,18 @@ class FabricSessions:
                  on_packet_in: PacketIn | None = None,
                  packet_in_types: Iterable[int] = (),
                  configure: Callable[[str], Awaitable[None]] | None = None,
-                 tls: FabricPki | None = None) -> None:
+                 tls: FabricPki | None = None, write_log: WriteLog | None = None) -> None:
         """`tls`: the fabric's CA and the controller's certificate (mutual TLS to every
-        switch, `topologies.pki`); None talks plaintext to switches started without it."""
+        switch, `topologies.pki`); None talks plaintext to switches started without it.
+        `write_log`: where every Write of entities is recorded with its reason
+        (`controller.writelog`); None records nothing."""
         self.plan = plan
         self.intent = intent
         self.on_event = on_event or (lambda _kind, _data: None)
         self.on_packet_in = on_packet_in
         self.packet_in_types = tuple(packet_in_types)
         self.configure = configure
+        self.write_log = write_log
         self.switches: dict[str, fy.Switch] = {}
         self.last: dict[str, Reconcile] = {}
         self.ready: dict[str, asyncio.Event] = {}
@@ -189,7 +193,7 @@ class FabricSessions:
             t0 = time.monotonic()
             current = await self.read_state(name)
             d = diff(self.intent.for_switch(name), current)
-            await self._write(name, d)
+            await self._write(name, d, reason)
             result = Reconcile(switch=name, reason=reason, counts=d.counts(),
                                seconds=time.monotonic() - t0, at=time.time())
         self.last[name] = result
@@ -202,7 +206,7 @@ class FabricSessions:
         results = await asyncio.gather(*(self.reconcile(n, reason) for n in wanted))
         return {r.switch: r for r in results}
 
-    async def _write(self, name: str, d: Diff) -> None:
+    async def _write(self, name: str, d: Diff, reason: str) -> None:
         if d.empty:
             return
         sw = self.switches[name]
@@ -210,7 +214,12 @@ class FabricSessions:
         for start in range(0, len(writes), WRITE_BATCH):
             chunk = writes[start:start + WRITE_BATCH]
             try:
-                await sw.write([update(kind, e) for kind, e in chunk])
+                updates = [update(kind, e) for kind, e in chunk]
+                if self.write_log is not None:
+                    schema = self.schema(name)
+                    self.write_log.record(name, reason,
+                                          [u.encode_update(schema) for u in updates])
+                await sw.write(updates)
             except P4ClientError as exc:
                 raise write_error(name, exc, [f"{k.upper()} {describe(e)}" for k, e in chunk]) \
                     from None
@@ -226,7 +235,7 @@ class FabricSessions:
         d = Diff(inserts=tuple(entities)) if kind == "insert" else (
             Diff(modifies=tuple(entities)) if kind == "modify" else Diff(deletes=tuple(entities)))
         async with self._locks[name]:
-            await self._write(name, d)
+            await self._write(name, d, "direct")
 
     # --- reads -----------------------------------------------------------------
 

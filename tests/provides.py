@@ -5,7 +5,7 @@ no chromium, the shared network lock held by another run) calls
 `unavailable(capability, reason)`: a skip with the reason on a developer's
 machine, a failure where the machine declares it provides that capability.
 CI declares what it provides in `AIZONE_REQUIRE` (`.ci/run` sets
-`root,bmv2,chromium,netlock`), so a suite that silently turned into skips
+`root,bmv2,chromium,netlock,prometheus`), so a suite that silently turned into skips
 there fails instead.
 
 `chosen_target(config, default)` is the switch target a suite runs on
@@ -29,6 +29,7 @@ CAPABILITIES = {
     "bmv2": "BMv2 and p4c on PATH (simple_switch_grpc, p4c-bm2-ss)",
     "chromium": "a chromium and Playwright for the browser tests",
     "netlock": "the shared network lock free (no other fabric running)",
+    "prometheus": "a Prometheus server and promtool on PATH (Debian's `prometheus`)",
 }
 
 

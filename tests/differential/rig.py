@@ -534,9 +534,13 @@ class Rig:
         self.settled = self._settle(quiet, limit)
         return self.outputs()
 
-    def more(self, seconds: float) -> dict[str, Outputs]:
-        """The last exchange's outputs after waiting `seconds` more for late frames."""
-        self._settle(seconds, seconds + 1.0)
+    def more(self, seconds: float, limit: float | None = None) -> dict[str, Outputs]:
+        """The last exchange's outputs after waiting `seconds` more for late frames.
+
+        `settled` then says whether both switches went quiet for `seconds`
+        within `limit` (default `seconds` + 1).
+        """
+        self.settled = self._settle(seconds, seconds + 1.0 if limit is None else limit)
         return self.outputs()
 
     def outputs(self) -> dict[str, Outputs]:

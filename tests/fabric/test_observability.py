@@ -1,0 +1,235 @@
+"""What a network engineer watches a fabric with: Prometheus metrics and the P4Runtime write log.
+
+On ai_zone_small (--target). One fabric and one Prometheus (Debian's `prometheus`, on a loopback port of
+the test's, scraping the daemon every second with the fabric's token as its
+bearer token) for the module. What is checked, each against a value read
+another way:
+
+- the exposition passes `promtool check metrics`, and over TCP it needs the
+  token like every other route;
+- after a ring AllReduce, the RoCE class's transmit counters Prometheus
+  holds equal the switches' own `tx_port_tc` cells read over P4Runtime
+  through the API (class 3 is idle once the job is done, so equal exactly);
+- the job's busbw and time in Prometheus equal what `aizone run --json`
+  printed;
+- a failed link is `aizone_link_up 0` with one `down` transition, and
+  restored `1` with one `up`;
+- `aizone routes --history SWITCH` after `aizone mode ecmp` holds, under
+  that reason, exactly the inserts, modifies and deletes the mode switch
+  reported for the switch, and the bring-up's writes under `start`.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import socket
+import subprocess
+import time
+import urllib.parse
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from fabric_support import ROOT, aizone, assert_clean, leftovers
+
+from controller.access import read_token
+from controller.client import ApiClient
+from tests.provides import unavailable
+from topologies.runstate import state_dir
+
+ZONE = ROOT / "topologies" / "ai_zone_small.yaml"
+TCS = 8
+DATA_CLASS = 3  # the lossless RoCE class of the presets (qos: data_tc)
+TX_TC = "FabricEgress.counters.tx_port_tc"
+
+
+class Prometheus:
+    """A Prometheus server of the test's: its HTTP API's instant queries."""
+
+    def __init__(self, url: str) -> None:
+        self.url = url
+
+    def query(self, promql: str) -> list[dict[str, Any]]:
+        q = urllib.parse.urlencode({"query": promql})
+        with urllib.request.urlopen(f"{self.url}/api/v1/query?{q}", timeout=10) as r:
+            body = json.load(r)
+        assert body["status"] == "success", body
+        result: list[dict[str, Any]] = body["data"]["result"]
+        return result
+
+    def values(self, promql: str, *labels: str) -> dict[tuple[str, ...], float]:
+        return {tuple(s["metric"][k] for k in labels): float(s["value"][1])
+                for s in self.query(promql)}
+
+    def wait(self, what: Any, timeout: float = 30.0) -> Any:
+        deadline = time.monotonic() + timeout
+        while True:
+            got = what()
+            if got or time.monotonic() > deadline:
+                return got
+            time.sleep(0.5)
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port: int = s.getsockname()[1]
+        return port
+
+
+@pytest.fixture(scope="module")
+def fabric(target: str, build_dir: Path) -> Iterator[dict[str, Any]]:
+    before = leftovers()
+    up = aizone("up", str(ZONE), "--target", target, "--build-dir", str(build_dir), "--json")
+    assert up.returncode == 0, up.stdout + up.stderr
+    try:
+        yield json.loads(up.stdout)
+    finally:
+        down = aizone("down")
+        assert down.returncode == 0, down.stderr
+        assert_clean(before)
+
+
+@pytest.fixture(scope="module")
+def prometheus(fabric: dict[str, Any], tmp_path_factory: pytest.TempPathFactory
+               ) -> Iterator[Prometheus]:
+    if shutil.which("prometheus") is None:
+        unavailable("prometheus", "no prometheus on PATH (Debian's package `prometheus`, "
+                                  "installed by `make apt-test`)")
+    tmp = tmp_path_factory.mktemp("prometheus")
+    port = _free_port()
+    token_file = state_dir() / "api.token"
+    config = tmp / "prometheus.yml"
+    config.write_text(
+        "global: {scrape_interval: 1s, scrape_timeout: 1s, evaluation_interval: 1s}\n"
+        "scrape_configs:\n"
+        "  - job_name: aizone\n"
+        "    authorization: {credentials_file: " + str(token_file) + "}\n"
+        "    static_configs: [{targets: ['127.0.0.1:8400']}]\n")
+    proc = subprocess.Popen(
+        ["prometheus", f"--config.file={config}", f"--storage.tsdb.path={tmp / 'data'}",
+         f"--web.listen-address=127.0.0.1:{port}"],
+        stdout=subprocess.DEVNULL, stderr=open(tmp / "prometheus.log", "w"))  # noqa: SIM115
+    prom = Prometheus(f"http://127.0.0.1:{port}")
+    try:
+        def scraped() -> bool:
+            try:
+                return bool(prom.query('up{job="aizone"} == 1'))
+            except OSError:
+                return False
+
+        assert prom.wait(scraped, timeout=60), (tmp / "prometheus.log").read_text()[-2000:]
+        yield prom
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+
+
+def test_exposition_passes_promtool_and_needs_the_token(fabric: dict[str, Any]) -> None:
+    token = read_token(state_dir())
+    url = "http://127.0.0.1:8400/metrics"
+    assert httpx.get(url).status_code == 401
+    r = httpx.get(url, headers={"Authorization": f"Bearer {token}"})
+    assert r.status_code == 200 and r.headers["content-type"].startswith("text/plain")
+    assert 'aizone_switch_up{role="rtsw",switch="rtsw1"} 1.0' in r.text
+    check = subprocess.run(["promtool", "check", "metrics"], input=r.text, text=True,
+                           capture_output=True, timeout=60)
+    assert check.returncode == 0, check.stdout + check.stderr
+
+
+def test_counters_in_prometheus_equal_the_switches(fabric: dict[str, Any],
+                                                    prometheus: Prometheus) -> None:
+    run = aizone("run", "allreduce", "--ranks", "8", "--size", "256K", "--json")
+    assert run.returncode == 0, run.stdout + run.stderr
+    job = json.loads(run.stdout)
+    api = ApiClient()
+    try:
+        def direct() -> dict[tuple[str, str], float]:
+            out = {}
+            for sw in ("rtsw1", "rtsw2", "ctsw1", "ctsw2"):
+                cells = api.get(f"/counters/{sw}/{TX_TC}",
+                                index=[p * TCS + DATA_CLASS for p in range(1, 7)])["cells"]
+                for i, c in cells.items():
+                    if c["bytes"]:
+                        out[(sw, str(int(i) // TCS))] = float(c["bytes"])
+            return out
+
+        switches = direct()
+        assert sum(switches.values()) > 0, "the AllReduce moved no class-3 byte"
+        promql = f'aizone_class_transmit_bytes_total{{class="{DATA_CLASS}"}} > 0'
+
+        def same() -> bool:
+            got = {k: v for k, v in prometheus.values(promql, "switch", "port").items()
+                   if k[0] in ("rtsw1", "rtsw2", "ctsw1", "ctsw2")}
+            return got == switches
+
+        assert prometheus.wait(same), (prometheus.values(promql, "switch", "port"), switches)
+
+        sel = f'{{job="{job["id"]}"}}'
+        busbw = prometheus.wait(lambda: prometheus.values(
+            f"aizone_job_busbw_bits_per_second{sel}", "pattern"))
+        assert busbw == {(job["pattern"],): pytest.approx(job["result"]["busbw_gbps"] * 1e9)}
+        secs = prometheus.values(f"aizone_job_seconds{sel}", "mode")
+        assert secs == {(job["mode"],): pytest.approx(job["result"]["time_s"])}
+    finally:
+        api.close()
+
+
+def test_a_failed_link_shows_in_prometheus(fabric: dict[str, Any],
+                                           prometheus: Prometheus) -> None:
+    link = next(lk for lk in fabric["links"] if lk["a"] == "rtsw1" and lk["b"] == "ctsw1")
+    sel = f'{{link="{link["id"]}"}}'
+
+    def up_is(v: float) -> bool:
+        return prometheus.values(f"aizone_link_up{sel}", "tier") == {("rtsw_ctsw",): v}
+
+    assert prometheus.wait(lambda: up_is(1.0))
+    down = aizone("link", "down", "rtsw1", "ctsw1")
+    assert down.returncode == 0, down.stderr
+    try:
+        assert prometheus.wait(lambda: up_is(0.0))
+        assert prometheus.values(f"aizone_link_transitions_total{sel}", "direction") == {
+            ("down",): 1.0}
+        conv = prometheus.values(f"aizone_link_reconvergence_seconds{sel}", "link")
+        assert list(conv.values())[0] > 0
+    finally:
+        restore = aizone("link", "up", "rtsw1", "ctsw1")
+        assert restore.returncode == 0, restore.stderr
+    assert prometheus.wait(lambda: up_is(1.0))
+    assert prometheus.values(f"aizone_link_transitions_total{sel}", "direction") == {
+        ("down",): 1.0, ("up",): 1.0}
+
+
+def _kinds(text: str) -> dict[str, int]:
+    out = {"insert": 0, "modify": 0, "delete": 0}
+    for line in text.splitlines():
+        if line.strip().startswith("type: "):
+            out[line.split(":", 1)[1].strip().lower()] += 1
+    return out
+
+
+def test_write_history_holds_the_mode_switch(fabric: dict[str, Any]) -> None:
+    before = json.loads(aizone("routes", "--history", "rtsw1", "--json").stdout)["writes"]
+    assert before and before[0]["reason"] == "start", before[:1]
+    start = _kinds("\n".join(w["text"] for w in before if w["reason"] == "start"))
+    assert start["insert"] > 20, start
+    now = json.loads(aizone("status", "--json").stdout)["mode"]
+    new = "ecmp" if now != "ecmp" else "pin"
+    mode = aizone("mode", new, "--json")
+    assert mode.returncode == 0, mode.stderr
+    try:
+        counts = json.loads(mode.stdout)["writes"]["rtsw1"]
+        got = json.loads(aizone("routes", "--history", "rtsw1", "--json").stdout)["writes"]
+        mine = [w for w in got[len(before):] if w["reason"] == f"mode {new}"]
+        kinds = _kinds("\n".join(w["text"] for w in mine))
+        assert kinds == {k: counts[k] for k in ("insert", "modify", "delete")}, (kinds, counts)
+        assert sum(kinds.values()) == sum(w["updates"] for w in mine) > 0
+        text = aizone("routes", "--history", "rtsw1", "--limit", "1")
+        assert text.returncode == 0 and f"reason mode {new}" in text.stdout, text.stdout
+    finally:
+        back = aizone("mode", now)
+        assert back.returncode == 0, back.stderr
