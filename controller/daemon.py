@@ -346,7 +346,7 @@ class Daemon:
         self.prober = None
         fabric = rt.fabric
         pki = FabricPki(directory=state_dir() / PKI_DIR)
-        self.write_log = WriteLog(state_dir() / WRITE_LOG_DIR)
+        self.write_log = WriteLog(state_dir() / WRITE_LOG_DIR, fresh=not self.config.attach)
         self.sessions = FabricSessions(
             rt.plan, rt.programs, intent, on_event=self.bus.publish,
             on_packet_in=self._packet_in, packet_in_types=(PROBE_ETHERTYPE,),

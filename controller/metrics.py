@@ -26,7 +26,8 @@ switch, port, peer, class, reason and link. The families:
   `aizone_link_reconvergence_seconds{link}` (the last reroute's),
 - `aizone_jobs_total`, and per collective kept by the daemon (its latest 50)
   `aizone_job_seconds`, `aizone_job_busbw_bits_per_second`,
-  `aizone_job_retransmitted_packets` `{job,pattern,mode}`,
+  `aizone_job_retransmitted_packets` `{collective,pattern,mode}` (the
+  collective's id: `job` is the scrape job's label in Prometheus),
 - `aizone_stats_poll_timestamp_seconds`.
 
 Names defined here: `FabricCollector`, `MetricsSource`, `render`, `CONTENT_TYPE`.
@@ -195,7 +196,8 @@ class FabricCollector(Collector):
                                     "the latest 50).")
         total.add_metric([], max(jobs) if jobs else 0)
         yield total
-        labels = ["job", "pattern", "mode"]
+        # not "job": Prometheus keeps that label for the scrape job (it would rename ours)
+        labels = ["collective", "pattern", "mode"]
         secs = _gauge("job_seconds", "A collective's time (nccl-tests' time).", labels)
         bus = _gauge("job_busbw_bits_per_second", "A collective's bus bandwidth "
                      "(nccl-tests' busbw), in bits per second.", labels)

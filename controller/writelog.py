@@ -14,7 +14,8 @@ intent. One record per Write RPC:
 
 Files live in the fabric's state folder (`<state dir>/p4rt/<switch>.txt`,
 root's: the folder is 0700) and rotate at `max_bytes` with `backups` old
-files kept, so a long-running fabric holds the latest few MiB per switch.
+files kept, so a long-running fabric holds the latest few MiB per switch;
+a new fabric starts them afresh, a daemon that re-attaches carries on.
 Not logged: the statistics poller's register clears and the probes'
 packet-outs (every second, they would push everything else out).
 `read` gives the records back, oldest first; `aizone routes --history
@@ -58,11 +59,16 @@ class WriteRecord:
 class WriteLog:
     """The per-switch write logs under `directory` (see the module docstring)."""
 
-    def __init__(self, directory: Path, *, max_bytes: int = 1 << 20, backups: int = 4) -> None:
+    def __init__(self, directory: Path, *, max_bytes: int = 1 << 20, backups: int = 4,
+                 fresh: bool = False) -> None:
+        """`fresh`: a new fabric: the logs of the one before are removed first."""
         self.directory = directory
         self.max_bytes = max_bytes
         self.backups = backups
         self._loggers: dict[str, logging.Logger] = {}
+        if fresh and directory.is_dir():
+            for f in directory.glob("*.txt*"):
+                f.unlink()
 
     def path(self, switch: str) -> Path:
         return self.directory / f"{switch}.txt"

@@ -169,7 +169,7 @@ def test_counters_in_prometheus_equal_the_switches(fabric: dict[str, Any],
 
         assert prometheus.wait(same), (prometheus.values(promql, "switch", "port"), switches)
 
-        sel = f'{{job="{job["id"]}"}}'
+        sel = f'{{collective="{job["id"]}"}}'
         busbw = prometheus.wait(lambda: prometheus.values(
             f"aizone_job_busbw_bits_per_second{sel}", "pattern"))
         assert busbw == {(job["pattern"],): pytest.approx(job["result"]["busbw_gbps"] * 1e9)}

@@ -91,7 +91,7 @@ def test_switches_links_reroutes_and_jobs() -> None:
     assert got[("aizone_link_transitions_total",
                 frozenset({("link", link), ("direction", "down")}))] == 2
     assert got[("aizone_link_reconvergence_seconds", frozenset({("link", link)}))] == 0.042
-    labels = frozenset({("job", "7"), ("pattern", "ring"), ("mode", "eecmp")})
+    labels = frozenset({("collective", "7"), ("pattern", "ring"), ("mode", "eecmp")})
     assert got[("aizone_job_busbw_bits_per_second", labels)] == 12.5e9
     assert got[("aizone_job_seconds", labels)] == 0.25
     assert got[("aizone_job_retransmitted_packets", labels)] == 3

@@ -52,3 +52,13 @@ def test_files_rotate_and_keep_the_latest(tmp_path: Path) -> None:
     reasons = [int(r.reason.split()[1]) for r in got]
     assert reasons[-1] == 199 and reasons == list(range(reasons[0], 200)) and reasons[0] > 0
     log.close()
+
+
+def test_a_new_fabric_starts_afresh_and_a_reattached_daemon_carries_on(tmp_path: Path) -> None:
+    first = WriteLog(tmp_path)
+    first.record("s", "start", [_update(p4r.Update.INSERT, 1, b"\x01")])
+    first.close()
+    again = WriteLog(tmp_path)  # the daemon re-attached
+    assert [r.reason for r in again.read("s")] == ["start"]
+    again.close()
+    assert WriteLog(tmp_path, fresh=True).read("s") == []
