@@ -11,13 +11,14 @@ PYTHON ?= python3
 # built by pip install from p4switch/server/native.cc).
 APT_PACKAGES := mininet iproute2 iputils-ping ethtool nftables cpp gcc g++ pkg-config libgrpc++-dev tcpdump openssl python3-venv
 # What only the tests need: chromium (the dashboard's browser test, driven by Playwright),
-# prometheus (a real server scrapes GET /metrics; promtool checks the exposition),
+# prometheus (a real server scrapes GET /metrics; promtool checks the exposition), tshark
+# (decodes `aizone capture`'s pcap as RoCEv2),
 # shellcheck, vagrant and vagrant-libvirt (checks of the VM's provisioning script and
 # Vagrantfile).
 # Debian's browser is `chromium`; Ubuntu (the VM) ships it as `chromium-browser` (a snap).
 OS_ID := $(shell . /etc/os-release 2>/dev/null && echo $$ID)
 CHROMIUM := $(if $(filter ubuntu,$(OS_ID)),chromium-browser,chromium)
-APT_TEST_PACKAGES := $(CHROMIUM) prometheus shellcheck vagrant vagrant-libvirt
+APT_TEST_PACKAGES := $(CHROMIUM) prometheus tshark shellcheck vagrant vagrant-libvirt
 STAMP_PIP := $(VENV)/.pip-done
 PYTEST_ARGS ?=
 # The switch target of `make demo`: p4switch (the built-in one, the default), bmv2, or auto

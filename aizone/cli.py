@@ -14,6 +14,7 @@ one's docstring is its help):
   mode MODE       switch pin | ecmp | eecmp on the live fabric
   link down|up    fail or restore a link
   exec HOST CMD   run a command in a host
+  capture WHERE   packets of a link, switch port or host NIC, to a pcap file
   shell SW        p4runtime-shell on a switch, as a secondary controller
   topo show TOPO  a topology's tiers, counts, oversubscription (no root)
   plan            a topology's addressing plan (no root)
@@ -480,6 +481,46 @@ def cmd_trace(args: argparse.Namespace) -> int:
     return EXIT_FAIL if conf is not None and conf.get("confirmed") is False else EXIT_OK
 
 
+def cmd_capture(args: argparse.Namespace) -> int:
+    """Capture the packets of a link, a switch port or a host NIC into a pcap file.
+
+    WHERE is a host NIC (h1-eth0, or h1 for its first NIC), a switch port
+    (rtsw1:5 or rtsw1-eth5) or a link (rtsw1-ctsw1: at rtsw1's port).
+    tcpdump captures for --seconds (or until --count packets) with a
+    --snaplen of 256 bytes by default (every RoCEv2 header; --snaplen 65535
+    for whole frames); --filter takes a BPF expression. Wireshark and
+    tshark decode the file: RoCEv2 (BTH opcode, QP, PSN; RETH, AETH) and
+    PFC PAUSE frames.
+    """
+    from scapy.utils import RawPcapReader
+
+    err = Console(stderr=True, highlight=False)
+    out_path = Path(args.write)
+    if out_path.exists() and out_path.is_dir():
+        raise ControllerError(f"-w {args.write}: is a folder; give a file name")
+
+    def started(headers: Any) -> None:
+        err.print(f"capturing {headers.get('x-aizone-capture', args.where)} for "
+                  f"{args.seconds:g} s" + (f" or {args.count} packets" if args.count else "")
+                  + f" into {out_path}")
+
+    tmp = out_path.with_name(f".{out_path.name}.part")
+    try:
+        with _client() as c, open(tmp, "wb") as sink:
+            c.download("/capture", sink, timeout=args.seconds + 60, started=started,
+                       target=args.where, seconds=args.seconds, count=args.count,
+                       snaplen=args.snaplen, filter=args.filter)
+        tmp.replace(out_path)  # a file appears only when the capture is whole
+    finally:
+        tmp.unlink(missing_ok=True)
+    packets = sum(1 for _ in RawPcapReader(str(out_path)))
+    data = {"file": str(out_path), "packets": packets, "bytes": out_path.stat().st_size,
+            "where": args.where}
+    if not _out(args, data):
+        err.print(f"{packets} packets, {data['bytes']} bytes in {out_path}")
+    return EXIT_OK
+
+
 def cmd_run(args: argparse.Namespace) -> int:
     """Run a collective on the running fabric: ring AllReduce, all-to-all, incast or permutation.
 
@@ -740,6 +781,17 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--ack-timeout", type=float, metavar="MS",
                      help="RC ACK timeout in ms (default: the fabric's: the smallest "
                           "4.096 us x 2^k, k >= 15, above three full switch queues' drain time)")
+    cap = add("capture", cmd_capture)
+    cap.add_argument("where", metavar="WHERE",
+                     help="a host NIC (h1-eth0, h1), a switch port (rtsw1:5) or a link "
+                          "(rtsw1-ctsw1)")
+    cap.add_argument("-w", "--write", required=True, metavar="FILE", help="the pcap file")
+    cap.add_argument("--seconds", type=float, default=10.0, help="how long (default 10)")
+    cap.add_argument("--count", type=int, default=None, help="stop after N packets")
+    cap.add_argument("--snaplen", type=int, default=None,
+                     help="bytes kept of each frame (default 256: every header)")
+    cap.add_argument("--filter", default=None, metavar="BPF",
+                     help="a tcpdump filter, e.g. 'udp port 4791'")
     tr = add("trace", cmd_trace)
     tr.add_argument("src", help="source host (its NIC 0), NIC interface or address")
     tr.add_argument("dst", help="destination host, NIC interface or address")

@@ -16,6 +16,7 @@ FastAPI's OpenAPI document (`GET /openapi.json`, browsable at `/docs`);
     POST /link                {"a", "b", "index", "up"}: fail or restore a link
     POST /check               all host pairs: ping and one RoCEv2 transfer
     POST /exec                {"host", "argv", "timeout"}: run a command in a host (Unix socket only)
+    GET  /capture?target=T&seconds=S[&count&snaplen&filter]   pcap of a link, port or NIC
     GET  /trace?src&dst&...   a flow's path predicted from the entries read back
     POST /trace               {"src", "dst", ...}: the same, confirmed by sending the flow
     POST /run                 a collective on the hosts' agents (controller.jobs.RunRequest)
@@ -138,6 +139,8 @@ class Limits:
     """Bytes kept of each of a command's stdout and stderr; the rest is counted, not kept."""
     checks: int = 1
     """All-pairs checks at once (`POST /check`)."""
+    captures: int = 4
+    """Packet captures at once (`GET /capture`)."""
     runs: int = 4
     """Collectives running or waiting for the fabric at once (`POST /run`)."""
     connections: int = 256
@@ -245,6 +248,32 @@ def create_app(daemon: Daemon, *, tcp: bool = False, limits: Limits | None = Non
              response_model=StatsAnswer)
     async def stats() -> dict[str, Any]:
         return daemon.stats.latest if daemon.stats is not None else {}
+
+    @app.get(f"{PREFIX}/capture", summary="packets of a link, switch port or host NIC, as pcap",
+             response_class=StreamingResponse, response_model=None)
+    async def capture(target: str, seconds: Annotated[float, Query(gt=0)] = 10.0,
+                      count: Annotated[int | None, Query(ge=1)] = None,
+                      snaplen: Annotated[int | None, Query(ge=64, le=65535)] = None,
+                      filter: str | None = None) -> Any:  # noqa: A002 - tcpdump's word
+        slot = slots["captures"]
+        if slot.busy >= slot.limit:
+            raise _Busy(f"{slot.limit} captures already in progress: try again when one ends")
+        point, chunks = await daemon.capture(target, seconds=seconds, count=count,
+                                             snaplen=snaplen, bpf=filter)
+
+        async def body() -> AsyncIterator[bytes]:
+            with slot.take():
+                try:
+                    async for chunk in chunks:
+                        yield chunk
+                finally:
+                    await chunks.aclose()  # tcpdump ends with the request (or the client)
+
+        name = "".join(c if c.isalnum() or c in "-_" else "_" for c in target)
+        return StreamingResponse(body(), media_type="application/vnd.tcpdump.pcap",
+                                 headers={"Content-Disposition":
+                                          f'attachment; filename="{name}.pcap"',
+                                          "X-Aizone-Capture": point.what})
 
     @app.get("/metrics", summary="the fabric in the Prometheus exposition format",
              response_class=Response, response_model=None)
@@ -377,6 +406,7 @@ def _new_slots(limits: Limits) -> dict[str, _Slots]:
     return {"streams": _Slots("event streams", limits.streams),
             "execs": _Slots("commands in hosts", limits.execs),
             "checks": _Slots("checks", limits.checks),
+            "captures": _Slots("captures", limits.captures),
             "runs": _Slots("collectives", limits.runs)}
 
 

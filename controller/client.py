@@ -102,6 +102,30 @@ class ApiClient:
         except NotRunning:
             return False
 
+    def download(self, path: str, sink: Any, *, timeout: float,
+                 started: Any = None, **params: Any) -> dict[str, str]:
+        """GET `path` and write its body to `sink` (a binary file) as it comes; the answer's
+        headers. `started(headers)` is called once the answer begins."""
+        try:
+            with self._client.stream("GET", PREFIX + path,
+                                     params={k: v for k, v in params.items() if v is not None},
+                                     timeout=httpx.Timeout(timeout, read=timeout)) as r:
+                if r.status_code >= 400:
+                    r.read()
+                    try:
+                        message = r.json().get("error", r.text)
+                    except ValueError:
+                        message = r.text
+                    raise ApiError(str(message), r.status_code)
+                if started is not None:
+                    started(r.headers)
+                for chunk in r.iter_raw():
+                    sink.write(chunk)
+                    sink.flush()
+                return dict(r.headers)
+        except (httpx.ConnectError, FileNotFoundError, ConnectionRefusedError):
+            raise NotRunning(f"no daemon answers at {self.where}") from None
+
     def events(self, kinds: set[str] | None = None, *, replay: bool = False,
                timeout: float | None = None) -> Iterator[tuple[str, dict[str, Any]]]:
         """Server-sent events as (kind, event) pairs, until the stream ends."""

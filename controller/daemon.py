@@ -42,7 +42,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import AsyncGenerator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -640,6 +640,88 @@ class Daemon:
                               f"(it was stopped)") from None
         return {"host": host, "argv": list(argv), "returncode": proc.returncode,
                 "stdout": proc.stdout, "stderr": proc.stderr}
+
+    async def capture(self, target: str, *, seconds: float, count: int | None = None,
+                      snaplen: int | None = None, bpf: str | None = None
+                      ) -> tuple[Any, AsyncGenerator[bytes, None]]:
+        """A capture point and its pcap stream (`controller.capture`): tcpdump for at most
+        `seconds`, `count` packets and `capture.MAX_BYTES`; a bad filter fails here."""
+        from .capture import (
+            MAX_BYTES,
+            MAX_SECONDS,
+            SNAPLEN,
+            CaptureError,
+            capture_point,
+            tcpdump_argv,
+        )
+
+        rt, _, _ = self._need()
+        try:
+            point = capture_point(rt.plan, target)
+            if not 0 < seconds <= MAX_SECONDS:
+                raise CaptureError(f"seconds {seconds:g}: more than 0, at most {MAX_SECONDS:g}")
+            argv = tcpdump_argv(point, count=count, snaplen=snaplen or SNAPLEN, bpf=bpf)
+            check = tcpdump_argv(point, snaplen=snaplen or SNAPLEN, bpf=bpf, check_only=True)
+        except CaptureError as exc:
+            raise DaemonError(str(exc)) from None
+        fabric = rt.fabric
+
+        def start(cmd: list[str], **kw: Any) -> subprocess.Popen[bytes]:
+            if point.host is not None:
+                return fabric.host_popen(point.host, cmd, **kw)
+            return fabric.root_popen(cmd, **kw)
+
+        if bpf:
+            probe = await asyncio.to_thread(lambda: start(
+                check, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE).communicate(timeout=30))
+            lines = probe[1].decode(errors="replace").strip().splitlines()
+            if lines and ("syntax error" in lines[-1] or "tcpdump:" in lines[-1]):
+                raise DaemonError(f"filter {bpf!r}: {lines[-1]}")
+        proc = start(argv, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        assert proc.stdout is not None
+        out = proc.stdout
+
+        loop = asyncio.get_running_loop()
+        chunks: asyncio.Queue[bytes | None] = asyncio.Queue()
+
+        def pump() -> None:  # the one reader of tcpdump's output, until it ends
+            while True:
+                chunk = os.read(out.fileno(), 1 << 16)
+                loop.call_soon_threadsafe(chunks.put_nowait, chunk or None)
+                if not chunk:
+                    return
+
+        reader = loop.run_in_executor(None, pump)
+
+        async def stream() -> AsyncGenerator[bytes, None]:
+            deadline = loop.time() + seconds
+            total, stopping = 0, False
+            try:
+                while True:
+                    left = deadline - loop.time()
+                    if not stopping and (left <= 0 or total >= MAX_BYTES):
+                        proc.terminate()  # tcpdump writes what it holds and ends
+                        stopping = True
+                    try:
+                        chunk = await asyncio.wait_for(chunks.get(), 15 if stopping else left)
+                    except TimeoutError:
+                        if stopping:
+                            break
+                        continue
+                    if chunk is None:
+                        break  # tcpdump ended (its count reached, or stopped)
+                    chunk = chunk[:MAX_BYTES - total]
+                    total += len(chunk)
+                    if chunk:
+                        yield chunk
+            finally:
+                if proc.poll() is None:
+                    proc.kill()
+                await asyncio.to_thread(proc.wait)
+                await reader
+                out.close()
+
+        return point, stream()
 
     async def routes(self, switch: str | None = None) -> dict[str, Any]:
         rt, intent, sessions = self._need()

@@ -5,7 +5,7 @@ no chromium, the shared network lock held by another run) calls
 `unavailable(capability, reason)`: a skip with the reason on a developer's
 machine, a failure where the machine declares it provides that capability.
 CI declares what it provides in `AIZONE_REQUIRE` (`.ci/run` sets
-`root,bmv2,chromium,netlock,prometheus`), so a suite that silently turned into skips
+`root,bmv2,chromium,netlock,prometheus,tshark`), so a suite that silently turned into skips
 there fails instead.
 
 `chosen_target(config, default)` is the switch target a suite runs on
@@ -30,6 +30,7 @@ CAPABILITIES = {
     "chromium": "a chromium and Playwright for the browser tests",
     "netlock": "the shared network lock free (no other fabric running)",
     "prometheus": "a Prometheus server and promtool on PATH (Debian's `prometheus`)",
+    "tshark": "tshark on PATH (Debian's `tshark`: decodes the captures)",
 }
 
 

@@ -172,6 +172,12 @@ class FabricRuntime:
         env = self._env(popen_kw.pop("env", None))
         return subprocess.Popen(self._host_argv(host, argv), env=env, **popen_kw)
 
+    def root_popen(self, argv: list[str], **popen_kw: Any) -> subprocess.Popen[Any]:
+        """Start `argv` in the root namespace (the switches' ports), marked as this fabric's
+        like every process it starts, so `aizone down` ends it if its caller could not."""
+        env = self._env(popen_kw.pop("env", None))
+        return subprocess.Popen(argv, env=env, **popen_kw)
+
     def host_run(self, host: str, argv: list[str], timeout: float = 30.0, *,
                  limit: int | None = None) -> subprocess.CompletedProcess[str]:
         """Run `argv` inside `host`'s namespace to completion (text output captured).

@@ -14,6 +14,10 @@ another way:
   printed;
 - a failed link is `aizone_link_up 0` with one `down` transition, and
   restored `1` with one `up`;
+- `aizone capture rtsw1-ctsw2` during an AllReduce writes a pcap that
+  tshark (Debian's) decodes as RoCEv2: its RoCE data frames are exactly the
+  class-3 frames both ends' switches counted out of that link, and
+  tshark's opcode, QP and PSN of each equal scapy's reading of the file;
 - `aizone routes --history SWITCH` after `aizone mode ecmp` holds, under
   that reason, exactly the inserts, modifies and deletes the mode switch
   reported for the switch, and the bring-up's writes under `start`.
@@ -25,6 +29,8 @@ import json
 import shutil
 import socket
 import subprocess
+import sys
+import threading
 import time
 import urllib.parse
 import urllib.request
@@ -42,6 +48,7 @@ from tests.provides import unavailable
 from topologies.runstate import state_dir
 
 ZONE = ROOT / "topologies" / "ai_zone_small.yaml"
+CLI = [sys.executable, "-m", "aizone.cli"]
 TCS = 8
 DATA_CLASS = 3  # the lossless RoCE class of the presets (qos: data_tc)
 TX_TC = "FabricEgress.counters.tx_port_tc"
@@ -233,3 +240,57 @@ def test_write_history_holds_the_mode_switch(fabric: dict[str, Any]) -> None:
     finally:
         back = aizone("mode", now)
         assert back.returncode == 0, back.stderr
+
+
+def _class3_out(api: ApiClient, switch: str, port: int) -> int:
+    cell = api.get(f"/counters/{switch}/{TX_TC}", index=[port * TCS + DATA_CLASS])["cells"]
+    return int(next(iter(cell.values()))["packets"])
+
+
+def test_a_capture_of_a_link_decodes_as_rocev2(fabric: dict[str, Any], tmp_path: Path) -> None:
+    if shutil.which("tshark") is None:
+        unavailable("tshark", "no tshark on PATH (Debian's package `tshark`, installed by "
+                              "`make apt-test`)")
+    from scapy.contrib.roce import BTH
+    from scapy.utils import rdpcap
+
+    api = ApiClient()
+    try:
+        edge = next(e for e in api.get("/topology")["edges"]
+                    if e["a"] == "rtsw1" and e["b"] == "ctsw2")
+        ends = [("rtsw1", edge["a_port"]), ("ctsw2", edge["b_port"])]
+        pcap = tmp_path / "uplink.pcap"
+        cap = subprocess.Popen([*CLI, "capture", "rtsw1-ctsw2", "-w", str(pcap), "--seconds",
+                                "25", "--json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                               text=True)
+        assert cap.stderr is not None
+        line = cap.stderr.readline()
+        assert line.startswith("capturing link rtsw1-ctsw2"), line + cap.stderr.read()
+        rest: list[str] = []
+        drain = threading.Thread(target=lambda: rest.extend(cap.stderr.readlines()))
+        drain.start()
+        before = [_class3_out(api, sw, p) for sw, p in ends]
+        run = aizone("run", "allreduce", "--ranks", "8", "--size", "256K", "--json")
+        assert run.returncode == 0, run.stdout + run.stderr
+        after = [_class3_out(api, sw, p) for sw, p in ends]
+        out, _ = cap.communicate(timeout=120)
+        drain.join(10)
+        assert cap.returncode == 0, "".join(rest)
+        summary = json.loads(out)
+    finally:
+        api.close()
+    sent = sum(a - b for a, b in zip(after, before, strict=True))
+    assert sent > 0, "the AllReduce sent no data frame over rtsw1-ctsw2"
+    fields = subprocess.run(
+        ["tshark", "-r", str(pcap), "-Y", "infiniband && ip.dsfield.dscp == 26", "-T", "fields",
+         "-e", "infiniband.bth.opcode", "-e", "infiniband.bth.destqp", "-e", "infiniband.bth.psn"],
+        capture_output=True, text=True, timeout=120)
+    assert fields.returncode == 0, fields.stderr
+    decoded = [tuple(int(v, 0) for v in row.split("\t")) for row in fields.stdout.splitlines()]
+    assert len(decoded) == sent, (len(decoded), sent, summary)
+    frames = [p for p in rdpcap(str(pcap)) if BTH in p and p["IP"].tos >> 2 == 26]
+    assert decoded == [(p[BTH].opcode, p[BTH].dqpn, p[BTH].psn) for p in frames]
+    # IBTA RC opcodes: RDMA WRITE first 6, middle 7, last 8, last with immediate 9, only 10,
+    # only with immediate 11; ACKs (17) travel in their QP's class, the data class
+    ops = {op for op, _, _ in decoded}
+    assert ops <= {6, 7, 8, 9, 10, 11, 17} and 17 in ops and ops & {6, 10}, ops
