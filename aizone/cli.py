@@ -32,7 +32,6 @@ Names defined here: `build_parser`, `main`, `TARGET_CHOICES`.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import os
 import signal
@@ -136,49 +135,17 @@ def cmd_up(args: argparse.Namespace) -> int:
     (with no topology, or the same one) starts a daemon that re-attaches to
     it and reconciles every switch.
     """
-    from controller.launch import (
-        DaemonOptions,
-        already_up,
-        follow,
-        orphan,
-        start_daemon,
-        stop_daemon,
-    )
+    from controller.launch import DaemonOptions, bring_up, stop_daemon, will_attach
 
     topology = args.topo or args.topology
-    if os.geteuid() != 0:
-        raise NetworkError("aizone up needs root (network namespaces, veths): run it with sudo")
-    busy = already_up()
-    if busy:
-        raise NetworkError(busy)
-    left = orphan()
-    attach = False
-    if left is not None:
-        recorded = Path(left.meta.get("topology", ""))
-        if topology is None or Path(topology).resolve() == recorded:
-            attach = True
-        else:
-            raise NetworkError(f"fabric {left.name!r} is still running without its daemon: "
-                               f"`aizone up` re-attaches to it, `aizone down` removes it")
-    elif topology is None:
-        topology = Path(DEFAULT_TOPOLOGY)
-    if not attach:
-        from controller.preflight import prepare
-
-        # A bad file, a missing program, a fabric too large to emulate here or
-        # a missing tool: said before anything starts.
-        prepare(topology, args.target)
-    child = start_daemon(DaemonOptions(
-        topology=None if attach else topology, target=args.target, mode=args.mode,
-        build_dir=args.build_dir, api_host=args.api_host, api_port=args.api_port,
-        api_allow_hosts=tuple(args.api_allow_host), switch_log=args.switch_log, attach=attach))
     console = _err_console()
-    try:
-        with _UpProgress(console, quiet=args.json, attach=attach) as view:
-            info = follow(child, view.on_event)
-    except KeyboardInterrupt:
-        stop_daemon(child.pid)
-        raise
+    options = DaemonOptions(
+        topology=Path(topology) if topology else None, target=args.target, mode=args.mode,
+        build_dir=args.build_dir, api_host=args.api_host, api_port=args.api_port,
+        api_allow_hosts=tuple(args.api_allow_host), switch_log=args.switch_log)
+    attach = will_attach(options.topology)
+    with _UpProgress(console, quiet=args.json, attach=attach) as view:
+        child, info = bring_up(options, view.on_event)
     api = info.get("api") or {}
     # The dashboard's URL carries the token once (the page then keeps it in a cookie):
     # printed to the person who started the fabric, never logged by the daemon.
@@ -260,37 +227,22 @@ def cmd_down(args: argparse.Namespace) -> int:
     what aizone made and may have left: its processes (found by the
     AIZONE_RUN marker), host namespaces, interfaces, the state file.
     """
-    from topologies.runstate import cleanup
+    from controller.launch import tear_down
 
-    if os.geteuid() != 0:
-        raise NetworkError("aizone down needs root (it deletes interfaces and processes): "
-                           "run it with sudo")
-    from controller.launch import stop_daemon
-
-    stopped = None
-    with _client() as c:
-        if c.alive():
-            pid = c.get("/status").get("pid")
-            with contextlib.suppress(ControllerError):
-                c.post("/shutdown")
-            if pid and stop_daemon(pid, 60):
-                stopped = pid
-    report = cleanup(stop_running=True)
-    data = {"stopped_daemon": stopped, "stopped_owner": report.stopped_owner,
-            "killed": report.killed, "interfaces": report.interfaces,
-            "state_removed": report.state_removed}
+    data = tear_down()
+    stopped = data["stopped_daemon"]
     if _out(args, data):
         return EXIT_OK
     parts = []
     if stopped:
         parts.append(f"stopped the fabric's daemon (pid {stopped})")
-    if report.stopped_owner:
-        parts.append(f"stopped the running fabric (pid {report.stopped_owner})")
-    if report.killed:
-        parts.append(f"ended {len(report.killed)} leftover process(es)")
-    if report.interfaces:
-        parts.append(f"deleted {len(report.interfaces)} leftover interface(s)")
-    if report.state_removed and not parts:
+    if data["stopped_owner"]:
+        parts.append(f"stopped the running fabric (pid {data['stopped_owner']})")
+    if data["killed"]:
+        parts.append(f"ended {len(data['killed'])} leftover process(es)")
+    if data["interfaces"]:
+        parts.append(f"deleted {len(data['interfaces'])} leftover interface(s)")
+    if data["state_removed"] and not parts:
         parts.append("removed the state file")
     print("aizone down: " + (", ".join(parts) if parts else "nothing was running"))
     return EXIT_OK

@@ -250,7 +250,9 @@ def create_app(daemon: Daemon, *, tcp: bool = False, limits: Limits | None = Non
         return daemon.stats.latest if daemon.stats is not None else {}
 
     @app.get(f"{PREFIX}/capture", summary="packets of a link, switch port or host NIC, as pcap",
-             response_class=StreamingResponse, response_model=None)
+             response_class=StreamingResponse, response_model=None,
+             responses={200: {"content": {"application/vnd.tcpdump.pcap": {}},
+                              "description": "a pcap stream (tcpdump's)"}})
     async def capture(target: str, seconds: Annotated[float, Query(gt=0)] = 10.0,
                       count: Annotated[int | None, Query(ge=1)] = None,
                       snaplen: Annotated[int | None, Query(ge=64, le=65535)] = None,
@@ -276,12 +278,16 @@ def create_app(daemon: Daemon, *, tcp: bool = False, limits: Limits | None = Non
                                           "X-Aizone-Capture": point.what})
 
     @app.get("/metrics", summary="the fabric in the Prometheus exposition format",
-             response_class=Response, response_model=None)
+             response_class=Response, response_model=None,
+             responses={200: {"content": {"text/plain": {}},
+                              "description": "Prometheus text exposition format 0.0.4"}})
     async def metrics() -> Response:
         return Response(content=daemon.metrics(), media_type=METRICS_TYPE)
 
     @app.get(f"{PREFIX}/events", summary="server-sent events (progress, stats, changes)",
-             response_class=StreamingResponse, response_model=None)
+             response_class=StreamingResponse, response_model=None,
+             responses={200: {"content": {"text/event-stream": {}},
+                              "description": "server-sent events, one JSON object each"}})
     async def events(kinds: str | None = None, replay: bool = False) -> Any:
         wanted = set(kinds.split(",")) if kinds else None
         streams = slots["streams"]

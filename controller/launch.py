@@ -9,8 +9,13 @@ the daemon's status) or raises `NetworkError` with the daemon's reason;
 fabric whose daemon died while its switches still run (a daemon started
 with `attach=True` takes it over).
 
+`bring_up(...)` and `tear_down()` are the whole of `aizone up` and
+`aizone down` without their output, for the CLI and the Python API
+(`aizone.fabric`) alike.
+
 Names defined here: `DaemonOptions`, `start_daemon`, `follow`,
-`stop_daemon`, `orphan`, `already_up`, `daemon_log`.
+`stop_daemon`, `orphan`, `already_up`, `daemon_log`, `bring_up`,
+`tear_down`, `DEFAULT_TOPOLOGY`.
 """
 
 from __future__ import annotations
@@ -31,8 +36,11 @@ from topologies.runstate import RunState, owner_alive, read_state, state_dir
 
 from .client import ApiClient, socket_path
 
-__all__ = ["DaemonOptions", "already_up", "daemon_log", "follow", "orphan", "start_daemon",
-           "stop_daemon"]
+__all__ = ["DEFAULT_TOPOLOGY", "DaemonOptions", "already_up", "bring_up", "daemon_log", "follow",
+           "orphan", "start_daemon", "stop_daemon", "tear_down", "will_attach"]
+
+# What `up` brings up when given no topology (and no fabric waits to be re-attached).
+DEFAULT_TOPOLOGY = Path(__file__).resolve().parents[1] / "topologies" / "rack.yaml"
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -166,3 +174,75 @@ def stop_daemon(pid: int, timeout: float = 60) -> bool:
             return True
         time.sleep(0.1)
     return False
+
+
+def bring_up(options: DaemonOptions, on_event: Relay | None = None
+             ) -> tuple[subprocess.Popen[bytes], dict[str, Any]]:
+    """`aizone up`: the daemon started (or re-attached) and followed until the fabric is up.
+
+    `options.topology` None: re-attach to a fabric whose daemon died, else the
+    default topology. A fabric whose daemon died and the same (or no) topology
+    is re-attached; another topology is refused. Bad input (topology file,
+    programs, tools) is said before anything starts (`controller.preflight`).
+    Returns the daemon process and its status; Ctrl-C stops the daemon.
+    """
+    from dataclasses import replace
+
+    if os.geteuid() != 0:
+        raise NetworkError("aizone up needs root (network namespaces, veths): run it with sudo")
+    busy = already_up()
+    if busy:
+        raise NetworkError(busy)
+    topology = options.topology
+    attach = will_attach(topology)
+    if not attach and orphan() is not None:
+        left = orphan()
+        assert left is not None
+        raise NetworkError(f"fabric {left.name!r} is still running without its daemon: "
+                           f"`aizone up` re-attaches to it, `aizone down` removes it")
+    if topology is None:
+        topology = DEFAULT_TOPOLOGY
+    if not attach:
+        from .preflight import prepare
+
+        # A bad file, a missing program, a fabric too large to emulate here or a
+        # missing tool: said before anything starts.
+        prepare(topology, options.target)
+    child = start_daemon(replace(options, topology=None if attach else topology, attach=attach))
+    try:
+        info = follow(child, on_event)
+    except BaseException:
+        stop_daemon(child.pid)
+        raise
+    return child, info
+
+
+def will_attach(topology: Path | None) -> bool:
+    """Would `bring_up` re-attach (a fabric whose daemon died, of this or no topology)?"""
+    left = orphan()
+    if left is None:
+        return False
+    return topology is None or Path(topology).resolve() == Path(left.meta.get("topology", ""))
+
+
+def tear_down() -> dict[str, Any]:
+    """`aizone down`: the daemon asked to stop, then whatever aizone left removed."""
+    from topologies.runstate import cleanup
+
+    from .errors import ControllerError
+
+    if os.geteuid() != 0:
+        raise NetworkError("aizone down needs root (it deletes interfaces and processes): "
+                           "run it with sudo")
+    stopped = None
+    with ApiClient() as c:
+        if c.alive():
+            pid = c.get("/status").get("pid")
+            with contextlib.suppress(ControllerError):
+                c.post("/shutdown")
+            if pid and stop_daemon(pid, 60):
+                stopped = pid
+    report = cleanup(stop_running=True)
+    return {"stopped_daemon": stopped, "stopped_owner": report.stopped_owner,
+            "killed": report.killed, "interfaces": report.interfaces,
+            "state_removed": report.state_removed}

@@ -20,6 +20,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from traffic.report import CollectiveResult
+
 __all__ = [
     "AclAnswer",
     "AclRuleView",
@@ -254,7 +256,8 @@ class RunAnswer(Answer):
 
     id: int
     pattern: str
-    result: dict[str, Any]
+    result: CollectiveResult = Field(description="nccl-tests' time, algbw and busbw, and the "
+                                                 "transport's counters, all hosts")
     mode: str | None = None
     cpu_bound: bool = False
 

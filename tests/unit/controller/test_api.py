@@ -162,15 +162,23 @@ def test_unix_socket_is_root_only(daemon: Daemon, tmp_path: Path) -> None:
     assert not (tmp_path / "api.sock").exists()
 
 
+# The routes that answer something else than JSON, and what.
+STREAMS = {"/api/v1/events": "text/event-stream",
+           "/api/v1/capture": "application/vnd.tcpdump.pcap",
+           "/metrics": "text/plain"}
+
+
 def test_every_route_documents_what_it_answers(client: TestClient) -> None:
     """Each JSON route's 200 answer in /openapi.json is a named model (or a list/map of one)."""
     doc = client.get("/openapi.json").json()
     bare = []
     for path, ops in doc["paths"].items():
         for method, op in ops.items():
-            if path == "/api/v1/events":
-                continue  # a server-sent event stream, not a JSON answer
-            schema = op["responses"]["200"]["content"]["application/json"]["schema"]
+            content = op["responses"]["200"].get("content", {})
+            if path in STREAMS:  # not JSON: each says what it answers instead
+                assert list(content) == [STREAMS[path]], (path, content)
+                continue
+            schema = content["application/json"]["schema"]
             text = str(schema)
             if "$ref" not in text:
                 bare.append(f"{method.upper()} {path}: {schema}")
