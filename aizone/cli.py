@@ -142,7 +142,8 @@ def cmd_up(args: argparse.Namespace) -> int:
     options = DaemonOptions(
         topology=Path(topology) if topology else None, target=args.target, mode=args.mode,
         build_dir=args.build_dir, api_host=args.api_host, api_port=args.api_port,
-        api_allow_hosts=tuple(args.api_allow_host), switch_log=args.switch_log)
+        api_allow_hosts=tuple(args.api_allow_host), switch_log=args.switch_log,
+        pcap_dir=args.pcap)
     attach = will_attach(options.topology)
     with _UpProgress(console, quiet=args.json, attach=attach) as view:
         child, info = bring_up(options, view.on_event)
@@ -216,6 +217,7 @@ def _describe_step(step: str, data: dict[str, Any]) -> str:
         "network": f"{data.get('switches')} switch(es), {data.get('hosts')} host(s) in Mininet",
         "attached": f"re-attaching to {data.get('switches')} running switch(es)",
         "sessions": "P4Runtime sessions: pipelines and entries",
+        "capturing": f"capturing {data.get('ports')} switch ports into {data.get('directory')}",
     }
     return texts.get(step, step)
 
@@ -442,7 +444,7 @@ def cmd_capture(args: argparse.Namespace) -> int:
     --snaplen of 256 bytes by default (every RoCEv2 header; --snaplen 65535
     for whole frames); --filter takes a BPF expression. Wireshark and
     tshark decode the file: RoCEv2 (BTH opcode, QP, PSN; RETH, AETH) and
-    PFC PAUSE frames.
+    PFC PAUSE frames. Ctrl-C ends it early and keeps what was captured.
     """
     from scapy.utils import RawPcapReader
 
@@ -457,20 +459,49 @@ def cmd_capture(args: argparse.Namespace) -> int:
                   + f" into {out_path}")
 
     tmp = out_path.with_name(f".{out_path.name}.part")
+    stopped = False
     try:
         with _client() as c, open(tmp, "wb") as sink:
-            c.download("/capture", sink, timeout=args.seconds + 60, started=started,
-                       target=args.where, seconds=args.seconds, count=args.count,
-                       snaplen=args.snaplen, filter=args.filter)
-        tmp.replace(out_path)  # a file appears only when the capture is whole
+            try:
+                c.download("/capture", sink, timeout=args.seconds + 60, started=started,
+                           target=args.where, seconds=args.seconds, count=args.count,
+                           snaplen=args.snaplen, filter=args.filter)
+            except KeyboardInterrupt:
+                stopped = True  # as tcpdump does: Ctrl-C ends the capture, the file stays
+        _trim_pcap(tmp)
+        tmp.replace(out_path)  # the file appears only when it is whole
     finally:
         tmp.unlink(missing_ok=True)
     packets = sum(1 for _ in RawPcapReader(str(out_path)))
     data = {"file": str(out_path), "packets": packets, "bytes": out_path.stat().st_size,
             "where": args.where}
+    data["stopped"] = stopped
     if not _out(args, data):
-        err.print(f"{packets} packets, {data['bytes']} bytes in {out_path}")
+        err.print(("stopped: " if stopped else "")
+                  + f"{packets} packets, {data['bytes']} bytes in {out_path}")
     return EXIT_OK
+
+
+def _trim_pcap(path: Path) -> None:
+    """Cut a pcap file after its last whole record (a capture stopped mid-packet)."""
+    import struct
+
+    with open(path, "r+b") as f:
+        head = f.read(24)
+        if len(head) < 24:
+            return
+        endian = "<" if head[:4] in (b"\xd4\xc3\xb2\xa1", b"\x4d\x3c\xb2\xa1") else ">"
+        good = 24
+        while True:
+            rec = f.read(16)
+            if len(rec) < 16:
+                break
+            incl = struct.unpack(endian + "IIII", rec)[2]
+            body = f.read(incl)
+            if len(body) < incl:
+                break
+            good = f.tell()
+        f.truncate(good)
 
 
 def cmd_run(args: argparse.Namespace) -> int:
@@ -677,6 +708,9 @@ def build_parser() -> argparse.ArgumentParser:
                     help="stay attached; Ctrl-C stops the fabric")
     up.add_argument("--switch-log", action="store_true",
                     help="switches log every packet into their log files")
+    up.add_argument("--pcap", type=Path, default=None, metavar="DIR",
+                    help="capture every switch port from the start until `down` into DIR "
+                         "(a ring of 4 x 16 MB pcap files per port, 256 bytes of each frame)")
     add("down", cmd_down)
     add("status", cmd_status)
     add("dashboard", cmd_dashboard)

@@ -18,23 +18,39 @@ off unless asked for. Wireshark and tshark decode UDP port 4791 as RoCEv2
 (BTH opcode, destination QP, PSN; RETH, AETH) and MAC control frames as
 PFC (class-enable vector, quanta per class).
 
+`PortCaptures` is `aizone up --pcap DIR`: one tcpdump per switch port
+(every link, host links included, seen at the switch), from the moment the
+network exists until `aizone down`, each a ring of `PCAP_FILES` files of
+`PCAP_FILE_MB` MB (`DIR/<switch>-eth<port>.pcap0`, `...pcap1`, ...: the
+oldest is overwritten), so a long run keeps its latest packets and never
+fills the disk.
+
 Names defined here: `CapturePoint`, `CaptureError`, `capture_point`,
-`tcpdump_argv`, `SNAPLEN`, `MAX_BYTES`, `MAX_SECONDS`.
+`tcpdump_argv`, `start_capture`, `PortCaptures`, `SNAPLEN`, `MAX_BYTES`, `MAX_SECONDS`,
+`PCAP_FILES`, `PCAP_FILE_MB`.
 """
 
 from __future__ import annotations
 
+import asyncio
+import os
 import re
+import subprocess
+from collections.abc import AsyncGenerator, Callable
 from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
 
 from topologies.addressing import AddressPlan
 
-__all__ = ["MAX_BYTES", "MAX_SECONDS", "SNAPLEN", "CaptureError", "CapturePoint",
-           "capture_point", "tcpdump_argv"]
+__all__ = ["MAX_BYTES", "MAX_SECONDS", "PCAP_FILES", "PCAP_FILE_MB", "SNAPLEN", "CaptureError",
+           "CapturePoint", "PortCaptures", "capture_point", "start_capture", "tcpdump_argv"]
 
 SNAPLEN = 256  # bytes kept of each frame: Ethernet, IPv4, UDP, BTH, RETH/AETH and more
 MAX_BYTES = 512 << 20  # a capture stops when it has written this much
 MAX_SECONDS = 3600.0
+PCAP_FILES = 4  # `up --pcap`: files in each port's ring
+PCAP_FILE_MB = 16  # and each one's size (MB, tcpdump's -C: millions of bytes)
 
 _PORT = re.compile(r"^([A-Za-z0-9_]+)(?::|-eth)(\d+)$")
 _LINK = re.compile(r"^([A-Za-z0-9_]+)-([A-Za-z0-9_]+)(?:/(\d+))?$")
@@ -112,3 +128,122 @@ def tcpdump_argv(point: CapturePoint, *, count: int | None = None, snaplen: int 
     if bpf:
         argv.append(bpf)
     return argv
+
+
+class PortCaptures:
+    """`aizone up --pcap DIR`: a tcpdump on every switch port (see the module docstring).
+
+    `popen` starts a process in the root namespace marked as the fabric's
+    (`FabricRuntime.root_popen`), so `aizone down` ends what `stop` could not.
+    """
+
+    def __init__(self, plan: AddressPlan, directory: Path, popen: Callable[..., Any], *,
+                 snaplen: int = SNAPLEN, files: int = PCAP_FILES,
+                 file_mb: int = PCAP_FILE_MB) -> None:
+        self.plan, self.directory, self.popen = plan, directory, popen
+        self.snaplen, self.files, self.file_mb = snaplen, files, file_mb
+        self.procs: list[subprocess.Popen[bytes]] = []
+
+    def start(self) -> list[Path]:
+        """One tcpdump per switch port; the first file of each ring."""
+        self.directory.mkdir(parents=True, exist_ok=True)
+        out = []
+        for sw in self.plan.switches:
+            for p in sw.ports:
+                path = self.directory / f"{p.intf}.pcap"
+                # -Z root: tcpdump would give up root before opening the ring's next file
+                argv = ["tcpdump", "-i", p.intf, "-n", "-s", str(self.snaplen), "-U", "-w",
+                        str(path), "-C", str(self.file_mb), "-W", str(self.files), "-Z", "root"]
+                self.procs.append(self.popen(argv, stdin=subprocess.DEVNULL,
+                                             stdout=subprocess.DEVNULL,
+                                             stderr=subprocess.DEVNULL))
+                out.append(path.with_name(path.name + "0"))
+        return out
+
+    def stop(self, timeout: float = 10.0) -> None:
+        """End every tcpdump (each writes what it holds first)."""
+        for proc in self.procs:
+            if proc.poll() is None:
+                proc.terminate()
+        for proc in self.procs:
+            try:
+                proc.wait(timeout)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+        self.procs.clear()
+
+
+async def start_capture(plan: AddressPlan, fabric: Any, target: str, *, seconds: float,
+                        count: int | None = None, snaplen: int | None = None,
+                        bpf: str | None = None) -> tuple[CapturePoint, AsyncGenerator[bytes, None]]:
+    """tcpdump at `target` of `fabric` (a `topologies.attach.FabricRuntime`): its capture
+    point and the pcap stream, for at most `seconds`, `count` packets and `MAX_BYTES`.
+
+    Everything that can be wrong is a `CaptureError` before anything streams:
+    the point, the limits, and the filter (compiled by tcpdump first). The
+    stream has one reader of tcpdump's output; closing it (the client went
+    away) ends tcpdump.
+    """
+    point = capture_point(plan, target)
+    if not 0 < seconds <= MAX_SECONDS:
+        raise CaptureError(f"seconds {seconds:g}: more than 0, at most {MAX_SECONDS:g}")
+    argv = tcpdump_argv(point, count=count, snaplen=snaplen or SNAPLEN, bpf=bpf)
+    check = tcpdump_argv(point, snaplen=snaplen or SNAPLEN, bpf=bpf, check_only=True)
+
+    def start(cmd: list[str], **kw: Any) -> subprocess.Popen[bytes]:
+        if point.host is not None:
+            return fabric.host_popen(point.host, cmd, **kw)
+        return fabric.root_popen(cmd, **kw)
+
+    if bpf:
+        probe = await asyncio.to_thread(lambda: start(
+            check, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE).communicate(timeout=30))
+        lines = probe[1].decode(errors="replace").strip().splitlines()
+        if lines and ("syntax error" in lines[-1] or "tcpdump:" in lines[-1]):
+            raise CaptureError(f"filter {bpf!r}: {lines[-1]}")
+    proc = start(argv, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    assert proc.stdout is not None
+    out = proc.stdout
+
+    loop = asyncio.get_running_loop()
+    chunks: asyncio.Queue[bytes | None] = asyncio.Queue()
+
+    def pump() -> None:  # the one reader of tcpdump's output, until it ends
+        while True:
+            chunk = os.read(out.fileno(), 1 << 16)
+            loop.call_soon_threadsafe(chunks.put_nowait, chunk or None)
+            if not chunk:
+                return
+
+    reader = loop.run_in_executor(None, pump)
+
+    async def stream() -> AsyncGenerator[bytes, None]:
+        deadline = loop.time() + seconds
+        total, stopping = 0, False
+        try:
+            while True:
+                left = deadline - loop.time()
+                if not stopping and (left <= 0 or total >= MAX_BYTES):
+                    proc.terminate()  # tcpdump writes what it holds and ends
+                    stopping = True
+                try:
+                    chunk = await asyncio.wait_for(chunks.get(), 15 if stopping else left)
+                except TimeoutError:
+                    if stopping:
+                        break
+                    continue
+                if chunk is None:
+                    break  # tcpdump ended (its count reached, or stopped)
+                chunk = chunk[:MAX_BYTES - total]
+                total += len(chunk)
+                if chunk:
+                    yield chunk
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+            await asyncio.to_thread(proc.wait)
+            await reader
+            out.close()
+
+    return point, stream()

@@ -109,6 +109,8 @@ class DaemonConfig:
     """A link whose probes have not arrived for this long is down."""
     log_console: bool = False
     """Switches log every packet into their log files."""
+    pcap_dir: Path | None = None
+    """Capture every switch port from the start into this folder (`controller.capture`)."""
 
 
 @dataclass
@@ -154,6 +156,7 @@ class Daemon:
         self.sessions: FabricSessions | None = None
         self.stats: StatsPoller | None = None
         self.write_log: WriteLog | None = None
+        self.pcaps: Any = None  # controller.capture.PortCaptures with --pcap
         self.prober: LinkProber | None = None
         self.agents: HostAgents | None = None
         self.jobs: dict[int, dict[str, Any]] = {}
@@ -284,6 +287,12 @@ class Daemon:
         from topologies.attach import FabricRuntime
 
         self.rt.fabric = FabricRuntime.from_net(net)
+        if cfg.pcap_dir is not None:
+            from .capture import PortCaptures
+
+            self.pcaps = PortCaptures(plan, cfg.pcap_dir, self.rt.fabric.root_popen)
+            first = await asyncio.to_thread(self.pcaps.start)
+            self.progress("capturing", ports=len(first), directory=str(cfg.pcap_dir))
 
     async def _attach(self) -> None:
         from topologies.attach import FabricRuntime
@@ -385,6 +394,8 @@ class Daemon:
                 await asyncio.wait_for(self.sessions.stop(), 10)
             except (TimeoutError, Exception):  # noqa: BLE001 - stopping anyway
                 LOG.warning("P4Runtime sessions did not close cleanly")
+        if self.pcaps is not None:
+            await asyncio.to_thread(self.pcaps.stop)
         rt = self.rt
         if rt is not None and rt.net is not None:
             await asyncio.to_thread(rt.net.stop)
@@ -644,84 +655,15 @@ class Daemon:
     async def capture(self, target: str, *, seconds: float, count: int | None = None,
                       snaplen: int | None = None, bpf: str | None = None
                       ) -> tuple[Any, AsyncGenerator[bytes, None]]:
-        """A capture point and its pcap stream (`controller.capture`): tcpdump for at most
-        `seconds`, `count` packets and `capture.MAX_BYTES`; a bad filter fails here."""
-        from .capture import (
-            MAX_BYTES,
-            MAX_SECONDS,
-            SNAPLEN,
-            CaptureError,
-            capture_point,
-            tcpdump_argv,
-        )
+        """A capture point and its pcap stream (`controller.capture.start_capture`)."""
+        from .capture import CaptureError, start_capture
 
         rt, _, _ = self._need()
         try:
-            point = capture_point(rt.plan, target)
-            if not 0 < seconds <= MAX_SECONDS:
-                raise CaptureError(f"seconds {seconds:g}: more than 0, at most {MAX_SECONDS:g}")
-            argv = tcpdump_argv(point, count=count, snaplen=snaplen or SNAPLEN, bpf=bpf)
-            check = tcpdump_argv(point, snaplen=snaplen or SNAPLEN, bpf=bpf, check_only=True)
+            return await start_capture(rt.plan, rt.fabric, target, seconds=seconds,
+                                       count=count, snaplen=snaplen, bpf=bpf)
         except CaptureError as exc:
             raise DaemonError(str(exc)) from None
-        fabric = rt.fabric
-
-        def start(cmd: list[str], **kw: Any) -> subprocess.Popen[bytes]:
-            if point.host is not None:
-                return fabric.host_popen(point.host, cmd, **kw)
-            return fabric.root_popen(cmd, **kw)
-
-        if bpf:
-            probe = await asyncio.to_thread(lambda: start(
-                check, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE).communicate(timeout=30))
-            lines = probe[1].decode(errors="replace").strip().splitlines()
-            if lines and ("syntax error" in lines[-1] or "tcpdump:" in lines[-1]):
-                raise DaemonError(f"filter {bpf!r}: {lines[-1]}")
-        proc = start(argv, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
-        assert proc.stdout is not None
-        out = proc.stdout
-
-        loop = asyncio.get_running_loop()
-        chunks: asyncio.Queue[bytes | None] = asyncio.Queue()
-
-        def pump() -> None:  # the one reader of tcpdump's output, until it ends
-            while True:
-                chunk = os.read(out.fileno(), 1 << 16)
-                loop.call_soon_threadsafe(chunks.put_nowait, chunk or None)
-                if not chunk:
-                    return
-
-        reader = loop.run_in_executor(None, pump)
-
-        async def stream() -> AsyncGenerator[bytes, None]:
-            deadline = loop.time() + seconds
-            total, stopping = 0, False
-            try:
-                while True:
-                    left = deadline - loop.time()
-                    if not stopping and (left <= 0 or total >= MAX_BYTES):
-                        proc.terminate()  # tcpdump writes what it holds and ends
-                        stopping = True
-                    try:
-                        chunk = await asyncio.wait_for(chunks.get(), 15 if stopping else left)
-                    except TimeoutError:
-                        if stopping:
-                            break
-                        continue
-                    if chunk is None:
-                        break  # tcpdump ended (its count reached, or stopped)
-                    chunk = chunk[:MAX_BYTES - total]
-                    total += len(chunk)
-                    if chunk:
-                        yield chunk
-            finally:
-                if proc.poll() is None:
-                    proc.kill()
-                await asyncio.to_thread(proc.wait)
-                await reader
-                out.close()
-
-        return point, stream()
 
     async def routes(self, switch: str | None = None) -> dict[str, Any]:
         rt, intent, sessions = self._need()
@@ -948,6 +890,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--probe-interval", type=float, default=0.2)
     p.add_argument("--probe-dead-after", type=float, default=1.0)
     p.add_argument("--switch-log", action="store_true")
+    p.add_argument("--pcap", type=Path, default=None, metavar="DIR")
     return p
 
 
@@ -971,7 +914,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                           api_port=args.api_port, api_extra_hosts=tuple(args.api_allow_host),
                           attach=args.attach,
                           stats_interval=args.stats_interval, probe_interval=args.probe_interval,
-                          probe_dead_after=args.probe_dead_after, log_console=args.switch_log)
+                          probe_dead_after=args.probe_dead_after, log_console=args.switch_log,
+                          pcap_dir=args.pcap.resolve() if args.pcap else None)
     try:
         return asyncio.run(Daemon(config).run())
     except (SpecError, NetworkError, ControllerError, OSError) as exc:

@@ -54,6 +54,7 @@ class DaemonOptions:
     api_allow_hosts: tuple[str, ...] = ()
     switch_log: bool = False
     attach: bool = False
+    pcap_dir: Path | None = None  # capture every switch port from the start (`up --pcap`)
 
     def argv(self) -> list[str]:
         cmd = [sys.executable, "-m", "controller.daemon"]
@@ -71,6 +72,8 @@ class DaemonOptions:
             cmd += ["--api-allow-host", name]
         if self.switch_log:
             cmd.append("--switch-log")
+        if self.pcap_dir and not self.attach:
+            cmd += ["--pcap", str(self.pcap_dir.resolve())]
         return cmd
 
 

@@ -18,6 +18,9 @@ another way:
   tshark (Debian's) decodes as RoCEv2: its RoCE data frames are exactly the
   class-3 frames both ends' switches counted out of that link, and
   tshark's opcode, QP and PSN of each equal scapy's reading of the file;
+- `aizone up --pcap DIR` (this module's fabric) keeps a capture of every
+  switch port from the start: a file per port, and the uplink's holds the
+  AllReduce's RoCEv2 frames;
 - `aizone routes --history SWITCH` after `aizone mode ecmp` holds, under
   that reason, exactly the inserts, modifies and deletes the mode switch
   reported for the switch, and the bring-up's writes under `start`.
@@ -89,9 +92,15 @@ def _free_port() -> int:
 
 
 @pytest.fixture(scope="module")
-def fabric(target: str, build_dir: Path) -> Iterator[dict[str, Any]]:
+def pcaps(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("pcaps")
+
+
+@pytest.fixture(scope="module")
+def fabric(target: str, build_dir: Path, pcaps: Path) -> Iterator[dict[str, Any]]:
     before = leftovers()
-    up = aizone("up", str(ZONE), "--target", target, "--build-dir", str(build_dir), "--json")
+    up = aizone("up", str(ZONE), "--target", target, "--build-dir", str(build_dir), "--json",
+                "--pcap", str(pcaps))
     assert up.returncode == 0, up.stdout + up.stderr
     try:
         yield json.loads(up.stdout)
@@ -294,3 +303,21 @@ def test_a_capture_of_a_link_decodes_as_rocev2(fabric: dict[str, Any], tmp_path:
     # only with immediate 11; ACKs (17) travel in their QP's class, the data class
     ops = {op for op, _, _ in decoded}
     assert ops <= {6, 7, 8, 9, 10, 11, 17} and 17 in ops and ops & {6, 10}, ops
+
+
+def test_up_pcap_keeps_every_port_from_the_start(fabric: dict[str, Any], pcaps: Path) -> None:
+    if shutil.which("tshark") is None:
+        unavailable("tshark", "no tshark on PATH (Debian's package `tshark`, installed by "
+                              "`make apt-test`)")
+    with ApiClient() as api:
+        edges = api.get("/topology")["edges"]
+    ports = {f"{e['b']}-eth{e['b_port']}" for e in edges}
+    ports |= {f"{e['a']}-eth{e['a_port']}" for e in edges if e["tier"] != "host"}
+    files = {p.name for p in pcaps.iterdir()}
+    assert {f"{p}.pcap0" for p in ports} <= files, sorted(ports - {f[:-6] for f in files})
+    run = aizone("run", "allreduce", "--ranks", "8", "--size", "128K", "--json")
+    assert run.returncode == 0, run.stdout + run.stderr
+    # (tcpdump is still writing: tshark may say the last packet is cut short)
+    count = subprocess.run(["tshark", "-r", str(pcaps / "rtsw1-eth6.pcap0"), "-Y", "infiniband"],
+                           capture_output=True, text=True, timeout=120)
+    assert len(count.stdout.splitlines()) > 0, count.stderr

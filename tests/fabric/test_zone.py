@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -23,6 +25,7 @@ import pytest
 from fabric_support import ROOT, Flow, aizone, assert_clean, in_host, leftovers
 
 from controller.client import ApiClient
+from tests.provides import unavailable
 from topologies.runstate import read_state
 
 ZONE = ROOT / "topologies" / "ai_zone_small.yaml"
@@ -333,14 +336,48 @@ def test_incast_with_pfc_loses_nothing(zone: Zone, target: str) -> None:
     if target != "p4switch":
         pytest.skip("BMv2 fabrics run without PFC until the programs' PFC holds in a fabric "
                     "(docs/bmv2.md)")
-    out = zone.api.post("/run", {"pattern": "incast", "hosts": ["h1", "h3", "h5", "h7"],
-                                 "per": "host", "size": 256 << 10, "timeout": 120})
+    if shutil.which("tshark") is None:
+        unavailable("tshark", "no tshark on PATH (Debian's package `tshark`, installed by "
+                              "`make apt-test`)")
+    # rtsw1's uplinks captured meanwhile: the PAUSE frames it sends upstream, as Wireshark
+    # decodes them (MAC control opcode 0x0101, the lossless class's enable bit and quanta)
+    caps = {}
+    for port in (5, 6):
+        pcap = zone.tmp / f"pfc-rtsw1-{port}.pcap"
+        caps[pcap] = subprocess.Popen(
+            [sys.executable, "-m", "aizone.cli", "capture", f"rtsw1:{port}", "-w", str(pcap),
+             "--seconds", "300", "--filter", "ether proto 0x8808"],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    for proc in caps.values():
+        assert proc.stderr is not None
+        line = proc.stderr.readline()
+        assert line.startswith("capturing rtsw1 port"), line + proc.stderr.read()
+    try:
+        out = zone.api.post("/run", {"pattern": "incast", "hosts": ["h1", "h3", "h5", "h7"],
+                                     "per": "host", "size": 256 << 10, "timeout": 120})
+    finally:
+        for proc in caps.values():
+            proc.send_signal(signal.SIGINT)  # Ctrl-C: the capture ends, the file stays
+        for proc in caps.values():
+            proc.communicate(timeout=60)
     r = out["result"]
     assert r["status"] == "ok", r["errors"]
     assert r["bytes_received"] == 3 * (256 << 10) and r["bytes_ok"] is True
     assert out["tm"]["pauses_sent"] > 0
     assert out["tm"]["tm_dropped"] == 0 and not out["switch_drops"]
     assert r["retransmitted"] == 0
+    pauses = []
+    for pcap, proc in caps.items():
+        assert proc.returncode == 0, pcap
+        fields = subprocess.run(
+            ["tshark", "-r", str(pcap), "-Y", "macc.opcode == 0x0101", "-T", "fields",
+             "-e", "macc.cbfc.enbv.c3", "-e", "macc.cbfc.pause_time.c3"],
+            capture_output=True, text=True, timeout=120)
+        assert fields.returncode == 0, fields.stderr
+        pauses += [row.split("\t") for row in fields.stdout.splitlines()]
+    assert pauses, "no PFC frame captured on rtsw1's uplinks during the incast"
+    xoff = [int(q) for enabled, q in pauses if enabled in ("1", "True") and int(q) > 0]
+    assert xoff, pauses[:5]  # XOFF for class 3 (XON frames carry quanta 0)
 
 
 def test_a_killed_switch_is_restarted_and_reconciled(zone: Zone) -> None:
