@@ -199,6 +199,7 @@ def _rewrite(args: argparse.Namespace, names: Sequence[str], out: Path, command:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """`aizone experiment ...` without the `aizone` entry point; returns the exit status."""
     parser = argparse.ArgumentParser(prog="aizone")
     sub = parser.add_subparsers(dest="command", required=True)
     add_parser(sub)

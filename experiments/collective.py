@@ -75,6 +75,7 @@ class Collective:
     timeout: float = 600.0
 
     def body(self) -> dict[str, Any]:
+        """The collective as the daemon's /run body (lists for tuples, unset fields left out)."""
         return {k: (list(v) if isinstance(v, tuple) else v) for k, v in asdict(self).items()
                 if v is not None}
 
@@ -149,6 +150,7 @@ def _via_agents(fabric: Fabric, c: Collective,
     errors: dict[str, str] = {}
 
     def one(host: str) -> None:
+        """Run `host`'s job through its agent, keeping its report or error."""
         try:
             reports[host] = AgentClient(agents_dir() / f"{host}.sock").run(jobs[host], c.timeout)
         except AgentError as exc:

@@ -99,9 +99,11 @@ class EventLog:
         self._client: ApiClient | None = None
 
     def start(self) -> None:
+        """Start following the daemon's events."""
         self._thread.start()
 
     def stop(self) -> None:
+        """Stop following (the event stream is closed)."""
         self._stop.set()
         if self._client is not None:
             with contextlib.suppress(Exception):
@@ -243,15 +245,18 @@ class Fabric:
             raise FabricError(f"the daemon went away: {exc}") from None
 
     def status(self) -> dict[str, Any]:
+        """The daemon's GET /status answer."""
         result: dict[str, Any] = self._call("GET", "/status")
         return result
 
     def mode(self, mode: str) -> dict[str, Any]:
+        """Switch the fabric to routing mode `mode`; the daemon's answer."""
         result: dict[str, Any] = self._call("POST", "/mode", {"mode": mode})
         return result
 
     def link(self, a: str, b: str, *, up: bool, index: int = 0,
              silent: bool = False) -> dict[str, Any]:
+        """Fail (`up` False) or restore link `index` between `a` and `b`; `silent`: unannounced."""
         result: dict[str, Any] = self._call("POST", "/link", {"a": a, "b": b, "index": index,
                                                               "up": up, "silent": silent})
         return result
@@ -263,9 +268,11 @@ class Fabric:
         return result
 
     def run_async(self, body: dict[str, Any]) -> Future[dict[str, Any]]:
+        """`run(body)` on a thread of the fabric's pool; a Future of its answer."""
         return self._pool.submit(self.run, body)
 
     def counters(self, switch: str, counter: str, ports: list[int]) -> dict[int, tuple[int, int]]:
+        """(packets, bytes) of `ports` of a counter of `switch`, by index."""
         with ApiClient() as c:
             got = c.get(f"/counters/{switch}/{counter}", index=ports)
         return {int(i): (int(v["packets"]), int(v["bytes"])) for i, v in got["cells"].items()}

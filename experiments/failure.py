@@ -59,6 +59,7 @@ def _link_id(fabric: Fabric) -> str:
 
 def _fail(kind: str, after: float, link: str) -> Any:
     def during(fabric: Fabric) -> dict[str, Any]:
+        """Fail the link `after` seconds into the run; what detection and rerouting took."""
         time.sleep(after)
         t0 = time.time()
         answer = fabric.link(*LINK, up=False, silent=kind == "silent")
@@ -168,6 +169,7 @@ def _timeouts_note(result: ExperimentResult, kind: str) -> str:
 
 
 def findings(result: ExperimentResult) -> list[Finding]:
+    """The paper's claims against the measured points."""
     out: list[Finding] = []
     for kind in ("admin", "silent"):
         rows = []
@@ -197,9 +199,11 @@ def findings(result: ExperimentResult) -> list[Finding]:
 
 
 def plot(result: ExperimentResult, out_dir: Path) -> list[str]:
+    """AllReduce time and retransmissions per mode and failure kind."""
     fig, (a, b) = new_figure(2, width=6.0)
 
     def label(p: Point) -> str:
+        """A bar's label: mode, QPs and failure kind."""
         return f"{p.params['mode']} {p.params['qps']}QP\n{p.params['failure']}"
 
     colors = {"none": "tab:green", "admin": "tab:orange", "silent": "tab:red"}

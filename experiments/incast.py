@@ -99,6 +99,7 @@ def _sum(result: ExperimentResult, metric: str, **params: object) -> tuple[float
 
 
 def findings(result: ExperimentResult) -> list[Finding]:
+    """The paper's claims against the measured points."""
     out: list[Finding] = []
     drops_on, n_on = _sum(result, "tm_dropped", pfc="on")
     pauses_on, _ = _sum(result, "switch_pauses", pfc="on")
@@ -132,9 +133,11 @@ def findings(result: ExperimentResult) -> list[Finding]:
 
 
 def plot(result: ExperimentResult, out_dir: Path) -> list[str]:
+    """Incast completion time, switch queue drops and PAUSEs sent, per point."""
     fig, (a, b, c) = new_figure(3, width=4.6)
 
     def label(p: Point) -> str:
+        """A bar's label: PFC on or off, senders, admission."""
         return (f"PFC {p.params['pfc']}, {p.params['senders']}->1"
                 + (", adm" if p.params["admission"] else ""))
 

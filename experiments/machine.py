@@ -46,6 +46,7 @@ def _memory_gb() -> float | None:
 
 
 def machine() -> dict[str, Any]:
+    """The machine the experiment ran on: host, CPU, cores, memory, kernel, Python, load."""
     load = os.getloadavg()
     return {"hostname": platform.node(), "cpu": _cpu_model(), "cores": os.cpu_count(),
             "memory_gb": _memory_gb(), "kernel": platform.release(),
@@ -70,6 +71,7 @@ def _version(dist: str) -> str | None:
 
 
 def versions(target: str) -> dict[str, Any]:
+    """Versions of aizone (git commit, dirty or not), its libraries and the target's tools."""
     out: dict[str, Any] = {"aizone": _version("aizone"),
                            "commit": _run(["git", "rev-parse", "--short", "HEAD"]),
                            "dirty": bool(_run(["git", "status", "--porcelain",

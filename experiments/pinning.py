@@ -174,6 +174,7 @@ def _own_cost(result: ExperimentResult, job: str, ee: Point) -> str:
 
 
 def findings(result: ExperimentResult) -> list[Finding]:
+    """The paper's claims against the measured points."""
     out: list[Finding] = []
     whole = result.point(job="whole racks", mode="pin")
     if whole is not None and "up_imbalance" in whole.summary:
@@ -208,6 +209,7 @@ def plot(result: ExperimentResult, out_dir: Path) -> list[str]:
     fig, (a, b) = new_figure(2, width=6.5)
 
     def label(p: Point) -> str:
+        """A bar's label: job, mode and QPs."""
         return f"{p.params['job']}\n{p.params['mode']} {p.params['qps']}QP"
 
     colors = ["tab:red", "tab:orange", "tab:blue", "tab:green"] * len(JOBS)

@@ -129,6 +129,7 @@ def run(options: Options) -> ExperimentResult:
 
 
 def findings(result: ExperimentResult) -> list[Finding]:
+    """The paper's claims against the measured points."""
     out: list[Finding] = []
     for n in sorted({int(p.params["ranks"]) for p in result.points}):  # type: ignore[arg-type]
         mc = result.point(ranks=n, placement="mincut")
@@ -163,9 +164,11 @@ def findings(result: ExperimentResult) -> list[Finding]:
 
 
 def plot(result: ExperimentResult, out_dir: Path) -> list[str]:
+    """Cross-zone bytes and AllReduce time per placement, the model's as crosses."""
     fig, (a, b) = new_figure(2, width=6.0)
 
     def label(p: Point) -> str:
+        """A bar's label: ranks, placement and seed (random ones)."""
         s = f" {p.params['seed']}" if p.params["placement"] == "random" else ""
         return f"{p.params['ranks']} ranks {p.params['placement']}{s}"
 

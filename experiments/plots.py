@@ -42,6 +42,7 @@ __all__ = ["bar_panel", "line_panel", "new_figure", "save", "series"]
 
 def new_figure(panels: int, *, width: float = 5.2, height: float = 3.8) -> tuple[Figure,
                                                                                   list[Axes]]:
+    """A figure of `panels` side by side (`width` x `height` inches each) and their axes."""
     fig, axes = _pyplot().subplots(1, panels, figsize=(width * panels, height), squeeze=False)
     return fig, list(axes[0])
 

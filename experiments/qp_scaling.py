@@ -188,6 +188,7 @@ def plot(result: ExperimentResult, out_dir: Path) -> list[str]:
     fig, (a, b) = new_figure(2)
 
     def label(key: tuple[object, ...]) -> str:
+        """A line's label: mode and strategy."""
         return f"{key[0]} {key[1]}"
 
     line_panel(a, result, "time_s", "qps", ("mode", "strategy"), ylabel="AllReduce time (s)",

@@ -81,6 +81,8 @@ class Finding(_Model):
 
 
 class ExperimentResult(_Model):
+    """One experiment's results file: how and where it ran, its points and findings."""
+
     schema_version: int = SCHEMA_VERSION
     experiment: str
     title: str
@@ -117,6 +119,7 @@ class ExperimentResult(_Model):
         return None
 
     def spread(self, metric: str, **params: Param) -> Spread | None:
+        """The summary of `metric` at the first point matching `params`, or None."""
         p = self.point(**params)
         return p.summary.get(metric) if p is not None else None
 

@@ -73,6 +73,8 @@ DEFAULT_TARGET = "p4switch"
 
 @dataclass(frozen=True, kw_only=True)
 class Options:
+    """How an experiment runs: output folder, target, repeats and the command-line flags."""
+
     out: Path
     target: str = DEFAULT_TARGET
     repeat: int | None = None  # None: the experiment's default
@@ -174,6 +176,7 @@ class Session:
         self._task = self._progress.add_task(self.result.experiment, total=total, note="")
 
     def note(self, text: str) -> None:
+        """Show `text` on the progress bar (printed when there is none, unless quiet)."""
         if self._task is not None:
             self._progress.update(self._task, note=text)
         elif not self.options.quiet:
@@ -299,6 +302,7 @@ class Session:
 
     def finish(self, findings: Sequence[Finding] = (), notes: Sequence[str] = (),
                plots: Sequence[str] = ()) -> ExperimentResult:
+        """Summarise every point over its repeats, add findings, notes, plots; the result."""
         for p in self.result.points:
             summarize_runs(p)
         self.result.tally()

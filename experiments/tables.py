@@ -98,6 +98,7 @@ def points_table(result: ExperimentResult) -> str:
 
 
 def findings_markdown(findings: Sequence[Finding]) -> str:
+    """The findings as a Markdown list: holds / does not hold / undecided, with why."""
     lines = []
     for f in findings:
         mark = {True: "**holds**", False: "**does not hold**", None: "**undecided**"}[f.holds]

@@ -76,6 +76,8 @@ def _nic(sample: Sample, intf: str, key: str) -> int:
 
 @dataclass(frozen=True, kw_only=True)
 class Usage:
+    """What the emulator did between two samples: frames lost on cables, rates, CPU shares."""
+
     seconds: float
     sent: int  # frames that entered a cable (host NICs' and switch ports' transmit side)
     lost: int  # of those, frames that did not come out of its other end
@@ -97,6 +99,7 @@ class Usage:
         return self.lost / self.sent if self.sent else 0.0
 
     def to_json(self) -> dict[str, Any]:
+        """The usage as a JSON-ready dict, `loss` included."""
         out = asdict(self)
         out["loss"] = self.loss
         return out

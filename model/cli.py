@@ -76,6 +76,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
 
 
 def config_from_args(args: argparse.Namespace, mode: str | None = None) -> ModelConfig:
+    """The ModelConfig the command-line arguments ask for (`mode` overrides theirs)."""
     return ModelConfig(pattern=args.pattern, ranks=args.ranks, placement=args.placement,
                        mode=mode or args.mode, qps=args.qps, strategy=args.strategy,
                        size=args.size, message_size=args.message_size,
@@ -165,6 +166,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def plot_results_lazy(results: list[ModelResult], path: str) -> list[Any]:
+    """`model.plot.plot_results`, imported only when a plot is asked for (matplotlib)."""
     from .plot import plot_results
 
     return plot_results(results, path)

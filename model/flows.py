@@ -129,6 +129,7 @@ def collective_steps(pattern: str, placement: npt.ArrayLike, size: int, *, qps: 
     host = None if hosts is None else np.asarray(hosts, dtype=np.int64)
 
     def mk(src: Ints, dst: Ints, per_qp: list[int]) -> Flows:
+        """The flows of these transfers, those within one host left out."""
         if host is not None:
             keep = host[src] != host[dst]
             src, dst = src[keep], dst[keep]

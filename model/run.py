@@ -64,6 +64,7 @@ class ModelConfig:
     max_events: int = 2  # fluid re-allocations per step (model.maxmin)
 
     def check(self) -> None:
+        """Raise ValueError for an unknown mode, QP strategy or placement, or a bad size."""
         if self.mode not in MODE_VALUES:
             raise ValueError(f"unknown mode {self.mode!r} (choose from {', '.join(MODE_VALUES)})")
         if self.strategy not in STRATEGIES:
@@ -79,6 +80,8 @@ class ModelConfig:
 
 @dataclass(frozen=True, kw_only=True)
 class TierStats:
+    """Loads of one tier-direction's links (bytes per step): max, mean and max/mean."""
+
     tier: str
     links: int  # directed links counted
     max_bytes: float
@@ -107,6 +110,7 @@ class ModelResult:
     links: LinkTable = field(repr=False)
 
     def tier(self, name: str) -> TierStats:
+        """The stats of tier-direction `name` (one of `TIERS`)."""
         return next(t for t in self.tiers if t.tier == name)
 
     def link_loads(self) -> dict[str, float]:
@@ -114,6 +118,7 @@ class ModelResult:
         return {self.links.name(int(d)): float(self.loads[d]) for d in np.flatnonzero(self.loads)}
 
     def to_json(self, *, with_links: bool = True) -> dict[str, Any]:
+        """The result as JSON-ready data; `with_links` adds every loaded link's bytes."""
         out: dict[str, Any] = {
             "topology": self.topology, "config": asdict(self.config), "ranks": self.ranks,
             "steps": self.steps, "sampled_steps": self.sampled_steps,
@@ -141,6 +146,7 @@ class Model:
         self._hosts = np.array([host_index[n.host] for n in plan.nics()], dtype=np.int64)
 
     def run(self, config: ModelConfig) -> ModelResult:
+        """Place, build, route and time the job `config` describes on this fabric."""
         config.check()
         if frozenset(config.failed) != self.graph.failed:
             return Model(self.spec, self.plan, frozenset(config.failed)).run(config)

@@ -84,6 +84,7 @@ def _watchdog_value(text: str) -> tuple[int | None, dict[str, Any]]:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of `p4switch` (simple_switch_grpc's general options)."""
     p = argparse.ArgumentParser(
         prog=PROG,
         description="p4switch: a pure-Python v1model switch with a P4Runtime server "
@@ -251,6 +252,7 @@ def run(args: argparse.Namespace, stop: threading.Event) -> None:
         load_program(program_bytes)  # fail on a bad program before touching the network
 
     def factory(program: Any, transmit: Any) -> Any:
+        """A pipeline `Switch` for `program`, with the traffic manager options given."""
         from p4switch.pipeline import Switch
 
         return Switch(program, transmit, **_switch_options(args))
@@ -293,6 +295,7 @@ class StartupError(Exception):
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run the `p4switch` command line until SIGTERM/SIGINT; returns the exit status."""
     # gRPC's C core logs bind failures itself; we report them in one line instead.
     os.environ.setdefault("GRPC_VERBOSITY", "NONE")
     args = _parse(sys.argv[1:] if argv is None else argv)

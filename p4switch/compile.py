@@ -34,6 +34,7 @@ _FORMATS = (".txt", ".txtpb", ".json", ".bin")
 
 
 def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of `p4switch-compile` (p4c-bm2-ss compatible flags)."""
     p = argparse.ArgumentParser(
         prog="p4switch-compile",
         description="Compile a P4-16 v1model program for the p4switch target (p4c-bm2-ss compatible flags).",
@@ -70,6 +71,7 @@ def _outputs(files: str, single: str, args: argparse.Namespace,
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Run `p4switch-compile`: compile, write the outputs; returns the exit status."""
     parser = build_parser()
     args = parser.parse_args(argv)
     if args.std not in ("p4-16", "p416"):

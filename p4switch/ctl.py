@@ -152,6 +152,7 @@ class _Server(socketserver.ThreadingMixIn, socketserver.BaseServer):
     ctl: CtlServer
 
     def process_request(self, request: Any, client_address: Any) -> None:
+        """Serve the connection on its own thread, or refuse it beyond MAX_CONNECTIONS."""
         if not self.ctl._slots.acquire(blocking=False):
             with contextlib.suppress(OSError):
                 request.settimeout(0.5)
@@ -165,6 +166,7 @@ class _Server(socketserver.ThreadingMixIn, socketserver.BaseServer):
             raise
 
     def process_request_thread(self, request: Any, client_address: Any) -> None:
+        """Serve one connection, then free its slot."""
         try:
             super().process_request_thread(request, client_address)
         finally:
@@ -192,6 +194,7 @@ class _Handler(socketserver.StreamRequestHandler):
     server: _Server
 
     def handle(self) -> None:
+        """Answer each request line of the connection with one JSON line, until it closes."""
         with contextlib.suppress(OSError):  # the client went away, or was idle too long
             while True:
                 line = self.rfile.readline(MAX_LINE + 1)
@@ -267,11 +270,13 @@ class CtlServer:
         self._unix_inode = os.lstat(path).st_ino
 
     def start(self) -> CtlServer:
+        """Start serving on a background thread; returns self."""
         self._thread = threading.Thread(target=self._srv.serve_forever, name="p4switch-ctl", daemon=True)
         self._thread.start()
         return self
 
     def stop(self) -> None:
+        """Stop serving, close the socket and remove our Unix socket file."""
         if self._thread is not None:  # shutdown() waits for serve_forever, which must have started
             self._srv.shutdown()
             self._thread = None
@@ -283,6 +288,7 @@ class CtlServer:
                     os.unlink(path)
 
     def handle(self, line: bytes) -> dict[str, Any]:
+        """The answer to one request line: `{"ok": True, ...}` or `{"ok": False, "error": ...}`."""
         try:
             req = json.loads(line, parse_constant=_no_constant)
             if not isinstance(req, dict):

@@ -85,6 +85,8 @@ def parse_interface(spec: str) -> tuple[int, str]:
 
 @dataclass
 class PortStats:
+    """Counters of one port: frames and bytes each way, send refusals, receive errors."""
+
     rx_packets: int = 0
     rx_bytes: int = 0
     tx_packets: int = 0
@@ -103,6 +105,7 @@ class PcapWriter:
         self._f.flush()
 
     def write(self, frame: bytes) -> None:
+        """Append `frame` with the current time (cut to SNAPLEN), flushed at once."""
         t = time.time()
         sec = int(t)
         usec = int((t - sec) * 1_000_000)
@@ -113,6 +116,7 @@ class PcapWriter:
             self._f.flush()
 
     def close(self) -> None:
+        """Close the file."""
         with self._lock:
             self._f.close()
 
@@ -133,6 +137,7 @@ class _PortSet:
                 self._pcap_out[p] = PcapWriter(os.path.join(pcap_dir, f"{name}_out.pcap"))
 
     def stats(self) -> dict[int, PortStats]:
+        """A copy of every port's counters, by port number."""
         return {p: PortStats(**vars(s)) for p, s in self._stats.items()}
 
     def _count_rx(self, port: int, frame: bytes) -> None:
@@ -208,6 +213,7 @@ class RawPorts(_PortSet):
         self._by_fd[s.fileno()] = port
 
     def transmit(self, port: int, frame: bytes) -> None:
+        """Send `frame` out of `port` (counted as a drop when the kernel refuses it)."""
         s = self._socks.get(port)
         if s is None:
             return  # a port the program knows but no interface is attached to
@@ -219,6 +225,7 @@ class RawPorts(_PortSet):
         self._count_tx(port, frame)
 
     def start(self, sink: Sink) -> None:
+        """Start the receive thread, handing every frame to `sink(port, frame)`."""
         self._thread = threading.Thread(target=self._loop, args=(sink,), name="p4switch-ports",
                                         daemon=True)
         self._thread.start()
@@ -259,6 +266,7 @@ class RawPorts(_PortSet):
             ep.close()
 
     def stop(self) -> None:
+        """Stop the receive thread and close the sockets and pcap files."""
         if self._thread is not None:
             os.write(self._stop_w, b"x")
             self._thread.join(timeout=5)
@@ -287,9 +295,11 @@ class MemoryPorts(_PortSet):
         self._sink: Sink | None = None
 
     def start(self, sink: Sink) -> None:
+        """Hand injected frames to `sink(port, frame)` from now on."""
         self._sink = sink
 
     def stop(self) -> None:
+        """Stop handing frames to the sink and close the pcap files."""
         self._sink = None
         self._close_pcaps()
 
@@ -301,6 +311,7 @@ class MemoryPorts(_PortSet):
             self._sink(port, frame)
 
     def transmit(self, port: int, frame: bytes) -> None:
+        """Keep `frame` in `sent[port]` and wake `wait_sent`."""
         self._stats.setdefault(port, PortStats())
         self._count_tx(port, frame)
         with self._cond:

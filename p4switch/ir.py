@@ -874,6 +874,7 @@ def control_locals(blocks: Iterable[object]) -> Iterator[Any]:
     parent's locals. Parser instances are passed over.
     """
     def walk(ctl: Control) -> Iterator[Any]:
+        """The locals of `ctl`, each sub-control's own locals right after it."""
         for loc in ctl.locals:
             yield loc
             if isinstance(loc, ControlInstance):

@@ -63,6 +63,7 @@ class Form:
     max_len: int = 256
 
     def or_empty(self) -> Form:
+        """The same form, with "" allowed too."""
         return dataclasses.replace(self, empty=True)
 
     def problem(self, value: str) -> str | None:
@@ -83,6 +84,7 @@ class Range:
     hi: int
 
     def problem(self, value: int) -> str | None:
+        """Why `value` does not fit (None when it does)."""
         return None if self.lo <= value <= self.hi else f"is out of range [{self.lo}, {self.hi}]"
 
 
@@ -258,6 +260,7 @@ class _Schema:
         self.fields: dict[type, dict[str, _Decoder]] = {}
 
     def node_fields(self, cls: type) -> dict[str, _Decoder]:
+        """The decoder of each field of node class `cls`, built on first use."""
         got = self.fields.get(cls)
         if got is None:
             got = self.fields[cls] = {}  # set first: node types refer to themselves
@@ -268,6 +271,7 @@ class _Schema:
         return got
 
     def build(self, hint: Any, owner: tuple[str, str]) -> _Decoder:
+        """The decoder for a type hint (union, list, tuple, dict or one type)."""
         origin = typing.get_origin(hint)
         args = typing.get_args(hint)
         if origin in (typing.Union, types.UnionType):
@@ -309,6 +313,7 @@ class _Schema:
         schema = self
 
         def decode(obj: Any, path: Any) -> Any:
+            """`obj` decoded as the first of the hint's options it fits (_Bad when none)."""
             kind = type(obj)
             if kind is dict and nodes:
                 tag = obj.get("@")
@@ -338,6 +343,7 @@ class _Schema:
         return decode
 
     def node(self, cls: type, obj: dict[str, Any], path: Any) -> Any:
+        """The node of class `cls` a JSON object describes, its fields decoded and checked."""
         fields = self.node_fields(cls)
         kwargs: dict[str, Any] = {}
         try:
@@ -368,6 +374,7 @@ class _Schema:
     @staticmethod
     def _list(item: _Decoder) -> _Decoder:
         def decode(obj: Any, path: Any) -> list[Any]:
+            """A JSON list, each item decoded."""
             if type(obj) is not list:
                 raise _Bad(path, f"{_show(obj)} is not a list")
             return [item(x, (path, f"[{i}]")) for i, x in enumerate(obj)]
@@ -377,6 +384,7 @@ class _Schema:
     @staticmethod
     def _fixed_tuple(items: list[_Decoder]) -> _Decoder:
         def decode(obj: Any, path: Any) -> tuple[Any, ...]:
+            """A JSON list of exactly the tuple's length, each item decoded."""
             if type(obj) is not list or len(obj) != len(items):
                 raise _Bad(path, f"{_show(obj)} is not a list of {len(items)}")
             return tuple(d(x, (path, f"[{i}]")) for i, (d, x) in enumerate(zip(items, obj, strict=True)))
@@ -386,6 +394,7 @@ class _Schema:
     @staticmethod
     def _dict(key: _Decoder, value: _Decoder) -> _Decoder:
         def decode(obj: Any, path: Any) -> dict[Any, Any]:
+            """A `{"@dict": [[key, value], ...]}` object as a dict (no key twice)."""
             pairs = obj.get("@dict") if type(obj) is dict and len(obj) == 1 else None
             if type(pairs) is not list:
                 raise _Bad(path, f"{_show(obj)} is not a mapping ({{'@dict': [[key, value], ...]}})")

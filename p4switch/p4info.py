@@ -148,6 +148,7 @@ class _Symbols:
         self.all_names: set[str] = set()
 
     def add(self, kind: int, name: str, annos: tuple[ir.Annotation, ...] = ()) -> None:
+        """Register `name` under `kind` once, with its @id if it has one (P4InfoError when bad)."""
         table = self.tables.setdefault(kind, {})
         if name in table:
             return
@@ -172,6 +173,7 @@ class _Symbols:
                 node = entry[1]
 
     def compute_ids(self) -> None:
+        """Give each name without an @id the first free id from its Jenkins hash on (as p4c)."""
         for kind in sorted(self.tables):
             table = self.tables[kind]
             for name in sorted(n for n, v in table.items() if v is None):
@@ -188,9 +190,11 @@ class _Symbols:
                 table[name] = cand
 
     def id(self, kind: int, name: str) -> int:
+        """The P4Runtime id of `name` under `kind` (after `compute_ids`)."""
         return cast(int, self.tables[kind][name])  # None only until compute_ids()
 
     def alias(self, name: str) -> str:
+        """The shortest dot-separated suffix of `name` no other name shares (p4c's alias)."""
         comps = name.split(".")
         node = self.suffix_root
         needed = 0
@@ -216,9 +220,11 @@ class _Builder:
         return [self.p.pipeline[k] for k in order]
 
     def controls(self) -> list[ir.ControlInstance]:
+        """The package's control instances, in p4c's visiting order."""
         return [i for i in self.blocks() if isinstance(i, ir.ControlInstance)]
 
     def parsers(self) -> list[ir.ParserInstance]:
+        """The package's parser instances, in p4c's visiting order."""
         return [i for i in self.blocks() if isinstance(i, ir.ParserInstance)]
 
     @staticmethod
@@ -304,6 +310,7 @@ class _Builder:
 
     # ------------------------------------------------------------------ build
     def build(self) -> p4i.P4Info:
+        """The program's P4Info, objects in p4c's order (P4InfoError on what it cannot describe)."""
         self.compute_usage()
         tables: list[ir.Table] = []
         externs: list[ir.ExternInstance] = []
@@ -428,6 +435,7 @@ class _Builder:
         _doc(pkg, self.p.annotations)
 
     def preamble(self, pre: Any, kind: int, name: str, annos: tuple[ir.Annotation, ...], alias: str | None = None) -> None:
+        """Fill a preamble: id, name, alias (the unique suffix unless given), annotations, doc."""
         pre.id = self.sym.id(kind, name)
         pre.name = name
         pre.alias = alias if alias is not None else self.sym.alias(name)
@@ -435,9 +443,11 @@ class _Builder:
         _doc(pre, annos)
 
     def width(self, t: Any) -> int:
+        """The control-plane width in bits of type `t`."""
         return cp_width(self.p, t)
 
     def add_table(self, t: ir.Table, by_name: dict[str, ir.ExternInstance]) -> None:
+        """Add table `t`: match fields, action refs, implementation, direct resources."""
         m = self.info.tables.add()
         self.preamble(m.preamble, TABLE, t.cp_name, t.annotations)
         ids = _field_ids([k.annotations for k in t.keys])
@@ -487,6 +497,7 @@ class _Builder:
             m.has_initial_entries = True
 
     def add_action(self, a: ir.Action) -> None:
+        """Add action `a`; its parameters only when an applied table lists it."""
         m = self.info.actions.add()
         self.preamble(m.preamble, ACTION, a.cp_name, a.annotations)
         data = [p for p in a.params if not p.direction] if a.cp_name in self.table_actions else []
@@ -545,6 +556,7 @@ class _Builder:
             spec.original_type.CopyFrom(self.type_spec(nt.type))
 
     def add_extern(self, e: ir.ExternInstance, profile_tables: dict[str, list[str]]) -> None:
+        """Add an extern instance: counter, meter, register or action profile/selector."""
         name = e.type.name
         if name in ("counter", "meter"):
             self.add_counterlike(e, table=None)
@@ -572,6 +584,7 @@ class _Builder:
                 m.max_group_size = mg.args[0]
 
     def add_counterlike(self, e: ir.ExternInstance, table: str | None) -> None:
+        """Add a counter or meter, direct (of `table`) or indexed (`table` None)."""
         name = e.type.name
         unit_arg = e.args[-1]
         unit = unit_arg.member if isinstance(unit_arg, ir.EnumMember) else ""
@@ -595,6 +608,7 @@ class _Builder:
             m.size = _const(e.args[0])
 
     def add_controller_header(self, h: ir.ControllerHeader, ht: Any) -> None:
+        """Add a packet_in/packet_out header as controller_packet_metadata."""
         m = self.info.controller_packet_metadata.add()
         self.preamble(m.preamble, CONTROLLER_HEADER, ht.name, ht.annotations, alias=h.kind)
         m.preamble.name = h.kind
@@ -606,6 +620,7 @@ class _Builder:
             self.typed(md, f.type, f.type_name, enum_name=False)
 
     def add_value_set(self, vs: ir.ValueSet) -> None:
+        """Add a parser value set: its size and match fields."""
         m = self.info.value_sets.add()
         self.preamble(m.preamble, VALUE_SET, vs.cp_name, vs.annotations)
         m.size = vs.size
@@ -820,6 +835,7 @@ def _calls_extern_function(program: ir.Program) -> bool:
     seen: set[int] = set()
 
     def walk(node: Any) -> bool:
+        """Whether an extern function call is under `node` (each node visited once)."""
         if isinstance(node, (list, tuple)):
             return any(walk(x) for x in node)
         if isinstance(node, dict):

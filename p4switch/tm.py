@@ -167,12 +167,15 @@ class _Settings:
         return d.get(None)
 
     def depth_of(self, port: int, prio: int) -> int:
+        """Queue depth in packets of (port, prio)."""
         return self._get(self.depth, port, prio)
 
     def rate_of(self, port: int, prio: int) -> float | None:
+        """Drain rate in packets/s of (port, prio); None: unlimited."""
         return self._get(self.rate, port, prio)
 
     def speed_of(self, port: int) -> float:
+        """Port speed in bits/s, `DEFAULT_SPEED` when none is set."""
         return self._get(self.speed, port) or DEFAULT_SPEED
 
     def pfc_of(self, port: int) -> PfcConfig | None:
@@ -188,6 +191,7 @@ class _Settings:
         return xoff, xon, cfg.quanta
 
     def watchdog_of(self, port: int, prio: int) -> WatchdogConfig | None:
+        """The WatchdogConfig watching (port, prio), or None."""
         cfg = self._get(self.watchdog, port)
         return cfg if cfg is not None and prio in cfg.priorities else None
 
@@ -254,6 +258,7 @@ class TrafficManager:
         return p
 
     def depth(self, port: int, prio: int) -> int:
+        """Packets queued now on (port, prio)."""
         p = self.ports.get(port)
         return len(p.queues[prio]) if p is not None else 0
 
@@ -372,6 +377,7 @@ class TrafficManager:
         p.paused_until[prio] = 0.0
 
     def paused(self, port: int, prio: int) -> bool:
+        """Whether (port, prio) is paused by a received PAUSE right now."""
         p = self.ports.get(port)
         return p is not None and p.paused_until[prio] > self.clock()
 
@@ -555,12 +561,14 @@ class TrafficManager:
 
     # ------------------------------------------------------------ run-time settings
     def set_depth(self, port: int | None, depth: int, prio: int | None = None) -> None:
+        """Queue depth in packets of a port (None: every port), all queues or one priority."""
         if int(depth) < 0:
             raise ValueError("queue depth must be >= 0")
         with self.cv:
             self.settings.depth[port if prio is None else (port, prio)] = int(depth)
 
     def set_rate(self, port: int | None, pps: float | None, prio: int | None = None) -> None:
+        """Drain rate in packets/s of a port's queues or one priority (None or 0: unlimited)."""
         if pps is not None and float(pps) < 0:
             raise ValueError("queue rate must be >= 0")
         with self.cv:
@@ -568,6 +576,7 @@ class TrafficManager:
             self.cv.notify()
 
     def set_speed(self, port: int | None, bps: float | None) -> None:
+        """Port speed in bits/s (None: every port; None or 0 bps: no serialisation delay)."""
         if bps is not None and float(bps) < 0:
             raise ValueError("port speed must be >= 0")
         with self.cv:
@@ -575,6 +584,7 @@ class TrafficManager:
             self.cv.notify()
 
     def set_pfc(self, port: int | None, cfg: PfcConfig | None) -> None:
+        """PFC of a port (None: every port; cfg None: off); resumes upstream ports now uncovered."""
         frames: list = []
         with self.cv:
             self.settings.pfc[port] = cfg
@@ -587,12 +597,14 @@ class TrafficManager:
         self._send(frames)
 
     def set_thresholds(self, port: int | None, prio: int, xoff: int, xon: int) -> None:
+        """XOFF/XON thresholds (packets) of one (ingress port, priority)."""
         if not 0 <= xon < xoff:
             raise ValueError(f"PFC thresholds need 0 <= xon < xoff, got xoff={xoff} xon={xon}")
         with self.cv:
             self.settings.thresholds[(port, prio)] = (int(xoff), int(xon))
 
     def set_watchdog(self, port: int | None, cfg: WatchdogConfig | None) -> None:
+        """PFC watchdog config of a port (None: every port; cfg None: off)."""
         with self.cv:
             self.settings.watchdog[port] = cfg
             self.cv.notify()
@@ -642,6 +654,7 @@ class TrafficManager:
             return out
 
     def port_stats(self) -> dict[str, Any]:
+        """Per port (as a string key) its configured speed in bits/s (None: unset)."""
         with self.cv:
             return {str(port): {"speed_bps": self.settings._get(self.settings.speed, port)}
                     for port in sorted(self.ports)}
@@ -665,6 +678,7 @@ class TrafficManager:
         return n
 
     def idle(self) -> bool:
+        """Whether nothing is queued or being delivered."""
         with self.cv:
             return self.in_flight == 0 and not any(any(p.queues) for p in self.ports.values())
 
@@ -683,6 +697,7 @@ class TrafficManager:
         return True
 
     def close(self) -> None:
+        """Stop the scheduler thread (queued packets are not sent; `drain` first for that)."""
         with self.cv:
             self._stop = True
             self.cv.notify_all()

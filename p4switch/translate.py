@@ -56,6 +56,7 @@ class P4RTError(Exception):
 
 
 def invalid(message: str) -> P4RTError:
+    """A P4RTError with code INVALID_ARGUMENT."""
     return P4RTError(INVALID_ARGUMENT, message)
 
 
@@ -151,6 +152,7 @@ class P4InfoIndex:
 
     @classmethod
     def build(cls, p4info: p4i.P4Info) -> P4InfoIndex:
+        """Index a P4Info: objects by id, match fields and action refs by table."""
         ix = cls(p4info=p4info)
         for kind in (
             "tables", "actions", "counters", "direct_counters", "meters",
@@ -184,24 +186,31 @@ class P4InfoIndex:
             raise invalid(f"unknown {kind} id {oid}") from None
 
     def table(self, oid: int) -> p4i.Table:
+        """The table with id `oid` (P4RTError INVALID_ARGUMENT when unknown)."""
         return self._get(self.tables, oid, "table")
 
     def action(self, oid: int) -> p4i.Action:
+        """The action with id `oid` (P4RTError INVALID_ARGUMENT when unknown)."""
         return self._get(self.actions, oid, "action")
 
     def profile(self, oid: int) -> p4i.ActionProfile:
+        """The action profile with id `oid` (P4RTError INVALID_ARGUMENT when unknown)."""
         return self._get(self.profiles, oid, "action profile")
 
     def counter(self, oid: int) -> p4i.Counter:
+        """The counter with id `oid` (P4RTError INVALID_ARGUMENT when unknown)."""
         return self._get(self.counters, oid, "counter")
 
     def meter(self, oid: int) -> p4i.Meter:
+        """The meter with id `oid` (P4RTError INVALID_ARGUMENT when unknown)."""
         return self._get(self.meters, oid, "meter")
 
     def register(self, oid: int) -> p4i.Register:
+        """The register with id `oid` (P4RTError INVALID_ARGUMENT when unknown)."""
         return self._get(self.registers, oid, "register")
 
     def digest(self, oid: int) -> p4i.Digest:
+        """The digest with id `oid` (P4RTError INVALID_ARGUMENT when unknown)."""
         return self._get(self.digests, oid, "digest")
 
     def match_type(self, mf: p4i.MatchField) -> str:

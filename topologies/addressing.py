@@ -96,10 +96,12 @@ def ip_to_int(ip: str) -> int:
 
 
 def switch_mac(index: int, port: int) -> str:
+    """The MAC of port `port` of switch number `index`: 02:a1:<index>:<port>."""
     return _mac((0x02A1 << 32) | ((index & 0xFFFF) << 16) | (port & 0xFFFF))
 
 
 def nic_mac(zone: int, rack: int, host: int, nic: int) -> str:
+    """The MAC of NIC `nic` of host `host` (in its rack) of rack `rack` of zone `zone`."""
     return _mac((0x02A2 << 32) | (zone << 24) | (rack << 16) | (host << 8) | nic)
 
 
@@ -154,10 +156,12 @@ class SwitchPlan:
 
     @property
     def grpc_addr(self) -> str:
+        """The switch's P4Runtime address, "127.0.0.1:<grpc_port>"."""
         return f"127.0.0.1:{self.grpc_port}"
 
     @property
     def ctl_addr(self) -> str:
+        """The switch's p4switch control API address, "127.0.0.1:<ctl_port>"."""
         return f"127.0.0.1:{self.ctl_port}"
 
     @cached_property
@@ -165,12 +169,14 @@ class SwitchPlan:
         return {p.port: p for p in self.ports}
 
     def port(self, number: int) -> PortPlan:
+        """The plan of port `number` (KeyError when the switch has none)."""
         try:
             return self._by_port[number]
         except KeyError:
             raise KeyError(f"{self.name} has no port {number}") from None
 
     def ports_of(self, kind: PortKind) -> tuple[PortPlan, ...]:
+        """The switch's ports of one kind (host, uplink or downlink), in port order."""
         return tuple(p for p in self.ports if p.kind == kind)
 
 
@@ -191,6 +197,7 @@ class NicPlan:
 
     @property
     def cidr(self) -> str:
+        """The NIC's address with its prefix, e.g. "10.0.0.1/31"."""
         return f"{self.ip}/{self.prefix_len}"
 
     @property
@@ -266,12 +273,14 @@ class AddressPlan:
         return {lk.id: lk for lk in self.links}
 
     def switch(self, name: str) -> SwitchPlan:
+        """The switch called `name` (KeyError when there is none)."""
         try:
             return self._switches[name]
         except KeyError:
             raise KeyError(f"no switch named {name!r}") from None
 
     def host(self, name: str) -> HostPlan:
+        """The host called `name` (KeyError when there is none)."""
         try:
             return self._hosts[name]
         except KeyError:
@@ -285,15 +294,18 @@ class AddressPlan:
             raise KeyError(f"no link {link_id!r}") from None
 
     def nics(self) -> tuple[NicPlan, ...]:
+        """Every host NIC, in host order."""
         return tuple(n for h in self.hosts for n in h.nics)
 
     def nic_by_ip(self, ip: str) -> NicPlan:
+        """The NIC with address `ip` (KeyError when there is none)."""
         try:
             return self._nics_by_ip[ip]
         except KeyError:
             raise KeyError(f"no NIC has address {ip}") from None
 
     def switches_of(self, role: str) -> tuple[SwitchPlan, ...]:
+        """The switches of one role ("rtsw", "ctsw" or "atsw"), in index order."""
         return tuple(s for s in self.switches if s.role == role)
 
     def roles(self) -> list[str]:
@@ -302,10 +314,12 @@ class AddressPlan:
 
 
 def zone_subnet(zone: int) -> str:
+    """The /16 of zone `zone`, "10.<zone>.0.0/16"."""
     return f"10.{zone}.0.0/16"
 
 
 def rack_subnet(zone: int, rack: int) -> str:
+    """The /24 of rack `rack` of zone `zone`, "10.<zone>.<rack>.0/24"."""
     return f"10.{zone}.{rack}.0/24"
 
 
@@ -345,6 +359,7 @@ def plan_addresses(spec: FabricSpec) -> AddressPlan:
     b = _Builder(ports={name: [] for name, *_ in idents}, next_port={name: 1 for name, *_ in idents})
 
     def take_port(switch: str) -> int:
+        """The next free port number of `switch` (the CPU port skipped)."""
         port = b.next_port[switch]
         if port == sw.cpu_port:  # the CPU port is not a front-panel port
             port += 1
@@ -352,9 +367,11 @@ def plan_addresses(spec: FabricSpec) -> AddressPlan:
         return port
 
     def intf(node: str, port: int) -> str:
+        """The interface name of port `port` of `node`, "<node>-eth<port>"."""
         return f"{node}-eth{port}"
 
     def connect(tier: Tier, lower: str, upper: str, shape: LinkSpec) -> None:
+        """Cable `lower` (uplink port) to `upper` (downlink port) on tier `tier`."""
         # Ports are taken in call order; callers go downlinks-then-uplinks.
         lp, up = b.ports[lower], b.ports[upper]
         p_low, p_up = take_port(lower), take_port(upper)

@@ -205,6 +205,7 @@ class FabricRuntime:
     def _ends(self, link: LinkPlan) -> list[tuple[str | None, str]]:
         """(namespace or None for the root one, interface) of both ends."""
         def ns(node: str) -> str | None:
+            """The namespace of `node`'s end: a host's own for a host link, else None."""
             return self.netns(node) if link.tier == "host" and node == link.a else None
         return [(ns(link.a), link.a_intf), (ns(link.b), link.b_intf)]
 
@@ -373,6 +374,7 @@ class FabricRuntime:
         switches = [self.records[s.name].to_json() for s in self.plan.switches]
 
         def change(state: RunState) -> None:
+            """Put the switch records into `state`."""
             state.switches = switches
 
         update_state(change, self.state_directory)
@@ -410,6 +412,7 @@ def _run_bounded(argv: list[str], env: dict[str, str], timeout: float,
     dropped = {"out": 0, "err": 0}
 
     def drain(name: str, stream: Any) -> None:
+        """Read `stream` to its end, keeping at most `limit` bytes of it."""
         while chunk := stream.read1(65536):
             room = limit - len(kept[name])
             kept[name] += chunk[:max(room, 0)]
@@ -431,6 +434,7 @@ def _run_bounded(argv: list[str], env: dict[str, str], timeout: float,
             r.join(5)
 
     def text(name: str) -> str:
+        """What was kept of stream `name`, with a note of what was not."""
         out = kept[name].decode(errors="replace")
         if dropped[name]:
             out += f"\n[aizone: {dropped[name]} more bytes not kept (limit {limit})]\n"

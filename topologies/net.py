@@ -92,6 +92,7 @@ class _HtbQuantumNotice(logging.Filter):
     """
 
     def filter(self, record: logging.LogRecord) -> bool:
+        """Whether to keep `record`: every message but htb's quantum notice."""
         return "quantum of class" not in record.getMessage()
 
 
@@ -172,6 +173,7 @@ class FabricTopo(Topo):
 
     def build(self, plan: AddressPlan, switch_opts: dict[str, dict[str, Any]] | None = None,
               shaped: bool = False) -> None:
+        """Add the plan's hosts, switches (with `switch_opts` by name) and links."""
         switch_opts = switch_opts or {}
         for h in plan.hosts:
             # Addresses are set by FabricNet (Mininet's would use ifconfig and
@@ -279,6 +281,7 @@ class FabricNet:
     # --- lifecycle ---------------------------------------------------------
 
     def start(self) -> FabricNet:
+        """Start the network, recording run.json as it goes; stops it all on failure."""
         self.preflight()
         setLogLevel("error")
         self.state = RunState(
@@ -396,11 +399,13 @@ class FabricNet:
     # --- access ------------------------------------------------------------
 
     def host(self, name: str) -> Host:
+        """The running Mininet host `name` (NetworkError when the network is down)."""
         if self.net is None:
             raise NetworkError("the network is not running")
         return self.net.get(name)
 
     def switch(self, name: str) -> FabricSwitch:
+        """The running switch node `name` (NetworkError when the network is down)."""
         if self.net is None:
             raise NetworkError("the network is not running")
         return self.net.get(name)

@@ -100,6 +100,7 @@ class SwitchStartError(NetworkError):
 
 
 def port_open(host: str, port: int, timeout: float = 0.2) -> bool:
+    """Whether a TCP connection to (host, port) succeeds within `timeout` seconds."""
     try:
         with socket.create_connection((host, port), timeout=timeout):
             return True
@@ -140,18 +141,22 @@ class SwitchRecord:
 
     @property
     def grpc_addr(self) -> str:
+        """The switch's P4Runtime address, "127.0.0.1:<grpc_port>"."""
         return f"127.0.0.1:{self.grpc_port}"
 
     @property
     def switch_settings(self) -> SwitchSettings:
+        """The port settings kept in `settings`, as a SwitchSettings."""
         return SwitchSettings.from_json(self.settings)
 
     def to_json(self) -> dict[str, Any]:
+        """The record as run.json stores it, `grpc_addr` included."""
         # grpc_addr too: `aizone status` and other readers of run.json use it.
         return {**asdict(self), "grpc_addr": self.grpc_addr}
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> SwitchRecord:
+        """The record run.json stored; keys it does not know are ignored."""
         known = set(cls.__dataclass_fields__)
         return cls(**{k: v for k, v in data.items() if k in known})
 
@@ -264,6 +269,7 @@ class FabricSwitch(Switch):
     # --- what subclasses define ------------------------------------------
 
     def command(self) -> list[str]:
+        """The argv that starts the switch process (each target defines it)."""
         raise NotImplementedError
 
     @classmethod
@@ -279,6 +285,7 @@ class FabricSwitch(Switch):
 
     @property
     def grpc_addr(self) -> str:
+        """The switch's P4Runtime address, "127.0.0.1:<grpc_port>"."""
         return f"127.0.0.1:{self.grpc_port}"
 
     def port_intfs(self) -> list[tuple[int, str]]:
@@ -307,6 +314,7 @@ class FabricSwitch(Switch):
         return FabricPki(directory=Path(self.tls_dir)).server_flags()
 
     def iface_args(self) -> list[str]:
+        """`-i PORT@IFACE` flags for every data port."""
         args: list[str] = []
         for port, name in self.port_intfs():
             args += ["-i", f"{port}@{name}"]
@@ -340,6 +348,7 @@ class FabricSwitch(Switch):
         wait_ready(record, self.proc, self.start_timeout)
 
     def connected(self) -> bool:
+        """Whether the switch process runs and its gRPC port accepts connections."""
         return self.proc is not None and self.proc.poll() is None and port_open(
             "127.0.0.1", self.grpc_port
         )
@@ -363,10 +372,12 @@ class FabricSwitch(Switch):
             proc.wait(5)
 
     def stop(self, deleteIntfs: bool = True) -> None:  # noqa: N803 - Mininet's name
+        """End the switch process, then stop the Mininet node (and its interfaces)."""
         self.stop_process()
         super().stop(deleteIntfs)
 
     def terminate(self) -> None:
+        """End the switch process, then terminate the Mininet node."""
         self.stop_process()
         super().terminate()
 
@@ -382,6 +393,7 @@ class P4SwitchNode(FabricSwitch):
     extra_ports = ()
 
     def command(self) -> list[str]:
+        """The `python -m p4switch` argv: program, ports, ids, TLS and port settings."""
         cmd = [sys.executable, "-m", "p4switch"]
         cmd += [self.json_path] if self.json_path else ["--no-p4"]
         cmd += self.iface_args()
@@ -457,6 +469,7 @@ class Bmv2SwitchNode(FabricSwitch):
     cli_timeout: ClassVar[float] = 30.0
 
     def command(self) -> list[str]:
+        """The `simple_switch_grpc` argv: program, ports, ids, Thrift and gRPC ports, TLS."""
         cmd = ["simple_switch_grpc"]
         cmd += [self.json_path] if self.json_path else ["--no-p4"]
         cmd += self.iface_args()

@@ -46,25 +46,31 @@ class FabricPki:
 
     @property
     def ca(self) -> Path:
+        """The CA certificate (PEM)."""
         return self.directory / "ca.pem"
 
     @property
     def server_cert(self) -> Path:
+        """The certificate every switch serves P4Runtime with (PEM)."""
         return self.directory / "switch.pem"
 
     @property
     def server_key(self) -> Path:
+        """The switches' private key (PEM, 0600)."""
         return self.directory / "switch.key"
 
     @property
     def client_cert(self) -> Path:
+        """The controller's client certificate (PEM)."""
         return self.directory / "controller.pem"
 
     @property
     def client_key(self) -> Path:
+        """The controller's private key (PEM, 0600)."""
         return self.directory / "controller.key"
 
     def exists(self) -> bool:
+        """Whether all five files are there."""
         return all(p.is_file() for p in (self.ca, self.server_cert, self.server_key,
                                           self.client_cert, self.client_key))
 

@@ -57,10 +57,12 @@ class SwitchSettings:
     ports: tuple[PortSettings, ...]
 
     def to_json(self) -> dict[str, Any]:
+        """The settings as a JSON-ready dict (what `from_json` reads)."""
         return asdict(self)
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> SwitchSettings:
+        """The settings `to_json` wrote."""
         ports = tuple(PortSettings(**{**p, "pfc": tuple(p["pfc"])}) for p in data["ports"])
         return cls(queues=int(data["queues"]), ports=ports)
 

@@ -149,6 +149,7 @@ def owner_alive(state: RunState) -> bool:
 
 
 def read_state(directory: Path | None = None) -> RunState | None:
+    """The RunState in `directory` (default `state_dir()`); None when absent or unreadable."""
     path = (directory or state_dir()) / STATE_FILE
     try:
         data = json.loads(path.read_text())
@@ -158,6 +159,7 @@ def read_state(directory: Path | None = None) -> RunState | None:
 
 
 def write_state(state: RunState, directory: Path | None = None) -> Path:
+    """Write `state` as run.json in `directory` (default `state_dir()`), atomically."""
     d = directory or state_dir()
     d.mkdir(parents=True, exist_ok=True, mode=0o700)
     path = d / STATE_FILE
@@ -168,6 +170,7 @@ def write_state(state: RunState, directory: Path | None = None) -> Path:
 
 
 def clear_state(directory: Path | None = None) -> None:
+    """Remove run.json from `directory` (default `state_dir()`), if it is there."""
     (directory or state_dir()).joinpath(STATE_FILE).unlink(missing_ok=True)
 
 
@@ -262,6 +265,7 @@ class CleanupReport:
 
     @property
     def anything(self) -> bool:
+        """Whether cleanup removed or stopped anything at all."""
         return bool(self.stopped_owner or self.killed or self.interfaces or self.namespaces
                     or self.state_removed or self.firewall)
 

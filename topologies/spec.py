@@ -158,6 +158,7 @@ class PfcSpec(_Model):
 def _renamed(old: str, new: str) -> Any:
     # A key of earlier specs: refused with the name to use instead.
     def check(cls: type, value: Any) -> Any:
+        """Refuse the old key, naming the new one."""
         raise ValueError(f"no longer read, use {new}")
 
     return field_validator(old, mode="before")(check)
@@ -319,6 +320,7 @@ class ZoneSpec(_Model):
 
     @property
     def rack_count(self) -> int:
+        """The number of racks in the zone (shapes' counts summed)."""
         return sum(shape.count for shape in self.racks)
 
 

@@ -118,6 +118,7 @@ class Granter:
         self._grant(now)
 
     def slot_of(self, va: int) -> int:
+        """The receive slot a grant's virtual address `va` points into."""
         return (va - GRANT_VA_BASE) // self.slot_size
 
     def completed(self, step: int, va: int, now: float) -> None:
@@ -151,6 +152,7 @@ class Granter:
         self.max_in_flight = max(self.max_in_flight, in_flight)
 
     def next_event(self) -> float:
+        """When the oldest outstanding grant times out (inf: none outstanding)."""
         return min((g.sent + self._timeout for g in self._out.values()), default=math.inf)
 
     def poll(self, now: float) -> None:

@@ -93,6 +93,7 @@ def cmd_recv(args: argparse.Namespace) -> tuple[dict[str, object], int]:
     stop = threading.Event()
 
     def on_signal(signum: int, frame: object) -> None:
+        """Stop receiving (the report is still printed)."""
         stop.set()
 
     for sig in (signal.SIGINT, signal.SIGTERM):
@@ -103,6 +104,7 @@ def cmd_recv(args: argparse.Namespace) -> tuple[dict[str, object], int]:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of `python -m traffic.agent` (send and recv)."""
     parser = argparse.ArgumentParser(prog=_PROG, description=__doc__.split("\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
 
@@ -212,6 +214,7 @@ def _print_human(report: dict[str, Any]) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run one `send` or `recv` and print its report; returns the exit status."""
     parser = build_parser()
     args = parser.parse_args(argv)
     _check(parser, args)

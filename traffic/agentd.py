@@ -94,6 +94,7 @@ class _Handler(socketserver.StreamRequestHandler):
     server: _Server
 
     def handle(self) -> None:
+        """Answer each JSON request line with one JSON line, until the client closes."""
         while True:
             line = self.rfile.readline(_MAX_LINE)
             if not line:
@@ -128,9 +129,11 @@ class AgentServer:
         self._cpu0 = time.process_time()
 
     def serve_forever(self) -> None:
+        """Serve requests until `shutdown`."""
         self._server.serve_forever(poll_interval=0.2)
 
     def shutdown(self) -> None:
+        """Stop serving, close the socket and remove its file."""
         self._server.shutdown()
         self._server.server_close()
         try:
@@ -292,6 +295,7 @@ class AgentClient:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of `python -m traffic.agentd`."""
     parser = argparse.ArgumentParser(prog=_PROG, description=__doc__.split("\n")[0])
     parser.add_argument("--host", required=True, help="this host's name (reports carry it)")
     parser.add_argument("--socket", required=True, help="Unix socket path to listen on")
@@ -320,6 +324,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run an agent until SIGTERM/SIGINT; returns the exit status."""
     parser = build_parser()
     args = parser.parse_args(argv)
     nics = [n.strip() for n in args.nic.split(",") if n.strip()]
@@ -362,6 +367,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     engine.start()
 
     def on_signal(signum: int, frame: object) -> None:
+        """Shut the server down (from another thread: shutdown waits for the loop)."""
         threading.Thread(target=server.shutdown, daemon=True).start()
 
     for sig in (signal.SIGINT, signal.SIGTERM):

@@ -189,6 +189,7 @@ def build_jobs(
     next_qpn: dict[tuple[str, str], int] = defaultdict(lambda: _FIRST_QPN)
 
     def allocate(rank: Rank) -> int:
+        """The next QP number on `rank`'s NIC."""
         key = (rank.host, rank.nic)
         qpn = next_qpn[key]
         next_qpn[key] = qpn + 1

@@ -122,6 +122,7 @@ class Engine:
     # -- life cycle
 
     def start(self) -> None:
+        """Start the loop on its own thread."""
         self._thread = threading.Thread(target=self._loop, name=f"engine-{self.host}", daemon=True)
         self._thread.start()
 
@@ -150,6 +151,7 @@ class Engine:
         future: Future[_T] = Future()
 
         def command(now: float) -> None:
+            """Run `fn(now)`, handing its result or exception to the future."""
             try:
                 future.set_result(fn(now))
             except BaseException as exc:  # noqa: BLE001 - handed to the caller
@@ -165,6 +167,7 @@ class Engine:
     def submit(self, job: Job, timeout: float | None) -> Future[HostReport]:
         """Start ``job``; the Future resolves to its report. Raises ``EngineBusy``."""
         def begin(now: float) -> Future[HostReport]:
+            """Start the job (peer MACs resolved first); EngineBusy while one runs."""
             if self._run is not None and not self._run.done:
                 raise EngineBusy(f"{self.host}: job {self._run.job.name!r} is running")
             macs = self._resolve(job)
@@ -180,7 +183,9 @@ class Engine:
         return self._call(begin, timeout=self.arp_timeout * (len(job.connections) + 1) + 10)
 
     def status(self) -> Status:
+        """What the agent is doing: the running job's progress, or idle and the last outcome."""
         def read(now: float) -> Status:
+            """The running job's status, or idle with the last job's outcome."""
             if self._run is None or self._run.done:
                 return Status(host=self.host, state="idle", last=self._last)
             return self._run.status(now)
@@ -190,6 +195,7 @@ class Engine:
     def stop_job(self) -> bool:
         """Stop the running job (its ``run`` answers with status ``stopped``); False if idle."""
         def stop(now: float) -> bool:
+            """Stop the running job and resolve its future; False if none runs."""
             if self._run is None or self._run.done:
                 return False
             self._run.stop(now)
@@ -201,6 +207,7 @@ class Engine:
     def counters(self) -> dict[str, dict[str, float]]:
         """Every NIC's counters since the agent started."""
         def read(now: float) -> dict[str, dict[str, float]]:
+            """Every NIC's totals at `now`, the kernel's drop counts read first."""
             self._read_drops()
             return {name: nic.totals(now) for name, nic in self.nics.items()}
 
@@ -208,10 +215,12 @@ class Engine:
 
     @property
     def busy(self) -> bool:
+        """Whether a job is running."""
         run = self._run
         return run is not None and not run.done
 
     def nic_facts(self) -> list[dict[str, Any]]:
+        """Name, MAC, IPv4 address and emulated rate (Mb/s) of each NIC."""
         return [
             {"name": n, "mac": nic.config.mac, "ip": nic.config.ip,
              "rate_mbps": nic.config.rate_mbps}

@@ -116,6 +116,7 @@ class PacketSocket:
         self.iface = iface
 
     def fileno(self) -> int:
+        """The socket's file descriptor (for `select`)."""
         return self._sock.fileno()
 
     def send(self, frame: bytes) -> None:
@@ -184,6 +185,7 @@ class PacketSocket:
         return self._drops
 
     def close(self) -> None:
+        """Close the socket."""
         self._sock.close()
 
     def __enter__(self) -> PacketSocket:

@@ -34,8 +34,10 @@ __all__ = ["Delivery", "MemNet"]
 
 
 class _Ticker(Protocol):
-    def poll(self, now: float) -> None: ...
-    def next_event(self, now: float) -> float: ...
+    def poll(self, now: float) -> None:
+        """Do what is due at `now`."""
+    def next_event(self, now: float) -> float:
+        """When the next `poll` is needed (inf: never)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,6 +68,7 @@ class MemNet:
         self._seq = itertools.count()
 
     def add(self, nic: Nic) -> Nic:
+        """Attach `nic` to the network (routed by its IPv4 address); returns it."""
         self.nics[nic.name] = nic
         self._by_ip[_ip_bytes(nic.config.ip)] = nic
         return nic

@@ -149,6 +149,7 @@ class NicConfig:
 
     @property
     def cnp_seconds(self) -> float:
+        """The least time between two CNPs per QP: `cnp_interval`, or 4 us scaled."""
         if self.cnp_interval is not None:
             return self.cnp_interval
         return _REAL_CNP_INTERVAL * self.scale
@@ -286,6 +287,7 @@ class Nic:
         queue = self._queues[prio]
 
         def emit(frame: bytes) -> None:
+            """Queue `frame` on the QP's priority queue."""
             queue.append(frame)
             self._queued += 1
 

@@ -426,10 +426,12 @@ class Responder:
 
     @property
     def expected_psn(self) -> int:
+        """The PSN the responder expects next."""
         return self._epsn
 
     @property
     def msn(self) -> int:
+        """The message sequence number: WRITEs received whole, mod 2**24."""
         return self._msn
 
     def receive(self, rx: Rx, now: float) -> None:

@@ -125,6 +125,7 @@ class Receiver:
 
     @property
     def messages_complete(self) -> int:
+        """Messages received whole so far (all chunks of a chunked one)."""
         return self._t.messages_complete
 
     def feed(self, frame: bytes, ts: float) -> bool:
@@ -263,6 +264,7 @@ def _summary_us(seconds: list[float]) -> dict[str, float] | None:
     us = sorted(s * 1e6 for s in seconds)
 
     def pct(p: float) -> float:
+        """The `p` quantile of the sorted durations, in microseconds."""
         return round(us[min(len(us) - 1, int(p * len(us)))], 1)
 
     return {
@@ -302,6 +304,7 @@ def run_receiver(config: RecvConfig, stop: threading.Event | None = None) -> dic
     deadline = None if config.timeout is None else time.monotonic() + config.timeout
 
     def done() -> bool:
+        """Whether the `count` packets or `messages` messages asked for have arrived."""
         return (config.count is not None and receiver.packets >= config.count) or (
             config.messages is not None and receiver.messages_complete >= config.messages
         )

@@ -127,6 +127,7 @@ def summarize(
     errors = [f"{h}: {r.error}" for h, r in parsed.items() if r.error]
 
     def total(name: str) -> float:
+        """Counter `name` summed over every host's report."""
         return sum(getattr(r.counters, name) for r in parsed.values())
 
     sent = sum(s.bytes_sent for r in parsed.values() for s in r.steps)

@@ -183,6 +183,7 @@ class RETH(Packet):
     ]
 
     def guess_payload_class(self, payload: bytes) -> type[Packet]:
+        """ImmDt after a WRITE Only with immediate (per the BTH opcode), else Raw."""
         # Only WRITE Only-with-immediate stacks an ImmDt after the RETH; the
         # decision belongs to the BTH opcode, which bind_layers cannot see.
         bth = self.underlayer
@@ -198,6 +199,7 @@ class ImmDt(Packet):
     fields_desc = [XIntField("imm", 0)]
 
     def guess_payload_class(self, payload: bytes) -> type[Packet]:
+        """The payload after the immediate data (Raw)."""
         return Raw
 
 
@@ -212,6 +214,7 @@ class DETH(Packet):
     ]
 
     def guess_payload_class(self, payload: bytes) -> type[Packet]:
+        """ImmDt after a UD SEND Only with immediate, else Raw."""
         bth = self.underlayer
         if isinstance(bth, BTH) and bth.opcode == Opcode.UD_SEND_ONLY_WITH_IMMEDIATE:
             return ImmDt

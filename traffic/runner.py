@@ -82,6 +82,7 @@ def summary(seconds: list[float]) -> MessageTimes | None:
     us = sorted(s * 1e6 for s in seconds)
 
     def pct(p: float) -> float:
+        """The `p` quantile of the sorted durations, in microseconds."""
         return round(us[min(len(us) - 1, int(p * len(us)))], 1)
 
     return MessageTimes(
@@ -109,6 +110,7 @@ class _SendState:
 
     @property
     def done(self) -> bool:
+        """Whether every byte is posted and every WQE completed."""
         return self.to_post == 0 and self.wqes_left == 0
 
 
@@ -250,6 +252,7 @@ class JobRun:
         qp = self._qps[conn.id][0]
 
         def send(cts: Cts) -> None:
+            """Send grant `cts` to the peer as a UD SEND on the control flow."""
             frame = qp.ctrl_flow.ud_send(
                 cts.seq & 0xFFFFFF, qkey=CTS_QKEY, src_qp=qp.local, payload=encode_cts(cts)
             )
@@ -264,6 +267,7 @@ class JobRun:
         return self._wall0 + (t - self._mono0)
 
     def next_event(self, now: float) -> float:
+        """The monotonic time the job next needs a `poll` (inf: none pending)."""
         if self.state == "waiting":
             return self._t0
         if self.state != "running":
@@ -315,6 +319,7 @@ class JobRun:
 
     @property
     def done(self) -> bool:
+        """Whether the job has ended (its report is ready)."""
         return self.state == "done"
 
     def _begin_step(self, k: int, now: float) -> None:
@@ -511,6 +516,7 @@ class JobRun:
         return out
 
     def status(self, now: float) -> Status:
+        """The job's status at `now`: step, elapsed time and progress."""
         state: Literal["running", "waiting"] = "running" if self.state == "running" else "waiting"
         return Status(
             host=self.host,

@@ -131,6 +131,8 @@ class Recv(_Model):
 
 
 class Step(_Model):
+    """One step of a job: what this host sends and expects to receive, per connection."""
+
     sends: list[Send] = Field(default_factory=list)
     recvs: list[Recv] = Field(default_factory=list)
 
@@ -221,6 +223,7 @@ class Job(_Model):
         return self
 
     def connection(self, conn_id: str) -> Connection:
+        """The connection with id `conn_id` (KeyError when there is none)."""
         for conn in self.connections:
             if conn.id == conn_id:
                 return conn
@@ -261,6 +264,8 @@ class MessageTimes(_Model):
 
 
 class StepReport(_Model):
+    """What one step did on this host: times (UNIX seconds), bytes, messages, counters."""
+
     index: int
     start: float  # UNIX seconds
     end: float

@@ -29,6 +29,7 @@ class Anno:
 
 
 def find_anno(annos: list[Anno] | None, name: str) -> Anno | None:
+    """The first annotation in `annos` called `name`, or None."""
     for a in annos or ():
         if a.name == name:
             return a
@@ -38,6 +39,8 @@ def find_anno(annos: list[Anno] | None, name: str) -> Anno | None:
 # ---------------------------------------------------------------- types
 @dataclass(kw_only=True)
 class TName:
+    """A type named in the source (`T`, or `.T` for the top-level scope)."""
+
     name: str
     dot: bool = False
     coord: Coord = NO_COORD
@@ -45,6 +48,8 @@ class TName:
 
 @dataclass(kw_only=True)
 class TBits:
+    """`bit<W>` or `int<W>` (`signed`); `width` is still an expression."""
+
     width: Any  # expression
     signed: bool
     coord: Coord = NO_COORD
@@ -52,6 +57,8 @@ class TBits:
 
 @dataclass(kw_only=True)
 class TVarbit:
+    """`varbit<W>`; `width` is still an expression."""
+
     width: Any
     coord: Coord = NO_COORD
 
@@ -66,6 +73,8 @@ class TBase:
 
 @dataclass(kw_only=True)
 class TSpecialized:
+    """A generic type with type arguments, `T<A, B>`."""
+
     base: TName
     args: list[Any]
     coord: Coord = NO_COORD
@@ -73,6 +82,8 @@ class TSpecialized:
 
 @dataclass(kw_only=True)
 class TStack:
+    """A header stack `elem[size]`; `size` is still an expression."""
+
     elem: Any
     size: Any
     coord: Coord = NO_COORD
@@ -80,6 +91,8 @@ class TStack:
 
 @dataclass(kw_only=True)
 class TTuple:
+    """`tuple<A, B>`."""
+
     args: list[Any]
     coord: Coord = NO_COORD
 
@@ -87,6 +100,8 @@ class TTuple:
 # ---------------------------------------------------------------- expressions
 @dataclass(kw_only=True)
 class EInt:
+    """An integer literal: its value, width and signedness if given, and source `text`."""
+
     value: int
     width: int | None = None
     signed: bool = False
@@ -96,18 +111,24 @@ class EInt:
 
 @dataclass(kw_only=True)
 class EBool:
+    """`true` or `false`."""
+
     value: bool
     coord: Coord = NO_COORD
 
 
 @dataclass(kw_only=True)
 class EStr:
+    """A string literal (the value, quotes removed)."""
+
     value: str
     coord: Coord = NO_COORD
 
 
 @dataclass(kw_only=True)
 class EName:
+    """A name used as an expression."""
+
     name: str
     dot: bool = False  # `.name`: top-level scope
     coord: Coord = NO_COORD
@@ -115,6 +136,8 @@ class EName:
 
 @dataclass(kw_only=True)
 class EMember:
+    """`expr.name`: a field, method or member of a value."""
+
     expr: Any
     name: str
     coord: Coord = NO_COORD
@@ -131,6 +154,8 @@ class ETypeMember:
 
 @dataclass(kw_only=True)
 class EIndex:
+    """`expr[index]`."""
+
     expr: Any
     index: Any
     coord: Coord = NO_COORD
@@ -138,6 +163,8 @@ class EIndex:
 
 @dataclass(kw_only=True)
 class ESlice:
+    """`expr[hi:lo]`: a bit slice."""
+
     expr: Any
     hi: Any
     lo: Any
@@ -146,6 +173,8 @@ class ESlice:
 
 @dataclass(kw_only=True)
 class EUn:
+    """A unary operator applied to `expr`."""
+
     op: str
     expr: Any
     coord: Coord = NO_COORD
@@ -153,6 +182,8 @@ class EUn:
 
 @dataclass(kw_only=True)
 class EBin:
+    """A binary operator (`op` as written) between `left` and `right`."""
+
     op: str
     left: Any
     right: Any
@@ -161,6 +192,8 @@ class EBin:
 
 @dataclass(kw_only=True)
 class EMux:
+    """`cond ? then : else_`."""
+
     cond: Any
     then: Any
     else_: Any
@@ -169,6 +202,8 @@ class EMux:
 
 @dataclass(kw_only=True)
 class ECast:
+    """`(type) expr`."""
+
     type: Any
     expr: Any
     coord: Coord = NO_COORD
@@ -176,6 +211,8 @@ class ECast:
 
 @dataclass(kw_only=True)
 class Arg:
+    """One argument of a call, positional or `name = value`."""
+
     value: Any  # expression or EDontCare
     name: str | None = None
     coord: Coord = NO_COORD
@@ -183,6 +220,8 @@ class Arg:
 
 @dataclass(kw_only=True)
 class ECall:
+    """A call `func<type_args>(args)` of a function, method, action or extern."""
+
     func: Any
     type_args: list[Any]
     args: list[Arg]
@@ -200,34 +239,46 @@ class ECtor:
 
 @dataclass(kw_only=True)
 class EList:
+    """A list expression `{a, b}`."""
+
     items: list[Any]
     coord: Coord = NO_COORD
 
 
 @dataclass(kw_only=True)
 class EStruct:
+    """A struct expression `{a = 1, b = 2}` as (name, value) pairs."""
+
     fields: list[tuple[str, Any]]
     coord: Coord = NO_COORD
 
 
 @dataclass(kw_only=True)
 class EErrorMember:
+    """`error.name`."""
+
     name: str
     coord: Coord = NO_COORD
 
 
 @dataclass(kw_only=True)
 class EDontCare:
+    """`_`: a don't-care argument or keyset."""
+
     coord: Coord = NO_COORD
 
 
 @dataclass(kw_only=True)
 class EDefault:
+    """The `default` keyset (matches anything)."""
+
     coord: Coord = NO_COORD
 
 
 @dataclass(kw_only=True)
 class EMask:
+    """A masked keyset `value &&& mask`."""
+
     value: Any
     mask: Any
     coord: Coord = NO_COORD
@@ -235,6 +286,8 @@ class EMask:
 
 @dataclass(kw_only=True)
 class ERange:
+    """A range keyset `lo .. hi`."""
+
     lo: Any
     hi: Any
     coord: Coord = NO_COORD
@@ -251,6 +304,8 @@ class ETuple:
 # ---------------------------------------------------------------- statements
 @dataclass(kw_only=True)
 class SAssign:
+    """`lhs = rhs;`."""
+
     lhs: Any
     rhs: Any
     coord: Coord = NO_COORD
@@ -258,12 +313,16 @@ class SAssign:
 
 @dataclass(kw_only=True)
 class SCall:
+    """A call used as a statement."""
+
     call: ECall
     coord: Coord = NO_COORD
 
 
 @dataclass(kw_only=True)
 class SIf:
+    """`if (cond) then else else_`; `else_` is None without an else."""
+
     cond: Any
     then: Any
     else_: Any = None
@@ -272,6 +331,8 @@ class SIf:
 
 @dataclass(kw_only=True)
 class SBlock:
+    """A `{ ... }` block of statements, with its annotations."""
+
     stmts: list[Any]
     annos: list[Anno] = field(default_factory=list)
     coord: Coord = NO_COORD
@@ -279,6 +340,8 @@ class SBlock:
 
 @dataclass(kw_only=True)
 class SwitchCaseAst:
+    """One case of a switch statement; a None `body` falls through."""
+
     label: Any  # expression or EDefault
     body: SBlock | None
     coord: Coord = NO_COORD
@@ -286,6 +349,8 @@ class SwitchCaseAst:
 
 @dataclass(kw_only=True)
 class SSwitch:
+    """`switch (expr) { cases }`."""
+
     expr: Any
     cases: list[SwitchCaseAst]
     coord: Coord = NO_COORD
@@ -293,22 +358,30 @@ class SSwitch:
 
 @dataclass(kw_only=True)
 class SExit:
+    """`exit;`."""
+
     coord: Coord = NO_COORD
 
 
 @dataclass(kw_only=True)
 class SReturn:
+    """`return;` or `return value;`."""
+
     value: Any = None
     coord: Coord = NO_COORD
 
 
 @dataclass(kw_only=True)
 class SEmpty:
+    """The empty statement `;`."""
+
     coord: Coord = NO_COORD
 
 
 @dataclass(kw_only=True)
 class SDirectApply:
+    """`T.apply(args);`: a parser or control type applied without an instance."""
+
     type: Any
     args: list[Arg]
     coord: Coord = NO_COORD
@@ -317,6 +390,8 @@ class SDirectApply:
 # ---------------------------------------------------------------- declarations
 @dataclass(kw_only=True)
 class DConst:
+    """`const type name = value;`."""
+
     type: Any
     name: str
     value: Any
@@ -326,6 +401,8 @@ class DConst:
 
 @dataclass(kw_only=True)
 class DVar:
+    """A variable declaration, with its initializer if any."""
+
     type: Any
     name: str
     init: Any = None
@@ -335,6 +412,8 @@ class DVar:
 
 @dataclass(kw_only=True)
 class DTypedef:
+    """`typedef` (or `type`, when `newtype`) naming a type."""
+
     type: Any
     name: str
     newtype: bool = False
@@ -344,6 +423,8 @@ class DTypedef:
 
 @dataclass(kw_only=True)
 class FieldAst:
+    """One field of a header, header union or struct."""
+
     type: Any
     name: str
     annos: list[Anno] = field(default_factory=list)
@@ -363,6 +444,8 @@ class DStruct:
 
 @dataclass(kw_only=True)
 class DEnum:
+    """An enum; with `underlying` and `values` it is a serializable enum."""
+
     name: str
     members: list[str]
     underlying: Any = None
@@ -373,18 +456,24 @@ class DEnum:
 
 @dataclass(kw_only=True)
 class DError:
+    """An `error { ... }` declaration adding members to `error`."""
+
     members: list[str]
     coord: Coord = NO_COORD
 
 
 @dataclass(kw_only=True)
 class DMatchKind:
+    """A `match_kind { ... }` declaration."""
+
     members: list[str]
     coord: Coord = NO_COORD
 
 
 @dataclass(kw_only=True)
 class ParamAst:
+    """One parameter: direction (empty if none), type, name and default."""
+
     direction: str
     type: Any
     name: str
@@ -395,6 +484,8 @@ class ParamAst:
 
 @dataclass(kw_only=True)
 class MethodProto:
+    """A function, method or constructor prototype (`ret` is None for a constructor)."""
+
     name: str
     ret: Any  # type syntax, TBase('void')
     tparams: list[str]
@@ -406,6 +497,8 @@ class MethodProto:
 
 @dataclass(kw_only=True)
 class DExternObj:
+    """An extern object type: its type parameters and method prototypes."""
+
     name: str
     tparams: list[str]
     methods: list[MethodProto]
@@ -415,12 +508,16 @@ class DExternObj:
 
 @dataclass(kw_only=True)
 class DExternFunc:
+    """An extern function declaration."""
+
     proto: MethodProto
     coord: Coord = NO_COORD
 
 
 @dataclass(kw_only=True)
 class DFunction:
+    """A function declaration with its body."""
+
     proto: MethodProto
     body: SBlock
     coord: Coord = NO_COORD
@@ -428,6 +525,8 @@ class DFunction:
 
 @dataclass(kw_only=True)
 class DAction:
+    """An action declaration."""
+
     name: str
     params: list[ParamAst]
     body: SBlock
@@ -437,6 +536,8 @@ class DAction:
 
 @dataclass(kw_only=True)
 class DInstance:
+    """An instantiation `T(args) name;`."""
+
     type: Any
     args: list[Arg]
     name: str
@@ -446,6 +547,8 @@ class DInstance:
 
 @dataclass(kw_only=True)
 class DValueSet:
+    """A parser value set `value_set<type>(size) name;`."""
+
     type: Any
     size: Any
     name: str
@@ -455,6 +558,8 @@ class DValueSet:
 
 @dataclass(kw_only=True)
 class KeyElemAst:
+    """One table key element: `expr : match_kind`."""
+
     expr: Any
     match_kind: str
     annos: list[Anno] = field(default_factory=list)
@@ -463,6 +568,8 @@ class KeyElemAst:
 
 @dataclass(kw_only=True)
 class ActionItem:
+    """One entry of a table's `actions` list, with bound arguments if given."""
+
     name: str
     dot: bool
     args: list[Arg] | None
@@ -472,6 +579,8 @@ class ActionItem:
 
 @dataclass(kw_only=True)
 class EntryAst:
+    """One entry of a table's `entries` list: keyset, action and priority."""
+
     keyset: Any
     action: Any
     priority: Any = None
@@ -494,6 +603,8 @@ class TableProp:
 
 @dataclass(kw_only=True)
 class DTable:
+    """A table declaration and its properties."""
+
     name: str
     props: list[TableProp]
     annos: list[Anno] = field(default_factory=list)
@@ -502,6 +613,8 @@ class DTable:
 
 @dataclass(kw_only=True)
 class SelectCaseAst:
+    """One case of a `select`: keyset and next state."""
+
     keyset: Any
     state: str
     coord: Coord = NO_COORD
@@ -509,6 +622,8 @@ class SelectCaseAst:
 
 @dataclass(kw_only=True)
 class TransitionAst:
+    """`transition state;` or `transition select (...) { cases }`."""
+
     state: str | None = None
     select: list[Any] | None = None
     cases: list[SelectCaseAst] = field(default_factory=list)
@@ -517,6 +632,8 @@ class TransitionAst:
 
 @dataclass(kw_only=True)
 class StateAst:
+    """A parser state: its statements and transition."""
+
     name: str
     stmts: list[Any]
     transition: TransitionAst
@@ -538,6 +655,8 @@ class DBlockType:
 
 @dataclass(kw_only=True)
 class DParser:
+    """A parser declaration: parameters, locals and states."""
+
     name: str
     tparams: list[str]
     params: list[ParamAst]
@@ -550,6 +669,8 @@ class DParser:
 
 @dataclass(kw_only=True)
 class DControl:
+    """A control declaration: parameters, locals and apply block."""
+
     name: str
     tparams: list[str]
     params: list[ParamAst]
@@ -562,5 +683,7 @@ class DControl:
 
 @dataclass(kw_only=True)
 class Program:
+    """A whole parsed program: top-level declarations in order, and its main file."""
+
     decls: list[Any]
     file: str = ""

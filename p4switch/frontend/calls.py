@@ -49,6 +49,7 @@ class CallResolver:
 
     # ------------------------------------------------------------------ entry
     def call(self, e: A.ECall, ctx: Ctx) -> ir.Expr:
+        """Resolve a call of an action, function, extern function or method (P4Error if none)."""
         f = e.func
         if isinstance(f, A.EName):
             b = self.x.lookup(f.name, ctx, f.coord, f.dot)
@@ -160,6 +161,7 @@ class CallResolver:
 
     # ------------------------------------------------------------------ kinds
     def action_call(self, b: BAction, e: A.ECall, ctx: Ctx) -> ir.MethodCall:
+        """A direct call of action `b` (not from a parser); its arguments bound."""
         if ctx.in_parser:
             raise P4Error(e.coord, f"{b.decl.name}: actions cannot be called from a parser")
         args = self.bind(b.decl.name, b.decl.params, e.args, ctx, e.coord, {}, {},
@@ -169,6 +171,7 @@ class CallResolver:
                              type=VOID, callee=b.cp_name, coord=e.coord)
 
     def function_call(self, b: BFunction, e: A.ECall, ctx: Ctx) -> ir.MethodCall:
+        """A call of function `b`, type arguments inferred; generic ones specialized."""
         proto = b.decl.proto
         binding: dict[str, Any] = {}
         tv = {n: TVar(name=n) for n in proto.tparams}
@@ -186,6 +189,7 @@ class CallResolver:
                              type_args=[binding[n] for n in proto.tparams if n in binding])
 
     def extern_function(self, name: str, e: A.ECall, ctx: Ctx) -> ir.MethodCall:
+        """A call of extern function `name`; digest takes a struct, verify only runs in a parser."""
         if name in self.g.user_externs:
             raise user_extern(e.coord, name)
         proto = self._pick(name, self.g.extern_funcs[name], len(e.args), e.coord)
@@ -207,6 +211,7 @@ class CallResolver:
                              type=ret, coord=e.coord, type_args=targs)
 
     def method_call(self, f: A.EMember, e: A.ECall, ctx: Ctx) -> ir.Expr:
+        """A call `target.method(...)`: table or instance apply, extern method or built-in."""
         tgt_ast = f.expr
         b = None
         if isinstance(tgt_ast, A.EName):
@@ -228,6 +233,7 @@ class CallResolver:
         raise P4Error(f.coord, f"{f.name}: no method of a value of type {type_str(target.type)}")
 
     def table_apply(self, b: BTable, f: A.EMember, e: A.ECall, ctx: Ctx) -> ir.MethodCall:
+        """`t.apply()` of table `b`, typed as its apply result (hit, miss, action_run)."""
         if f.name != "apply":
             raise P4Error(f.coord, f"{f.name}: a table has only the apply() method")
         if e.args:
@@ -249,6 +255,7 @@ class CallResolver:
                              args=[], type=res, callee=b.cp_name, coord=e.coord)
 
     def sub_apply(self, b: BSub, f: A.EMember, e: A.ECall, ctx: Ctx) -> ir.MethodCall:
+        """`p.apply(...)` of a parser or control instance declared inside this block."""
         if f.name != "apply":
             raise P4Error(f.coord, f"{f.name}: a {b.kind} instance has only the apply() method")
         decl = b.inst.decl
@@ -267,6 +274,7 @@ class CallResolver:
                              args=args, type=VOID, callee=b.inst.cp_name, coord=e.coord)
 
     def extern_method(self, target: ir.Expr, tt: ir.ExternType, f: A.EMember, e: A.ECall, ctx: Ctx) -> ir.MethodCall:
+        """A call of a method of an extern object (packet_in/packet_out ones checked too)."""
         info = self.g.externs.get(tt.name)
         if info is None or f.name not in info.methods:
             raise P4Error(f.coord, f"{f.name}: not a method of {tt.name}")
@@ -312,6 +320,7 @@ class CallResolver:
                 raise P4Error(e.coord, f"emit: argument must be a header, union, stack or struct, not {type_str(targs[0])}")
 
     def builtin(self, target: ir.Expr, tt: Any, f: A.EMember, e: A.ECall, ctx: Ctx) -> ir.Expr:
+        """A built-in method of a header, union, stack or struct (isValid, push_front ...)."""
         name = f.name
         if name in _SIZE_METHODS:
             if e.args:

@@ -90,6 +90,7 @@ class Elaborator:
         self.g.names[name] = kind
 
     def collect(self) -> None:
+        """Fill `Globals` from the top-level declarations, in order (step 1)."""
         g = self.g
         for d in self.prog.decls:
             if isinstance(d, A.DConst):
@@ -339,6 +340,7 @@ class Elaborator:
         return BSub(var=var, kind=kind, inst=inst)
 
     def extern_instance(self, d: A.DInstance, ctx: Ctx, prefix: str, declare: bool = True) -> BExtern:
+        """Instantiate an extern declared by `d`, declared in scope unless `declare` is false."""
         t = self.env.resolve(d.type, ctx.tvars)
         if t.name in self.g.user_externs:
             raise user_extern(d.coord, t.name, "extern type")
@@ -366,6 +368,7 @@ class Elaborator:
         return b
 
     def local_instance(self, d: A.DInstance, ctx: Ctx, prefix: str, kind: str) -> Any:
+        """Instantiate an extern, parser or control declared inside a `kind` block."""
         t = self.env.resolve(d.type, ctx.tvars)
         if isinstance(t, ir.ExternType):
             if t.name in ("packet_in", "packet_out"):
@@ -430,6 +433,7 @@ class Elaborator:
 
     def instantiate(self, decl: Any, prefix: str, name: str, uid: str, ctor_vals: dict[str, ir.Expr],
                     coord: ir.Coord, annos: list[A.Anno] | None = None) -> Any:
+        """A lowered instance of parser/control `decl` with these constructor values."""
         saved, self.low.inline_locals = self.low.inline_locals, []
         try:
             return self._instantiate(decl, prefix, name, uid, ctor_vals, coord)
@@ -518,6 +522,7 @@ class Elaborator:
 
     # ------------------------------------------------------------------ main
     def elaborate(self) -> ir.Program:
+        """The IR program: collect, then instantiate `main` (a V1Switch) (step 2)."""
         self.collect()
         main = self.g.instances.get("main")
         if main is None:

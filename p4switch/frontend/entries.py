@@ -84,6 +84,7 @@ class _Converter:
         raise P4InfoError("invalid key expression in table entries", coord)
 
     def request(self) -> p4r.WriteRequest:
+        """The WriteRequest: one INSERT per entry of each table with `entries`, in P4Info order."""
         req = p4r.WriteRequest()
         tables = _tables(self.p)
         for t in self.info.tables:
@@ -95,6 +96,7 @@ class _Converter:
         return req
 
     def add_table(self, req: p4r.WriteRequest, table_id: int, table: ir.Table, widths: list[int]) -> None:
+        """Add an INSERT update for each entry of `table` to `req`."""
         entries = table.const_entries or []
         needs_priority = any(k.match_kind in _PRIORITY_KINDS for k in table.keys)
         countdown = len(entries)
@@ -118,6 +120,7 @@ class _Converter:
                 countdown -= 1
 
     def add_match(self, te: Any, table: ir.Table, e: ir.ConstEntry, widths: list[int]) -> None:
+        """Fill the match fields of `te` from entry `e`, don't-care fields left out."""
         fid = 0
         for key, ks in zip(table.keys, e.keys, strict=True):
             if key.match_kind not in _KINDS:
@@ -182,6 +185,7 @@ class _Converter:
         m.lpm.prefix_len = prefix
 
     def add_action(self, te: Any, ref: ir.ActionRef) -> None:
+        """Fill the action of `te` from `ref`, parameters numbered from 1."""
         act = te.action.action
         act.action_id = self.action_ids[ref.action]
         decl = self.ir_actions.get(ref.action)

@@ -102,6 +102,7 @@ class ExprChecker:
 
     # ------------------------------------------------------------------ helpers
     def named(self, t: Any) -> Any:
+        """The declaration behind a TypeName (HeaderType/StructType/...), else t."""
         return self.env.named(t)
 
     def const_int(self, e: Any, ctx: Ctx | None, what: str = "value") -> int:
@@ -112,6 +113,7 @@ class ExprChecker:
         raise P4Error(_coord(e), f"{what} must be a compile-time constant")
 
     def global_expr(self, e: Any, expected: Any = None) -> ir.Expr:
+        """Check expression `e` in an empty top-level scope."""
         ctx = Ctx(scope=Scope(), block=BlockCtx(prefix="", kind="global"))
         return self.expr(e, ctx, expected)
 
@@ -165,6 +167,7 @@ class ExprChecker:
 
     # ------------------------------------------------------------------ expressions
     def expr(self, e: Any, ctx: Ctx, expected: Any = None) -> ir.Expr:
+        """Check and lower expression `e` (`expected`: the type the context wants, or None)."""
         m = getattr(self, "_e_" + type(e).__name__, None)
         if m is None:
             raise unsupported(_coord(e), f"expression {type(e).__name__}")
@@ -194,6 +197,7 @@ class ExprChecker:
         return ir.ErrorMember(name=e.name, coord=e.coord)
 
     def lookup(self, name: str, ctx: Ctx, coord: ir.Coord, dot: bool = False) -> Any:
+        """What `name` means: local scopes (not for `.name`), then globals; None if nothing."""
         b = None if dot else ctx.scope.lookup(name)
         if b is not None:
             return b
@@ -427,6 +431,7 @@ class ExprChecker:
         return self.cast(x, t, e.coord)
 
     def cast(self, x: ir.Expr, t: Any, coord: ir.Coord) -> ir.Expr:
+        """The explicit cast `(t) x`, refused where P4-16 §8.11 allows none."""
         src, nt = self.named(x.type), self.named(t)
         if x.type == t:
             return x
@@ -548,6 +553,7 @@ class ExprChecker:
         raise P4Error(coord, f"{what}: expression is not an l-value")
 
     def header_width(self, t: Any) -> int:
+        """Width in bits of a fixed-size type (0 for error, plain enums and varbits)."""
         return width_of(t, self.env)
 
 

@@ -25,6 +25,7 @@ def wrap(value: int, t: Any) -> int:
 
 
 def const(value: int, t: Any, coord: ir.Coord) -> ir.Constant:
+    """A Constant of type `t`, `value` wrapped to its range."""
     return ir.Constant(value=wrap(value, t), type=t, coord=coord)
 
 
@@ -88,6 +89,7 @@ def fold_binop(op: str, left: Any, right: Any, t: Any, coord: ir.Coord) -> Any:
 
 
 def fold_unop(op: str, x: Any, t: Any, coord: ir.Coord) -> Any:
+    """The constant `op x` (`!`, `-`, `~`, `+`), or None when `x` is not one."""
     if op == "!" and isinstance(x, ir.BoolLit):
         return ir.BoolLit(value=not x.value, coord=coord)
     if not isinstance(x, ir.Constant):
@@ -102,6 +104,7 @@ def fold_unop(op: str, x: Any, t: Any, coord: ir.Coord) -> Any:
 
 
 def fold_cast(x: Any, t: Any, coord: ir.Coord) -> Any:
+    """The constant `(t) x`, or None when the cast does not fold."""
     if isinstance(x, ir.Constant) and isinstance(t, ir.BitsType):
         return const(_unsigned(x.value, x.type) if isinstance(x.type, ir.BitsType) else x.value, t, coord)
     if isinstance(x, ir.Constant) and isinstance(t, ir.BoolType):

@@ -44,6 +44,7 @@ class P4PostLex:
         self.tokens: list[Token] = []
 
     def process(self, stream: Iterator[Token]) -> Iterator[Token]:
+        """The token stream rewritten as the module docstring lists (TYPE_IDENT, TLT, SHR ...)."""
         toks = self._annotations(list(stream))
         self.tokens = toks  # kept for syntax-error messages
         scopes = self._collect_types(toks)
@@ -99,6 +100,7 @@ class P4PostLex:
         n = len(toks)
 
         def val(k: int) -> str | None:
+            """The text of token `k`, or None for a string or past either end."""
             if 0 <= k < n and toks[k].type != "STRING":
                 return toks[k].value
             return None
@@ -165,6 +167,7 @@ class P4PostLex:
         n = len(toks)
 
         def match(i: int, open_: str, close: str) -> int:
+            """The index of the `close` balancing the `open_` at or after `i` (else the last)."""
             depth = 0
             for j in range(i, n):
                 t = toks[j]

@@ -75,7 +75,13 @@ _OPS_KEEP = {
 
 @v_args(meta=True)
 class _ToAst(Transformer):
-    """Lark tree -> AST dataclasses (one method per grammar rule / alias)."""
+    """Lark tree -> AST dataclasses.
+
+    Each public method is a grammar-rule callback named after its rule or
+    alias in `p4.lark` (`t_bool`, `decl_name`, ...): Lark calls it with the
+    rule's `meta` and transformed children and it returns the AST node (or a
+    plain value for helper rules). Methods starting with `_` are helpers.
+    """
 
     def __init__(self, src: Source, postlex: P4PostLex) -> None:
         super().__init__()
@@ -604,4 +610,5 @@ def _previous(toks: list[Token], tok: Token) -> Token | None:
 
 
 def dump(tree: Tree) -> str:
+    """A Lark parse tree as indented text, for debugging."""
     return tree.pretty()

@@ -22,6 +22,8 @@ from p4switch.frontend.errors import P4Error
 
 @dataclass(kw_only=True)
 class BVar:
+    """A variable or parameter; `readonly` for in/directionless parameters."""
+
     var: ir.Var
     readonly: bool = False
     direction: str = ""
@@ -29,11 +31,15 @@ class BVar:
 
 @dataclass(kw_only=True)
 class BConst:
+    """A constant, bound to its value."""
+
     value: ir.Expr
 
 
 @dataclass(kw_only=True)
 class BAction:
+    """An action: declaration, control-plane name, parameters and IR once lowered."""
+
     decl: A.DAction
     cp_name: str
     params: list[ir.Param]
@@ -42,6 +48,8 @@ class BAction:
 
 @dataclass(kw_only=True)
 class BTable:
+    """A table: its control-plane name, and its declaration and IR once lowered."""
+
     var: ir.Var
     cp_name: str
     table: ir.Table | None = None
@@ -50,6 +58,8 @@ class BTable:
 
 @dataclass(kw_only=True)
 class BExtern:
+    """An extern instance."""
+
     var: ir.Var
     inst: ir.ExternInstance
 
@@ -65,12 +75,16 @@ class BSub:
 
 @dataclass(kw_only=True)
 class BValueSet:
+    """A parser value set."""
+
     var: ir.Var
     vs: ir.ValueSet
 
 
 @dataclass(kw_only=True)
 class BFunction:
+    """A top-level function."""
+
     decl: A.DFunction
     uid: str
 
@@ -83,6 +97,7 @@ class Scope:
         self.names: dict[str, Any] = {}
 
     def lookup(self, name: str) -> Any:
+        """The binding of `name` here or in an enclosing scope, or None."""
         s: Scope | None = self
         while s is not None:
             if name in s.names:
@@ -91,6 +106,7 @@ class Scope:
         return None
 
     def declare(self, name: str, binding: Any, coord: ir.Coord) -> None:
+        """Bind `name` in this scope (P4Error when it is already declared here)."""
         if name in self.names:
             raise P4Error(coord, f"{name}: duplicate declaration")
         self.names[name] = binding
@@ -107,6 +123,7 @@ class BlockCtx:
     global_externs: dict[str, Any] = field(default_factory=dict)
 
     def uid(self, name: str) -> str:
+        """A name unique in this block, from `name` (`name`, then `name_2`, ...)."""
         cand, n = name, 1
         while cand in self.used:
             n += 1

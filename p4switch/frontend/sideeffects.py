@@ -87,6 +87,7 @@ class _Orderer:
 
     # ------------------------------------------------------------------ temporaries
     def temp(self, t: Any, coord: ir.Coord, pre: list[ir.Stmt], init: Any = None) -> ir.Var:
+        """A new temporary of type `t`; its declaration (and `init`) go to `pre`."""
         self.n += 1
         v = ir.Var(name=f"se_tmp{self.n}", uid=f"$se{self.n}", scope=ir.Scope.LOCAL, type=t, coord=coord)
         pre.append(ir.VarDecl(var=v, coord=coord))
@@ -205,6 +206,7 @@ class _Orderer:
 
     # ------------------------------------------------------------------ statements
     def block(self, b: ir.Block | None) -> None:
+        """Order the side effects of every statement of `b`, in place."""
         if b is None:
             return
         stmts: list[ir.Stmt] = []
@@ -217,6 +219,7 @@ class _Orderer:
             b.stmts = stmts
 
     def stmt(self, s: Any) -> list[Any]:
+        """Statement `s` with its side effects made explicit, as the statements replacing it."""
         pre: list[ir.Stmt] = []
         if isinstance(s, ir.Block):
             self.block(s)
@@ -258,6 +261,7 @@ class _Orderer:
         return [s]
 
     def parser(self, p: ir.Parser) -> None:
+        """Order the side effects of a parser's states and of its sub-parsers."""
         for st in p.states:
             block = ir.Block(stmts=st.stmts, coord=st.coord)
             self.block(block)
@@ -274,6 +278,7 @@ class _Orderer:
                                          "arguments is not supported")
 
     def control(self, c: ir.Control) -> None:
+        """Order the side effects of a control's actions, sub-controls and apply block."""
         first: list[ir.Stmt] = []
         for loc in c.locals:
             if isinstance(loc, ir.Action):

@@ -27,6 +27,7 @@ _TABLE_PROPS = {"default_action", "size", "implementation", "counters", "meters"
 
 
 def annos_ir(annos: list[A.Anno] | None) -> tuple[ir.Annotation, ...]:
+    """AST annotations as IR annotations (`key=value` pairs appended as strings)."""
     out = []
     for a in annos or ():
         args = list(a.args)
@@ -48,6 +49,7 @@ class BlockLowering(ExprChecker):
 
     # ------------------------------------------------------------------ statements
     def block(self, b: A.SBlock, ctx: Ctx, new_scope: bool = True) -> ir.Block:
+        """Lower a block, in a new scope unless `new_scope` is false."""
         inner = Ctx(scope=Scope(ctx.scope) if new_scope else ctx.scope, block=ctx.block,
                     in_action=ctx.in_action, in_parser=ctx.in_parser, return_type=ctx.return_type,
                     tvars=ctx.tvars)
@@ -57,6 +59,7 @@ class BlockLowering(ExprChecker):
         return ir.Block(stmts=stmts, coord=b.coord)
 
     def stmt(self, s: Any, ctx: Ctx) -> list[ir.Stmt]:
+        """Lower one statement (a local declaration may give none); raises P4Error."""
         if isinstance(s, A.SAssign):
             root = s.lhs
             while isinstance(root, (A.EMember, A.EIndex, A.ESlice)):
@@ -128,11 +131,13 @@ class BlockLowering(ExprChecker):
         return ir.Block(stmts=self.stmt(s, inner), coord=s.coord)
 
     def local_const(self, d: A.DConst, ctx: Ctx) -> None:
+        """Declare a local constant in the current scope (no IR statement)."""
         t = self.env.resolve(d.type, ctx.tvars)
         v = self.convert(self.expr(d.value, ctx, t), t, d.coord, d.name)
         ctx.scope.declare(d.name, BConst(value=v), d.coord)
 
     def local_var(self, d: A.DVar, ctx: Ctx) -> ir.VarDecl:
+        """Declare a local variable and lower its declaration (with its initializer)."""
         t = self.env.resolve(d.type, ctx.tvars)
         if isinstance(t, (ir.IntType, ir.StringType, ir.VoidType)):
             raise P4Error(d.coord, f"{d.name}: a variable cannot have type {type_str(t)}")
@@ -144,6 +149,7 @@ class BlockLowering(ExprChecker):
         return ir.VarDecl(var=var, init=init, coord=d.coord)
 
     def switch(self, s: A.SSwitch, ctx: Ctx) -> ir.Switch:
+        """Lower a switch on a table's `action_run` or on a bit, enum or error value."""
         e = self.expr(s.expr, ctx)
         on_action_run = (
             isinstance(e, ir.Member) and e.name == "action_run"
@@ -185,6 +191,7 @@ class BlockLowering(ExprChecker):
 
     # ------------------------------------------------------------------ keysets
     def keyset(self, k: Any, t: Any, ctx: Ctx) -> ir.Keyset:
+        """Lower one keyset component for a key of type `t`."""
         if isinstance(k, (A.EDefault, A.EDontCare)):
             return ir.Keyset(kind="default", coord=k.coord)
         if isinstance(k, A.EMask):
@@ -208,6 +215,7 @@ class BlockLowering(ExprChecker):
         return ir.Keyset(kind="exact", value=v, coord=k.coord)
 
     def keysets(self, k: Any, types: list[Any], ctx: Ctx) -> list[ir.Keyset]:
+        """Lower a select case's keyset into one Keyset per select key."""
         if isinstance(k, (A.EDefault, A.EDontCare)) and len(types) != 1:
             return [ir.Keyset(kind="default", coord=k.coord) for _ in types]
         if isinstance(k, A.EName) and len(types) > 1:
@@ -230,6 +238,7 @@ class BlockLowering(ExprChecker):
 
     # ------------------------------------------------------------------ parser states
     def parser_state(self, st: A.StateAst, ctx: Ctx, state_names: set[str]) -> ir.ParserState:
+        """Lower a parser state; its transition may only name `state_names`."""
         inner = Ctx(scope=Scope(ctx.scope), block=ctx.block, in_parser=True)
         stmts: list[ir.Stmt] = []
         for s in st.stmts:
@@ -321,6 +330,7 @@ class BlockLowering(ExprChecker):
         return largest
 
     def table(self, d: A.DTable, ctx: Ctx, b: BTable) -> ir.Table:
+        """Lower a table declaration (bound as `b`) and check its properties."""
         keys: list[ir.KeyElement] = []
         actions: list[ir.ActionRef] = []
         allowed: dict[str, BAction] = {}
@@ -469,9 +479,11 @@ class BlockLowering(ExprChecker):
 
     def _key_namer(self, ctx: Ctx) -> KeyNamer:
         def type_of(e: Any) -> Any:
+            """The resolved type of a key expression."""
             return self.named(self.expr(e, ctx).type)
 
         def const_value(e: A.EName) -> tuple[int, int] | None:
+            """(value, literal base) of a name bound to an integer constant, else None."""
             b = self.lookup(e.name, ctx, e.coord, e.dot)
             if isinstance(b, BConst) and isinstance(b.value, ir.Constant):
                 is_global = e.dot or ctx.scope.lookup(e.name) is None

@@ -219,6 +219,7 @@ def width_of(t: Any, env: TypeEnv) -> int:
     """Width in bits of a fixed-size type (`ir.bit_width`; 0 for error, plain enums and varbits)."""
 
     def resolve(x: Any) -> Any:
+        """`x` with type names and `type`s resolved to the type underneath."""
         x = env.named(x)
         while isinstance(x, NT):
             x = env.named(x.base)
@@ -283,12 +284,14 @@ def erase_newtypes(root: Any) -> Any:
     fields_of_cls: dict[type, tuple[str, ...]] = {}
 
     def names(cls: type) -> tuple[str, ...]:
+        """The field names of dataclass `cls` (cached)."""
         f = fields_of_cls.get(cls)
         if f is None:
             f = fields_of_cls[cls] = tuple(x.name for x in dataclasses.fields(cls))
         return f
 
     def walk(x: Any) -> Any:
+        """`x` with every `type` replaced by its underlying type, in place where possible."""
         if x is None or isinstance(x, (str, int, bool, float, enum.Enum)):
             return x
         if isinstance(x, NT):

@@ -777,6 +777,7 @@ def _uses(decl: Any) -> set[str]:
     seen: set[int] = set()
 
     def walk(node: Any) -> None:
+        """Add the uid of every variable under `node` to `found`."""
         if isinstance(node, (list, tuple)):
             for x in node:
                 walk(x)

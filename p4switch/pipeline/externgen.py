@@ -200,6 +200,7 @@ def packed_bytes(lv: list[tuple[str, int | None, str | None]]) -> str:
             groups.append((h, [(code, w)]))
 
     def as_int(fields: list[tuple[str, int]]) -> tuple[str, int]:
+        """(code of one int holding `fields` packed, high bits first; total width)."""
         total = sum(w for _, w in fields)
         parts, shift = [], total
         for code, w in fields:
@@ -289,6 +290,7 @@ def _data_field_list(bg: BlockGenerator, data: Any) -> int:
     meta_t = bg.meta_type_name()
 
     def walk(e: Any) -> None:
+        """Add the user-metadata field paths expression `e` names to `paths`."""
         if isinstance(e, ir.ListExpr):
             for x in e.items:
                 walk(x)

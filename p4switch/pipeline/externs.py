@@ -5,9 +5,10 @@ Names defined here: `CounterArray` (indexed counter: packets and bytes),
 marker BMv2 meters run), `ValueSet` (parser
 value_set), `check_meter_config`, and the colour constants `GREEN`, `YELLOW`, `RED`.
 
-Out-of-range indexes do nothing (BMv2 logs an error and leaves the
-destination untouched). Counters count `Packet.length` bytes (BMv2's packet
-length register).
+In the data plane, out-of-range indexes do nothing (BMv2 logs an error and
+leaves the destination untouched); a control-plane read or write of one
+raises `StateError` (OUT_OF_RANGE). Counters count `Packet.length` bytes
+(BMv2's packet length register).
 """
 
 from __future__ import annotations
@@ -48,15 +49,18 @@ class CounterArray:
         self.bytes = [0] * size
 
     def count(self, index: int, pk: Any) -> None:
+        """Count one packet of `pk.length` bytes at `index` (out of range: nothing)."""
         if 0 <= index < self.size:
             self.packets[index] += 1
             self.bytes[index] += pk.length
 
     def read(self, index: int) -> tuple[int, int]:
+        """(packets, bytes) at `index` (StateError when out of range)."""
         _check_index("counter", self.name, index, self.size)
         return self.packets[index], self.bytes[index]
 
     def write(self, index: int, packets: int, bytes_: int) -> None:
+        """Set (packets, bytes) at `index` (StateError when out of range)."""
         _check_index("counter", self.name, index, self.size)
         self.packets[index] = packets
         self.bytes[index] = bytes_
@@ -80,14 +84,17 @@ class RegisterArray:
         return old
 
     def write(self, index: int, value: int) -> None:
+        """Store `value` at `index`, wrapped to the element width (out of range: nothing)."""
         if 0 <= index < self.size:
             self.values[index] = value & ((1 << self.width) - 1) if self.width else value
 
     def cp_read(self, index: int) -> int:
+        """The value at `index` for the control plane (StateError when out of range)."""
         _check_index("register", self.name, index, self.size)
         return self.values[index]
 
     def cp_write(self, index: int, value: int) -> None:
+        """Store `value` at `index` for the control plane (StateError when out of range)."""
         _check_index("register", self.name, index, self.size)
         self.write(index, value)
 
@@ -114,6 +121,7 @@ class TrTcm:
         self.last = clock()
 
     def execute(self, amount: int) -> int:
+        """Meter `amount` units now and return the colour (GREEN, YELLOW or RED)."""
         now = self.clock()
         dt = now - self.last
         self.last = now
@@ -140,6 +148,7 @@ class MeterArray:
         self.meters: list[TrTcm | None] = [None] * size
 
     def execute(self, index: int, pk: Any, old: int) -> int:
+        """The colour of `pk` at `index` (bytes or packets); `old` when out of range."""
         if not 0 <= index < self.size:
             return old
         m = self.meters[index]
@@ -148,11 +157,13 @@ class MeterArray:
         return m.execute(pk.length if self.bytes_ else 1)
 
     def set(self, index: int, config: tuple[int, int, int, int] | None) -> None:
+        """Configure `index` (None: unconfigured); StateError for a bad index or config."""
         _check_index("meter", self.name, index, self.size)
         check_meter_config(self.name, config)
         self.meters[index] = None if config is None else TrTcm(config)
 
     def get(self, index: int) -> tuple[int, int, int, int] | None:
+        """The (cir, cburst, pir, pburst) at `index`, or None when unconfigured."""
         _check_index("meter", self.name, index, self.size)
         m = self.meters[index]
         return None if m is None else (m.cir, m.cburst, m.pir, m.pburst)
@@ -169,12 +180,14 @@ class ValueSet:
         self.members: list[tuple[int, int]] = []  # (value, mask); mask -1 = exact
 
     def match(self, key: int) -> bool:
+        """Whether `key` matches any (value, mask) member."""
         for value, mask in self.members:
             if key & mask == value & mask:
                 return True
         return False
 
     def set_members(self, members: list[tuple[int, int]]) -> None:
+        """Replace the members (StateError when there are more than `size`)."""
         if len(members) > self.size:
             raise StateError(Code.RESOURCE_EXHAUSTED,
                              f"value_set '{self.name}' holds at most {self.size} members")

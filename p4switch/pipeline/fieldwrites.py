@@ -68,6 +68,7 @@ def header_writes(program: ir.Program, resolve: Any) -> dict[str, set[str]]:
             node = parent
 
     def walk(node: Any) -> None:
+        """Record the header writes of every assignment and call under `node`."""
         if isinstance(node, (list, tuple)):
             for x in node:
                 walk(x)

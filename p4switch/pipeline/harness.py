@@ -53,11 +53,13 @@ class PortHarness:
         return self.take()
 
     def take(self) -> list[tuple[int, bytes]]:
+        """The frames transmitted since the last take, emptying `out`."""
         with self._lock:
             got, self.out = self.out, []
         return got
 
     def close(self) -> None:
+        """Close the switch (stops its traffic manager)."""
         self.switch.close()
 
     def __enter__(self) -> PortHarness:

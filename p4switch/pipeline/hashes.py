@@ -101,6 +101,7 @@ def cached(fn: Callable[[bytes], int], size: int = 1 << 16) -> Callable[[bytes],
     cache: dict[bytes, int] = {}
 
     def hashed(data: bytes) -> int:
+        """`fn(data)`, from the cache when seen before."""
         r = cache.get(data)
         if r is None:
             if len(cache) >= size:

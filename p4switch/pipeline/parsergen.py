@@ -131,6 +131,7 @@ def _unfoldable(states: list[ir.ParserState]) -> bool:
     visiting: set[str] = set()
 
     def walk(name: str) -> bool:
+        """Whether the graph from state `name` is acyclic; records its size and depth."""
         if name in size:
             return True
         st = by_name.get(name)

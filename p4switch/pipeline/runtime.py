@@ -74,6 +74,7 @@ class Stack:
         return h[index] if 0 <= index < len(h) else self.factory()
 
     def push_front(self, count: int) -> None:
+        """P4 `push_front(count)`: shift the elements up, fresh invalid ones in front."""
         size = len(self.h)
         count = min(count, size)
         if count <= 0:
@@ -82,6 +83,7 @@ class Stack:
         self.n = min(self.n + count, size)
 
     def pop_front(self, count: int) -> None:
+        """P4 `pop_front(count)`: shift the elements down, fresh invalid ones at the end."""
         size = len(self.h)
         count = min(count, size)
         if count <= 0:
@@ -138,18 +140,22 @@ def shl(a: int, b: int, w: int) -> int:
 
 
 def div(a: int, b: int) -> int:
+    """a / b rounded down; 0 when b is 0."""
     return a // b if b else 0
 
 
 def mod(a: int, b: int) -> int:
+    """a % b; 0 when b is 0."""
     return a % b if b else 0
 
 
 def sat_add(a: int, b: int, lo: int, hi: int) -> int:
+    """a + b saturated to [lo, hi] (P4 `|+|`)."""
     return max(lo, min(hi, a + b))
 
 
 def sat_sub(a: int, b: int, lo: int, hi: int) -> int:
+    """a - b saturated to [lo, hi] (P4 `|-|`)."""
     return max(lo, min(hi, a - b))
 
 
@@ -173,12 +179,14 @@ def eq(a: Any, b: Any) -> bool:
 
 
 def stack_last(s: Stack) -> Any:
+    """A header stack's `.last` (PipelineError when nothing was extracted)."""
     if s.n <= 0:
         raise PipelineError("header stack .last with no element extracted")
     return s.h[s.n - 1]
 
 
 def stack_next(s: Stack) -> Any:
+    """A header stack's `.next` (PipelineError when the stack is full)."""
     if s.n >= len(s.h):
         raise PipelineError("header stack .next out of bounds")
     return s.h[s.n]
@@ -196,6 +204,7 @@ PACKET_TOO_SHORT = 1  # error.PacketTooShort in core.p4 order
 
 
 def lookahead(data: bytes, pos: int, nbytes: int, shift: int, mask: int) -> int:
+    """`nbytes` from `pos`, shifted and masked (ParserError PacketTooShort past the end)."""
     end = pos + nbytes
     if end > len(data):
         raise ParserError(PACKET_TOO_SHORT)
@@ -203,6 +212,7 @@ def lookahead(data: bytes, pos: int, nbytes: int, shift: int, mask: int) -> int:
 
 
 def pack_varbit(h: Any, spec: tuple[tuple[str, int | None], ...]) -> bytes:
+    """The fields of header `h` as bytes; a None width is the varbit's current width."""
     acc = 0
     nbits = 0
     for name, w in spec:

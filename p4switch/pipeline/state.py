@@ -98,12 +98,16 @@ class TableEntry:
 
 @dataclass(kw_only=True)
 class Member:
+    """An action profile member: its id and the action it runs."""
+
     member_id: int
     action: ActionCall
 
 
 @dataclass(kw_only=True)
 class Group:
+    """An action selector group: (member_id, weight) pairs; `max_size` 0: the profile's limit."""
+
     group_id: int
     members: list[tuple[int, int]] = field(default_factory=list)  # (member_id, weight)
     max_size: int = 0
@@ -111,18 +115,24 @@ class Group:
 
 @dataclass(frozen=True, kw_only=True)
 class Replica:
+    """One copy made by the replication engine: egress port and instance (egress_rid)."""
+
     egress_port: int
     instance: int  # egress_rid
 
 
 @dataclass(kw_only=True)
 class MulticastGroup:
+    """A multicast group: the replicas each packet sent to it becomes."""
+
     group_id: int
     replicas: list[Replica]
 
 
 @dataclass(kw_only=True)
 class CloneSession:
+    """A clone session: its replicas, class of service and truncation length (bytes)."""
+
     session_id: int
     replicas: list[Replica]
     class_of_service: int = 0
@@ -140,43 +150,64 @@ class Device(Protocol):
     """
 
     # tables
-    def table_insert(self, table: str, entry: TableEntry) -> None: ...
-    def table_modify(self, table: str, entry: TableEntry) -> None: ...
-    def table_delete(self, table: str, entry: TableEntry) -> None: ...
+    def table_insert(self, table: str, entry: TableEntry) -> None:
+        """Add an entry (StateError when one with its key exists or the table is full)."""
+    def table_modify(self, table: str, entry: TableEntry) -> None:
+        """Replace the action of an existing entry (StateError when there is none)."""
+    def table_delete(self, table: str, entry: TableEntry) -> None:
+        """Remove the entry with this key (StateError when there is none)."""
     def table_set_default(self, table: str, action: ActionCall | None) -> None:
         """Set the default action; None resets it to the program's default."""
     def table_entries(self, table: str, copy: bool = True) -> Iterable[TableEntry]:
         """The entries; copy=False may return a live read-only view."""
-    def table_default(self, table: str) -> TableEntry: ...
+    def table_default(self, table: str) -> TableEntry:
+        """The default entry, with its direct counter (misses) and meter config."""
     def table_write_many(self, table: str,
                          ops: list[tuple[str, TableEntry]]) -> list[StateError | None]:
         """Apply already-validated ("insert" | "modify" | "delete", entry) ops in order under
         one lock; one result per op, a failed op changes nothing."""
     def direct_counter_write(self, table: str, entry: TableEntry, packets: int,
-                             bytes_: int) -> None: ...
+                             bytes_: int) -> None:
+        """Set an entry's direct counter (`entry.is_default`: the default entry's)."""
     def direct_meter_set(self, table: str, entry: TableEntry,
-                         config: tuple[int, int, int, int] | None) -> None: ...
+                         config: tuple[int, int, int, int] | None) -> None:
+        """Configure an entry's direct meter (None: unconfigured, all GREEN)."""
 
     # action profiles / selectors (by implementation cp_name)
-    def member_insert(self, profile: str, member: Member) -> None: ...
-    def member_modify(self, profile: str, member: Member) -> None: ...
-    def member_delete(self, profile: str, member_id: int) -> None: ...
-    def members(self, profile: str) -> Iterable[Member]: ...
-    def group_insert(self, profile: str, group: Group) -> None: ...
-    def group_modify(self, profile: str, group: Group) -> None: ...
-    def group_delete(self, profile: str, group_id: int) -> None: ...
-    def groups(self, profile: str) -> Iterable[Group]: ...
+    def member_insert(self, profile: str, member: Member) -> None:
+        """Add a member to an action profile."""
+    def member_modify(self, profile: str, member: Member) -> None:
+        """Replace an action profile member."""
+    def member_delete(self, profile: str, member_id: int) -> None:
+        """Remove an action profile member (refused while it is referenced)."""
+    def members(self, profile: str) -> Iterable[Member]:
+        """The members of an action profile."""
+    def group_insert(self, profile: str, group: Group) -> None:
+        """Add a group to an action selector."""
+    def group_modify(self, profile: str, group: Group) -> None:
+        """Replace an action selector group."""
+    def group_delete(self, profile: str, group_id: int) -> None:
+        """Remove an action selector group (refused while an entry uses it)."""
+    def groups(self, profile: str) -> Iterable[Group]:
+        """The groups of an action selector."""
 
     # indexed externs
-    def counter_read(self, counter: str, index: int) -> tuple[int, int]: ...
-    def counter_write(self, counter: str, index: int, packets: int, bytes_: int) -> None: ...
-    def register_read(self, register: str, index: int) -> int: ...
-    def register_write(self, register: str, index: int, value: int) -> None: ...
-    def meter_set(self, meter: str, index: int, config: tuple[int, int, int, int] | None) -> None: ...
+    def counter_read(self, counter: str, index: int) -> tuple[int, int]:
+        """(packets, bytes) of one index of an indexed counter."""
+    def counter_write(self, counter: str, index: int, packets: int, bytes_: int) -> None:
+        """Set (packets, bytes) of one index of an indexed counter."""
+    def register_read(self, register: str, index: int) -> int:
+        """The value at one index of a register."""
+    def register_write(self, register: str, index: int, value: int) -> None:
+        """Set the value at one index of a register."""
+    def meter_set(self, meter: str, index: int, config: tuple[int, int, int, int] | None) -> None:
+        """Configure one index of an indexed meter (None: unconfigured, all GREEN)."""
 
     # packet replication engine
-    def mcast_group_set(self, group: MulticastGroup | None, group_id: int) -> None: ...
-    def clone_session_set(self, session: CloneSession | None, session_id: int) -> None: ...
+    def mcast_group_set(self, group: MulticastGroup | None, group_id: int) -> None:
+        """Install a multicast group under `group_id` (None: remove it)."""
+    def clone_session_set(self, session: CloneSession | None, session_id: int) -> None:
+        """Install a clone session under `session_id` (None: remove it)."""
 
     # packets
     def process(self, ingress_port: int, data: bytes) -> None:

@@ -237,9 +237,11 @@ class Switch:
 
     @property
     def stats(self) -> dict[str, int]:
+        """The pipeline's packet counters by name (live, not a copy)."""
         return self.v1.stats
 
     def close(self) -> None:
+        """Stop the traffic manager, if one runs; queued packets are not sent."""
         if self.tm is not None:
             self.tm.close()
             self.tm = None
@@ -371,6 +373,7 @@ class Switch:
         self.packet_in_handler(data, meta)  # type: ignore[misc]  # _deliver checked it is set
 
     def set_packet_in_handler(self, fn: Callable[[bytes, dict[str, int]], None]) -> None:
+        """fn(payload, packet_in metadata by name) for each packet sent to the CPU port."""
         self.packet_in_handler = fn
 
     def set_digest_handler(self, fn: Callable[[str, tuple], None]) -> None:
@@ -408,18 +411,22 @@ class Switch:
         return t
 
     def table_insert(self, table: str, entry: TableEntry) -> None:
+        """Add an entry (StateError when one with its key exists or the table is full)."""
         with self.lock:
             self._table(table).insert(entry)
 
     def table_modify(self, table: str, entry: TableEntry) -> None:
+        """Replace the action and direct resources of an existing entry."""
         with self.lock:
             self._table(table).modify(entry)
 
     def table_delete(self, table: str, entry: TableEntry) -> None:
+        """Remove the entry with this key (StateError when there is none)."""
         with self.lock:
             self._table(table).delete(entry)
 
     def table_set_default(self, table: str, action: ActionCall | None) -> None:
+        """Set the default action (None: back to the program's); refused when it is const."""
         with self.lock:
             self._table(table).set_default(action)
 
@@ -466,6 +473,7 @@ class Switch:
             return self._table(table).entries(copy)
 
     def table_default(self, table: str) -> TableEntry:
+        """The default entry, with its direct counter (misses) and meter config."""
         with self.lock:
             return self._table(table).default_entry()
 
@@ -480,6 +488,7 @@ class Switch:
             return self._table(table).idle_entries(now_ns, once=once)
 
     def table_clear(self, table: str) -> None:
+        """Remove every entry of `table`."""
         with self.lock:
             self._table(table).clear()
 
@@ -502,34 +511,42 @@ class Switch:
         return p
 
     def member_insert(self, profile: str, member: Member) -> None:
+        """Add a member to an action profile (StateError when its id exists or it is full)."""
         with self.lock:
             self._profile(profile).member_insert(member)
 
     def member_modify(self, profile: str, member: Member) -> None:
+        """Replace an action profile member (StateError when there is none with its id)."""
         with self.lock:
             self._profile(profile).member_modify(member)
 
     def member_delete(self, profile: str, member_id: int) -> None:
+        """Remove an action profile member (StateError when missing or still referenced)."""
         with self.lock:
             self._profile(profile).member_delete(member_id)
 
     def members(self, profile: str) -> Iterable[Member]:
+        """The members of an action profile (a list, taken under the lock)."""
         with self.lock:
             return list(self._profile(profile).members.values())
 
     def group_insert(self, profile: str, group: Group) -> None:
+        """Add a group to an action selector (StateError when its id exists or it is invalid)."""
         with self.lock:
             self._profile(profile).group_insert(group)
 
     def group_modify(self, profile: str, group: Group) -> None:
+        """Replace an action selector group (StateError when there is none with its id)."""
         with self.lock:
             self._profile(profile).group_modify(group)
 
     def group_delete(self, profile: str, group_id: int) -> None:
+        """Remove an action selector group (StateError when missing or still used)."""
         with self.lock:
             self._profile(profile).group_delete(group_id)
 
     def groups(self, profile: str) -> Iterable[Group]:
+        """The groups of an action selector (a list, taken under the lock)."""
         with self.lock:
             return list(self._profile(profile).groups.values())
 
@@ -541,41 +558,48 @@ class Switch:
         return obj
 
     def counter_read(self, counter: str, index: int) -> tuple[int, int]:
+        """(packets, bytes) at `index` of an indexed counter (StateError when out of range)."""
         from .externs import CounterArray
 
         with self.lock:
             return self._extern(counter, CounterArray).read(index)
 
     def counter_write(self, counter: str, index: int, packets: int, bytes_: int) -> None:
+        """Set (packets, bytes) at `index` of an indexed counter."""
         from .externs import CounterArray
 
         with self.lock:
             self._extern(counter, CounterArray).write(index, packets, bytes_)
 
     def counter_size(self, counter: str) -> int:
+        """The number of indexes of an indexed counter."""
         from .externs import CounterArray
 
         return self._extern(counter, CounterArray).size
 
     def register_read(self, register: str, index: int) -> int:
+        """The value at `index` of a register (StateError when out of range)."""
         from .externs import RegisterArray
 
         with self.lock:
             return self._extern(register, RegisterArray).cp_read(index)
 
     def register_write(self, register: str, index: int, value: int) -> None:
+        """Set the value at `index` of a register, wrapped to its element width."""
         from .externs import RegisterArray
 
         with self.lock:
             self._extern(register, RegisterArray).cp_write(index, value)
 
     def meter_set(self, meter: str, index: int, config: tuple[int, int, int, int] | None) -> None:
+        """Configure `index` of an indexed meter (None: unconfigured, all GREEN)."""
         from .externs import MeterArray
 
         with self.lock:
             self._extern(meter, MeterArray).set(index, config)
 
     def meter_get(self, meter: str, index: int) -> tuple[int, int, int, int] | None:
+        """The (cir, cburst, pir, pburst) at `index` of an indexed meter, or None."""
         from .externs import MeterArray
 
         with self.lock:
@@ -591,9 +615,11 @@ class Switch:
 
     # ------------------------------------------------------------ PRE
     def mcast_group_set(self, group: MulticastGroup | None, group_id: int) -> None:
+        """Install a multicast group under `group_id` (None: remove it)."""
         with self.lock:
             self.v1.set_mcast(group_id, group)
 
     def clone_session_set(self, session: CloneSession | None, session_id: int) -> None:
+        """Install a clone session under `session_id` (None: remove it)."""
         with self.lock:
             self.v1.set_session(session_id, session)

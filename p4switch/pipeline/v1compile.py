@@ -82,6 +82,7 @@ def _field_lists(mb: ModuleBuilder, meta_t: Any) -> dict[int, list[tuple[str, ..
     out: dict[int, list[tuple[str, ...]]] = {}
 
     def walk(t: Any, path: tuple[str, ...]) -> None:
+        """Add the @field_list fields of type `t` (at attribute `path`) to `out`."""
         t = mb.ti.resolve(t)
         if not isinstance(t, ir.StructType):
             return
@@ -169,6 +170,7 @@ def _gen_hdr_len(mb: ModuleBuilder, hdr_t: Any) -> str:
     lines: list[str] = []
 
     def walk(t: Any, code: str, ind: str = "    ") -> None:
+        """Add the lines counting the valid headers of type `t` at `code`."""
         t = mb.ti.resolve(t)
         if isinstance(t, ir.HeaderType):
             if not any(isinstance(mb.ti.resolve(f.type), ir.VarbitType) for f in t.fields):

@@ -55,6 +55,7 @@ def _fast_field_match() -> Callable[[str, int, int, int, int], FieldMatch]:
     new = object.__new__
 
     def make(kind: str, value: int, mask: int, prefix_len: int, high: int) -> FieldMatch:
+        """A FieldMatch equal to `FieldMatch(...)`, built by filling its __dict__."""
         o = new(FieldMatch)
         d = o.__dict__
         d["kind"] = kind
@@ -76,6 +77,7 @@ def _fast_action_call() -> Callable[[str, tuple[int, ...]], ActionCall]:
     new = object.__new__
 
     def make(action: str, args: tuple[int, ...]) -> ActionCall:
+        """An ActionCall equal to `ActionCall(...)`, built by filling its __dict__."""
         o = new(ActionCall)
         d = o.__dict__
         d["action"] = action
@@ -112,10 +114,12 @@ def _field_decoder(kind: str, w: int, name: str) -> Callable[[Any], FieldMatch]:
     make = _field_match
 
     def wrong(which: str | None) -> P4RTError:
+        """The error for a FieldMatch of another match kind than the field's."""
         return invalid(f"match field {name!r} is {kind}, got {which}")
 
     if kind == "exact":
         def exact(fm: Any) -> FieldMatch:
+            """Decode an exact FieldMatch."""
             if fm.WhichOneof("field_match_type") != "exact":
                 raise wrong(fm.WhichOneof("field_match_type"))
             raw = fm.exact.value
@@ -126,12 +130,14 @@ def _field_decoder(kind: str, w: int, name: str) -> Callable[[Any], FieldMatch]:
         return exact
     if kind == "optional":
         def optional(fm: Any) -> FieldMatch:
+            """Decode an optional FieldMatch."""
             if fm.WhichOneof("field_match_type") != "optional":
                 raise wrong(fm.WhichOneof("field_match_type"))
             return make("optional", _value(fm.optional.value, top, w, what), 0, 0, 0)
         return optional
     if kind == "lpm":
         def lpm(fm: Any) -> FieldMatch:
+            """Decode an LPM FieldMatch (prefix 1..width, no bits beyond it)."""
             if fm.WhichOneof("field_match_type") != "lpm":
                 raise wrong(fm.WhichOneof("field_match_type"))
             m = fm.lpm
@@ -148,6 +154,7 @@ def _field_decoder(kind: str, w: int, name: str) -> Callable[[Any], FieldMatch]:
         return lpm
     if kind == "ternary":
         def ternary(fm: Any) -> FieldMatch:
+            """Decode a ternary FieldMatch (mask not zero, no value bits outside it)."""
             if fm.WhichOneof("field_match_type") != "ternary":
                 raise wrong(fm.WhichOneof("field_match_type"))
             m = fm.ternary
@@ -161,6 +168,7 @@ def _field_decoder(kind: str, w: int, name: str) -> Callable[[Any], FieldMatch]:
         return ternary
     if kind == "range":
         def range_(fm: Any) -> FieldMatch:
+            """Decode a range FieldMatch (low <= high, not the full range)."""
             if fm.WhichOneof("field_match_type") != "range":
                 raise wrong(fm.WhichOneof("field_match_type"))
             m = fm.range
@@ -174,6 +182,7 @@ def _field_decoder(kind: str, w: int, name: str) -> Callable[[Any], FieldMatch]:
         return range_
 
     def unsupported(fm: Any) -> FieldMatch:
+        """Refuse a field of a match kind p4switch does not support."""
         if fm.WhichOneof("field_match_type") != kind:
             raise wrong(fm.WhichOneof("field_match_type"))
         raise P4RTError(INVALID_ARGUMENT, f"{what}: match kind {kind} is not supported")
@@ -205,6 +214,7 @@ def _fast_params(name: str, specs: tuple[tuple[int, int], ...]) -> Callable[[Any
         ((i0, w0),) = specs
 
         def one(params: Any) -> ActionCall | None:
+            """The ActionCall of exactly one valid parameter in P4Info order, else None."""
             if len(params) != 1:
                 return None
             p0 = params[0]
@@ -218,6 +228,7 @@ def _fast_params(name: str, specs: tuple[tuple[int, int], ...]) -> Callable[[Any
         (i0, w0), (i1, w1) = specs
 
         def two(params: Any) -> ActionCall | None:
+            """The ActionCall of exactly two valid parameters in P4Info order, else None."""
             if len(params) != 2:
                 return None
             p0, p1 = params
@@ -229,6 +240,7 @@ def _fast_params(name: str, specs: tuple[tuple[int, int], ...]) -> Callable[[Any
         return two
 
     def many(params: Any) -> ActionCall | None:
+        """The ActionCall of all parameters valid and in P4Info order, else None."""
         if len(params) != n:
             return None
         out = []
@@ -277,6 +289,7 @@ class TableCodec:
 
 def build_codecs(p4info: p4i.P4Info, ix: P4InfoIndex, key_pos: dict[int, dict[int, int]]
                  ) -> tuple[dict[int, TableCodec], dict[int, ActionCodec], dict[str, ActionCodec]]:
+    """The codecs of a P4Info: tables by id, actions by id, actions by name."""
     actions = {a.preamble.id: ActionCodec(a) for a in p4info.actions}
     by_name = {a.name: a for a in actions.values()}
     tables = {t.preamble.id: TableCodec(t, ix, key_pos[t.preamble.id], actions) for t in p4info.tables}

@@ -46,6 +46,7 @@ class DigestEngine:
         self._thread: threading.Thread | None = None
 
     def offer(self, digest_id: int, data: p4d.P4Data) -> None:
+        """Buffer one digest message (a repeat of a buffered or unacked one is dropped)."""
         cfg = self.config(digest_id)
         if cfg is None:
             return
@@ -82,6 +83,7 @@ class DigestEngine:
                               data=[d for _, d in buf.items], timestamp=time.time_ns())
 
     def ack(self, digest_id: int, list_id: int) -> None:
+        """A DigestListAck: forget list `list_id`, so its messages may be sent again."""
         with self._lock:
             self._uncache((digest_id, list_id))
 
@@ -133,6 +135,7 @@ class DigestEngine:
                 self.sink(msg)
 
     def close(self) -> None:
+        """Stop the timer thread; buffered messages are not sent."""
         with self._lock:
             self._stop = True
             self._lock.notify()

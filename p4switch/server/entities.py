@@ -61,6 +61,7 @@ def _profile_table(st: PipelineState, prof: p4i.ActionProfile) -> p4i.Table | No
 
 
 def write_member(st: PipelineState, utype: int, msg: p4r.ActionProfileMember) -> None:
+    """Apply one ActionProfileMember update (INSERT, MODIFY or DELETE)."""
     prof = _profile_for_members(st, msg.action_profile_id)
     name = prof.preamble.name
     if msg.member_id == 0:
@@ -82,6 +83,7 @@ def write_member(st: PipelineState, utype: int, msg: p4r.ActionProfileMember) ->
 
 
 def read_members(st: PipelineState, msg: p4r.ActionProfileMember) -> Iterator[p4r.ActionProfileMember]:
+    """The members of one action profile (or all, for id 0), one-shot members left out."""
     profs = [st.index.profile(msg.action_profile_id)] if msg.action_profile_id else list(st.index.profiles.values())
     for prof in profs:
         if st.profile_style.get(prof.preamble.id) == "oneshot":
@@ -94,6 +96,7 @@ def read_members(st: PipelineState, msg: p4r.ActionProfileMember) -> Iterator[p4
 
 
 def write_group(st: PipelineState, utype: int, msg: p4r.ActionProfileGroup) -> None:
+    """Apply one ActionProfileGroup update (INSERT, MODIFY or DELETE) to a selector."""
     prof = _profile_for_members(st, msg.action_profile_id)
     name = prof.preamble.name
     if not prof.with_selector:
@@ -143,6 +146,7 @@ def write_group(st: PipelineState, utype: int, msg: p4r.ActionProfileGroup) -> N
 
 
 def read_groups(st: PipelineState, msg: p4r.ActionProfileGroup) -> Iterator[p4r.ActionProfileGroup]:
+    """The groups of one action selector (or all, for id 0), one-shot groups left out."""
     profs = [st.index.profile(msg.action_profile_id)] if msg.action_profile_id else list(st.index.profiles.values())
     for prof in profs:
         if not prof.with_selector or st.profile_style.get(prof.preamble.id) == "oneshot":
@@ -175,6 +179,7 @@ def _indexes(obj: Any, msg: Any) -> range:
 
 
 def write_counter(st: PipelineState, utype: int, msg: p4r.CounterEntry) -> None:
+    """Set the data of one index (or every index) of an indexed counter (MODIFY only)."""
     if utype != MODIFY:
         raise invalid("CounterEntry can only be modified")
     c = st.index.counter(msg.counter_id)
@@ -195,6 +200,7 @@ def _counter_data(unit: int, packets: int, bytes_: int) -> p4r.CounterData:
 
 
 def read_counters(st: PipelineState, msg: p4r.CounterEntry) -> Iterator[p4r.CounterEntry]:
+    """The cells of one counter (or of all, for id 0), each as a CounterEntry."""
     counters = [st.index.counter(msg.counter_id)] if msg.counter_id else list(st.index.counters.values())
     for c in counters:
         for i in (_indexes(c, msg) if msg.counter_id else range(c.size)):
@@ -205,6 +211,7 @@ def read_counters(st: PipelineState, msg: p4r.CounterEntry) -> Iterator[p4r.Coun
 
 
 def write_meter(st: PipelineState, utype: int, msg: p4r.MeterEntry) -> None:
+    """Configure one index (or every index) of an indexed meter; no config resets it."""
     if utype != MODIFY:
         raise invalid("MeterEntry can only be modified")
     m = st.index.meter(msg.meter_id)
@@ -221,6 +228,7 @@ def write_meter(st: PipelineState, utype: int, msg: p4r.MeterEntry) -> None:
 
 
 def read_meters(st: PipelineState, msg: p4r.MeterEntry) -> Iterator[p4r.MeterEntry]:
+    """The cells of one meter (or of all, for id 0), each with its config if set."""
     meters = [st.index.meter(msg.meter_id)] if msg.meter_id else list(st.index.meters.values())
     for m in meters:
         for i in (_indexes(m, msg) if msg.meter_id else range(m.size)):
@@ -245,6 +253,7 @@ def _register_width(r: p4i.Register) -> int:
 
 
 def write_register(st: PipelineState, utype: int, msg: p4r.RegisterEntry) -> None:
+    """Set one index (or every index) of a register from a bitstring (MODIFY only)."""
     if utype != MODIFY:
         raise invalid("RegisterEntry can only be modified")
     r = st.index.register(msg.register_id)
@@ -258,6 +267,7 @@ def write_register(st: PipelineState, utype: int, msg: p4r.RegisterEntry) -> Non
 
 
 def read_registers(st: PipelineState, msg: p4r.RegisterEntry) -> Iterator[p4r.RegisterEntry]:
+    """The cells of one register (or of all, for id 0), each value as a bitstring."""
     regs = [st.index.register(msg.register_id)] if msg.register_id else list(st.index.registers.values())
     for r in regs:
         _register_width(r)
@@ -300,6 +310,7 @@ def _canonical_replicas(src: Any, dst: Any) -> None:
 
 
 def write_pre(st: PipelineState, utype: int, msg: p4r.PacketReplicationEngineEntry) -> None:
+    """Apply one multicast group or clone session update (INSERT, MODIFY or DELETE)."""
     which = msg.WhichOneof("type")
     if utype not in (INSERT, MODIFY, DELETE):
         raise invalid("update type must be INSERT, MODIFY or DELETE")
@@ -352,6 +363,7 @@ def _check_exists(table: dict, key: int, utype: int, what: str) -> None:
 
 
 def read_pre(st: PipelineState, msg: p4r.PacketReplicationEngineEntry) -> Iterator[p4r.PacketReplicationEngineEntry]:
+    """The multicast groups and/or clone sessions a PRE read asks for, by id."""
     which = msg.WhichOneof("type")
     if which == "multicast_group_entry":
         gid = msg.multicast_group_entry.multicast_group_id
@@ -377,6 +389,7 @@ def read_pre(st: PipelineState, msg: p4r.PacketReplicationEngineEntry) -> Iterat
 
 
 def write_digest(st: PipelineState, utype: int, msg: p4r.DigestEntry) -> None:
+    """Apply one DigestEntry config update (INSERT, MODIFY or DELETE)."""
     d = st.index.digest(msg.digest_id)
     _check_exists(st.digests, d.preamble.id, utype, "digest config for")
     if utype == DELETE:
@@ -393,6 +406,7 @@ def write_digest(st: PipelineState, utype: int, msg: p4r.DigestEntry) -> None:
 
 
 def read_digests(st: PipelineState, msg: p4r.DigestEntry) -> Iterator[p4r.DigestEntry]:
+    """The digest configs set (one digest's, or all for id 0)."""
     if msg.digest_id:
         st.index.digest(msg.digest_id)
     for did in sorted(st.digests):
@@ -443,6 +457,7 @@ def _value_set_field(st: PipelineState, mf: p4i.MatchField, fm: p4r.FieldMatch |
 
 
 def write_value_set(st: PipelineState, utype: int, msg: p4r.ValueSetEntry) -> None:
+    """Replace the members of a parser value set (MODIFY only)."""
     if utype != MODIFY:
         raise invalid("ValueSetEntry can only be modified")
     vs = st.index.value_sets.get(msg.value_set_id)
@@ -480,6 +495,7 @@ def write_value_set(st: PipelineState, utype: int, msg: p4r.ValueSetEntry) -> No
 
 
 def read_value_sets(st: PipelineState, msg: p4r.ValueSetEntry) -> Iterator[p4r.ValueSetEntry]:
+    """The members of one parser value set (or of all, for id 0)."""
     if msg.value_set_id and msg.value_set_id not in st.index.value_sets:
         raise invalid(f"unknown value set id {msg.value_set_id}")
     for vid in sorted(st.index.value_sets):
@@ -489,6 +505,7 @@ def read_value_sets(st: PipelineState, msg: p4r.ValueSetEntry) -> Iterator[p4r.V
 
 def _unimplemented(what: str) -> Callable[..., Any]:
     def fn(st: PipelineState, *args: Any) -> Any:
+        """Refuse the entity as UNIMPLEMENTED."""
         raise P4RTError(UNIMPLEMENTED, f"{what} is not supported by p4switch")
     return fn
 

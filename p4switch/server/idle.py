@@ -59,6 +59,7 @@ class IdleScanner:
         self._device: Any = None
 
     def start(self) -> None:
+        """Start the scanner thread (once; not after `close`)."""
         with self._lock:
             if self._thread is None and not self._stop.is_set():
                 self._thread = threading.Thread(target=self._loop, name="p4rt-idle", daemon=True)
@@ -70,6 +71,7 @@ class IdleScanner:
             self._reported.clear()
 
     def close(self) -> None:
+        """Stop the scanner thread, waiting up to 2 s for it."""
         self._stop.set()
         t = self._thread
         if t is not None and t is not threading.current_thread():

@@ -24,6 +24,7 @@ from p4switch.proto import alias_p4_modules
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Run p4runtime-shell with `argv` on finsy's protos; returns the exit status."""
     alias_p4_modules()
     try:
         from p4runtime_sh import shell

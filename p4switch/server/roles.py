@@ -81,9 +81,11 @@ class RoleAccess:
     packet_in_filter: tuple[int, int] | None = None  # (metadata id, value as an int)
 
     def allows(self, p4_id: int | None) -> bool:
+        """Whether the P4 object with id `p4_id` is the role's (exclusive or shared); None: no."""
         return p4_id is not None and (p4_id in self.exclusive or p4_id in self.shared)
 
     def wants_packet_in(self, metadata: Any) -> bool:
+        """Whether the role gets a packet-in with this metadata (its filter, if any)."""
         if not self.receives_packet_ins:
             return False
         if self.packet_in_filter is None:

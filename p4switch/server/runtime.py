@@ -302,6 +302,7 @@ class DeviceRuntime:
         count = [0]
 
         def new_entity() -> p4r.Entity:
+            """A fresh Entity in the current response, starting a new one when full."""
             if count[0] == READ_CHUNK:
                 chunks.append(p4r.ReadResponse())
                 count[0] = 0

@@ -225,6 +225,7 @@ class P4RuntimeService(p4r_grpc.P4RuntimeServicer):
         """Handle the client's stream messages, in order."""
 
         def stream_error(code: int, message: str, req: p4r.StreamMessageRequest) -> None:
+            """Send the client a StreamError about `req`."""
             err = p4r.StreamError(canonical_code=code, message=message)
             which = req.WhichOneof("update")
             if which == "packet":
@@ -236,6 +237,7 @@ class P4RuntimeService(p4r_grpc.P4RuntimeServicer):
             me.send(p4r.StreamMessageResponse(error=err), droppable=True)
 
         def is_primary() -> bool:
+            """Whether this stream's controller is the primary now."""
             ctl = live[0]
             return ctl is not None and any(c is ctl for c, _ in self.arbiter.primaries(self.runtime.device_id))
 

@@ -53,6 +53,7 @@ def decode_match(st: PipelineState, t: p4i.Table, fields: Any) -> dict[int, Fiel
 
 
 def needs_priority(st: PipelineState, t: p4i.Table) -> bool:
+    """Whether entries of `t` need a priority (a ternary, range or optional field)."""
     return st.tcodec[t.preamble.id].needs_priority
 
 
@@ -84,6 +85,7 @@ def _check_meter_counter_data(data: p4r.MeterCounterData) -> None:
 
 
 def encode_action(st: PipelineState, call: ActionCall) -> p4r.Action:
+    """A pipeline ActionCall as a P4Runtime Action (P4Info ids, canonical values)."""
     msg = p4r.Action()
     _encode_action_into(st, call, msg)
     return msg
@@ -392,6 +394,7 @@ def plan_table_update(st: PipelineState, utype: int, msg: p4r.TableEntry) -> Pla
 
 
 def write_table_entry(st: PipelineState, utype: int, msg: p4r.TableEntry) -> None:
+    """Apply one TableEntry update (INSERT, MODIFY or DELETE), default entries included."""
     tc = _codec(st, msg.table_id)
     name = tc.name
     dev = _device(st)
@@ -535,9 +538,11 @@ def read_table_entries_into(st: PipelineState, req: p4r.TableEntry,
 
 
 def read_table_entries(st: PipelineState, req: p4r.TableEntry) -> Iterator[p4r.TableEntry]:
+    """Answer a TableEntry read: the matching entries as fresh messages."""
     out: list[p4r.TableEntry] = []
 
     def new() -> p4r.TableEntry:
+        """A fresh TableEntry, appended to the answer."""
         out.append(p4r.TableEntry())
         return out[-1]
 
@@ -571,6 +576,7 @@ def _direct_target(st: PipelineState, te: p4r.TableEntry, what: dict, kind: str,
 
 
 def write_direct_counter(st: PipelineState, utype: int, msg: p4r.DirectCounterEntry) -> None:
+    """Set the direct counter of one entry (or the default entry) (MODIFY only)."""
     if utype != MODIFY:
         raise invalid("DirectCounterEntry can only be modified")
     t, e = _direct_target(st, msg.table_entry, st.index.table_counter, "counter",
@@ -581,6 +587,7 @@ def write_direct_counter(st: PipelineState, utype: int, msg: p4r.DirectCounterEn
 
 
 def read_direct_counters(st: PipelineState, msg: p4r.DirectCounterEntry) -> Iterator[p4r.DirectCounterEntry]:
+    """Direct counters of one entry, of a table's entries, or of every table with one."""
     te = msg.table_entry
     req = p4r.TableEntry(counter_data=p4r.CounterData())
     if te.table_id == 0:
@@ -605,6 +612,7 @@ def read_direct_counters(st: PipelineState, msg: p4r.DirectCounterEntry) -> Iter
 
 
 def write_direct_meter(st: PipelineState, utype: int, msg: p4r.DirectMeterEntry) -> None:
+    """Configure the direct meter of one entry (or the default entry) (MODIFY only)."""
     if utype != MODIFY:
         raise invalid("DirectMeterEntry can only be modified")
     t, e = _direct_target(st, msg.table_entry, st.index.table_meter, "meter", live=False)
@@ -615,10 +623,12 @@ def write_direct_meter(st: PipelineState, utype: int, msg: p4r.DirectMeterEntry)
 
 
 def read_direct_meters(st: PipelineState, msg: p4r.DirectMeterEntry) -> Iterator[p4r.DirectMeterEntry]:
+    """Direct meter configs of one entry, of a table's entries, or of every table with one."""
     te = msg.table_entry
     req = p4r.TableEntry(meter_config=p4r.MeterConfig())
 
     def one(t: p4i.Table, e: TableEntry) -> p4r.DirectMeterEntry:
+        """The DirectMeterEntry of entry `e` of table `t`, with its config if set."""
         out = p4r.DirectMeterEntry(table_entry=encode_entry(st, t, e, p4r.TableEntry()))
         full = encode_entry(st, t, e, req)
         if full.HasField("meter_config"):

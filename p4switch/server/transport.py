@@ -81,15 +81,19 @@ class TlsConfig:
 
 
 class Transport(Protocol):
+    """A running P4Runtime server: the TCP port it listens on, and how to stop it."""
+
     port: int
 
-    def stop(self, grace: float) -> None: ...
+    def stop(self, grace: float) -> None:
+        """Stop serving, giving calls in progress up to `grace` seconds to finish."""
 
 
 def _read_tls(tls: TlsConfig) -> tuple[bytes, bytes, bytes | None]:
     """(key, cert, ca) PEM bytes; ServerError names the file that cannot be read."""
 
     def read(path: str) -> bytes:
+        """The bytes of one PEM file (ServerError when it cannot be read)."""
         try:
             with open(path, "rb") as f:
                 return f.read()
@@ -144,6 +148,7 @@ class GrpcioTransport:
         self._server.start()
 
     def stop(self, grace: float) -> None:
+        """Stop the server (calls in progress get `grace` seconds) and its thread pool."""
         self._server.stop(grace).wait(grace + 5)
         self._executor.shutdown(wait=False, cancel_futures=True)
 
@@ -164,18 +169,22 @@ class _Context:
     callbacks: list[Callable[[], None]] = field(default_factory=list)
 
     def abort(self, code: grpc.StatusCode, details: str) -> NoReturn:
+        """End the call with `code` and `details` (raises, as grpc's abort does)."""
         raise _Aborted(code.value[0], details, self.details)
 
     def set_trailing_metadata(self, metadata: Any) -> None:
+        """Keep the binary status details the service sets, to send with the status."""
         for key, value in metadata:
             if key == "grpc-status-details-bin":
                 self.details = value
 
     def add_callback(self, callback: Callable[[], None]) -> bool:
+        """Run `callback` when the call ends (always accepted)."""
         self.callbacks.append(callback)
         return True
 
     def run_callbacks(self) -> None:
+        """Run the callbacks added so far, once each."""
         callbacks, self.callbacks = self.callbacks, []
         for cb in callbacks:
             cb()
@@ -210,6 +219,7 @@ class _Unary:
         self.transport, self.call, self.name, self.request = transport, call, name, request
 
     def run(self) -> None:
+        """Run the call on the service and finish it with the responses or the error."""
         fn = getattr(self.transport.service, self.name)
         ctx = _Context()
         responses: list[bytes] = []
@@ -263,9 +273,11 @@ class _Stream:
         return True
 
     def closed(self) -> None:
+        """The client sent its last message: the service's reader ends."""
         self.requests.put(_CLOSED)
 
     def done(self) -> None:
+        """The call is over: the service's reader ends and the call's callbacks run."""
         self.requests.put(_CLOSED)
         self.ctx.run_callbacks()
 
@@ -369,6 +381,7 @@ class NativeTransport:
         return None
 
     def stop(self, grace: float) -> None:
+        """Stop the server (calls in progress get `grace` seconds) and its thread pool."""
         _live.discard(self)
         self._server.stop(grace)
         self.pool.shutdown(wait=False, cancel_futures=True)
