@@ -4,9 +4,10 @@
 exceptions to exit codes; `aizone.views` draws what the daemon answers as
 rich tables; `aizone.demo` is `aizone demo` (and `make demo`); `aizone.place`
 is `aizone place`; `aizone.fabric` is the Python API (`from aizone import
-Fabric`), over the same local API as the CLI. The `model`, `sweep` and `experiment` subcommands are
-the front ends their packages define (`model.cli`, `model.sweep`,
-`experiments.cli`), registered here. Everything below is imported from
+Fabric`), over the same local API as the CLI. The `model`, `sweep` and
+`experiment` subcommands are the front ends their packages define
+(`model.cli`, `model.sweep`, `experiments.cli`), registered by
+`aizone.cli`. Everything below is imported from
 here, and nothing below imports this package (`make lint` checks it with
 import-linter's contracts).
 """

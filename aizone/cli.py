@@ -8,17 +8,25 @@ one's docstring is its help):
   up TOPO         start a fabric and its daemon; returns when it is up
   down            stop the running fabric and remove leftovers of crashed runs
   status          the fabric, its switches, sessions, hosts and links
+  dashboard       the dashboard's URL, with the fabric's token
   check           all host pairs: ping and one RoCEv2 transfer
   stats           link load, queues, PFC, ECN, drops, imbalance per tier
-  routes [SW]     entries read back from the switches
+  routes [SW]     entries read back from the switches (--history: the writes sent)
   mode MODE       switch pin | ecmp | eecmp on the live fabric
+  acl [SW ...]    add (drop, permit, punt), clear or list a switch's ACL rules
   link down|up    fail or restore a link
   exec HOST CMD   run a command in a host
+  run PATTERN     a collective on the hosts' traffic agents
   capture WHERE   packets of a link, switch port or host NIC, to a pcap file
+  trace SRC DST   a flow's path, predicted from the entries read back, then sent
   shell SW        p4runtime-shell on a switch, as a secondary controller
   topo show TOPO  a topology's tiers, counts, oversubscription (no root)
   plan            a topology's addressing plan (no root)
-  demo            bring up, check, one RDMA WRITE, counters; always tears down
+  place           where a job's ranks would go, and each strategy's cross-zone bytes
+  model TOPO      the flow-level model of a topology
+  sweep TOPO      sweeps of the model: modes, QPs, placements, failure sets
+  experiment NAME bring a fabric up, run an experiment's grid, write its results
+  demo            bring up, check, a ring AllReduce, counters; always tears down
 
 Exit codes: 0 success; 1 a failure at run time (network, switch,
 P4Runtime, compiler, a failed check); 2 bad input (usage, topology file, P4
@@ -187,6 +195,7 @@ class _UpProgress:
         self.progress.__exit__(*exc)
 
     def on_event(self, kind: str, data: dict[str, Any]) -> None:
+        """Show one daemon event: a step done or begun, a switch's phase or reconcile."""
         p = self.progress
         if kind == "progress":
             if self.current is not None:
@@ -454,6 +463,7 @@ def cmd_capture(args: argparse.Namespace) -> int:
         raise ControllerError(f"-w {args.write}: is a folder; give a file name")
 
     def started(headers: Any) -> None:
+        """Say on stderr what is being captured, once the daemon's answer begins."""
         err.print(f"capturing {headers.get('x-aizone-capture', args.where)} for "
                   f"{args.seconds:g} s" + (f" or {args.count} packets" if args.count else "")
                   + f" into {out_path}")
@@ -535,6 +545,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     failure: list[BaseException] = []
 
     def call() -> None:
+        """POST /run, keeping the answer or the exception (raised once the bar is done)."""
         try:
             with ApiClient(timeout=args.timeout + 60) as c:
                 result.update(c.post("/run", body))
@@ -670,12 +681,14 @@ def _doc(fn: Any) -> tuple[str, str]:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    """The `aizone` command line: every subcommand, its help taken from its docstring."""
     parser = argparse.ArgumentParser(
         prog=PROG, description="Emulate Meta's RoCEv2 AI training fabric on P4 switches.",
         formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     def add(name: str, fn: Any, *, json_flag: bool = True) -> argparse.ArgumentParser:
+        """Add subcommand `name`, run by `fn` with its docstring as help (and `--json`)."""
         short, full = _doc(fn)
         p = sub.add_parser(name, help=short, description=full,
                            formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -685,6 +698,7 @@ def build_parser() -> argparse.ArgumentParser:
         return p
 
     def target_flags(p: argparse.ArgumentParser) -> None:
+        """Add `--target`, `--build-dir` and `--mode` to `p`."""
         p.add_argument("--target", choices=TARGET_CHOICES, default="auto",
                        help="switch target: auto = bmv2 when simple_switch_grpc and "
                             "p4c-bm2-ss are on PATH, else p4switch (default auto)")
@@ -836,6 +850,7 @@ def _fail(message: str, code: int) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run one `aizone` command; the exit code (see the module docstring)."""
     parser = build_parser()
     args = parser.parse_args(argv)
     _validate(parser, args)

@@ -41,6 +41,8 @@ __all__ = ["CheckResult", "DemoReport", "print_demo", "run_demo"]
 
 @dataclass(kw_only=True)
 class CheckResult:
+    """One step's outcome in the demo's report: what was checked, passed or not, and how."""
+
     name: str
     ok: bool
     detail: str
@@ -59,13 +61,16 @@ class DemoReport:
 
     @property
     def ok(self) -> bool:
+        """Whether at least one check ran and every check passed."""
         return bool(self.checks) and all(c.ok for c in self.checks)
 
     def add(self, name: str, ok: bool, detail: str) -> bool:
+        """Record one check's outcome; returns `ok`."""
         self.checks.append(CheckResult(name=name, ok=ok, detail=detail))
         return ok
 
     def to_json(self) -> dict[str, Any]:
+        """The report as a JSON-able dict (`aizone demo --json`)."""
         return {"ok": self.ok, "topology": self.topology, "target": self.target,
                 "mode": self.mode, "checks": [vars(c) for c in self.checks], "run": self.run,
                 "stats": self.stats}

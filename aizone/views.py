@@ -2,10 +2,12 @@
 
 Each `show_*` takes a console and the JSON the API returned (the same JSON
 `--json` prints), so what a person reads and what a program parses never
-disagree.
+disagree; `show_plan` alone takes an `AddressPlan` (`aizone plan` needs no
+daemon).
 
-Names defined here: `show_status`, `show_stats`, `stats_table`, `show_routes`,
-`show_check`, `show_mode`, `show_link`, `show_plan`, `mbps`.
+Names defined here: `show_status`, `show_stats`, `stats_table`, `show_history`,
+`show_routes`, `show_check`, `show_acl`, `show_mode`, `show_link`, `show_trace`,
+`show_run`, `show_plan`, `mbps`.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ __all__ = ["mbps", "show_acl", "show_check", "show_history", "show_link", "show_
 
 
 def mbps(bps: float | None) -> str:
+    """Bits per second as Mb/s with two decimals; "-" for None."""
     return "-" if bps is None else f"{bps / 1e6:.2f}"
 
 
@@ -29,6 +32,7 @@ def _pct(util: float | None) -> str:
 
 
 def show_status(console: Console, st: dict[str, Any]) -> None:
+    """`aizone status`: the fabric, its switches, hosts, links down and failures (or its phase)."""
     if st.get("phase") != "up":
         console.print(f"daemon pid {st.get('pid')}: fabric is {st.get('phase')}"
                       + (f": {st['error']}" if st.get("error") else ""))
@@ -107,6 +111,7 @@ def stats_table(snap: dict[str, Any], *, hosts: bool = False) -> Group:
 
 
 def show_stats(console: Console, snap: dict[str, Any], *, hosts: bool = False) -> None:
+    """`aizone stats`: the snapshot's tables (`stats_table`), or a note before the first poll."""
     if not snap:
         console.print("no statistics yet (the first poll is a second after bring-up)")
         return
@@ -128,6 +133,7 @@ def show_history(console: Console, data: dict[str, Any]) -> None:
 
 
 def show_routes(console: Console, data: dict[str, Any]) -> None:
+    """`aizone routes`: the mode and failed links, then each switch's entries read back."""
     console.print(f"mode [bold]{data['mode']}[/], failed links: "
                   + (", ".join(data["failed"]) or "none"))
     for sw, info in data["switches"].items():
@@ -141,6 +147,7 @@ def show_routes(console: Console, data: dict[str, Any]) -> None:
 
 
 def show_check(console: Console, data: dict[str, Any]) -> None:
+    """`aizone check`: the failed checks as a table, or one line when every check passed."""
     t = Table(title=f"check: {data['pings']} pings, {data['roce']} RoCEv2 transfers")
     for col in ("kind", "src", "dst", "result", "detail"):
         t.add_column(col)
@@ -163,16 +170,19 @@ def _writes(writes: dict[str, dict[str, int]]) -> str:
 
 
 def show_acl(console: Console, data: dict[str, Any]) -> None:
+    """`aizone acl SW ...`: how many rules the switch has now, the time taken and the writes."""
     console.print(f"{data['switch']}: {data['rules']} ACL rule(s) added by people, written in "
                   f"{data['seconds']:.3f} s ({_writes(data['writes'])})")
 
 
 def show_mode(console: Console, data: dict[str, Any]) -> None:
+    """`aizone mode`: the previous and the new mode, the time taken and the writes."""
     console.print(f"mode {data['previous']} -> [bold]{data['mode']}[/] in {data['seconds']:.3f} s"
                   f" ({_writes(data['writes'])})")
 
 
 def show_link(console: Console, data: dict[str, Any]) -> None:
+    """`aizone link`: the reconvergence time, writes and packets lost, or why nothing moved."""
     state = "up" if data["up"] else "down"
     if data.get("silent"):
         console.print(f"link {data['link']} {state} silently: the controller's probes will "
@@ -188,6 +198,7 @@ def show_link(console: Console, data: dict[str, Any]) -> None:
 
 
 def show_trace(console: Console, data: dict[str, Any]) -> None:
+    """`aizone trace`: the predicted hops, where the packet ends, and the confirmation."""
     pred = data["prediction"]
     t = Table(title=f"{data['src']} -> {data['dst_ip']} (UDP {data['sport']} -> {data['dport']},"
                     f" QP {data['qp']})")
@@ -227,6 +238,7 @@ def _bytes(n: float | None) -> str:
 
 
 def show_run(console: Console, data: dict[str, Any]) -> None:
+    """`aizone run`: the collective's time and bandwidth, bytes per tier, drops, CPU limits."""
     r = data["result"]
     req = data["request"]
     t = Table(title=f"{data['pattern']} over {r['ranks']} ranks, {_bytes(r['size'])} per rank, "
@@ -262,6 +274,7 @@ def show_run(console: Console, data: dict[str, Any]) -> None:
 
 
 def show_plan(console: Console, plan: Any) -> None:
+    """`aizone plan`: an `AddressPlan`'s switches (ports to peers) and hosts' NICs."""
     t = Table(title=f"fabric {plan.name}: switches")
     for col in ("switch", "role", "device id", "gRPC", "ports"):
         t.add_column(col)

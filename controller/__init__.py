@@ -2,7 +2,8 @@
 
 Public surface: the intent values (`TableEntry`, `Member`, `Group`,
 `Action`, `Exact`, `Lpm`, `Ternary`), the pure computations
-(`compute_routes`, `compute_all`, `compute_qos`, `FabricIntent`, `diff`),
+(`compute_routes` and its `SwitchEntries`, `compute_all`, `compute_qos`,
+`FabricIntent`, `diff`),
 and the exceptions (`ControllerError` and its subclasses). Importing the
 package (as the flow model and its Ray workers do) loads the pure fabric
 core only: numpy, networkx and the topology, never finsy, gRPC or HTTP

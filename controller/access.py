@@ -67,6 +67,7 @@ def new_token() -> str:
 
 
 def token_path(directory: Path | None = None) -> Path:
+    """Where the token file is: `api.token` in `directory` (default: the fabric's state dir)."""
     return (directory or state_dir()) / TOKEN_FILE
 
 
@@ -108,11 +109,13 @@ class AccessPolicy:
     """More names the API answers to (a machine's name, when it is opened deliberately)."""
 
     def allowed_hosts(self) -> frozenset[str]:
+        """Every `Host` header value served: each allowed name with the port, lower-case."""
         shown = f"[{self.host}]" if ":" in self.host else self.host
         names = {shown, "localhost", "127.0.0.1", "[::1]", *self.extra_hosts}
         return frozenset(f"{n.lower()}:{self.port}" for n in names)
 
     def token_ok(self, candidate: str | None) -> bool:
+        """Whether `candidate` is the fabric's token (compared in constant time; None is not)."""
         return candidate is not None and hmac.compare_digest(candidate.encode(),
                                                              self.token.encode())
 
@@ -212,6 +215,7 @@ def _replay(messages: list[Message], receive: Receive) -> Receive:
     pending = list(messages)
 
     async def wrapped() -> Message:
+        """The next buffered message, then whatever `receive` gives."""
         if pending:
             return pending.pop(0)
         return await receive()

@@ -33,6 +33,7 @@ __all__ = ["HostAgents", "agents_dir"]
 
 
 def agents_dir() -> Path:
+    """The directory of the agents' sockets and logs: `<state dir>/agents`."""
     return state_dir() / "agents"
 
 
@@ -46,9 +47,11 @@ class HostAgents:
         self._procs: dict[str, Any] = {}
 
     def path(self, host: str) -> Path:
+        """The Unix socket `host`'s agent listens on."""
         return agents_dir() / f"{host}.sock"
 
     def client(self, host: str) -> AgentClient:
+        """A client of `host`'s agent (blocking; nothing is sent until it is used)."""
         return AgentClient(self.path(host))
 
     def _argv(self, host: str) -> list[str]:
@@ -131,6 +134,7 @@ class HostAgents:
         return dict(zip(hosts, reports, strict=True))
 
     async def status(self, hosts: list[str]) -> dict[str, Any]:
+        """Each host's agent status, by host (`{"error": ...}` for one that cannot answer)."""
         out: dict[str, Any] = {}
         for h in hosts:
             try:

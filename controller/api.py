@@ -2,8 +2,9 @@
 
 Everything `aizone` shows and does goes through here, so the CLI, the
 dashboard and any other program see one source of truth. The schema is
-FastAPI's OpenAPI document (`GET /openapi.json`, browsable at `/docs`);
-`docs/api.md` walks through it. Every path is under `/api/v1`:
+FastAPI's OpenAPI document (`GET /openapi.json`; there is no `/docs` page,
+whose scripts would come from a CDN); `docs/api.md` walks through it.
+Every path is under `/api/v1`:
 
     GET  /status              fabric, switches (alive, ready, last reconcile), hosts, links
     GET  /topology            nodes and edges by tier (what the dashboard draws)
@@ -13,6 +14,8 @@ FastAPI's OpenAPI document (`GET /openapi.json`, browsable at `/docs`);
     GET  /routes/history/S[?limit=N]   the P4Runtime writes sent to S, with time and reason
     GET  /counters/S/C?index=I&index=J   cells of switch S's counter C, read now
     POST /mode                {"mode": "pin|ecmp|eecmp"}: switch on the live fabric
+    GET  /acl                 the ACL rules people added, per switch
+    PUT  /acl/S               {"rules": [...]}: replace switch S's added ACL rules
     POST /link                {"a", "b", "index", "up"}: fail or restore a link
     POST /check               all host pairs: ping and one RoCEv2 transfer
     POST /exec                {"host", "argv", "timeout"}: run a command in a host (Unix socket only)
@@ -101,10 +104,14 @@ class _Body(BaseModel):
 
 
 class ModeRequest(_Body):
+    """The body of `POST /mode`: the routing mode to switch the live fabric to."""
+
     mode: Literal["pin", "ecmp", "eecmp"]
 
 
 class LinkRequest(_Body):
+    """The body of `POST /link`: the link between `a` and `b` to fail or restore (`up`)."""
+
     a: str = Field(description="one end (switch or host name)")
     b: str = Field(description="the other end")
     index: int = Field(default=0, ge=0, description="which of several parallel links")
@@ -114,12 +121,16 @@ class LinkRequest(_Body):
 
 
 class ExecRequest(_Body):
+    """The body of `POST /exec`: a command to run in a host, with its timeout in seconds."""
+
     host: str
     argv: list[str] = Field(min_length=1)
     timeout: float = Field(default=30, gt=0, le=600)
 
 
 class TraceRequest(_Body):
+    """The body of `POST /trace`: the flow to predict and send (UDP ports, destination QP)."""
+
     src: str = Field(description="source host or NIC")
     dst: str = Field(description="destination host or NIC")
     sport: int = Field(default=49152, ge=0, le=65535)
@@ -155,6 +166,7 @@ class _Slots:
 
     @contextlib.contextmanager
     def take(self) -> Iterator[None]:
+        """Hold one slot for the `with` block; raises `_Busy` when all are taken."""
         if self.busy >= self.limit:
             raise _Busy(f"{self.limit} {self.what} already in progress: try again when one ends")
         self.busy += 1
@@ -169,6 +181,8 @@ class _Busy(Exception):
 
 
 class AclRule(_Body):
+    """One rule in `PUT /acl/{switch}`: what to do with the packets `match` selects."""
+
     action: Literal["drop", "permit", "punt"] = "drop"
     priority: int = Field(default=500, ge=1, le=999, description="higher wins; 1000 is the "
                                                                   "controller's probe rule")
@@ -178,11 +192,15 @@ class AclRule(_Body):
 
 
 class AclRequest(_Body):
+    """The body of `PUT /acl/{switch}`: the switch's whole set of added ACL rules."""
+
     rules: list[AclRule] = Field(default_factory=list, description="the switch's whole set of "
                                                                    "rules ([] clears it)")
 
 
 class CheckRequest(_Body):
+    """The optional body of `POST /check`: whether a RoCEv2 transfer follows each ping."""
+
     roce: bool = Field(default=True, description="also one RoCEv2 RDMA WRITE per pair")
 
 
@@ -264,6 +282,7 @@ def create_app(daemon: Daemon, *, tcp: bool = False, limits: Limits | None = Non
                                              snaplen=snaplen, bpf=filter)
 
         async def body() -> AsyncIterator[bytes]:
+            """The pcap chunks, holding a capture slot until the stream ends."""
             with slot.take():
                 try:
                     async for chunk in chunks:
@@ -454,6 +473,7 @@ class _Server(uvicorn.Server):
 
     @contextlib.contextmanager
     def capture_signals(self) -> Iterator[None]:
+        """Install no signal handlers (uvicorn's would stop the server on SIGINT/SIGTERM)."""
         yield
 
 
@@ -507,6 +527,11 @@ class ApiServer:
         return unix
 
     async def start(self) -> None:
+        """Bind both sockets and serve them; returns once both servers have started.
+
+        Raises `DaemonError` when the TCP port cannot be bound, or what stopped
+        a server that ended while starting.
+        """
         tcp = self._tcp_socket()
         try:
             unix = self._unix_socket()
@@ -535,6 +560,7 @@ class ApiServer:
             await asyncio.sleep(0.01)
 
     async def stop(self) -> None:
+        """Ask both servers to exit (each cancelled after 5 s) and remove the Unix socket."""
         for server in self._servers:
             server.should_exit = True
         for task in self._tasks:

@@ -192,6 +192,7 @@ async def start_capture(plan: AddressPlan, fabric: Any, target: str, *, seconds:
     check = tcpdump_argv(point, snaplen=snaplen or SNAPLEN, bpf=bpf, check_only=True)
 
     def start(cmd: list[str], **kw: Any) -> subprocess.Popen[bytes]:
+        """Start `cmd` where the point is: in its host's namespace, or the root one."""
         if point.host is not None:
             return fabric.host_popen(point.host, cmd, **kw)
         return fabric.root_popen(cmd, **kw)
@@ -209,7 +210,8 @@ async def start_capture(plan: AddressPlan, fabric: Any, target: str, *, seconds:
     loop = asyncio.get_running_loop()
     chunks: asyncio.Queue[bytes | None] = asyncio.Queue()
 
-    def pump() -> None:  # the one reader of tcpdump's output, until it ends
+    def pump() -> None:
+        """The one reader of tcpdump's output: each chunk into the queue, None at its end."""
         while True:
             chunk = os.read(out.fileno(), 1 << 16)
             loop.call_soon_threadsafe(chunks.put_nowait, chunk or None)
@@ -219,6 +221,7 @@ async def start_capture(plan: AddressPlan, fabric: Any, target: str, *, seconds:
     reader = loop.run_in_executor(None, pump)
 
     async def stream() -> AsyncGenerator[bytes, None]:
+        """The pcap bytes until tcpdump ends, `seconds` pass or `MAX_BYTES` are sent."""
         deadline = loop.time() + seconds
         total, stopping = 0, False
         try:

@@ -30,6 +30,8 @@ PARALLEL = 8
 
 @dataclass(frozen=True, kw_only=True)
 class Pair:
+    """One ping of the check: from host `src` (NIC address `src_ip`) to `dst_ip` of `dst`."""
+
     src: str
     src_ip: str
     dst: str
@@ -73,6 +75,7 @@ async def check_pairs(plan: AddressPlan, fabric: Any, agents: Any = None, *, roc
     done = 0
 
     async def one(pair: Pair) -> dict[str, Any]:
+        """Ping `pair` (at most `PARALLEL` at once) and report progress every 8 done."""
         nonlocal done
         async with sem:
             r = await _ping(fabric, pair)

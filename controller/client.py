@@ -41,6 +41,7 @@ class NotRunning(ControllerError):
 
 
 def socket_path() -> Path:
+    """The Unix socket of this machine's running daemon: `<state dir>/api.sock`."""
     return state_dir() / "api.sock"
 
 
@@ -62,6 +63,7 @@ class ApiClient:
             self.where = str(path)
 
     def close(self) -> None:
+        """Close the HTTP connections; the client is not used again."""
         self._client.close()
 
     def __enter__(self) -> ApiClient:
@@ -87,15 +89,19 @@ class ApiClient:
         return resp.json()
 
     def get(self, path: str, **params: Any) -> Any:
+        """GET `path` (under /api/v1) with `params` as the query (None ones left out)."""
         return self._call("GET", path, params={k: v for k, v in params.items() if v is not None})
 
     def post(self, path: str, body: dict[str, Any] | None = None) -> Any:
+        """POST `body` as JSON (`{}` when None) to `path` (under /api/v1)."""
         return self._call("POST", path, json=body or {})
 
     def put(self, path: str, body: dict[str, Any] | None = None) -> Any:
+        """PUT `body` as JSON (`{}` when None) to `path` (under /api/v1)."""
         return self._call("PUT", path, json=body or {})
 
     def alive(self) -> bool:
+        """Whether a daemon answers `GET /status` (an error answer still raises `ApiError`)."""
         try:
             self.get("/status")
             return True

@@ -24,11 +24,13 @@ names its switches and pinned host namespaces, which outlive the daemon):
 no network is built, the sessions reconnect and each switch is reconciled,
 which writes nothing when the switch still holds the intent.
 
-Operations the API calls: `status`, `set_mode`, `set_link`, `check`,
-`exec`, `routes`, `trace`, `shutdown`, the latest statistics. Each failure
-or change is an event on the bus (`controller.events`).
+Operations the API calls: `status`, `topology`, `set_mode`, `acl` and
+`set_acl`, `find_link` and `set_link`, `check`, `exec`, `capture`,
+`routes`, `history`, `counters`, `trace`, `run_job`, `metrics`,
+`shutdown`, the latest statistics. Each failure or change is an event on
+the bus (`controller.events`).
 
-Names defined here: `Daemon`, `DaemonConfig`, `DaemonError`, `main`.
+Names defined here: `Daemon`, `DaemonConfig`, `DaemonError`, `build_parser`, `main`.
 """
 
 from __future__ import annotations
@@ -174,6 +176,7 @@ class Daemon:
     # --- helpers -------------------------------------------------------------
 
     def progress(self, step: str, **data: Any) -> None:
+        """Log a step of the bring-up and publish it, with `data`, as a `progress` event."""
         LOG.info("%s %s", step, data or "")
         self.bus.publish("progress", {"step": step, **data})
 
@@ -183,6 +186,7 @@ class Daemon:
         return self.rt, self.intent, self.sessions
 
     def request_stop(self) -> None:
+        """Ask `run` to tear the fabric down and return (what SIGTERM and shutdown do)."""
         self._stop.set()
 
     def _task_failed(self, name: str, exc: BaseException) -> None:
@@ -194,6 +198,11 @@ class Daemon:
     # --- the whole life ------------------------------------------------------------
 
     async def run(self) -> int:
+        """Serve the API, bring the fabric up (or attach) and keep it until asked to stop.
+
+        Everything started is stopped before it returns the exit code: 0, or 1
+        when the bring-up or a background task failed (`error` says why).
+        """
         loop = asyncio.get_running_loop()
         # Blocking work runs in threads: pings and agent calls for every host
         # at once (a collective needs all its hosts' calls in flight together,
@@ -322,6 +331,7 @@ class Daemon:
         meta = self._meta()
 
         def take_over(st: Any) -> None:
+            """Make this process the owner of `run.json`, with its metadata."""
             st.owner_pid, st.owner_start = os.getpid(), proc_start(os.getpid())
             st.meta.update(meta)
 
@@ -344,6 +354,7 @@ class Daemon:
         meta = self._meta()
 
         def change(state: Any) -> None:
+            """Update the metadata while `run.json` is still this process's."""
             if state.owner_pid == os.getpid():
                 state.meta.update(meta)
 
@@ -538,6 +549,10 @@ class Daemon:
     # --- operations (the API calls these) --------------------------------------------
 
     async def set_mode(self, mode: str) -> dict[str, Any]:
+        """Switch the live fabric to routing `mode`; the previous mode, seconds and writes.
+
+        Raises `DaemonError` for an unknown mode or a fabric that is not up.
+        """
         if mode not in MODES:
             raise DaemonError(f"unknown mode {mode!r} (choose from {', '.join(MODES)})")
         _, intent, sessions = self._need()
@@ -583,6 +598,7 @@ class Daemon:
         short = {v: k for k, v in ACL_ACTIONS.items()}
 
         def rule(e: TableEntry) -> dict[str, Any]:
+            """One rule as the API shows it: action, priority, ternary match and text."""
             match = {n: [m.value, m.mask] for n, m in e.match if isinstance(m, Ternary)}
             return {"action": short.get(e.action.name if e.action else "", "?"),
                     "priority": e.priority, "match": match, "text": describe(e)}
@@ -666,6 +682,7 @@ class Daemon:
             raise DaemonError(str(exc)) from None
 
     async def routes(self, switch: str | None = None) -> dict[str, Any]:
+        """The entries read back from `switch` (None: every one), each compared with the intent."""
         rt, intent, sessions = self._need()
         names = [switch] if switch else [s.name for s in rt.plan.switches]
         for n in names:
@@ -703,6 +720,7 @@ class Daemon:
                           for i, c in sorted(cells.items())}}
 
     async def status(self) -> dict[str, Any]:
+        """The phase and API addresses and, once there is a fabric, its switches, hosts, links."""
         rt = self.rt
         data: dict[str, Any] = {"phase": self.phase, "error": self.error, "pid": os.getpid(),
                                 "api": self.api_addresses, "started_at": self.started_at}
@@ -833,6 +851,7 @@ class Daemon:
         return out
 
     async def shutdown(self) -> dict[str, Any]:
+        """Ask the daemon to stop; answers at once, before the fabric is down."""
         self.request_stop()
         return {"stopping": True, "pid": os.getpid()}
 
@@ -874,6 +893,7 @@ def _one_line(exc: BaseException | None) -> str:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    """The daemon's command line (`python -m controller.daemon`; `DaemonConfig` explains it)."""
     p = argparse.ArgumentParser(prog="python -m controller.daemon",
                                 description="the aizone controller daemon (started by `aizone up`)")
     p.add_argument("--topology", type=Path)
@@ -895,6 +915,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run the daemon until its fabric is down; the exit code (1 failed, 2 no topology)."""
     args = build_parser().parse_args(argv)
     if not args.attach and args.topology is None:
         print("aizone daemon: error: --topology is required (or --attach)", file=sys.stderr)

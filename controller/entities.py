@@ -7,7 +7,8 @@ values, so "what we intend" and "what the switch holds" compare with `==`
 (and hash, for diffs) whatever the byte padding.
 
 Names defined here: `Exact`, `Lpm`, `Ternary`, `Match`, `Action`,
-`TableEntry`, `Member`, `Group`, `Entity`, `UpdateKind`, `describe`.
+`TableEntry`, `Member`, `Group`, `CloneSession`, `Entity`, `UpdateKind`,
+`describe`.
 """
 
 from __future__ import annotations
@@ -35,17 +36,23 @@ UpdateKind = Literal["insert", "modify", "delete"]
 
 @dataclass(frozen=True, kw_only=True)
 class Exact:
+    """An exact match: the field equals `value`."""
+
     value: int
 
 
 @dataclass(frozen=True, kw_only=True)
 class Lpm:
+    """A longest-prefix match: the first `prefix_len` bits of the field equal `value`'s."""
+
     value: int
     prefix_len: int
 
 
 @dataclass(frozen=True, kw_only=True)
 class Ternary:
+    """A ternary match: the field's bits set in `mask` equal `value`'s."""
+
     value: int
     mask: int
 

@@ -3,10 +3,10 @@
 An event is a kind ("progress", "stats", "mode", "link", "reconciled",
 "switch", "job", ...) and a JSON-able dict, stamped with a sequence number
 and the wall-clock time. `EventBus.publish` never blocks: each subscriber
-has a bounded queue and a slow one loses its oldest events (the stream says
-how many with a "dropped" count), so one stalled browser cannot hold the
-daemon back. The last events are kept (`recent`) so a client that connects
-late still sees how bring-up went.
+has a bounded queue and a slow one loses its oldest events (counted in the
+subscriber's `dropped`, which the stream does not carry), so one stalled
+browser cannot hold the daemon back. The last events are kept (`recent`)
+so a client that connects late still sees how bring-up went.
 
 Names defined here: `Event`, `EventBus`.
 """
@@ -25,12 +25,15 @@ __all__ = ["Event", "EventBus"]
 
 @dataclass(frozen=True, kw_only=True)
 class Event:
+    """One thing that happened: its kind and data, sequence number and wall-clock time."""
+
     seq: int
     kind: str
     at: float
     data: dict[str, Any]
 
     def to_json(self) -> dict[str, Any]:
+        """The event as a JSON-able dict (the `data:` line of its server-sent event)."""
         return {"seq": self.seq, "kind": self.kind, "at": self.at, "data": self.data}
 
 
@@ -40,6 +43,7 @@ class _Subscriber:
         self.dropped = 0
 
     def put(self, event: Event) -> None:
+        """Queue `event`, dropping the oldest queued events while the queue is full."""
         while True:
             try:
                 self.queue.put_nowait(event)
@@ -89,6 +93,7 @@ class EventBus:
         return event
 
     def recent(self, kinds: set[str] | None = None) -> list[Event]:
+        """The kept events (statistics are not kept), oldest first; only `kinds` when given."""
         return [e for e in self._recent if kinds is None or e.kind in kinds]
 
     async def subscribe(self, *, replay: bool = False,

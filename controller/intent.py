@@ -155,9 +155,11 @@ class Diff:
 
     @property
     def empty(self) -> bool:
+        """Whether there is nothing to write: the switch already holds the intent."""
         return not (self.inserts or self.modifies or self.deletes)
 
     def counts(self) -> dict[str, int]:
+        """How many entities to insert, modify and delete, and how many are unchanged."""
         return {"insert": len(self.inserts), "modify": len(self.modifies),
                 "delete": len(self.deletes), "unchanged": self.unchanged}
 
@@ -169,6 +171,7 @@ class Diff:
         ]
 
         def rank(item: tuple[UpdateKind, Entity]) -> tuple[int, int, int]:
+            """Sort key of an insert or modify: clone sessions, members, groups, entries."""
             e = item[1]
             if isinstance(e, CloneSession):  # before the PFC entries that clone to it
                 return (-1, 0, e.session_id)
@@ -184,6 +187,7 @@ class Diff:
         deletes: list[tuple[UpdateKind, Entity]] = [("delete", e) for e in self.deletes]
 
         def delete_rank(item: tuple[UpdateKind, Entity]) -> tuple[int, int, int]:
+            """Sort key of a delete: the reverse of `rank`'s order."""
             e = item[1]
             if isinstance(e, CloneSession):
                 return (3, 0, -e.session_id)

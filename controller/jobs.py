@@ -27,8 +27,9 @@ that are only waiting would time out and be sent again (go-back-N) into
 the congestion that delayed them.
 
 Names defined here: `RunRequest`, `JobContext`, `run_collective`,
-`PATTERN_ALIASES`, `link_loads`, `fabric_ack_timeout_ms`, `FRAME_BYTES`,
-`machine_cpu`, `MACHINE_BUSY`, `tm_delta`, `pfc_delta`, `pfc_cells`, `PFC_COUNTERS`.
+`PATTERN_ALIASES`, `link_loads`, `fabric_ack_timeout_ms`,
+`fabric_job_ack_timeout_ms`, `FRAME_BYTES`, `machine_cpu`, `MACHINE_BUSY`,
+`tm_delta`, `pfc_delta`, `pfc_cells`, `PFC_COUNTERS`.
 """
 
 from __future__ import annotations
@@ -323,6 +324,7 @@ async def run_collective(ctx: JobContext, req: RunRequest) -> dict[str, Any]:
     t0, cpu0 = time.monotonic(), machine_cpu()
 
     async def progress() -> None:
+        """Publish the job's progress (its slowest rank's step) every 0.5 s until cancelled."""
         while True:
             await asyncio.sleep(0.5)
             st = await ctx.agents.status(hosts)

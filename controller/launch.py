@@ -15,7 +15,7 @@ with `attach=True` takes it over).
 
 Names defined here: `DaemonOptions`, `start_daemon`, `follow`,
 `stop_daemon`, `orphan`, `already_up`, `daemon_log`, `bring_up`,
-`tear_down`, `DEFAULT_TOPOLOGY`.
+`will_attach`, `tear_down`, `DEFAULT_TOPOLOGY`.
 """
 
 from __future__ import annotations
@@ -45,6 +45,8 @@ DEFAULT_TOPOLOGY = Path(__file__).resolve().parents[1] / "topologies" / "rack.ya
 
 @dataclass(frozen=True, kw_only=True)
 class DaemonOptions:
+    """How `start_daemon` starts the daemon (its flags; `DaemonConfig` describes them)."""
+
     topology: Path | None
     target: str = "auto"
     mode: str | None = None
@@ -57,6 +59,7 @@ class DaemonOptions:
     pcap_dir: Path | None = None  # capture every switch port from the start (`up --pcap`)
 
     def argv(self) -> list[str]:
+        """The daemon's command line (`attach` leaves out the topology, target and pcap)."""
         cmd = [sys.executable, "-m", "controller.daemon"]
         if self.attach:
             cmd.append("--attach")
@@ -78,6 +81,7 @@ class DaemonOptions:
 
 
 def daemon_log() -> Path:
+    """Where the daemon's stdout and stderr go: `<state dir>/daemon.out`."""
     return state_dir() / "daemon.out"
 
 

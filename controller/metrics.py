@@ -82,6 +82,7 @@ class FabricCollector(Collector):
         self.source = source
 
     def collect(self) -> Iterator[Metric]:
+        """Every metric family, read from the source now: ports, classes, fabric, jobs."""
         src = self.source
         readings = dict(src.readings())
         yield from self._ports(readings)

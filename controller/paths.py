@@ -75,6 +75,7 @@ class PredictedPath:
 
     @property
     def links(self) -> tuple[str, ...]:
+        """The ids of the links the packet crosses, the source NIC's cable first."""
         return (self.first_link, *(h.link for h in self.hops))
 
 
@@ -161,6 +162,7 @@ def predict_path(plan: AddressPlan, entries: Mapping[str, Iterable[Entity]], src
 
     def end(delivered_to: str | None, dropped_at: str | None = None,
             reason: str = "") -> PredictedPath:
+        """The path so far, ended: delivered to a NIC, or dropped at a switch for `reason`."""
         return PredictedPath(src=nic.intf, dst_ip=dst_ip, first_link=first.link_id,
                              hops=tuple(hops), delivered_to=delivered_to, dropped_at=dropped_at,
                              reason=reason)

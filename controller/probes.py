@@ -127,9 +127,11 @@ class LinkProber:
 
     @property
     def links(self) -> dict[str, LinkState]:
+        """Each probed link's state by link id (host links are not probed)."""
         return self._links
 
     def is_up(self, link: str) -> bool:
+        """Whether the probes find `link` up; a link that is not probed counts as up."""
         state = self._links.get(link)
         return state.up if state is not None else True
 

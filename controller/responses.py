@@ -9,9 +9,10 @@ breaking a client written against these.
 
 Names defined here: `Answer`, `StatusAnswer`, `SwitchStatus`, `HostStatus`,
 `NicStatus`, `LinkStatus`, `TopologyAnswer`, `TopologyNode`, `TopologyEdge`,
-`StatsAnswer`, `RoutesAnswer`, `SwitchRoutes`, `CountersAnswer`, `CounterCell`,
-`ModeAnswer`, `AclAnswer`, `AclRuleView`, `LinkAnswer`, `CheckAnswer`,
-`ExecAnswer`, `TraceAnswer`, `RunAnswer`, `JobSummary`, `ShutdownAnswer`.
+`StatsAnswer`, `RoutesAnswer`, `SwitchRoutes`, `HistoryAnswer`,
+`WriteRecordAnswer`, `CountersAnswer`, `CounterCell`, `ModeAnswer`,
+`AclAnswer`, `AclRuleView`, `LinkAnswer`, `CheckAnswer`, `ExecAnswer`,
+`TraceAnswer`, `RunAnswer`, `JobSummary`, `ShutdownAnswer`.
 """
 
 from __future__ import annotations
@@ -61,6 +62,8 @@ class Answer(BaseModel):
 
 
 class SwitchStatus(Answer):
+    """One switch in `GET /status`: its process, P4Runtime session and last reconcile."""
+
     name: str
     role: str
     grpc_addr: str
@@ -72,11 +75,15 @@ class SwitchStatus(Answer):
 
 
 class NicStatus(Answer):
+    """One NIC of a host in `GET /status`: its interface and IPv4 address."""
+
     intf: str
     ip: str
 
 
 class HostStatus(Answer):
+    """One host in `GET /status`: where it sits (zone, rack) and its NICs."""
+
     name: str
     zone: int | str | None = None
     rack: int | str | None = None
@@ -84,6 +91,8 @@ class HostStatus(Answer):
 
 
 class LinkStatus(Answer):
+    """One link in `GET /status`: its ends, its tier and whether routing may use it."""
+
     id: str = Field(description="<a_intf>--<b_intf>, the lower tier's interface first")
     tier: str
     a: str
@@ -114,6 +123,8 @@ class StatusAnswer(Answer):
 
 
 class TopologyNode(Answer):
+    """One node in `GET /topology`: a switch or a host, with its role and zone."""
+
     id: str
     kind: str = Field(description="switch or host")
     role: str
@@ -121,6 +132,8 @@ class TopologyNode(Answer):
 
 
 class TopologyEdge(Answer):
+    """One link in `GET /topology`: its ends and ports, tier, rate (Mb/s), state."""
+
     id: str
     a: str
     b: str
@@ -149,6 +162,8 @@ class StatsAnswer(Answer):
 
 
 class SwitchRoutes(Answer):
+    """One switch in `GET /routes`: its entries as text and how they differ from the intent."""
+
     entries: list[str]
     matches_intent: bool
     diff: dict[str, int]
@@ -179,6 +194,8 @@ class HistoryAnswer(Answer):
 
 
 class CounterCell(Answer):
+    """One cell in `GET /counters/S/C`: its packet and byte counts."""
+
     packets: int
     bytes: int
 
@@ -201,6 +218,8 @@ class ModeAnswer(Answer):
 
 
 class AclRuleView(Answer):
+    """One rule in `GET /acl`: its action, priority, match (field -> [value, mask]), text."""
+
     action: str
     priority: int
     match: dict[str, list[int]]
@@ -263,6 +282,8 @@ class RunAnswer(Answer):
 
 
 class JobSummary(Answer):
+    """One collective in `GET /jobs`: pattern, ranks, time (s), bus bandwidth (Gb/s), mode."""
+
     id: int
     pattern: str
     ranks: int
@@ -272,5 +293,7 @@ class JobSummary(Answer):
 
 
 class ShutdownAnswer(Answer):
+    """`POST /shutdown`: the daemon is stopping (the fabric comes down after the answer)."""
+
     stopping: bool
     pid: int

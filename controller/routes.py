@@ -250,6 +250,7 @@ class RouteGraph:
     # -- next hops -----------------------------------------------------------------
 
     def switch_index(self, switch: str) -> int:
+        """The row of `switch` in the graph's arrays; `KeyError` for a switch not in the plan."""
         try:
             return self.index[switch]
         except KeyError:
@@ -316,10 +317,12 @@ class RouteGraph:
         return mask
 
     def ports_of(self, switch: str | int, mask_row: Bools) -> tuple[int, ...]:
+        """The port numbers of `switch` that `mask_row` (a row of `route_sets`) selects."""
         s = switch if isinstance(switch, int) else self.switch_index(switch)
         return tuple(int(x) for x in self.ports[s].number[mask_row])
 
     def nic_of_ip(self, ip: str | int) -> int | None:
+        """The index of the NIC whose address is `ip` (dotted or an int), or None."""
         value = ip if isinstance(ip, int) else ip_to_int(str(ip))
         hit = np.flatnonzero(self.nic_ips == value)
         return int(hit[0]) if len(hit) else None
@@ -362,6 +365,7 @@ class SwitchEntries:
         return [*reversed(self.entries), *reversed(self.groups), *reversed(self.members)]
 
     def count(self) -> dict[str, int]:
+        """How many entries each table gets (members, groups and defaults not counted)."""
         out: dict[str, int] = {}
         for e in self.entries:
             out[e.table] = out.get(e.table, 0) + 1
@@ -400,9 +404,11 @@ class _Acc:
         self.arp: list[TableEntry] = []
 
     def route(self, cidr: str, ports: Ports) -> None:
+        """Add a route to `cidr` over `ports` (one port, a group's ports, or () to drop)."""
         self.routes.append((cidr, ports))
 
     def done(self, mode: str) -> SwitchEntries:
+        """The switch's entities for `mode`: members, groups, next hops, routes, config."""
         sets = sorted({p for _, p in self.routes if len(p) > 1})
         ids = {p: self.canonical[p] for p in sets if p in self.canonical}
         others = [p for p in sets if p not in self.canonical]

@@ -73,12 +73,15 @@ class Reconcile:
     at: float  # wall clock
 
     def to_json(self) -> dict[str, Any]:
+        """The reconciliation as a JSON-able dict (`seconds` rounded to 0.1 ms)."""
         return {"switch": self.switch, "reason": self.reason, "counts": self.counts,
                 "seconds": round(self.seconds, 4), "at": self.at}
 
 
 @dataclass(frozen=True, kw_only=True)
 class CounterCell:
+    """One cell of an indexed counter as read: its index, packets and bytes."""
+
     index: int
     packets: int
     bytes: int
@@ -149,11 +152,13 @@ class FabricSessions:
                 f"(switch log: see `aizone status`)", "DEADLINE_EXCEEDED") from None
 
     async def stop(self) -> None:
+        """Close every switch's session (a second call does nothing)."""
         if self._stack is not None:
             stack, self._stack = self._stack, None
             await stack.aclose()
 
     def is_ready(self, name: str) -> bool:
+        """Whether `name` reconciled since it came up and its session is up and primary."""
         sw = self.switches[name]
         return self.ready[name].is_set() and sw.is_up and sw.is_primary
 
@@ -240,6 +245,7 @@ class FabricSessions:
     # --- reads -----------------------------------------------------------------
 
     def schema(self, name: str) -> fy.P4Schema:
+        """The P4Info of `name`'s program, as finsy's schema."""
         return self.switches[name].p4info
 
     async def _read(self, name: str, entities: list[Any]) -> list[Any]:
@@ -271,6 +277,7 @@ class FabricSessions:
         return out
 
     async def read_table(self, name: str, table: str) -> list[TableEntry]:
+        """Every entry of `table` that `name` holds, read now."""
         schema = self.schema(name)
         got = await self._read(name, [fy.P4TableEntry(table)])
         return [x for x in (from_finsy(e, schema) for e in got) if isinstance(x, TableEntry)]
@@ -313,6 +320,11 @@ class FabricSessions:
         return out
 
     async def write_registers(self, name: str, register: str, values: dict[int, int]) -> None:
+        """Set register cells (index -> value) in one Write; raises `WriteError`.
+
+        Nothing is written when the program has no such register or the
+        target serves none (see `read_registers`).
+        """
         schema = self.schema(name)
         if schema.registers.get(register) is None or not values or name in self._no_registers:
             return

@@ -154,6 +154,7 @@ class StatsPoller:
                        depth=depth, peak=peak, pfc_tx=pfc_tx, pfc_rx=pfc_rx, tm=tm)
 
     async def poll(self) -> dict[str, Any]:
+        """Read every ready switch now; the new snapshot (also kept and sent to `on_snapshot`)."""
         names = [n for n in self._ports if self.sessions.is_ready(n)]
         results = await asyncio.gather(*(self.read(n) for n in names), return_exceptions=True)
         current: dict[str, Reading] = {}

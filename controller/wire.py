@@ -16,8 +16,8 @@ module is the one place that maps one onto the other:
 - `write_error(switch, exc, what)`: a finsy `P4ClientError` from a Write as
   the controller's `WriteError`, one `UpdateError` per failed update.
 
-Names defined here: `to_finsy`, `from_finsy`, `update`, `write_error`,
-`as_int`, `UpdateKind`.
+Names defined here: `to_finsy`, `from_finsy`, `encode`, `update`,
+`write_error`, `as_int`, `UpdateKind`.
 """
 
 from __future__ import annotations

@@ -52,6 +52,7 @@ class WriteRecord:
     text: str
 
     def to_json(self) -> dict[str, Any]:
+        """The record as a JSON-able dict (`GET /routes/history/{switch}`)."""
         return {"at": self.at, "reason": self.reason, "updates": self.updates,
                 "text": self.text}
 
@@ -71,6 +72,7 @@ class WriteLog:
                 f.unlink()
 
     def path(self, switch: str) -> Path:
+        """The current log file of `switch`: `<directory>/<switch>.txt` (older ones: `.1`, ...)."""
         return self.directory / f"{switch}.txt"
 
     def _logger(self, switch: str) -> logging.Logger:
@@ -113,6 +115,7 @@ class WriteLog:
         return out[-limit:] if limit else out
 
     def close(self) -> None:
+        """Close every log file; a later `record` opens them again."""
         for log in self._loggers.values():
             for h in list(log.handlers):
                 h.close()
@@ -130,6 +133,7 @@ def _parse(text: str) -> list[WriteRecord]:
     body: list[str] = []
 
     def flush() -> None:
+        """Add the record being read, if any, to `out`."""
         if head is not None:
             reason = re.sub(r"\\(.)", r"\1", head.group(2))
             out.append(WriteRecord(at=head.group(1), reason=reason,

@@ -47,6 +47,7 @@ class _Assets(StaticFiles):
     """
 
     def file_response(self, *args: Any, **kwargs: Any) -> Response:
+        """StaticFiles' response for a file, marked `Cache-Control: no-cache`."""
         response = super().file_response(*args, **kwargs)
         response.headers["Cache-Control"] = "no-cache"
         return response
@@ -60,6 +61,7 @@ def mount_dashboard(app: FastAPI) -> None:
 
     @app.get("/", include_in_schema=False)
     async def dashboard() -> FileResponse:
+        """The page (`static/index.html`), revalidated on every load."""
         return FileResponse(index, media_type="text/html",
                             headers={"Cache-Control": "no-cache"})
 
