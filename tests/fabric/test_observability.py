@@ -12,6 +12,9 @@ another way:
   through the API (class 3 is idle once the job is done, so equal exactly);
 - the job's busbw and time in Prometheus equal what `aizone run --json`
   printed;
+- during a steady 4 Mb/s flow, PromQL's rate of rtsw1's uplink bytes and
+  `aizone stats --json`'s load of the same links agree (medians of the
+  samples taken while the flow ran, within 30 %: two windows, 5 s and 1 s);
 - a failed link is `aizone_link_up 0` with one `down` transition, and
   restored `1` with one `up`;
 - `aizone capture rtsw1-ctsw2` during an AllReduce writes a pcap that
@@ -31,6 +34,7 @@ from __future__ import annotations
 import json
 import shutil
 import socket
+import statistics
 import subprocess
 import sys
 import threading
@@ -43,7 +47,7 @@ from typing import Any
 
 import httpx
 import pytest
-from fabric_support import ROOT, aizone, assert_clean, leftovers
+from fabric_support import ROOT, Flow, aizone, assert_clean, leftovers
 
 from controller.access import read_token
 from controller.client import ApiClient
@@ -321,3 +325,42 @@ def test_up_pcap_keeps_every_port_from_the_start(fabric: dict[str, Any], pcaps: 
     count = subprocess.run(["tshark", "-r", str(pcaps / "rtsw1-eth6.pcap0"), "-Y", "infiniband"],
                            capture_output=True, text=True, timeout=120)
     assert len(count.stdout.splitlines()) > 0, count.stderr
+
+
+def test_rates_in_prometheus_agree_with_aizone_stats(fabric: dict[str, Any],
+                                                     prometheus: Prometheus,
+                                                     tmp_path: Path) -> None:
+    hosts = {h["name"]: h for h in fabric["hosts"]}
+    src, dst = hosts["h1"]["nics"][0], hosts["h7"]["nics"][0]
+    # ~24 s of data at 4 Mb/s: the sender takes seconds to start on a busy machine
+    flow = Flow("h1", src["intf"], "h7", dst["intf"], dst["ip"], messages=12000, size=1024,
+                rate_mbps=4, qps="17,18,19,20", tmp=tmp_path)
+    flow.start_receiver(timeout=200)
+    done: dict[str, Any] = {}
+    sender = threading.Thread(target=lambda: done.update(flow.send(timeout=200)))
+    sender.start()
+    promql = ('8 * sum(rate(aizone_port_transmit_bytes_total{switch="rtsw1", '
+              'peer=~"ctsw.*"}[5s]))')
+
+    def uplinks_bps() -> float:
+        snap = json.loads(aizone("stats", "--json").stdout)
+        return sum(lk["a_to_b"]["bps"] for lk in snap["links"]
+                   if lk["a"] == "rtsw1" and lk["tier"] == "rtsw_ctsw" and lk["a_to_b"])
+
+    started = prometheus.wait(lambda: uplinks_bps() > 1e6 or not sender.is_alive(), 60)
+    assert started and sender.is_alive(), "the flow never showed on rtsw1's uplinks"
+    time.sleep(6)  # Prometheus's 5-s window now holds only the flow
+    prom: list[float] = []
+    stats: list[float] = []
+    while sender.is_alive() and len(stats) < 8:
+        got = prometheus.values(promql)
+        bps = uplinks_bps()
+        if got and sender.is_alive():
+            prom.append(list(got.values())[0])
+            stats.append(bps)
+        time.sleep(0.5)
+    sender.join(200)
+    assert flow.received()["messages_complete"] == 12000
+    assert len(stats) >= 2, (prom, stats)
+    p, s = statistics.median(prom), statistics.median(stats)
+    assert s > 1e6 and abs(p - s) <= 0.3 * s, (prom, stats)

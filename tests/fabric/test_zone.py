@@ -358,8 +358,13 @@ def test_incast_with_pfc_loses_nothing(zone: Zone, target: str) -> None:
     finally:
         for proc in caps.values():
             proc.send_signal(signal.SIGINT)  # Ctrl-C: the capture ends, the file stays
-        for proc in caps.values():
-            proc.communicate(timeout=60)
+        for pcap, proc in caps.items():
+            try:
+                proc.communicate(timeout=120)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                raise AssertionError(f"aizone capture ({pcap.name}) did not end on Ctrl-C: "
+                                     f"{proc.communicate()[1][-2000:]}") from None
     r = out["result"]
     assert r["status"] == "ok", r["errors"]
     assert r["bytes_received"] == 3 * (256 << 10) and r["bytes_ok"] is True
