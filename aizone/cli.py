@@ -455,8 +455,6 @@ def cmd_capture(args: argparse.Namespace) -> int:
     tshark decode the file: RoCEv2 (BTH opcode, QP, PSN; RETH, AETH) and
     PFC PAUSE frames. Ctrl-C ends it early and keeps what was captured.
     """
-    from scapy.utils import RawPcapReader
-
     err = Console(stderr=True, highlight=False)
     out_path = Path(args.write)
     if out_path.exists() and out_path.is_dir():
@@ -478,30 +476,29 @@ def cmd_capture(args: argparse.Namespace) -> int:
                            snaplen=args.snaplen, filter=args.filter)
             except KeyboardInterrupt:
                 stopped = True  # as tcpdump does: Ctrl-C ends the capture, the file stays
-        _trim_pcap(tmp)
+        packets = _trim_pcap(tmp)
         tmp.replace(out_path)  # the file appears only when it is whole
     finally:
         tmp.unlink(missing_ok=True)
-    packets = sum(1 for _ in RawPcapReader(str(out_path)))
     data = {"file": str(out_path), "packets": packets, "bytes": out_path.stat().st_size,
-            "where": args.where}
-    data["stopped"] = stopped
+            "where": args.where, "stopped": stopped}
     if not _out(args, data):
         err.print(("stopped: " if stopped else "")
                   + f"{packets} packets, {data['bytes']} bytes in {out_path}")
     return EXIT_OK
 
 
-def _trim_pcap(path: Path) -> None:
-    """Cut a pcap file after its last whole record (a capture stopped mid-packet)."""
+def _trim_pcap(path: Path) -> int:
+    """Cut a pcap file after its last whole record (a capture stopped mid-packet); the
+    number of whole records it holds."""
     import struct
 
     with open(path, "r+b") as f:
         head = f.read(24)
         if len(head) < 24:
-            return
+            return 0
         endian = "<" if head[:4] in (b"\xd4\xc3\xb2\xa1", b"\x4d\x3c\xb2\xa1") else ">"
-        good = 24
+        good, records = 24, 0
         while True:
             rec = f.read(16)
             if len(rec) < 16:
@@ -510,8 +507,9 @@ def _trim_pcap(path: Path) -> None:
             body = f.read(incl)
             if len(body) < incl:
                 break
-            good = f.tell()
+            good, records = f.tell(), records + 1
         f.truncate(good)
+    return records
 
 
 def cmd_run(args: argparse.Namespace) -> int:

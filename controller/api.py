@@ -164,11 +164,15 @@ class _Slots:
     def __init__(self, what: str, limit: int) -> None:
         self.what, self.limit, self.busy = what, limit, 0
 
+    def check(self) -> None:
+        """Raise `_Busy` when every slot is taken (before starting what would take one)."""
+        if self.busy >= self.limit:
+            raise _Busy(f"{self.limit} {self.what} already in progress: try again when one ends")
+
     @contextlib.contextmanager
     def take(self) -> Iterator[None]:
         """Hold one slot for the `with` block; raises `_Busy` when all are taken."""
-        if self.busy >= self.limit:
-            raise _Busy(f"{self.limit} {self.what} already in progress: try again when one ends")
+        self.check()
         self.busy += 1
         try:
             yield
@@ -276,8 +280,7 @@ def create_app(daemon: Daemon, *, tcp: bool = False, limits: Limits | None = Non
                       snaplen: Annotated[int | None, Query(ge=64, le=65535)] = None,
                       filter: str | None = None) -> Any:  # noqa: A002 - tcpdump's word
         slot = slots["captures"]
-        if slot.busy >= slot.limit:
-            raise _Busy(f"{slot.limit} captures already in progress: try again when one ends")
+        slot.check()  # before tcpdump starts; the body holds the slot while it streams
         point, chunks = await daemon.capture(target, seconds=seconds, count=count,
                                              snaplen=snaplen, bpf=filter)
 

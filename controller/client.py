@@ -76,17 +76,16 @@ class ApiClient:
         try:
             resp = self._client.request(method, PREFIX + path, **kw)
         except (httpx.ConnectError, FileNotFoundError, ConnectionRefusedError):
-            raise NotRunning("no fabric is running (no daemon answers at "
-                             f"{self.where}): start one with `aizone up TOPO`") from None
+            raise self._not_running() from None
         except httpx.TimeoutException:
             raise ApiError(f"the daemon did not answer {method} {path} in time", 504) from None
         if resp.status_code >= 400:
-            try:
-                message = resp.json().get("error") or resp.text
-            except ValueError:
-                message = resp.text
-            raise ApiError(str(message), resp.status_code)
+            raise _api_error(resp)
         return resp.json()
+
+    def _not_running(self) -> NotRunning:
+        return NotRunning(f"no fabric is running (no daemon answers at {self.where}): "
+                          f"start one with `aizone up TOPO`")
 
     def get(self, path: str, **params: Any) -> Any:
         """GET `path` (under /api/v1) with `params` as the query (None ones left out)."""
@@ -118,11 +117,7 @@ class ApiClient:
                                      timeout=httpx.Timeout(timeout, read=timeout)) as r:
                 if r.status_code >= 400:
                     r.read()
-                    try:
-                        message = r.json().get("error", r.text)
-                    except ValueError:
-                        message = r.text
-                    raise ApiError(str(message), r.status_code)
+                    raise _api_error(r)
                 if started is not None:
                     started(r.headers)
                 for chunk in r.iter_raw():
@@ -130,7 +125,7 @@ class ApiClient:
                     sink.flush()
                 return dict(r.headers)
         except (httpx.ConnectError, FileNotFoundError, ConnectionRefusedError):
-            raise NotRunning(f"no daemon answers at {self.where}") from None
+            raise self._not_running() from None
 
     def events(self, kinds: set[str] | None = None, *, replay: bool = False,
                timeout: float | None = None) -> Iterator[tuple[str, dict[str, Any]]]:
@@ -154,3 +149,12 @@ class ApiClient:
             raise NotRunning(f"no daemon answers at {self.where}") from None
         except httpx.RemoteProtocolError:
             return  # the daemon went away: the stream is over
+
+
+def _api_error(resp: httpx.Response) -> ApiError:
+    """The daemon's error answer as an `ApiError`: its one-line `error`, else the body."""
+    try:
+        message = resp.json().get("error") or resp.text
+    except ValueError:
+        message = resp.text
+    return ApiError(str(message), resp.status_code)

@@ -201,10 +201,9 @@ def bring_up(options: DaemonOptions, on_event: Relay | None = None
     if busy:
         raise NetworkError(busy)
     topology = options.topology
-    attach = will_attach(topology)
-    if not attach and orphan() is not None:
-        left = orphan()
-        assert left is not None
+    left = orphan()
+    attach = _attaches(left, topology)
+    if left is not None and not attach:
         raise NetworkError(f"fabric {left.name!r} is still running without its daemon: "
                            f"`aizone up` re-attaches to it, `aizone down` removes it")
     if topology is None:
@@ -226,7 +225,10 @@ def bring_up(options: DaemonOptions, on_event: Relay | None = None
 
 def will_attach(topology: Path | None) -> bool:
     """Would `bring_up` re-attach (a fabric whose daemon died, of this or no topology)?"""
-    left = orphan()
+    return _attaches(orphan(), topology)
+
+
+def _attaches(left: RunState | None, topology: Path | None) -> bool:
     if left is None:
         return False
     return topology is None or Path(topology).resolve() == Path(left.meta.get("topology", ""))

@@ -130,6 +130,7 @@ class FabricCollector(Collector):
         peak = _gauge("queue_peak_packets", "Largest egress queue depth of the last interval.",
                       labels)
         for name, r in sorted(readings.items()):
+            pfc_known = bool(r.pfc_tx or r.pfc_rx or r.tm)
             for p in self.source.plan.switch(name).ports:
                 for tc in range(TCS):
                     i = p.port * TCS + tc
@@ -148,7 +149,6 @@ class FabricCollector(Collector):
                         "pauses_sent", 0)
                     n_recv = (r.pfc_rx[i].packets if i in r.pfc_rx else 0) + tm.get(
                         "pauses_received", 0)
-                    pfc_known = bool(r.pfc_tx or r.pfc_rx or r.tm)
                     if pfc_known:
                         sent.add_metric(values, n_sent)
                         received.add_metric(values, n_recv)
