@@ -20,9 +20,13 @@ and hold, in one place per target, how the switch's port settings
   `configure` sets per port `set_queue_depth PKTS PORT` and `set_queue_rate
   PPS PORT` through `simple_switch_CLI --thrift-port N` (it needs a loaded
   program). BMv2 rates are in packets/s per priority queue: the tier rate
-  in full-size frames, rate / (8 x 1514 bytes) (`ports.frames_per_second`);
-  smaller packets leave below the rate, and several busy classes of one port
-  can together exceed it (the tc shaper on the link caps it then). The
+  in the lossless class's RoCE frames, rate / (8 x 1,082 bytes) rounded down
+  (`ports.ROCE_FRAME`, `ports.frames_per_second`), so a queue of RoCE WRITE
+  packets leaves at the link's rate and the queue, not the link's tc shaper,
+  is the bottleneck; a smaller packet (an ACK, a CNP) takes a RoCE frame's
+  slot, a bigger one (a 1,514-B frame of another class) leaves at up to 1.4x
+  the rate into the shaper, and several busy classes of one port can together
+  exceed the rate (the shaper caps it then). The
   programs' PFC works switch by switch (docs/bmv2.md, "PFC on BMv2") but is
   not on in fabrics yet (`controller.daemon.PROGRAM_PFC_IN_FABRICS`).
 
@@ -69,7 +73,7 @@ from mininet.node import Switch
 from p4switch.ctl import CtlError
 from p4switch.ctl import request as ctl_request
 
-from .ports import SwitchSettings, frames_per_second
+from .ports import ROCE_FRAME, SwitchSettings, frames_per_second
 
 __all__ = [
     "RUN_ENV",
@@ -496,7 +500,7 @@ class Bmv2SwitchNode(FabricSwitch):
         lines = []
         for p in settings.ports:
             lines.append(f"set_queue_depth {p.queue} {p.port}")
-            lines.append(f"set_queue_rate {frames_per_second(p.rate_mbps)} {p.port}")
+            lines.append(f"set_queue_rate {frames_per_second(p.rate_mbps, ROCE_FRAME)} {p.port}")
         return lines
 
     @classmethod

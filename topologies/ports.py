@@ -8,7 +8,7 @@ flags and run-time calls; `run.json` records them (`to_json`), so a switch
 restarted after the daemon died gets the same ones.
 
 Names defined here: `PortSettings`, `SwitchSettings`, `switch_settings`,
-`MTU_FRAME`, `frames_per_second`.
+`MTU_FRAME`, `ROCE_FRAME`, `frames_per_second`.
 """
 
 from __future__ import annotations
@@ -18,16 +18,21 @@ from typing import Any
 
 from .addressing import AddressPlan, Tier
 
-__all__ = ["MTU_FRAME", "PortSettings", "SwitchSettings", "frames_per_second", "switch_settings"]
+__all__ = ["MTU_FRAME", "ROCE_FRAME", "PortSettings", "SwitchSettings", "frames_per_second", "switch_settings"]
 
 # Bytes of a full-size frame on a veth (1500-byte IP packet + 14-byte
 # Ethernet header; no FCS, preamble or gap: tc counts the same bytes).
 MTU_FRAME = 1514
+# Bytes of the frame the fabric's lossless class is made of: a RoCEv2 RC WRITE
+# Middle packet at the default path MTU (1,024): Ethernet 14 + IPv4 20 + UDP 8
+# + BTH 12 + payload 1,024 + ICRC 4 (`traffic.schema.Transport.path_mtu`).
+ROCE_FRAME = 14 + 20 + 8 + 12 + 1024 + 4
 
 
 def frames_per_second(rate_mbps: float, frame: int = MTU_FRAME) -> int:
-    """Full-size frames per second that fill `rate_mbps`: rate / (8 * frame bytes), at least 1."""
-    return max(1, round(rate_mbps * 1e6 / (8 * frame)))
+    """Frames of `frame` bytes per second that fit in `rate_mbps`: rate / (8 * frame bytes),
+    rounded down (a queue paced at it never sends faster than the link), at least 1."""
+    return max(1, int(rate_mbps * 1e6 / (8 * frame)))
 
 
 @dataclass(frozen=True, kw_only=True)

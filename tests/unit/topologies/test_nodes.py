@@ -57,12 +57,13 @@ def test_unknown_target_is_a_value_error() -> None:
         resolve_target("tofino")
 
 
-def test_bmv2_queue_settings_are_depth_and_full_frame_rate_per_port() -> None:
-    """12.5 Mb/s / (8 x 1514) = 1,032 frames/s; 20 Mb/s = 1,651; depths 64, 64, 100."""
+def test_bmv2_queue_settings_are_depth_and_roce_frame_rate_per_port() -> None:
+    """Rates in 1,082-B RoCE frames, rounded down: 12.5 Mb/s / (8 x 1082) = 1,444.1 frames/s,
+    20 Mb/s = 2,310.5; depths 64, 64, 100."""
     assert Bmv2SwitchNode.cli_commands(SETTINGS) == [
-        "set_queue_depth 64 1", "set_queue_rate 1032 1",
-        "set_queue_depth 64 2", "set_queue_rate 1032 2",
-        "set_queue_depth 100 3", "set_queue_rate 1651 3",
+        "set_queue_depth 64 1", "set_queue_rate 1444 1",
+        "set_queue_depth 64 2", "set_queue_rate 1444 2",
+        "set_queue_depth 100 3", "set_queue_rate 2310 3",
     ]
 
 

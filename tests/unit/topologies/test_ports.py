@@ -3,7 +3,13 @@
 from __future__ import annotations
 
 from topologies.addressing import plan_addresses
-from topologies.ports import PortSettings, SwitchSettings, frames_per_second, switch_settings
+from topologies.ports import (
+    ROCE_FRAME,
+    PortSettings,
+    SwitchSettings,
+    frames_per_second,
+    switch_settings,
+)
 from topologies.spec import parse_spec
 
 # One rack of two one-NIC hosts under one CTSW joined to a second rack; the
@@ -50,7 +56,15 @@ def test_rate_as_a_gbps_flag_value() -> None:
 
 
 def test_full_size_frames_per_second() -> None:
-    """10 Mb/s of 1514-byte frames: 10e6 / 12112 = 825.6 -> 826; never 0."""
-    assert frames_per_second(10) == 826
-    assert frames_per_second(1000) == 82563  # 1e9 / 12112 = 82,562.7
+    """10 Mb/s of 1514-byte frames: 10e6 / 12112 = 825.6 -> 825 (never above the rate); never 0."""
+    assert frames_per_second(10) == 825
+    assert frames_per_second(1000) == 82562  # 1e9 / 12112 = 82,562.7
     assert frames_per_second(0.001) == 1
+
+
+def test_roce_frames_per_second() -> None:
+    """A RoCE WRITE Middle packet at MTU 1024 is 1082 bytes on the veth: 1 Mb/s is
+    1e6 / 8656 = 115.5 -> 115 of them a second, 10 Mb/s 1155."""
+    assert ROCE_FRAME == 1082
+    assert frames_per_second(1, ROCE_FRAME) == 115
+    assert frames_per_second(10, ROCE_FRAME) == 1155
