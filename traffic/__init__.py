@@ -3,8 +3,9 @@
 The few names most users need are re-exported here; the modules hold the
 rest (``docs/traffic.md`` is the tour):
 
-- packets: ``roce`` (scapy layers and builders, ``parse``), ``frames`` (the
-  same bytes from templates, for the hot path), ``pfc`` (PAUSE frames);
+- packets: ``roce`` (scapy layers), ``builders`` (``rdma_write``...),
+  ``parser`` (``parse``), ``frames`` (the same bytes from templates, for the
+  hot path), ``pfc`` (PAUSE frames);
 - transport: ``rc`` (requester and responder of one QP: PSNs, ACK/NAK,
   go-back-N, timeouts), ``nic`` (QPs, pacing, PFC, CNPs), ``dcqcn``
   (optional rate reaction), ``admission`` (clear-to-send grants);
@@ -23,12 +24,14 @@ rest (``docs/traffic.md`` is the tour):
 
 from __future__ import annotations
 
+from traffic.builders import rdma_write, segment_write
 from traffic.collectives import PATTERNS, Rank, build_jobs
 from traffic.errors import TrafficError
+from traffic.parser import Malformed, RoceInfo, parse
 from traffic.qpscale import STRATEGIES, Post, round_robin, split
 from traffic.receiver import Receiver, RecvConfig, run_receiver
 from traffic.report import CollectiveResult, summarize
-from traffic.roce import RETH, ImmDt, Malformed, RoceInfo, parse, rdma_write, segment_write
+from traffic.roce import RETH, ImmDt
 from traffic.schema import Admission, HostReport, Job, Transport
 from traffic.sender import SendConfig, run_sender
 

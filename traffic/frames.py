@@ -3,7 +3,7 @@
 scapy builds or dissects one RoCEv2 packet in tens of microseconds; an
 agent that paces thousands of packets per second per NIC on a shared
 2-core machine cannot pay that per packet. This module makes the same bytes
-as ``traffic.roce``'s scapy builders (the tests compare them opcode by
+as ``traffic.builders``' scapy builders (the tests compare them opcode by
 opcode, pad by pad) from per-flow templates, and reads received frames with
 ``struct`` at fixed offsets:
 
@@ -29,7 +29,7 @@ opcode, pad by pad) from per-flow templates, and reads received frames with
 
 Frames are untagged IPv4 without options, as the hosts send them; the
 decoder handles IPv4 options, and leaves 802.1Q-tagged frames to
-``traffic.roce.parse``.
+``traffic.parser.parse``.
 """
 
 from __future__ import annotations

@@ -28,8 +28,9 @@ from pathlib import Path
 
 from traffic.errors import TrafficError
 from traffic.link import PacketSocket, iface_info
+from traffic.parser import Malformed, RoceInfo, parse
 from traffic.qpscale import decode_imm
-from traffic.roce import ROCEV2_UDP_PORT, Malformed, Opcode, RoceInfo, parse, psn_add
+from traffic.roce import ROCEV2_UDP_PORT, Opcode, psn_add
 
 __all__ = ["Receiver", "RecvConfig", "run_receiver"]
 

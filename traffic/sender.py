@@ -3,7 +3,7 @@
 A sender behaves like an RC requester whose WRITEs are never acknowledged
 (there is no responder NIC in the emulation): it turns (messages, size,
 strategy, QPs) into RDMA WRITE posts (``traffic.qpscale``), each post into
-packets (``traffic.roce.segment_write``) with a PSN sequence per QP, and
+packets (``traffic.builders.segment_write``) with a PSN sequence per QP, and
 transmits them the way a NIC schedules its send queues: one packet per QP
 with work pending, in turn. It paces to an optional rate and stops a paused
 priority while PFC PAUSE frames say so.
@@ -23,11 +23,12 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from traffic.builders import segment_write
 from traffic.errors import TrafficError
 from traffic.link import PacketSocket, iface_info, link_bps, resolve_mac
 from traffic.pfc import PauseState, parse_pfc
 from traffic.qpscale import MAX_QPS, STRATEGIES, encode_imm
-from traffic.roce import DEFAULT_DSCP, IB_MTUS, psn_add, segment_write
+from traffic.roce import DEFAULT_DSCP, IB_MTUS, psn_add
 
 __all__ = ["Frame", "SendConfig", "build_queues", "interleave", "run_sender"]
 

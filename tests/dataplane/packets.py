@@ -19,7 +19,7 @@ from scapy.layers.inet6 import IPv6
 from scapy.layers.l2 import ARP, Ether
 from scapy.packet import Packet, Raw
 
-from traffic.roce import rdma_write
+from traffic.builders import rdma_write
 
 __all__ = [
     "MIN_FRAME",

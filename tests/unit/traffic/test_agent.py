@@ -117,8 +117,8 @@ _INJECTOR = """
 import sys
 from pathlib import Path
 from traffic.link import PacketSocket
+from traffic.parser import RoceInfo, parse
 from traffic.pfc import pfc_frame
-from traffic.roce import RoceInfo, parse
 iface, priority, ready = sys.argv[1], int(sys.argv[2]), Path(sys.argv[3])
 with PacketSocket(iface) as sock:
     ready.touch()

@@ -6,7 +6,7 @@ import struct
 
 import pytest
 
-from traffic import frames, roce
+from traffic import builders, frames
 from traffic.roce import Opcode, Syndrome
 
 HEADERS = {
@@ -51,9 +51,9 @@ def test_write_frames_are_the_bytes_scapy_builds(
     """Every WRITE opcode, every pad count, AckReq on or off: byte for byte scapy's frame."""
     payload = bytes(frames.pattern(0x4242, length))
     expected = bytes(
-        roce.rdma_write(payload=payload, position=position, imm=imm, psn=0xFFFFFE,
-                        dest_qp=0x123456, va=0x1122334455667788, rkey=0xCAFE, dlen=9000,
-                        dscp=26, ecn=2, ackreq=ackreq, **HEADERS)  # type: ignore[arg-type]
+        builders.rdma_write(payload=payload, position=position, imm=imm, psn=0xFFFFFE,
+                            dest_qp=0x123456, va=0x1122334455667788, rkey=0xCAFE, dlen=9000,
+                            dscp=26, ecn=2, ackreq=ackreq, **HEADERS)  # type: ignore[arg-type]
     )
     ext = b""
     if position in ("first", "only"):
@@ -66,8 +66,8 @@ def test_write_frames_are_the_bytes_scapy_builds(
 
 def test_empty_write_only_is_the_bytes_scapy_builds() -> None:
     """A zero-length WRITE Only: BTH, RETH (DMA length 0), ICRC."""
-    expected = bytes(roce.rdma_write(payload=b"", position="only", psn=7, dest_qp=0x123456,
-                                     va=0x10, rkey=1, dscp=26, ecn=2, **HEADERS))  # type: ignore[arg-type]
+    expected = bytes(builders.rdma_write(payload=b"", position="only", psn=7, dest_qp=0x123456,
+                                         va=0x10, rkey=1, dscp=26, ecn=2, **HEADERS))  # type: ignore[arg-type]
     frame = _flow().frame(Opcode.RC_RDMA_WRITE_ONLY, 7, ackreq=True, ext=frames.reth(0x10, 1, 0))
     assert frame == expected
 
@@ -79,22 +79,22 @@ def test_empty_write_only_is_the_bytes_scapy_builds() -> None:
     ids=["ack", "nak-sequence", "nak-invalid"],
 )
 def test_acknowledge_frames_are_the_bytes_scapy_builds(syndrome: int, msn: int) -> None:
-    """ACK and NAKs: BTH opcode 0x11 / AETH(syndrome, MSN), as roce.acknowledge builds them."""
-    expected = bytes(roce.acknowledge(dest_qp=0x123456, psn=0xABCDEF, syndrome=syndrome, msn=msn,
-                                      dscp=26, ecn=2, **HEADERS))  # type: ignore[arg-type]
+    """ACK and NAKs: BTH opcode 0x11 / AETH(syndrome, MSN), as builders.acknowledge builds them."""
+    expected = bytes(builders.acknowledge(dest_qp=0x123456, psn=0xABCDEF, syndrome=syndrome, msn=msn,
+                                          dscp=26, ecn=2, **HEADERS))  # type: ignore[arg-type]
     assert _flow().ack(0xABCDEF, syndrome, msn) == expected
 
 
 def test_cnp_frame_is_the_bytes_scapy_builds() -> None:
     """CNP: opcode 0x81, BECN, 16 reserved bytes, in the control class DSCP 48."""
-    expected = bytes(roce.cnp(dest_qp=0x123456, dscp=48, ecn=0, **HEADERS))  # type: ignore[arg-type]
+    expected = bytes(builders.cnp(dest_qp=0x123456, dscp=48, ecn=0, **HEADERS))  # type: ignore[arg-type]
     assert _flow(dscp=48, ecn=0).cnp() == expected
 
 
 def test_ud_send_frame_is_the_bytes_scapy_builds() -> None:
     """UD SEND Only: BTH / DETH(Q_Key, source QP) / payload with pad."""
-    expected = bytes(roce.ud_send(dest_qp=0x123456, src_qp=0x42, qkey=0x43545300, psn=5,
-                                  payload=b"clear to send", dscp=48, **HEADERS))  # type: ignore[arg-type]
+    expected = bytes(builders.ud_send(dest_qp=0x123456, src_qp=0x42, qkey=0x43545300, psn=5,
+                                      payload=b"clear to send", dscp=48, **HEADERS))  # type: ignore[arg-type]
     frame = _flow(dscp=48, ecn=0).ud_send(5, qkey=0x43545300, src_qp=0x42, payload=b"clear to send")
     assert frame == expected
 

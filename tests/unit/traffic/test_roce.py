@@ -13,19 +13,9 @@ from scapy.layers.l2 import ARP, Dot1Q, Ether
 from scapy.packet import Raw
 from scapy.utils import checksum
 
-from traffic.roce import (
-    RETH,
-    ImmDt,
-    Malformed,
-    Opcode,
-    RoceInfo,
-    icrc_ok,
-    parse,
-    psn_add,
-    psn_diff,
-    rdma_write,
-    segment_write,
-)
+from traffic.builders import rdma_write, segment_write
+from traffic.parser import Malformed, RoceInfo, icrc_ok, parse
+from traffic.roce import RETH, ImmDt, Opcode, psn_add, psn_diff
 
 # A CNP captured on a ConnectX-4 Lx NIC (ICRC 0x82fd002a).
 CAPTURED_CNP = bytes.fromhex(

@@ -7,8 +7,9 @@ from collections.abc import Callable
 
 import pytest
 
+from traffic.parser import RoceInfo, parse
 from traffic.qpscale import decode_imm
-from traffic.roce import Opcode, RoceInfo, parse
+from traffic.roce import Opcode
 from traffic.sender import Frame, SendConfig, interleave
 
 FramesFor = Callable[..., list[Frame]]
