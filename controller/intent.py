@@ -51,7 +51,8 @@ from .entities import (
     UpdateKind,
 )
 from .qos import PFC_NAMES, compute_pfc, compute_qos
-from .routes import NAMES, RouteGraph, compute_routes
+from .routegraph import RouteGraph
+from .routes import NAMES, compute_routes
 
 __all__ = [
     "OWNED_TABLES",

@@ -22,7 +22,7 @@ The path is the list of `Hop`s (switch, ingress port, egress port, link
 id); it ends when the packet reaches a host (delivered), is dropped, or
 has taken more hops than any loop-free route needs (a loop).
 `aizone trace` prints it; the model predicts the same paths from
-`controller.routes` directly.
+`controller.routegraph` directly.
 
 Names defined here: `Hop`, `PredictedPath`, `predict_path`, `PathError`.
 """

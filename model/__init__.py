@@ -1,7 +1,7 @@
 """The flow-level model: Meta-scale fabrics predicted with the emulator's own routes and hash.
 
 The same topology spec and addressing plan as the emulator, the same route
-computation (`controller.routes.RouteGraph`) and the same program hash
+computation (`controller.routegraph.RouteGraph`) and the same program hash
 (`controller.hashing`), applied to the flows of a collective with numpy:
 per-link load, imbalance per tier, the bottleneck and the collective's
 time under max-min fair sharing. `aizone model` (`model.cli`) runs it;

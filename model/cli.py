@@ -19,7 +19,7 @@ import time
 from typing import Any
 
 from controller.placement import PATTERNS, STRATEGIES, PlacementError
-from controller.routes import MODE_VALUES
+from controller.routegraph import MODE_VALUES
 
 from .flows import STRATEGIES as QP_STRATEGIES
 from .run import Model, ModelConfig, ModelResult
@@ -126,7 +126,7 @@ def _print(result: ModelResult, elapsed: float) -> None:
 def run(args: argparse.Namespace) -> int:
     """Model a collective on a topology: per-link load, imbalance per tier, bottleneck, time.
 
-    Flows are routed with the emulator's own routes (`controller.routes`)
+    Flows are routed with the emulator's own routes (`controller.routegraph`)
     and the P4 programs' hash (`controller.hashing`); the time is the sum
     of each step's completion under max-min fair sharing of the links'
     represented rates. --plot also runs the other two modes for the

@@ -5,7 +5,7 @@ switch port (what leaves the switch by that port) and one per NIC (what
 the NIC sends into its RTSW), each with its cable's id, tier, direction
 (`up` from the lower tier) and rate. `route_flows(graph, links, flows,
 mode)` returns which directed links each flow crosses, using the one route
-computation (`controller.routes.RouteGraph.route_sets`) and the one program
+computation (`controller.routegraph.RouteGraph.route_sets`) and the one program
 hash (`controller.hashing`): per hop, flows are grouped by the switch they
 are at, the switch's route for each distinct destination is looked up
 once, and a flow in a group takes member crc16(ecmp_key) % members, with
@@ -29,7 +29,7 @@ import numpy as np
 import numpy.typing as npt
 
 from controller import hashing
-from controller.routes import RouteGraph
+from controller.routegraph import RouteGraph
 
 from .flows import Flows
 
@@ -86,7 +86,7 @@ class LinkTable:
         self.nic_base = len(link)
         for nic in graph.plan.nics():
             sw = graph.plan.switches[graph.index[nic.switch]]
-            lid = f"{nic.intf}--{sw.port(nic.switch_port).intf}"
+            lid = sw.port(nic.switch_port).link_id
             link.append(ids.setdefault(lid, len(ids)))
             tier.append(0)
             src.append(nic.host)

@@ -33,7 +33,7 @@ import numpy.typing as npt
 
 from controller.placement import STRATEGIES as PLACEMENTS
 from controller.placement import place
-from controller.routes import MODE_VALUES, RouteGraph
+from controller.routegraph import MODE_VALUES, RouteGraph
 from topologies.addressing import AddressPlan
 
 from .flows import STRATEGIES, Flows, collective_steps

@@ -56,7 +56,7 @@ from typing import Any
 
 from mininet.link import Link
 
-from .addressing import AddressPlan, LinkPlan
+from .addressing import AddressPlan, LinkPlan, link_id
 from .hostcfg import nic_routes
 from .net import FabricNet
 from .nodes import (
@@ -120,7 +120,7 @@ class FabricRuntime:
         self._mn_links: dict[str, Link] = {}
         if net is not None and net.net is not None:
             for link in net.net.links:
-                self._mn_links[f"{link.intf1.name}--{link.intf2.name}"] = link
+                self._mn_links[link_id(link.intf1.name, link.intf2.name)] = link
         # Mininet nodes run commands through one shell each: one caller at a time.
         self._mn_lock = threading.Lock()
         self._restart_lock = threading.Lock()

@@ -26,7 +26,7 @@ def expected_graph(yaml: Path) -> tuple[dict[str, str], set[str]]:
     """(node id -> tier, link ids) of a topology, from its addressing plan."""
     plan = plan_addresses(load_spec(yaml))
     nodes = {s.name: s.role for s in plan.switches} | {h.name: "host" for h in plan.hosts}
-    return nodes, {f"{lk.a_intf}--{lk.b_intf}" for lk in plan.links}
+    return nodes, {lk.id for lk in plan.links}
 
 
 def plan_topology(yaml: Path) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -41,7 +41,7 @@ def plan_topology(yaml: Path) -> tuple[dict[str, Any], dict[str, Any]]:
                    "position": s.position} for s in plan.switches]
         + [{"id": h.name, "kind": "host", "role": "host", "zone": h.zone, "rack": h.rack,
             "position": h.position, "rtsw": h.rtsw} for h in plan.hosts],
-        "edges": [{"id": f"{lk.a_intf}--{lk.b_intf}", "a": lk.a, "b": lk.b, "tier": lk.tier,
+        "edges": [{"id": lk.id, "a": lk.a, "b": lk.b, "tier": lk.tier,
                    "a_port": lk.a_port, "b_port": lk.b_port, "rate_mbps": rates.get(lk.tier),
                    "up": True} for lk in plan.links],
     }

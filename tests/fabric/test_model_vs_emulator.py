@@ -32,7 +32,7 @@ import pytest
 from fabric_support import ROOT, aizone, assert_clean, in_host, leftovers
 
 from controller.client import ApiClient
-from controller.routes import RouteGraph
+from controller.routegraph import RouteGraph
 from model.flows import DPORT, Flows
 from model.forward import LinkTable, route_flows
 from topologies.addressing import AddressPlan, plan_addresses

@@ -16,8 +16,8 @@ import sys
 import pytest
 
 CORE = ["controller", "controller.entities", "controller.errors", "controller.hashing",
-        "controller.routes", "controller.paths", "controller.placement", "controller.qos",
-        "controller.intent", "model"]
+        "controller.routegraph", "controller.routes", "controller.paths", "controller.placement",
+        "controller.qos", "controller.intent", "model"]
 FORBIDDEN = ["finsy", "grpc", "httpx", "fastapi", "uvicorn", "starlette", "google.protobuf"]
 
 

@@ -1,4 +1,4 @@
-"""Tests for controller.routes: next hops per mode and after failures, and the entries that say so.
+"""controller.routegraph's next hops per mode and after failures, and controller.routes' entries.
 
 Expected values are written out by hand from the topologies below (two of
 the presets, built here with `parse_spec` so the tests do not move when a
@@ -19,16 +19,8 @@ from __future__ import annotations
 import pytest
 
 from controller.entities import Action, Exact, Lpm, TableEntry
-from controller.routes import (
-    MODE_VALUES,
-    NAMES,
-    OTHER_GROUP_BASE,
-    UPLINK_GROUP,
-    RouteGraph,
-    compute_all,
-    compute_routes,
-    next_hop_ports,
-)
+from controller.routegraph import MODE_VALUES, RouteGraph, next_hop_ports
+from controller.routes import NAMES, OTHER_GROUP_BASE, UPLINK_GROUP, compute_all, compute_routes
 from topologies.addressing import AddressPlan, ip_to_int, mac_to_int, plan_addresses
 from topologies.spec import parse_spec
 
@@ -210,7 +202,7 @@ def test_two_zones_next_hops_per_mode_and_failure(mode: str, failed: str | None)
 
 def test_two_zones_link_ids_are_lower_tier_first() -> None:
     """The ids the tests use are the plan's cables (host, RTSW, CTSW end first)."""
-    ids = {f"{lk.a_intf}--{lk.b_intf}" for lk in TWO.links}
+    ids = {lk.id for lk in TWO.links}
     assert set(TWO_RTSW_CTSW) | set(TWO_CTSW_ATSW) <= ids
     assert "h1-eth0--rtsw1-eth1" in ids
 

@@ -12,7 +12,8 @@ import numpy as np
 import pytest
 
 from controller.paths import predict_path
-from controller.routes import RouteGraph, compute_all
+from controller.routegraph import RouteGraph
+from controller.routes import compute_all
 from model.flows import Flows
 from model.forward import TIERS, LinkTable, route_flows
 from topologies.addressing import plan_addresses
