@@ -1,7 +1,7 @@
 """`aizone`: the command line for people (rich tables, progress) and programs (`--json`).
 
 The CLI holds no state: `up` starts the controller daemon
-(`controller.daemon`) and follows its progress; every other command asks
+(`controller.daemon_main`) and follows its progress; every other command asks
 the daemon through its local API (`controller.client`). Subcommands (each
 one's docstring is its help):
 

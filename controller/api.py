@@ -66,6 +66,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response, StreamingResponse
 from pydantic import BaseModel, ConfigDict, Field
 
+from . import failures, operations
 from .access import AccessGuard, AccessPolicy, BodyCap
 from .errors import ControllerError, DaemonError, P4RuntimeError
 from .jobs import RunRequest
@@ -169,15 +170,23 @@ class _Slots:
         if self.busy >= self.limit:
             raise _Busy(f"{self.limit} {self.what} already in progress: try again when one ends")
 
+    def acquire(self) -> None:
+        """Take one slot, to be given back by `release`; raises `_Busy` when all are taken."""
+        self.check()
+        self.busy += 1
+
+    def release(self) -> None:
+        """Give back a slot `acquire` took."""
+        self.busy -= 1
+
     @contextlib.contextmanager
     def take(self) -> Iterator[None]:
         """Hold one slot for the `with` block; raises `_Busy` when all are taken."""
-        self.check()
-        self.busy += 1
+        self.acquire()
         try:
             yield
         finally:
-            self.busy -= 1
+            self.release()
 
 
 class _Busy(Exception):
@@ -259,12 +268,12 @@ def create_app(daemon: Daemon, *, tcp: bool = False, limits: Limits | None = Non
     @app.get(f"{PREFIX}/status", summary="the fabric and its switches, hosts and links",
              response_model=StatusAnswer)
     async def status() -> dict[str, Any]:
-        return await daemon.status()
+        return await operations.status(daemon)
 
     @app.get(f"{PREFIX}/topology", summary="nodes and edges by tier, for drawing",
              response_model=TopologyAnswer)
     async def topology() -> dict[str, Any]:
-        return daemon.topology()
+        return operations.topology(daemon)
 
     @app.get(f"{PREFIX}/stats", summary="the latest statistics snapshot",
              response_model=StatsAnswer)
@@ -279,19 +288,25 @@ def create_app(daemon: Daemon, *, tcp: bool = False, limits: Limits | None = Non
                       count: Annotated[int | None, Query(ge=1)] = None,
                       snaplen: Annotated[int | None, Query(ge=64, le=65535)] = None,
                       filter: str | None = None) -> Any:  # noqa: A002 - tcpdump's word
+        # The slot is taken now and given back when tcpdump ends (at its seconds at the
+        # latest), whether the body is read to the end, cut short, or never read.
         slot = slots["captures"]
-        slot.check()  # before tcpdump starts; the body holds the slot while it streams
-        point, chunks = await daemon.capture(target, seconds=seconds, count=count,
-                                             snaplen=snaplen, bpf=filter)
+        slot.acquire()
+        try:
+            point, chunks = await operations.capture(daemon, target, seconds=seconds,
+                                                     count=count, snaplen=snaplen, bpf=filter,
+                                                     on_end=slot.release)
+        except BaseException:
+            slot.release()
+            raise
 
         async def body() -> AsyncIterator[bytes]:
-            """The pcap chunks, holding a capture slot until the stream ends."""
-            with slot.take():
-                try:
-                    async for chunk in chunks:
-                        yield chunk
-                finally:
-                    await chunks.aclose()  # tcpdump ends with the request (or the client)
+            """The pcap chunks until tcpdump ends."""
+            try:
+                async for chunk in chunks:
+                    yield chunk
+            finally:
+                await chunks.aclose()  # tcpdump ends with the request (or the client)
 
         name = "".join(c if c.isalnum() or c in "-_" else "_" for c in target)
         return StreamingResponse(body(), media_type="application/vnd.tcpdump.pcap",
@@ -304,7 +319,7 @@ def create_app(daemon: Daemon, *, tcp: bool = False, limits: Limits | None = Non
              responses={200: {"content": {"text/plain": {}},
                               "description": "Prometheus text exposition format 0.0.4"}})
     async def metrics() -> Response:
-        return Response(content=daemon.metrics(), media_type=METRICS_TYPE)
+        return Response(content=operations.metrics(daemon), media_type=METRICS_TYPE)
 
     @app.get(f"{PREFIX}/events", summary="server-sent events (progress, stats, changes)",
              response_class=StreamingResponse, response_model=None,
@@ -325,29 +340,29 @@ def create_app(daemon: Daemon, *, tcp: bool = False, limits: Limits | None = Non
              response_model=CountersAnswer)
     async def counters(switch: str, counter: str,
                        index: Annotated[list[int], Query(min_length=1)]) -> dict[str, Any]:
-        return await daemon.counters(switch, counter, index)
+        return await operations.counters(daemon, switch, counter, index)
 
     @app.get(f"{PREFIX}/routes/history/{{switch}}",
              summary="the P4Runtime writes the controller sent a switch, with their reasons",
              response_model=HistoryAnswer)
     async def history(switch: str, limit: Annotated[int | None, Query(ge=1)] = None
                       ) -> dict[str, Any]:
-        return daemon.history(switch, limit)
+        return operations.history(daemon, switch, limit)
 
     @app.get(f"{PREFIX}/routes", summary="entries read back from the switches",
              response_model=RoutesAnswer)
     async def routes(switch: str | None = None) -> dict[str, Any]:
-        return await daemon.routes(switch)
+        return await operations.routes(daemon, switch)
 
     @app.post(f"{PREFIX}/mode", summary="change the routing mode on the live fabric",
              response_model=ModeAnswer)
     async def mode(body: ModeRequest) -> dict[str, Any]:
-        return await daemon.set_mode(body.mode)
+        return await operations.set_mode(daemon, body.mode)
 
     @app.get(f"{PREFIX}/acl", summary="the ACL rules people added, per switch",
              response_model=dict[str, list[AclRuleView]])
     async def acl_list() -> dict[str, Any]:
-        return daemon.acl()
+        return operations.acl(daemon)
 
     @app.put(f"{PREFIX}/acl/{{switch}}", summary="replace a switch's added ACL rules (drop, "
                                                  "permit, punt), written as a diff",
@@ -359,19 +374,19 @@ def create_app(daemon: Daemon, *, tcp: bool = False, limits: Limits | None = Non
             rules = [acl_rule(r.action, dict(r.match), r.priority) for r in body.rules]
         except ValueError as exc:
             raise DaemonError(str(exc)) from None
-        return await daemon.set_acl(switch, rules)
+        return await operations.set_acl(daemon, switch, rules)
 
     @app.post(f"{PREFIX}/link", summary="fail or restore a link",
              response_model=LinkAnswer)
     async def link(body: LinkRequest) -> dict[str, Any]:
-        link_id = daemon.find_link(body.a, body.b, body.index)
-        return await daemon.set_link(link_id, body.up, silent=body.silent)
+        link_id = failures.find_link(daemon, body.a, body.b, body.index)
+        return await failures.set_link(daemon, link_id, body.up, silent=body.silent)
 
     @app.post(f"{PREFIX}/check", summary="all host pairs: ping and one RoCEv2 transfer",
              response_model=CheckAnswer)
     async def check(body: CheckRequest | None = None) -> dict[str, Any]:
         with slots["checks"].take():
-            return await daemon.check(roce=body.roce if body else True)
+            return await operations.check(daemon, roce=body.roce if body else True)
 
     if tcp:
         @app.post(f"{PREFIX}/exec", summary="not over TCP: use the Unix socket (`aizone exec`)",
@@ -384,27 +399,28 @@ def create_app(daemon: Daemon, *, tcp: bool = False, limits: Limits | None = Non
                   response_model=ExecAnswer)
         async def exec_(body: ExecRequest) -> dict[str, Any]:
             with slots["execs"].take():
-                return await daemon.exec(body.host, body.argv, body.timeout,
-                                         limit=limits.exec_output)
+                return await operations.exec_in_host(daemon, body.host, body.argv,
+                                                     body.timeout, limit=limits.exec_output)
 
     @app.get(f"{PREFIX}/trace", summary="a flow's path, predicted from the entries read back",
              response_model=TraceAnswer)
     async def trace(src: str, dst: str, sport: Annotated[int, Query(ge=0, le=65535)] = 49152,
                     dport: Annotated[int, Query(ge=0, le=65535)] = 4791,
                     qp: Annotated[int, Query(ge=0, lt=1 << 24)] = 17) -> dict[str, Any]:
-        return await daemon.trace(src, dst, sport=sport, dport=dport, qp=qp, send=False)
+        return await operations.trace(daemon, src, dst, sport=sport, dport=dport, qp=qp,
+                                      send=False)
 
     @app.post(f"{PREFIX}/trace", summary="a flow's path, predicted and confirmed by sending it",
              response_model=TraceAnswer)
     async def trace_send(body: TraceRequest) -> dict[str, Any]:
-        return await daemon.trace(body.src, body.dst, sport=body.sport, dport=body.dport,
-                                  qp=body.qp, send=True)
+        return await operations.trace(daemon, body.src, body.dst, sport=body.sport,
+                                      dport=body.dport, qp=body.qp, send=True)
 
     @app.post(f"{PREFIX}/run", summary="run a collective on the hosts' traffic agents",
              response_model=RunAnswer)
     async def run(body: RunRequest) -> dict[str, Any]:
         with slots["runs"].take():
-            return await daemon.run_job(body)
+            return await operations.run_job(daemon, body)
 
     @app.get(f"{PREFIX}/jobs", summary="the collectives run so far (latest 50)",
              response_model=list[JobSummary])
@@ -424,7 +440,7 @@ def create_app(daemon: Daemon, *, tcp: bool = False, limits: Limits | None = Non
     @app.post(f"{PREFIX}/shutdown", summary="stop the fabric and the daemon",
              response_model=ShutdownAnswer)
     async def shutdown() -> dict[str, Any]:
-        return await daemon.shutdown()
+        return await operations.shutdown(daemon)
 
     mount_dashboard(app)
     return app

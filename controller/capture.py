@@ -176,14 +176,17 @@ class PortCaptures:
 
 async def start_capture(plan: AddressPlan, fabric: Any, target: str, *, seconds: float,
                         count: int | None = None, snaplen: int | None = None,
-                        bpf: str | None = None) -> tuple[CapturePoint, AsyncGenerator[bytes, None]]:
+                        bpf: str | None = None, on_end: Callable[[], None] | None = None
+                        ) -> tuple[CapturePoint, AsyncGenerator[bytes, None]]:
     """tcpdump at `target` of `fabric` (a `topologies.attach.FabricRuntime`): its capture
     point and the pcap stream, for at most `seconds`, `count` packets and `MAX_BYTES`.
 
     Everything that can be wrong is a `CaptureError` before anything streams:
     the point, the limits, and the filter (compiled by tcpdump first). The
     stream has one reader of tcpdump's output; closing it (the client went
-    away) ends tcpdump.
+    away) ends tcpdump. tcpdump ends at `seconds` whether or not the stream is
+    read (a client that never reads the body leaves nothing running), and
+    `on_end` is called in the event loop once it has ended.
     """
     point = capture_point(plan, target)
     if not 0 < seconds <= MAX_SECONDS:
@@ -211,14 +214,30 @@ async def start_capture(plan: AddressPlan, fabric: Any, target: str, *, seconds:
     chunks: asyncio.Queue[bytes | None] = asyncio.Queue()
 
     def pump() -> None:
-        """The one reader of tcpdump's output: each chunk into the queue, None at its end."""
+        """The one reader of tcpdump's output: each chunk into the queue (up to `MAX_BYTES`),
+        None at its end; then tcpdump is reaped and `on_end` called."""
+        total = 0
         while True:
             chunk = os.read(out.fileno(), 1 << 16)
+            total += len(chunk)
+            if total > MAX_BYTES and proc.poll() is None:
+                proc.terminate()  # unread or not, a capture holds at most MAX_BYTES
             loop.call_soon_threadsafe(chunks.put_nowait, chunk or None)
             if not chunk:
-                return
+                break
+        out.close()
+        proc.wait()
+        if on_end is not None:
+            loop.call_soon_threadsafe(on_end)
+
+    def time_up() -> None:
+        if proc.poll() is None:
+            proc.terminate()  # tcpdump writes what it holds and ends
 
     reader = loop.run_in_executor(None, pump)
+    # A second after the stream's own deadline: the stream stops tcpdump first when it is
+    # read; this ends a capture whose stream is never read.
+    timer = loop.call_later(seconds + 1, time_up)
 
     async def stream() -> AsyncGenerator[bytes, None]:
         """The pcap bytes until tcpdump ends, `seconds` pass or `MAX_BYTES` are sent."""
@@ -243,6 +262,7 @@ async def start_capture(plan: AddressPlan, fabric: Any, target: str, *, seconds:
                 if chunk:
                     yield chunk
         finally:
+            timer.cancel()
             if proc.poll() is None:
                 proc.kill()
             await asyncio.to_thread(proc.wait)

@@ -1,7 +1,7 @@
 """Starting, following and stopping the controller daemon from another process.
 
 `aizone up`, `aizone demo`, the experiments and the tests start a fabric the
-same way: `start_daemon(...)` spawns `python -m controller.daemon` in its
+same way: `start_daemon(...)` spawns `python -m controller.daemon_main` in its
 own session (it outlives the caller), `follow(child, on_event)` waits for
 its API and relays its bring-up events until the fabric is up (returning
 the daemon's status) or raises `NetworkError` with the daemon's reason;
@@ -60,7 +60,7 @@ class DaemonOptions:
 
     def argv(self) -> list[str]:
         """The daemon's command line (`attach` leaves out the topology, target and pcap)."""
-        cmd = [sys.executable, "-m", "controller.daemon"]
+        cmd = [sys.executable, "-m", "controller.daemon_main"]
         if self.attach:
             cmd.append("--attach")
         else:

@@ -368,3 +368,39 @@ def test_rates_in_prometheus_agree_with_aizone_stats(fabric: dict[str, Any],
     assert len(stats) >= 2, (prom, stats)
     p, s = statistics.median(prom), statistics.median(stats)
     assert s > 1e6 and abs(p - s) <= 0.3 * s, (prom, stats)
+
+
+def _nic_tcpdumps(intf: str) -> list[int]:
+    """The pids of tcpdumps capturing `intf` (the module's `--pcap` ones are on switch ports)."""
+    out = subprocess.run(["pgrep", "-f", f"^tcpdump -i {intf} "], capture_output=True,
+                         text=True).stdout
+    return [int(p) for p in out.split()]
+
+
+def test_an_unread_capture_ends_on_time_and_frees_its_slot(fabric: dict[str, Any]) -> None:
+    """Four captures whose bodies are never read take the four slots from the request on
+    (a fifth is 429), and each tcpdump ends by its `seconds` although nobody reads it:
+    then the slots are free again."""
+    token = read_token(state_dir())
+    url = "http://127.0.0.1:8400/api/v1/capture"
+    auth = {"Authorization": f"Bearer {token}"}
+    nics = ["h1-eth0", "h2-eth0", "h3-eth0", "h4-eth0"]
+    with httpx.Client(headers=auth, timeout=30) as client:
+        for nic in nics:
+            with client.stream("GET", url, params={"target": nic, "seconds": 4}) as r:
+                assert r.status_code == 200, r.read()
+            # leaving the block closes the connection: the body was never read
+        assert all(_nic_tcpdumps(nic) for nic in nics), "a capture had not started"
+        busy = client.get(url, params={"target": "h5-eth0", "seconds": 1})
+        assert busy.status_code == 429, busy.text
+        deadline = time.monotonic() + 20
+        while any(_nic_tcpdumps(nic) for nic in nics) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert not any(_nic_tcpdumps(nic) for nic in nics), "tcpdump outlived its seconds"
+        # A slot is given back once the loop hears the process was reaped: a moment later.
+        again = client.get(url, params={"target": "h5-eth0", "seconds": 1})
+        while again.status_code == 429 and time.monotonic() < deadline + 5:
+            time.sleep(0.2)
+            again = client.get(url, params={"target": "h5-eth0", "seconds": 1})
+        assert again.status_code == 200, again.text
+        assert again.content[:4] in (b"\xd4\xc3\xb2\xa1", b"\xa1\xb2\xc3\xd4")  # pcap magic
