@@ -24,11 +24,15 @@ The RC ACK timeout (`ack_timeout_ms` of the request, else
 `NCCL_IB_TIMEOUT=15`, 134 ms) is made for 400 G links, and at the emulated
 rates a few full switch queues take longer than that to drain, so packets
 that are only waiting would time out and be sent again (go-back-N) into
-the congestion that delayed them.
+the congestion that delayed them. In a lossless fabric a packet may also
+wait behind everything in flight towards its destination (PFC holds it
+upstream instead of dropping it): the job's largest fan-in (`job_fan_in`,
+the QPs that send to one address in one step) times the RC window, at the
+slowest tier's rate, with a factor of two for the emulator's own delays.
 
 Names defined here: `RunRequest`, `JobContext`, `run_collective`,
 `PATTERN_ALIASES`, `link_loads`, `fabric_ack_timeout_ms`,
-`fabric_job_ack_timeout_ms`, `FRAME_BYTES`, `machine_cpu`, `MACHINE_BUSY`,
+`fabric_job_ack_timeout_ms`, `job_fan_in`, `FRAME_BYTES`, `machine_cpu`, `MACHINE_BUSY`,
 `tm_delta`, `pfc_delta`, `pfc_cells`, `PFC_COUNTERS`.
 """
 
@@ -49,14 +53,15 @@ from topologies.addressing import AddressPlan, NicPlan
 from traffic.collectives import Rank, build_jobs
 from traffic.errors import TrafficError
 from traffic.report import summarize
-from traffic.schema import Admission, Transport
+from traffic.schema import Admission, Job, Transport
 
 from .agents import HostAgents
 from .sessions import FabricSessions
 from .stats import DROP_REASONS, TIER_DIRECTIONS
 
 __all__ = ["FRAME_BYTES", "MACHINE_BUSY", "PATTERN_ALIASES", "JobContext", "RunRequest",
-           "fabric_ack_timeout_ms", "fabric_job_ack_timeout_ms", "link_loads", "machine_cpu",
+           "fabric_ack_timeout_ms", "fabric_job_ack_timeout_ms", "job_fan_in", "link_loads",
+           "machine_cpu",
            "pfc_cells", "pfc_delta",
            "run_collective", "tm_delta", "PFC_COUNTERS"]
 
@@ -128,29 +133,40 @@ class JobContext:
     queues: dict[str, int] | None = None  # switch queue length (packets) per link tier
 
 
-def fabric_ack_timeout_ms(rates: dict[str, float], queues: dict[str, int], hops: int) -> float:
+def fabric_ack_timeout_ms(rates: dict[str, float], queues: dict[str, int], hops: int,
+                          in_flight: int = 0) -> float:
     """The ACK timeout for a fabric: the smallest 4.096 us x 2^k (k >= 15) above the time
-    `hops` full switch queues of full frames take to drain at the slowest tier's rate."""
+    `hops` full switch queues of full frames take to drain at the slowest tier's rate, and
+    above twice the time `in_flight` full frames (all a job can have in flight towards one
+    NIC, which PFC holds rather than drops) take at that rate."""
     slowest = min(rates.values())
-    worst = hops * max(queues.values()) * FRAME_BYTES * 8 / (slowest * 1e6)
+    frame_s = FRAME_BYTES * 8 / (slowest * 1e6)
+    worst = max(hops * max(queues.values()), 2 * in_flight) * frame_s
     k = max(_NCCL_DEFAULT_K, math.ceil(math.log2(worst / _IB_TIMEOUT_UNIT_S)))
     return _IB_TIMEOUT_UNIT_S * 1e3 * 2**k
 
 
-def _ack_timeout_ms(ctx: JobContext, req: RunRequest) -> float | None:
-    if req.ack_timeout_ms is not None:
-        return req.ack_timeout_ms
-    return fabric_job_ack_timeout_ms(ctx)
+def job_fan_in(jobs: dict[str, Job]) -> int:
+    """The most QPs of `jobs` that send to one address in the same step (at least 1)."""
+    senders: dict[tuple[int, str], int] = {}
+    for job in jobs.values():
+        conns = {c.id: c for c in job.connections}
+        for i, step in enumerate(job.steps):
+            for send in step.sends:
+                conn = conns[send.conn]
+                key = (i, conn.peer_ip)
+                senders[key] = senders.get(key, 0) + (send.qps or len(conn.qps))
+    return max(senders.values(), default=1)
 
 
-def fabric_job_ack_timeout_ms(ctx: JobContext) -> float | None:
+def fabric_job_ack_timeout_ms(ctx: JobContext, in_flight: int = 0) -> float | None:
     """`fabric_ack_timeout_ms` for the running fabric (None: its rates or queues unknown)."""
     if not ctx.rates or not ctx.queues:
         return None
     tiers = [t for t in ctx.queues if t in ctx.rates]
     hops = 5 if any(s.role == "atsw" for s in ctx.plan.switches) else 3
     return fabric_ack_timeout_ms({t: ctx.rates[t] for t in tiers},
-                                 {t: ctx.queues[t] for t in tiers}, hops)
+                                 {t: ctx.queues[t] for t in tiers}, hops, in_flight)
 
 
 class RunError(ValueError):
@@ -257,7 +273,7 @@ def _step_seconds(reports: dict[str, dict[str, Any]]) -> list[float]:
 # The programs' own PFC counts (p4/include/control/pfc.p4), per (port, class) cell: the
 # frames a switch sent out of a port (XOFF, refreshes and XON) and those it received.
 PFC_COUNTERS = {"pauses_sent": "FabricEgress.pfc.pfc_tx",
-                "pauses_received": "FabricIngress.pfc.pfc_rx"}
+                "pauses_received": "FabricEgress.pfc.pfc_rx"}
 CLASSES = 8
 
 
@@ -305,14 +321,21 @@ async def run_collective(ctx: JobContext, req: RunRequest) -> dict[str, Any]:
     nics = _ranks(ctx.plan, req)
     ranks = [Rank(host=n.host, nic=n.intf, ip=n.ip) for n in nics]
     job_id = next(_ids)
-    ack_ms = _ack_timeout_ms(ctx, req)
-    try:
-        jobs = build_jobs(pattern, ranks, req.size, req.qps, req.strategy,
+
+    def build(transport: Transport | None) -> dict[str, Job]:
+        return build_jobs(pattern, ranks, req.size, req.qps, req.strategy,
                           message_bytes=req.message_size, cls=req.cls,
                           admission=Admission() if req.admission else None,
-                          transport=Transport(ack_timeout_ms=ack_ms) if ack_ms else None,
-                          sport_per_qp=req.sport_per_qp, name=f"job{job_id}-{pattern}",
-                          start_at=time.time() + 1.0)
+                          transport=transport, sport_per_qp=req.sport_per_qp,
+                          name=f"job{job_id}-{pattern}", start_at=time.time() + 1.0)
+
+    try:
+        jobs = build(None)
+        ack_ms = req.ack_timeout_ms
+        if ack_ms is None:  # the fabric's, for what this job can have in flight
+            ack_ms = fabric_job_ack_timeout_ms(ctx, job_fan_in(jobs) * Transport().window)
+        if ack_ms:
+            jobs = build(Transport(ack_timeout_ms=ack_ms))
     except (ValueError, TrafficError) as exc:
         raise RunError(str(exc)) from None
     hosts = sorted(jobs)

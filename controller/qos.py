@@ -29,26 +29,35 @@ on every port whose link tier has `pfc.enabled`, from `topologies.ports`:
   port's pause quantum (512 bit-times at its emulated rate) in microseconds
   x 65536, so received PFC frames hold for quanta x 512 bit-times;
 - `FabricEgress.pfc.pfc_port`: `port` -> `set_pfc_port(mac, xoff_quanta,
-  refresh)`: frames out of it come from the port's MAC, pause for 65535
-  quanta and are re-sent every half of that while asserted;
+  refresh)`: frames out of it come from the port's MAC, pause for the time
+  the port's queue of RoCE frames takes to leave (`pfc_quanta`: 64 bytes a
+  quantum, at most 65,535) and are re-sent every half of that while
+  asserted. Not 65,535 quanta: at the emulated rates that is seconds (3.4 s
+  at 10 Mb/s), and the programs send XON for an ingress port only when a
+  packet from it leaves a drained queue, so a port whose last packets left
+  while others kept the queue up would stay paused that long; with a pause
+  the length of a queue it resumes on its own and is paused again if the
+  queue is still full;
 - per lossless class: `FabricEgress.pfc.pfc_xoff` (`port`, `tc`) ->
   `set_xoff(xoff, xon)` (the tier's thresholds, packets of queue depth) and
-  `FabricIngress.pfc.pfc_hold` (`port`, `tc`) -> `hold(watchdog)` (the
+  `FabricEgress.pfc.pfc_hold` (`port`, `tc`) -> `hold(watchdog)` (the
   class is held while paused; watchdog 0: off).
 
 Names defined here: `compute_qos`, `compute_pfc`, `pfc_quantum_q16`, `QOS_NAMES`,
-`PFC_NAMES`, `PFC_SESSION_BASE`, `PFC_QUANTA`, `DSCP_MASK`, `DSCP_PRIORITY`.
+`PFC_NAMES`, `PFC_SESSION_BASE`, `pfc_quanta`, `DSCP_MASK`, `DSCP_PRIORITY`.
 """
 
 from __future__ import annotations
 
+import math
+
 from topologies.addressing import AddressPlan, mac_to_int
-from topologies.ports import switch_settings
+from topologies.ports import ROCE_FRAME, switch_settings
 from topologies.spec import FabricSpec
 
 from .entities import Action, CloneSession, Exact, TableEntry, Ternary
 
-__all__ = ["DSCP_MASK", "DSCP_PRIORITY", "PFC_NAMES", "PFC_QUANTA", "PFC_SESSION_BASE",
+__all__ = ["DSCP_MASK", "DSCP_PRIORITY", "PFC_NAMES", "PFC_SESSION_BASE", "pfc_quanta",
            "QOS_NAMES", "compute_pfc", "compute_qos", "pfc_quantum_q16"]
 
 # The P4Runtime names QoS writes (p4/include/control/qos.p4 as the P4Info names them).
@@ -64,15 +73,20 @@ QOS_NAMES = {
 PFC_NAMES = {
     "pfc_honour": "FabricIngress.pfc.pfc_honour",
     "honour": "FabricIngress.pfc.honour",
-    "pfc_hold": "FabricIngress.pfc.pfc_hold",
-    "hold": "FabricIngress.pfc.hold",
+    "pfc_hold": "FabricEgress.pfc.pfc_hold",
+    "hold": "FabricEgress.pfc.hold",
     "pfc_xoff": "FabricEgress.pfc.pfc_xoff",
     "set_xoff": "FabricEgress.pfc.set_xoff",
     "pfc_port": "FabricEgress.pfc.pfc_port",
     "set_pfc_port": "FabricEgress.pfc.set_pfc_port",
 }
 PFC_SESSION_BASE = 1024
-PFC_QUANTA = 0xFFFF  # what an XOFF asks for; refreshed at half of it
+
+
+def pfc_quanta(queue: int) -> int:
+    """Pause quanta (512 bit-times, 64 bytes each) for a queue of `queue` RoCE frames to
+    leave: what an XOFF out of a port with that queue asks for, at most 65,535."""
+    return min(0xFFFF, math.ceil(queue * ROCE_FRAME / 64))
 DSCP_MASK = 0x3F  # the 6-bit key, matched exactly
 DSCP_PRIORITY = 1  # ternary entries need a priority; these never overlap
 
@@ -119,7 +133,8 @@ def compute_pfc(plan: AddressPlan, switch: str) -> tuple[CloneSession | TableEnt
         if not p.pfc:
             continue
         port = (("port", Exact(value=p.port)),)
-        pause_us = PFC_QUANTA * 512 / (p.rate_mbps * 1e6) * 1e6
+        quanta = pfc_quanta(p.queue)
+        pause_us = quanta * 512 / (p.rate_mbps * 1e6) * 1e6
         sessions.append(CloneSession(session_id=PFC_SESSION_BASE + p.port,
                                      replicas=((p.port, 0),)))
         entries.append(TableEntry(
@@ -129,7 +144,7 @@ def compute_pfc(plan: AddressPlan, switch: str) -> tuple[CloneSession | TableEnt
         entries.append(TableEntry(
             table=PFC_NAMES["pfc_port"], match=port,
             action=Action(name=PFC_NAMES["set_pfc_port"], params=(
-                ("mac", mac_to_int(macs[p.port])), ("xoff_quanta", PFC_QUANTA),
+                ("mac", mac_to_int(macs[p.port])), ("xoff_quanta", quanta),
                 ("refresh", max(1, round(pause_us / 2)))))))
         for tc in p.pfc:
             key = (*port, ("tc", Exact(value=tc)))

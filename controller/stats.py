@@ -52,7 +52,7 @@ COUNTERS = {
     # The programs' own PFC (p4/include/control/pfc.p4): frames sent out of, and received
     # on, each (port, class); totals, like the traffic manager's.
     "pfc_tx": "FabricEgress.pfc.pfc_tx",
-    "pfc_rx": "FabricIngress.pfc.pfc_rx",
+    "pfc_rx": "FabricEgress.pfc.pfc_rx",
 }
 REGISTERS = {"depth": "FabricEgress.counters.queue_depth",
              "peak": "FabricEgress.counters.queue_peak"}

@@ -26,9 +26,10 @@ and hold, in one place per target, how the switch's port settings
   is the bottleneck; a smaller packet (an ACK, a CNP) takes a RoCE frame's
   slot, a bigger one (a 1,514-B frame of another class) leaves at up to 1.4x
   the rate into the shaper, and several busy classes of one port can together
-  exceed the rate (the shaper caps it then). The
-  programs' PFC works switch by switch (docs/bmv2.md, "PFC on BMv2") but is
-  not on in fabrics yet (`controller.daemon.PROGRAM_PFC_IN_FABRICS`).
+  exceed the rate (the shaper caps it then). A BMv2 fabric runs the
+  programs' PFC (docs/bmv2.md, "PFC on BMv2"): on a port with PFC its
+  lossless queues and its lowest queue, where the program holds paused
+  packets, are `ports.HOLD_QUEUE_PACKETS` long (PFC headroom).
 
 A switch lives in the root network namespace (like Mininet's kernel
 switches); its ports are the root-side ends of the Mininet veth pairs, named
@@ -73,7 +74,7 @@ from mininet.node import Switch
 from p4switch.ctl import CtlError
 from p4switch.ctl import request as ctl_request
 
-from .ports import ROCE_FRAME, SwitchSettings, frames_per_second
+from .ports import HOLD_QUEUE_PACKETS, ROCE_FRAME, SwitchSettings, frames_per_second
 
 __all__ = [
     "RUN_ENV",
@@ -496,10 +497,15 @@ class Bmv2SwitchNode(FabricSwitch):
 
     @staticmethod
     def cli_commands(settings: SwitchSettings) -> list[str]:
-        """simple_switch_CLI lines for each port's queue depth and rate (all its priority queues)."""
+        """simple_switch_CLI lines for each port's queue depth and rate (all its priority
+        queues); on a port with PFC, its lossless queues and its lowest queue (the program's
+        hold loop) get `ports.HOLD_QUEUE_PACKETS` of PFC headroom."""
         lines = []
         for p in settings.ports:
             lines.append(f"set_queue_depth {p.queue} {p.port}")
+            deep = max(p.queue, HOLD_QUEUE_PACKETS)
+            if p.pfc:
+                lines += [f"set_queue_depth {deep} {p.port} {q}" for q in sorted({0, *p.pfc})]
             lines.append(f"set_queue_rate {frames_per_second(p.rate_mbps, ROCE_FRAME)} {p.port}")
         return lines
 

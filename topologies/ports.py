@@ -8,7 +8,7 @@ flags and run-time calls; `run.json` records them (`to_json`), so a switch
 restarted after the daemon died gets the same ones.
 
 Names defined here: `PortSettings`, `SwitchSettings`, `switch_settings`,
-`MTU_FRAME`, `ROCE_FRAME`, `frames_per_second`.
+`MTU_FRAME`, `ROCE_FRAME`, `HOLD_QUEUE_PACKETS`, `frames_per_second`.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from typing import Any
 
 from .addressing import AddressPlan, Tier
 
-__all__ = ["MTU_FRAME", "ROCE_FRAME", "PortSettings", "SwitchSettings", "frames_per_second", "switch_settings"]
+__all__ = ["HOLD_QUEUE_PACKETS", "MTU_FRAME", "ROCE_FRAME", "PortSettings", "SwitchSettings", "frames_per_second", "switch_settings"]
 
 # Bytes of a full-size frame on a veth (1500-byte IP packet + 14-byte
 # Ethernet header; no FCS, preamble or gap: tc counts the same bytes).
@@ -27,6 +27,13 @@ MTU_FRAME = 1514
 # Middle packet at the default path MTU (1,024): Ethernet 14 + IPv4 20 + UDP 8
 # + BTH 12 + payload 1,024 + ICRC 4 (`traffic.schema.Transport.path_mtu`).
 ROCE_FRAME = 14 + 20 + 8 + 12 + 1024 + 4
+# The PFC headroom of a port where the program does PFC (p4/include/control/pfc.p4,
+# BMv2): the length of its lossless queues, and of its lowest queue, through which
+# the program holds paused packets by recirculating them. XOFF still comes at the
+# tier's `xoff` packets; what the upstream sends before the PAUSE takes effect there
+# (a busy BMv2 reacts in tens of milliseconds: hundreds of frames at 20 Mb/s) must
+# not be dropped. A real switch keeps headroom apart from the queue's own buffer.
+HOLD_QUEUE_PACKETS = 1024
 
 
 def frames_per_second(rate_mbps: float, frame: int = MTU_FRAME) -> int:

@@ -83,9 +83,11 @@ control FabricIngress(inout headers_t hdr,
                 }
             }
         }
-        /* One application for both kinds: a table has one place in BMv2's
+        /* A received PFC frame goes to egress (control/pfc.p4). */
+        meta.pfc_rx = !held && hdr.pfc.isValid() && meta.drop_reason == DROP_PFC_FRAME;
+        /* One application for every kind: a table has one place in BMv2's
          * pipeline graph. */
-        if (ip || meta.from_cpu) {
+        if (ip || meta.from_cpu || meta.pfc_rx) {
             qos.apply(hdr, meta, standard_metadata);
         }
         pfc.apply(hdr, meta, standard_metadata);
@@ -108,7 +110,7 @@ control FabricEgress(inout headers_t hdr,
          * round again; only what leaves is marked and counted. */
         pfc.apply(hdr, meta, standard_metadata);
         bool pfc_frame = standard_metadata.instance_type == INSTANCE_EGRESS_CLONE && meta.pfc_frame;
-        if (!meta.recirculating && !pfc_frame) {
+        if (!meta.recirculating && !pfc_frame && !meta.pfc_rx) {
             ecn.apply(hdr, meta, standard_metadata);
             counters.apply(hdr, meta, standard_metadata);
             packet_io.apply(hdr, meta, standard_metadata);

@@ -159,17 +159,20 @@ struct local_metadata_t {
     bit<19>   ecn_threshold;
     /* PFC (control/pfc.p4). The E2E clone that becomes a PFC frame keeps
      * its class and quanta; a held (recirculated) packet keeps where it
-     * goes, its queue, class, first ingress port and place in the hold. */
+     * goes, its class, first ingress port and place in the hold. */
     @field_list(FL_PFC_FRAME) bool    pfc_frame;
     @field_list(FL_PFC_FRAME) tc_t    pfc_class;
     @field_list(FL_PFC_FRAME) bit<16> pfc_quanta;
     @field_list(FL_PFC_HOLD) bool    held;
     @field_list(FL_PFC_HOLD) bit<32> hold_seq;
     @field_list(FL_PFC_HOLD) port_t  hold_port;
-    @field_list(FL_PFC_HOLD) bit<3>  hold_queue;
     @field_list(FL_PFC_HOLD) tc_t    hold_tc;
     @field_list(FL_PFC_HOLD) port_t  hold_in_port;
-    @field_list(FL_PFC_HOLD) bit<48> hold_now;
+    /* A received PFC frame on its way to the egress of the port it came in
+     * on, where that port's pause state is kept, with the port's pause
+     * quantum (control/pfc.p4, `honour`). */
+    bool      pfc_rx;
+    bit<32>   pfc_quantum_q16;
     /* A routed packet (or a held one back from the loop) PFC may hold and
      * whose queue may assert XOFF towards its ingress port. */
     bool      pfc_data;

@@ -90,10 +90,10 @@ NAMES = {
     "pfc_tx": _EG + "pfc.pfc_tx",
     "pfc_honour": _IG + "pfc.pfc_honour",
     "honour": _IG + "pfc.honour",
-    "pfc_hold": _IG + "pfc.pfc_hold",
-    "hold": _IG + "pfc.hold",
-    "pfc_rx": _IG + "pfc.pfc_rx",
-    "pfc_storms": _IG + "pfc.pfc_storms",
+    "pfc_hold": _EG + "pfc.pfc_hold",
+    "hold": _EG + "pfc.hold",
+    "pfc_rx": _EG + "pfc.pfc_rx",
+    "pfc_storms": _EG + "pfc.pfc_storms",
 }
 # PFC_SESSION_BASE of p4/include/define.p4: PFC frames out of port p use clone session base + p.
 PFC_SESSION_BASE = 1024

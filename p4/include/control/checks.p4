@@ -6,8 +6,9 @@
 
 /* Sets meta.drop_reason for a packet the switch must not forward, in this
  * order: a parser error (a truncated header), a MAC control frame (PFC or
- * PAUSE: link-local by definition; on p4switch a PFC-enabled port consumes
- * PFC frames before the pipeline, anything else ends here and is counted),
+ * PAUSE: link-local by definition; a PFC frame on a port that honours them
+ * is taken back by control/pfc.p4, and with p4switch's native PFC never
+ * reaches the pipeline; anything else ends here and is counted),
  * an IPv4 header with options (their checksum would not be kept right when
  * the TTL changes), a bad IPv4 header checksum. */
 control IngressChecks(inout headers_t hdr,

@@ -1,20 +1,24 @@
 /* PFC-like flow control (IEEE 802.1Qbb) in the program, the same on every
- * target: ingress honours received PFC frames, egress sends them.
+ * target: egress honours received PFC frames and sends them.
  *
- * Honouring (PfcIngress). A PFC frame received on port p, for a port the
- * controller enabled (`pfc_honour`, with the port's time per pause quantum:
- * 512 bit-times at its emulated rate), pauses each class c whose
- * class-enable bit is set for quanta x 512 bit-times (quanta 0 resumes):
- * `pause_until[p * 8 + c]`. A routed packet of a lossless (egress port,
- * class) (`pfc_hold`) that finds its class paused there is held: it goes
- * through the port's lowest egress queue (so that it starves no other
- * class of the port), egress recirculates it, and ingress looks again,
- * until the pause ends; then it goes to its own queue. Held packets get a place in line
- * (`hold_tail`) and leave in that order (`hold_head`), and a packet of a
- * class that still has a line waits behind it even when the pause is over,
- * so a class leaves in the order it came. v1model has no way to stop a
- * queue (BMv2's queue rate is fixed per packet when it is enqueued), so
- * this loop is the hold; docs/bmv2.md says what it costs.
+ * Honouring (PfcEgress, where the queues are). A PFC frame received on
+ * port p, for a port the controller enabled (`pfc_honour` in ingress, with
+ * the port's time per pause quantum: 512 bit-times at its emulated rate),
+ * goes from ingress to the egress of p (in the control class's queue),
+ * where it pauses each class c whose class-enable bit is set for quanta x
+ * 512 bit-times (quanta 0 resumes): `pause_until[p * 8 + c]`, and ends.
+ * A packet of a lossless (egress port, class) (`pfc_hold`) that reaches
+ * egress while its class is paused there does not leave: it is held, queued
+ * ahead of it or not (a MAC stops its queue, not only what comes after the
+ * PAUSE). Egress recirculates it, ingress sends it round to the same port
+ * through the port's lowest queue (so that it starves no other class of the
+ * port), and egress looks again, until the pause ends; then it leaves from
+ * there. Held packets get a place in line (`hold_tail`) and leave in that
+ * order (`hold_head`), and a packet of a class that still has a line waits
+ * behind it even when the pause is over, so a class leaves in the order it
+ * came. v1model has no way to stop a queue (BMv2's queue rate is fixed per
+ * packet when it is enqueued), so this loop is the hold; docs/bmv2.md says
+ * what it costs.
  *
  * Watchdog (per lossless (port, class), `pfc_hold`'s watchdog_us, 0 off):
  * a class paused without a break for watchdog_us while PAUSE frames keep
@@ -41,8 +45,10 @@
 
 /* A held packet whose place in line never comes up again (it was lost on
  * its way round: a full queue) is skipped after this long without the line
- * moving, so one loss cannot stop a class for ever. */
-const bit<48> PFC_HOLD_STALL_US = 50000;
+ * moving, so one loss cannot stop a class for ever. Long against a turn of
+ * the loop (a full queue of held packets at the port's rate: 0.6 s at
+ * 1 Mb/s), so a slow turn is not taken for a loss and let out of order. */
+const bit<48> PFC_HOLD_STALL_US = 2000000;
 
 /* Honour one class of a received PFC frame (macro: v1model targets do not
  * all take register writes under conditions inside actions). */
@@ -65,29 +71,22 @@ const bit<48> PFC_HOLD_STALL_US = 50000;
         } \
     }
 
+/* Ingress sends a received PFC frame (FabricIngress sets meta.pfc_rx) of a
+ * port that honours them to the egress of that port, in the control class's
+ * queue: the pause state is egress's, where the queues are. A held packet
+ * back from the loop goes round to the port it is held for, in the lowest
+ * queue. */
 control PfcIngress(inout headers_t hdr,
                    inout local_metadata_t meta,
                    inout standard_metadata_t standard_metadata) {
-    counter(PORT_TC_SLOTS, CounterType.packets) pfc_rx;
-    counter(PORT_TC_SLOTS, CounterType.packets) pfc_storms;
-    /* Index port * TCS + class. Times in microseconds (ingress_global_timestamp). */
-    register<bit<48>>(PORT_TC_SLOTS) pause_until;
-    register<bit<48>>(PORT_TC_SLOTS) paused_since;  /* 0: not paused */
-    register<bit<48>>(PORT_TC_SLOTS) last_pause;
-    register<bit<1>>(PORT_TC_SLOTS) storm;
-    register<bit<32>>(PORT_TC_SLOTS) hold_head;
-    register<bit<32>>(PORT_TC_SLOTS) hold_tail;
-    register<bit<48>>(PORT_TC_SLOTS) hold_moved;
-
-    bit<32> quantum_q16 = 0;
-    bit<32> watchdog_us = 0;
-
     /* quantum_q16: microseconds per pause quantum (512 bit-times at the
-     * port's rate) x 65536. */
+     * port's rate) x 65536, carried to egress with the frame. */
     action honour(bit<32> quantum_q16_us) {
-        quantum_q16 = quantum_q16_us;
+        meta.pfc_quantum_q16 = quantum_q16_us;
     }
 
+    /* Ports whose received PFC frames pause their classes; on any other
+     * port a PFC frame is dropped (and counted) as a MAC control frame. */
     table pfc_honour {
         key = {
             standard_metadata.ingress_port: exact @name("port");
@@ -97,117 +96,28 @@ control PfcIngress(inout headers_t hdr,
         size = PFC_PORT_TABLE_SIZE;
     }
 
-    action hold(bit<32> watchdog) {
-        watchdog_us = watchdog;
-    }
-
-    /* Lossless (egress port, class): its packets wait while it is paused. */
-    table pfc_hold {
-        key = {
-            meta.hold_port: exact @name("port");
-            meta.hold_tc: exact @name("tc");
-        }
-        actions = { hold; @defaultonly NoAction; }
-        const default_action = NoAction();
-        size = PFC_QUEUE_TABLE_SIZE;
-    }
-
     apply {
         bool recirc = standard_metadata.instance_type == INSTANCE_RECIRC && meta.held;
-        /* A recirculated packet's ingress timestamp is not fresh on every target
-         * (p4switch gives 0): it carries the time it left egress instead. */
-        bit<48> now = recirc ? meta.hold_now : standard_metadata.ingress_global_timestamp;
-        if (hdr.pfc.isValid() && !recirc) {
-            if (pfc_honour.apply().hit) {
-                bit<32> base = ((bit<32>) standard_metadata.ingress_port) * TCS;
-                PFC_RX_CLASS(0, time0)
-                PFC_RX_CLASS(1, time1)
-                PFC_RX_CLASS(2, time2)
-                PFC_RX_CLASS(3, time3)
-                PFC_RX_CLASS(4, time4)
-                PFC_RX_CLASS(5, time5)
-                PFC_RX_CLASS(6, time6)
-                PFC_RX_CLASS(7, time7)
-            }
-        } else if (recirc || (meta.has_next_hop && meta.drop_reason == 0)) {
-            if (!recirc) {
-                meta.hold_port = standard_metadata.egress_spec;
-                meta.hold_tc = meta.tc;
-                meta.hold_queue = standard_metadata.priority;
-                meta.hold_in_port = standard_metadata.ingress_port;
-            } else {
-                /* Back from the loop: it goes where it went (already routed). */
-                standard_metadata.egress_spec = meta.hold_port;
-                standard_metadata.priority = meta.hold_queue;
-                meta.tc = meta.hold_tc;
-            }
+        if (recirc) {
+            /* Round the loop in the lowest queue: strict priority would let a
+             * loop in its own queue starve every lower class of the port. */
+            standard_metadata.egress_spec = meta.hold_port;
+            standard_metadata.priority = 0;
+            meta.tc = meta.hold_tc;
             meta.pfc_data = true;
-            if (pfc_hold.apply().hit) {
-                bit<32> slot = ((bit<32>) meta.hold_port) * TCS + (bit<32>) meta.hold_tc;
-                bit<48> until;
-                bit<48> since;
-                bit<48> last;
-                bit<1> in_storm;
-                bit<32> head;
-                bit<32> tail;
-                bit<48> moved;
-                pause_until.read(until, slot);
-                paused_since.read(since, slot);
-                last_pause.read(last, slot);
-                storm.read(in_storm, slot);
-                hold_head.read(head, slot);
-                hold_tail.read(tail, slot);
-                hold_moved.read(moved, slot);
-                bool paused = until > now;
-                if (watchdog_us != 0) {
-                    bit<48> wd = (bit<48>) watchdog_us;
-                    if (in_storm == 1 && now - last >= wd) {
-                        /* No PAUSE for a watchdog period: the storm is over. */
-                        in_storm = 0;
-                        storm.write(slot, 0);
-                        if (paused) {
-                            paused_since.write(slot, now);
-                        }
-                    } else if (in_storm == 0 && paused && since != 0 && now - since >= wd
-                               && now - last < wd) {
-                        in_storm = 1;
-                        storm.write(slot, 1);
-                        pfc_storms.count(slot);
-                    }
-                    if (in_storm == 1) {
-                        paused = false;
-                    }
-                }
-                if (recirc && paused) {
-                    hold_moved.write(slot, now);  /* the line is not stuck, only paused */
-                }
-                if (!recirc) {
-                    if (paused || head != tail) {
-                        meta.held = true;
-                        meta.hold_seq = tail;
-                        hold_tail.write(slot, tail + 1);
-                        if (head == tail) {
-                            hold_moved.write(slot, now);
-                        }
-                    }
-                } else if (!paused && (meta.hold_seq == head
-                                       || head - meta.hold_seq < 0x80000000
-                                       || now - moved >= PFC_HOLD_STALL_US)) {
-                    /* Its turn (or it was skipped, or the line is stuck): it leaves. */
-                    meta.held = false;
-                    if (meta.hold_seq - head < 0x80000000) {
-                        hold_head.write(slot, meta.hold_seq + 1);
-                    }
-                    hold_moved.write(slot, now);
-                }
-            } else if (recirc) {
-                meta.held = false;  /* the class stopped being lossless: let it go */
+        } else if (meta.pfc_rx) {
+            if (pfc_honour.apply().hit) {
+                /* Honoured, not dropped: it ends in egress. */
+                meta.drop_reason = 0;
+                standard_metadata.egress_spec = standard_metadata.ingress_port;
+            } else {
+                meta.pfc_rx = false;
             }
-            if (meta.held) {
-                /* Round the loop in the lowest queue: strict priority would let a
-                 * loop in its own queue starve every lower class of the port. */
-                standard_metadata.priority = 0;
-            }
+        } else if (meta.has_next_hop && meta.drop_reason == 0) {
+            meta.pfc_data = true;
+            meta.hold_port = standard_metadata.egress_spec;
+            meta.hold_tc = meta.tc;
+            meta.hold_in_port = standard_metadata.ingress_port;
         }
     }
 }
@@ -216,16 +126,44 @@ control PfcEgress(inout headers_t hdr,
                   inout local_metadata_t meta,
                   inout standard_metadata_t standard_metadata) {
     counter(PORT_TC_SLOTS, CounterType.packets) pfc_tx;
-    /* XOFF asserted towards (ingress port, class), and when it was last sent. */
+    counter(PORT_TC_SLOTS, CounterType.packets) pfc_rx;
+    counter(PORT_TC_SLOTS, CounterType.packets) pfc_storms;
+    /* Received: index port * TCS + class. Times in microseconds
+     * (egress_global_timestamp). */
+    register<bit<48>>(PORT_TC_SLOTS) pause_until;
+    register<bit<48>>(PORT_TC_SLOTS) paused_since;  /* 0: not paused */
+    register<bit<48>>(PORT_TC_SLOTS) last_pause;
+    register<bit<1>>(PORT_TC_SLOTS) storm;
+    register<bit<32>>(PORT_TC_SLOTS) hold_head;
+    register<bit<32>>(PORT_TC_SLOTS) hold_tail;
+    register<bit<48>>(PORT_TC_SLOTS) hold_moved;
+    /* Sent: XOFF asserted towards (ingress port, class), and when it was last sent. */
     register<bit<1>>(PORT_TC_SLOTS) xoff_on;
     register<bit<48>>(PORT_TC_SLOTS) xoff_at;
 
+    bit<32> quantum_q16 = meta.pfc_quantum_q16;
+    bit<32> watchdog_us = 0;
     bit<19> xoff = 0;
     bit<19> xon = 0;
     mac_addr_t src_mac = PFC_DEFAULT_SRC_MAC;
     bit<16> quanta = 0;
     bit<32> refresh_us = 0;
     port_t key_port = 0;
+
+    action hold(bit<32> watchdog) {
+        watchdog_us = watchdog;
+    }
+
+    /* Lossless (egress port, class): its packets wait while it is paused. */
+    table pfc_hold {
+        key = {
+            standard_metadata.egress_port: exact @name("port");
+            meta.tc: exact @name("tc");
+        }
+        actions = { hold; @defaultonly NoAction; }
+        const default_action = NoAction();
+        size = PFC_QUEUE_TABLE_SIZE;
+    }
 
     action set_xoff(bit<19> xoff_depth, bit<19> xon_depth) {
         xoff = xoff_depth;
@@ -260,11 +198,13 @@ control PfcEgress(inout headers_t hdr,
     }
 
     apply {
+        bit<48> now = standard_metadata.egress_global_timestamp;
         bool frame = standard_metadata.instance_type == INSTANCE_EGRESS_CLONE && meta.pfc_frame;
+        /* Each table once (BMv2 places a table once in its pipeline graph). */
         bool lossless = false;
         if (frame) {
             key_port = standard_metadata.egress_port;
-        } else if (meta.pfc_data) {
+        } else if (meta.pfc_data && !meta.pfc_rx) {
             key_port = meta.hold_in_port;
             lossless = pfc_xoff.apply().hit;
         }
@@ -272,7 +212,20 @@ control PfcEgress(inout headers_t hdr,
         if (frame || lossless) {
             port_set = pfc_port.apply().hit;
         }
-        if (frame) {
+        if (meta.pfc_rx) {
+            /* A PFC frame received on this port (honoured: PfcIngress): it pauses
+             * this port's classes, and ends here. */
+            bit<32> base = ((bit<32>) standard_metadata.egress_port) * TCS;
+            PFC_RX_CLASS(0, time0)
+            PFC_RX_CLASS(1, time1)
+            PFC_RX_CLASS(2, time2)
+            PFC_RX_CLASS(3, time3)
+            PFC_RX_CLASS(4, time4)
+            PFC_RX_CLASS(5, time5)
+            PFC_RX_CLASS(6, time6)
+            PFC_RX_CLASS(7, time7)
+            mark_to_drop(standard_metadata);
+        } else if (frame) {
             /* The clone becomes the PFC frame (its truncation drops the rest). */
             hdr.packet_in.setInvalid();
             hdr.arp.setInvalid();
@@ -300,38 +253,102 @@ control PfcEgress(inout headers_t hdr,
             hdr.pfc_pad.zero = 0;
             truncate(PFC_FRAME_BYTES);
             pfc_tx.count(((bit<32>) standard_metadata.egress_port) * TCS + (bit<32>) meta.pfc_class);
-        } else if (lossless && port_set) {
-            bit<32> slot = ((bit<32>) meta.hold_in_port) * TCS + (bit<32>) meta.tc;
-            bit<48> now = standard_metadata.egress_global_timestamp;
-            bit<1> on;
-            bit<48> at;
-            xoff_on.read(on, slot);
-            xoff_at.read(at, slot);
-            bit<19> depth = standard_metadata.deq_qdepth;
-            bool send = false;
-            if (depth >= xoff && on == 0) {
-                send = true;
-            } else if (on == 1 && depth > xon && now - at >= (bit<48>) refresh_us) {
-                send = true;  /* refresh before the last one runs out */
-            } else if (on == 1 && depth <= xon) {
-                send = true;
-                quanta = 0;  /* XON */
+        } else if (meta.pfc_data) {
+            /* Sending: the queue this packet leaves behind asserts XOFF towards
+             * its ingress port, refreshes it, or releases it. */
+            if (lossless && port_set) {
+                bit<32> slot = ((bit<32>) meta.hold_in_port) * TCS + (bit<32>) meta.tc;
+                bit<1> on;
+                bit<48> at;
+                xoff_on.read(on, slot);
+                xoff_at.read(at, slot);
+                bit<19> depth = standard_metadata.deq_qdepth;
+                bool send = false;
+                if (depth >= xoff && on == 0) {
+                    send = true;
+                } else if (on == 1 && depth > xon && now - at >= (bit<48>) refresh_us) {
+                    send = true;  /* refresh before the last one runs out */
+                } else if (on == 1 && depth <= xon) {
+                    send = true;
+                    quanta = 0;  /* XON */
+                }
+                if (send) {
+                    xoff_on.write(slot, quanta == 0 ? 1w0 : 1w1);
+                    xoff_at.write(slot, now);
+                    meta.pfc_frame = true;
+                    meta.pfc_class = meta.tc;
+                    meta.pfc_quanta = quanta;
+                    clone_preserving_field_list(CloneType.E2E,
+                        PFC_SESSION_BASE + (bit<32>) meta.hold_in_port, FL_PFC_FRAME);
+                }
             }
-            if (send) {
-                xoff_on.write(slot, quanta == 0 ? 1w0 : 1w1);
-                xoff_at.write(slot, now);
-                meta.pfc_frame = true;
-                meta.pfc_class = meta.tc;
-                meta.pfc_quanta = quanta;
-                clone_preserving_field_list(CloneType.E2E,
-                    PFC_SESSION_BASE + (bit<32>) meta.hold_in_port, FL_PFC_FRAME);
+            /* Honouring: a packet of a paused lossless (port, class) does not
+             * leave; it is held, and leaves from here when its turn comes. */
+            if (pfc_hold.apply().hit) {
+                bit<32> slot = ((bit<32>) standard_metadata.egress_port) * TCS + (bit<32>) meta.tc;
+                bit<48> until;
+                bit<48> since;
+                bit<48> last;
+                bit<1> in_storm;
+                bit<32> head;
+                bit<32> tail;
+                bit<48> moved;
+                pause_until.read(until, slot);
+                paused_since.read(since, slot);
+                last_pause.read(last, slot);
+                storm.read(in_storm, slot);
+                hold_head.read(head, slot);
+                hold_tail.read(tail, slot);
+                hold_moved.read(moved, slot);
+                bool paused = until > now;
+                if (watchdog_us != 0) {
+                    bit<48> wd = (bit<48>) watchdog_us;
+                    if (in_storm == 1 && now - last >= wd) {
+                        /* No PAUSE for a watchdog period: the storm is over. */
+                        in_storm = 0;
+                        storm.write(slot, 0);
+                        if (paused) {
+                            paused_since.write(slot, now);
+                        }
+                    } else if (in_storm == 0 && paused && since != 0 && now - since >= wd
+                               && now - last < wd) {
+                        in_storm = 1;
+                        storm.write(slot, 1);
+                        pfc_storms.count(slot);
+                    }
+                    if (in_storm == 1) {
+                        paused = false;
+                    }
+                }
+                if (!meta.held) {
+                    if (paused || head != tail) {
+                        /* Paused, or older packets of the class still held: in line. */
+                        meta.held = true;
+                        meta.hold_seq = tail;
+                        hold_tail.write(slot, tail + 1);
+                        if (head == tail) {
+                            hold_moved.write(slot, now);
+                        }
+                    }
+                } else if (paused) {
+                    hold_moved.write(slot, now);  /* the line is not stuck, only paused */
+                } else if (meta.hold_seq == head || head - meta.hold_seq < 0x80000000
+                           || now - moved >= PFC_HOLD_STALL_US) {
+                    /* Its turn (or it was skipped, or the line is stuck): it leaves. */
+                    meta.held = false;
+                    if (meta.hold_seq - head < 0x80000000) {
+                        hold_head.write(slot, meta.hold_seq + 1);
+                    }
+                    hold_moved.write(slot, now);
+                }
+            } else {
+                meta.held = false;  /* the class is not (or no longer) lossless: it leaves */
             }
-        }
-        if (meta.held) {
-            /* Paused: round again (PfcIngress decides when it leaves). */
-            meta.recirculating = true;
-            meta.hold_now = standard_metadata.egress_global_timestamp;
-            recirculate_preserving_field_list(FL_PFC_HOLD);
+            if (meta.held) {
+                /* Round the loop again (PfcIngress sends it back here). */
+                meta.recirculating = true;
+                recirculate_preserving_field_list(FL_PFC_HOLD);
+            }
         }
     }
 }

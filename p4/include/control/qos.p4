@@ -46,8 +46,9 @@ control QosIngress(inout headers_t hdr,
     /* For IP packets and the controller's packet-outs (FabricIngress applies
      * it once, for both). */
     apply {
-        if (meta.from_cpu) {
-            /* The controller's own frames (link probes) are control traffic. */
+        if (meta.from_cpu || meta.pfc_rx) {
+            /* The controller's own frames (link probes) are control traffic, and
+             * so is a received PFC frame on its way to where it takes effect. */
             meta.tc = TC_CONTROL;
         } else {
             meta.tc = TC_DEFAULT;

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from controller.jobs import RunRequest, fabric_ack_timeout_ms
+from controller.jobs import RunRequest, fabric_ack_timeout_ms, job_fan_in
+from traffic.collectives import Rank, build_jobs
 
 
 def test_ai_zone_small_defaults() -> None:
@@ -38,3 +39,25 @@ def test_request_bounds() -> None:
     with pytest.raises(ValueError, match="ack_timeout_ms"):
         RunRequest(pattern="allreduce", ack_timeout_ms=0)
     assert RunRequest(pattern="allreduce").ack_timeout_ms is None
+
+
+def test_what_a_job_has_in_flight_towards_one_nic() -> None:
+    """A 3 -> 1 incast with the RC window of 128: 384 frames may wait for h1 behind PFC;
+    twice 384 x 1,082 B at 10 Mb/s = 664.8 ms, above the queues' 166 ms: 2^18 x 4.096 us."""
+    got = fabric_ack_timeout_ms({"host": 10, "rtsw_ctsw": 20}, {"host": 64, "rtsw_ctsw": 64}, 3,
+                                in_flight=3 * 128)
+    assert got == pytest.approx(1073.741824)
+
+
+def _ranks(n: int) -> list[Rank]:
+    return [Rank(host=f"h{i + 1}", nic=f"h{i + 1}-eth0", ip=f"10.0.{i}.1") for i in range(n)]
+
+
+def test_fan_in_of_an_incast_counts_every_sender_and_qp() -> None:
+    """Incast of 4 ranks: 3 senders to rank 0, 2 QPs each: 6 QPs towards one address."""
+    assert job_fan_in(build_jobs("incast", _ranks(4), 1 << 16, qps=2)) == 6
+
+
+def test_fan_in_of_a_ring_is_one_neighbour() -> None:
+    """Ring AllReduce: in each step a rank receives from its one neighbour (1 QP)."""
+    assert job_fan_in(build_jobs("allreduce", _ranks(4), 1 << 16)) == 1

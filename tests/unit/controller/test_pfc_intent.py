@@ -4,8 +4,9 @@ Worked out by hand for ai_zone_small's rtsw1: ports 1-4 are host links at
 10 Mb/s and 5-6 uplinks at 20 Mb/s, every tier lossless on class 3 with
 XOFF/XON 16/8 packets. A pause quantum is 512 bit-times: 51.2 us at
 10 Mb/s (x 65536 = 3,355,443), 25.6 us at 20 Mb/s (1,677,722); an XOFF
-asks for 65,535 quanta, 3.355 s at 10 Mb/s, refreshed at half of it
-(1,677,696 us).
+asks for the time a queue of 128 RoCE frames of 1,082 bytes takes to leave:
+128 x 1,082 / 64 = 2,164 quanta, 110.8 ms at 10 Mb/s, refreshed at half of
+it (55,398 us).
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from pathlib import Path
 
 from controller.entities import CloneSession, TableEntry
 from controller.intent import FabricIntent
-from controller.qos import compute_pfc
+from controller.qos import compute_pfc, pfc_quanta
 from topologies.addressing import plan_addresses
 from topologies.spec import load_spec
 
@@ -48,7 +49,13 @@ def test_thresholds_and_quanta_follow_the_tiers_rates() -> None:
     assert honour == {1: 3355443, 2: 3355443, 3: 3355443, 4: 3355443, 5: 1677722, 6: 1677722}
     port1 = next(_params(e) for e in entries if e.table.endswith("pfc_port")
                  and e.match[0][1].value == 1)  # type: ignore[union-attr]
-    assert port1["xoff_quanta"] == 65535 and port1["refresh"] == 1677696
+    assert port1["xoff_quanta"] == 2164 and port1["refresh"] == 55398
+
+
+def test_quanta_cover_a_queue_and_never_pass_the_field() -> None:
+    """64 frames: 64 x 1,082 / 64 = 1,082 quanta; 4,000 frames would be 67,625: 65,535."""
+    assert pfc_quanta(64) == 1082
+    assert pfc_quanta(4000) == 65535
 
 
 def test_a_target_with_native_pfc_gets_none_of_it() -> None:
