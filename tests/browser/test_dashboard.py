@@ -233,3 +233,21 @@ def test_colours_move_while_an_allreduce_runs(fabric: Fabric, page: Any,
     done = _artifact(tmp_path, "dashboard-done.png")
     page.screenshot(path=str(done))
     print(f"screenshot after the job: {done}")
+
+
+def test_a_link_captured_from_the_page_is_a_pcap(fabric: Fabric, page: Any,
+                                                 tmp_path: Path) -> None:
+    """Click a link, `Capture 5 s`: the browser downloads a pcap of that link's A end, rtsw4:6
+    (libpcap's magic, then records: the link probes cross it every 0.2 s)."""
+    _click_link(page, PAGE_FAILED)
+    page.wait_for_selector("#selection a[data-action='capture'][data-seconds='5']")
+    with page.expect_download(timeout=60_000) as got:
+        page.click("#selection a[data-action='capture'][data-seconds='5']")
+    download = got.value
+    assert download.suggested_filename == "rtsw4_6.pcap"  # the API's name for rtsw4:6
+    path = tmp_path / "link.pcap"
+    download.save_as(path)
+    data = path.read_bytes()
+    assert data[:4] in (b"\xd4\xc3\xb2\xa1", b"\xa1\xb2\xc3\xd4"), data[:24]
+    assert len(data) > 24 + 16, "a global header and no packet"
+    page.click("#close-selection")

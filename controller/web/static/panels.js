@@ -166,7 +166,20 @@ export function linkPanel(id, ctx) {
       <button class="action ${failed ? "restore" : "fail"}" data-action="set-link" data-up="${failed}"
         data-a="${esc(e.a)}" data-b="${esc(e.b)}" data-index="${index}">${failed ? "Restore link" : "Fail link"}</button>
       <span class="muted small">same as <code>aizone link ${failed ? "up" : "down"} ${esc(e.a)} ${esc(e.b)}${index ? ` --index ${index}` : ""}</code></span>
-    </div>`;
+    </div>
+    <div class="actions">${capture(e)}</div>`;
+}
+
+/* "Capture" links: the packets of the link, taken at a switch end (a host link's B end is
+   its switch; a switch-to-switch link is taken at A), as a pcap download
+   (GET /api/v1/capture, with the page's cookie). */
+function capture(e) {
+  const [sw, port] = e.tier === "host" ? [e.b, e.b_port] : [e.a, e.a_port];
+  const target = `${sw}:${port}`;
+  const link = (s) => `<a class="action capture" data-action="capture" data-seconds="${s}"
+    href="/api/v1/capture?target=${encodeURIComponent(target)}&seconds=${s}" download>Capture ${s} s</a>`;
+  return `${link(5)}${link(30)}
+    <span class="muted small">pcap of <code>${esc(target)}</code>, for Wireshark; same as <code>aizone capture ${esc(target)} -w FILE --seconds N</code></span>`;
 }
 
 export function hostPanel(name, ctx) {
