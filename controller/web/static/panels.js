@@ -177,7 +177,7 @@ function capture(e) {
   const [sw, port] = e.tier === "host" ? [e.b, e.b_port] : [e.a, e.a_port];
   const target = `${sw}:${port}`;
   const link = (s) => `<a class="action capture" data-action="capture" data-seconds="${s}"
-    href="/api/v1/capture?target=${encodeURIComponent(target)}&seconds=${s}" download>Capture ${s} s</a>`;
+    href="api/v1/capture?target=${encodeURIComponent(target)}&seconds=${s}" download>Capture ${s} s</a>`;
   return `${link(5)}${link(30)}
     <span class="muted small">pcap of <code>${esc(target)}</code>, for Wireshark; same as <code>aizone capture ${esc(target)} -w FILE --seconds N</code></span>`;
 }
