@@ -220,8 +220,8 @@ async def start_capture(plan: AddressPlan, fabric: Any, target: str, *, seconds:
         while True:
             chunk = os.read(out.fileno(), 1 << 16)
             total += len(chunk)
-            if total > MAX_BYTES and proc.poll() is None:
-                proc.terminate()  # unread or not, a capture holds at most MAX_BYTES
+            if total >= MAX_BYTES and proc.poll() is None:
+                proc.terminate()  # read or not, a capture holds at most MAX_BYTES
             loop.call_soon_threadsafe(chunks.put_nowait, chunk or None)
             if not chunk:
                 break
@@ -230,39 +230,28 @@ async def start_capture(plan: AddressPlan, fabric: Any, target: str, *, seconds:
         if on_end is not None:
             loop.call_soon_threadsafe(on_end)
 
-    def time_up() -> None:
+    def stop(signal_it: Callable[[], None]) -> None:
         if proc.poll() is None:
-            proc.terminate()  # tcpdump writes what it holds and ends
+            signal_it()
 
     reader = loop.run_in_executor(None, pump)
-    # A second after the stream's own deadline: the stream stops tcpdump first when it is
-    # read; this ends a capture whose stream is never read.
-    timer = loop.call_later(seconds + 1, time_up)
+    # The one deadline, whether or not the stream is read: at `seconds` tcpdump is asked to
+    # end (it writes what it holds first), 15 s later it is killed.
+    timers = [loop.call_later(seconds, stop, proc.terminate),
+              loop.call_later(seconds + 15, stop, proc.kill)]
 
     async def stream() -> AsyncGenerator[bytes, None]:
-        """The pcap bytes until tcpdump ends, `seconds` pass or `MAX_BYTES` are sent."""
-        deadline = loop.time() + seconds
-        total, stopping = 0, False
+        """The pcap bytes until tcpdump ends (its count, `seconds` or `MAX_BYTES` reached)."""
+        total = 0
         try:
-            while True:
-                left = deadline - loop.time()
-                if not stopping and (left <= 0 or total >= MAX_BYTES):
-                    proc.terminate()  # tcpdump writes what it holds and ends
-                    stopping = True
-                try:
-                    chunk = await asyncio.wait_for(chunks.get(), 15 if stopping else left)
-                except TimeoutError:
-                    if stopping:
-                        break
-                    continue
-                if chunk is None:
-                    break  # tcpdump ended (its count reached, or stopped)
+            while (chunk := await chunks.get()) is not None:
                 chunk = chunk[:MAX_BYTES - total]
                 total += len(chunk)
                 if chunk:
                     yield chunk
         finally:
-            timer.cancel()
+            for t in timers:
+                t.cancel()
             if proc.poll() is None:
                 proc.kill()
             await asyncio.to_thread(proc.wait)
