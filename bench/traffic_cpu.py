@@ -45,6 +45,7 @@ from rich.console import Console  # noqa: E402
 from rich.progress import Progress  # noqa: E402
 from rich.table import Table  # noqa: E402
 
+from topologies.ports import ROCE_FRAME  # noqa: E402
 from traffic.agentd import AgentClient, AgentError  # noqa: E402
 from traffic.collectives import Rank, build_jobs  # noqa: E402
 from traffic.memnet import MemNet  # noqa: E402
@@ -53,8 +54,7 @@ from traffic.rc import RcOptions, Wqe  # noqa: E402
 from traffic.runner import JobRun  # noqa: E402
 from traffic.schema import HostReport  # noqa: E402
 
-FRAME_BYTES = 1082  # a 1 KiB WRITE Middle on the wire
-PACKETS_PER_GBIT = 1e9 / 8 / FRAME_BYTES
+PACKETS_PER_GBIT = 1e9 / 8 / ROCE_FRAME  # 1 KiB WRITE Middles on the wire
 
 
 def _timed(obj: Any, name: str, bucket: list[float]) -> None:

@@ -50,6 +50,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from topologies.addressing import AddressPlan, NicPlan
+from topologies.ports import ROCE_FRAME
 from traffic.collectives import Rank, build_jobs
 from traffic.errors import TrafficError
 from traffic.report import summarize
@@ -77,9 +78,8 @@ def machine_cpu() -> tuple[float, float]:
     total = sum(values[:8])
     return total - idle, total
 
-# A full RoCEv2 data frame at the transport's path MTU: Ethernet 14 + IPv4 20 + UDP 8 +
-# BTH 12 + 1,024 bytes + ICRC 4.
-FRAME_BYTES = 1082
+# A full RoCEv2 data frame at the transport's path MTU (`topologies.ports.ROCE_FRAME`).
+FRAME_BYTES = ROCE_FRAME
 # IB's local ACK timeout is 4.096 us x 2^k; NCCL's default k (NCCL_IB_TIMEOUT) is 15.
 _IB_TIMEOUT_UNIT_S, _NCCL_DEFAULT_K = 4.096e-6, 15
 

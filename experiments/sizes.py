@@ -31,6 +31,7 @@ import math
 from pathlib import Path
 from typing import Any
 
+from topologies.ports import ROCE_FRAME
 from topologies.spec import load_spec
 
 __all__ = ["CAPACITY", "FRAME_BYTES", "MTU", "QUEUE", "RATE_MBPS", "SIZES", "ack_timeout_ms",
@@ -94,8 +95,8 @@ CAPACITY: dict[str, Any] = {
 # The host links' emulated rate every experiment runs at (the other tiers keep their preset's
 # ratio to it): see derivation_markdown().
 RATE_MBPS = 1.0
-# A full data packet: Ethernet 14 + IPv4 20 + UDP 8 + BTH 12 + 1,024 bytes + ICRC 4.
-MTU, FRAME_BYTES = 1024, 1082
+# A full data packet at path MTU 1,024 (`topologies.ports.ROCE_FRAME`).
+MTU, FRAME_BYTES = 1024, ROCE_FRAME
 
 # Switch queues of every experiment's fabric (packets): the presets' 64 with XOFF/XON 24/12
 # leave 64 - 2 x 24 = 16 packets of headroom for a queue that two ingress ports feed, and

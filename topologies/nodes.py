@@ -503,8 +503,8 @@ class Bmv2SwitchNode(FabricSwitch):
         lines = []
         for p in settings.ports:
             lines.append(f"set_queue_depth {p.queue} {p.port}")
-            deep = max(p.queue, HOLD_QUEUE_PACKETS)
             if p.pfc:
+                deep = max(p.queue, HOLD_QUEUE_PACKETS)
                 lines += [f"set_queue_depth {deep} {p.port} {q}" for q in sorted({0, *p.pfc})]
             lines.append(f"set_queue_rate {frames_per_second(p.rate_mbps, ROCE_FRAME)} {p.port}")
         return lines
