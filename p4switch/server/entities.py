@@ -17,7 +17,7 @@ from typing import Any
 
 from p4switch.pipeline.state import CloneSession, Group, Member, MulticastGroup, Replica
 from p4switch.proto import p4d, p4i, p4r
-from p4switch.server import tables
+from p4switch.server import directentries, tableentries
 from p4switch.server.pipeline_state import PipelineState
 from p4switch.translate import (
     ALREADY_EXISTS,
@@ -73,7 +73,7 @@ def write_member(st: PipelineState, utype: int, msg: p4r.ActionProfileMember) ->
         raise invalid("update type must be INSERT, MODIFY or DELETE")
     if not msg.HasField("action"):
         raise invalid("an action profile member needs an action")
-    call = tables.decode_action(st, _profile_table(st, prof), msg.action)
+    call = tableentries.decode_action(st, _profile_table(st, prof), msg.action)
     member = Member(member_id=msg.member_id, action=call)
     if utype == INSERT:
         _dev(st).member_insert(name, member)
@@ -92,7 +92,7 @@ def read_members(st: PipelineState, msg: p4r.ActionProfileMember) -> Iterator[p4
             if msg.member_id and m.member_id != msg.member_id:
                 continue
             yield p4r.ActionProfileMember(action_profile_id=prof.preamble.id, member_id=m.member_id,
-                                          action=tables.encode_action(st, m.action))
+                                          action=tableentries.encode_action(st, m.action))
 
 
 def write_group(st: PipelineState, utype: int, msg: p4r.ActionProfileGroup) -> None:
@@ -216,9 +216,9 @@ def write_meter(st: PipelineState, utype: int, msg: p4r.MeterEntry) -> None:
         raise invalid("MeterEntry can only be modified")
     m = st.index.meter(msg.meter_id)
     cells = _indexes(m, msg)
-    cfg = tables._meter_tuple(msg.config) if msg.HasField("config") else None
+    cfg = tableentries._meter_tuple(msg.config) if msg.HasField("config") else None
     if msg.HasField("counter_data"):
-        tables._check_meter_counter_data(msg.counter_data)
+        tableentries._check_meter_counter_data(msg.counter_data)
     for i in cells:
         _dev(st).meter_set(m.preamble.name, i, cfg)
         if cfg is None:
@@ -511,13 +511,13 @@ def _unimplemented(what: str) -> Callable[..., Any]:
 
 
 WRITERS: dict[str, Callable[[PipelineState, int, Any], None]] = {
-    "table_entry": tables.write_table_entry,
+    "table_entry": tableentries.write_table_entry,
     "action_profile_member": write_member,
     "action_profile_group": write_group,
     "counter_entry": write_counter,
-    "direct_counter_entry": tables.write_direct_counter,
+    "direct_counter_entry": directentries.write_direct_counter,
     "meter_entry": write_meter,
-    "direct_meter_entry": tables.write_direct_meter,
+    "direct_meter_entry": directentries.write_direct_meter,
     "register_entry": write_register,
     "packet_replication_engine_entry": write_pre,
     "digest_entry": write_digest,
@@ -527,17 +527,17 @@ WRITERS: dict[str, Callable[[PipelineState, int, Any], None]] = {
 
 # Readers that fill messages in place: fn(state, request, new) where new() gives a fresh message.
 READERS_INTO: dict[str, Callable[[PipelineState, Any, Callable[[], Any]], None]] = {
-    "table_entry": tables.read_table_entries_into,
+    "table_entry": tableentries.read_table_entries_into,
 }
 
 READERS: dict[str, Callable[[PipelineState, Any], Iterator[Any]]] = {
-    "table_entry": tables.read_table_entries,
+    "table_entry": tableentries.read_table_entries,
     "action_profile_member": read_members,
     "action_profile_group": read_groups,
     "counter_entry": read_counters,
-    "direct_counter_entry": tables.read_direct_counters,
+    "direct_counter_entry": directentries.read_direct_counters,
     "meter_entry": read_meters,
-    "direct_meter_entry": tables.read_direct_meters,
+    "direct_meter_entry": directentries.read_direct_meters,
     "register_entry": read_registers,
     "packet_replication_engine_entry": read_pre,
     "digest_entry": read_digests,

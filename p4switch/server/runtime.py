@@ -24,7 +24,7 @@ and everything loaded with it) leave the collector's sight, so the full
 collections that growing tables trigger stay short.
 
 Names defined here: `DeviceRuntime`, `DeviceFactory`, `load_program`,
-`gc_paused`, `refreeze_heap`, `READ_CHUNK` (and `Transmit`, re-exported from `stream`).
+`gc_paused`, `refreeze_heap`, `READ_CHUNK`.
 """
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ from google.protobuf import text_format
 from p4switch import ir
 from p4switch.pipeline.state import Device, StateError
 from p4switch.proto import p4i, p4r
-from p4switch.server import tables
+from p4switch.server import tableentries
 from p4switch.server.devconfig import DeviceConfigError, program_bytes
 from p4switch.server.entities import READERS, READERS_INTO, WRITERS
 from p4switch.server.pipeline_state import PipelineState
@@ -347,7 +347,7 @@ class DeviceRuntime:
 class _Batch:
     """One Write request's updates applied in order (see DeviceRuntime.write).
 
-    TableEntry updates that `tables.plan_table_update` can turn into plain
+    TableEntry updates that `tableentries.plan_table_update` can turn into plain
     Device operations are collected while they are consecutive and for the
     same table, then applied with one `table_write_many` call; anything else
     first flushes what was collected, so the order of the request is kept.
@@ -358,7 +358,7 @@ class _Batch:
         self.access = access
         self.many = many
         self.results: list[P4RTError | None] = [None] * n
-        self.pending: list[tuple[int, tables.Plan]] = []
+        self.pending: list[tuple[int, tableentries.Plan]] = []
         self.table = ""
 
     def run(self, updates: Any) -> list[P4RTError | None]:
@@ -378,7 +378,7 @@ class _Batch:
                 if access is not None and not access.allows(entity_p4_id(which, msg)):
                     raise P4RTError(PERMISSION_DENIED, f"{which} is not in the scope of this role")
                 if many is not None and which == "table_entry":
-                    plan = tables.plan_table_update(st, utype, msg)
+                    plan = tableentries.plan_table_update(st, utype, msg)
                     if plan is not None:
                         if plan.table != self.table:
                             self.flush()
@@ -456,5 +456,5 @@ _ID_FIELDS = {
     "value_set_entry": "value_set_id", "extern_entry": "extern_id",
 }
 
-__all__ = ["DeviceRuntime", "DeviceFactory", "Transmit", "load_program", "gc_paused", "refreeze_heap",
+__all__ = ["DeviceRuntime", "DeviceFactory", "load_program", "gc_paused", "refreeze_heap",
            "READ_CHUNK", "OK"]

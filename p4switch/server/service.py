@@ -36,7 +36,8 @@ from p4switch.pipeline.state import StateError
 from p4switch.proto import p4r, p4r_grpc, rpc_status
 from p4switch.server.arbitration import Arbiter, Controller
 from p4switch.server.roles import RoleAccess
-from p4switch.server.runtime import DeviceFactory, DeviceRuntime, Transmit
+from p4switch.server.runtime import DeviceFactory, DeviceRuntime
+from p4switch.server.stream import Transmit
 from p4switch.server.transport import ServerError, TlsConfig, make_transport
 from p4switch.translate import (
     FAILED_PRECONDITION,

@@ -29,7 +29,7 @@ from collections.abc import Callable
 from typing import Any
 
 from p4switch.proto import p4d, p4r
-from p4switch.server import tables
+from p4switch.server import tableentries
 from p4switch.server.digests import DigestEngine
 from p4switch.server.idle import IdleScanner
 from p4switch.server.pipeline_state import PipelineState
@@ -227,7 +227,7 @@ class DeviceStream:
                 return
             empty = p4r.TableEntry()
             for e in entries:
-                tables.encode_entry(st, tc.table, e, empty, msg.table_entry.add())
+                tableentries.encode_entry(st, tc.table, e, empty, msg.table_entry.add())
         msg.timestamp = time.time_ns()
         sink(msg)
 

@@ -8,7 +8,7 @@ from p4switch.io import MemoryPorts
 from p4switch.proto import p4d, p4r
 
 from .conftest import Client, p4_id, update
-from .test_tables import ECMP, SET_PORT, action, fail_code
+from .test_tableentries import ECMP, SET_PORT, action, fail_code
 
 PROFILE, COUNTER, PKT_COUNTER, METER, REG = 285212673, 302055425, 302055426, 335544321, 369098753
 DIGEST = p4_id("digests", "learn_t")

@@ -12,7 +12,7 @@ from p4switch.server.roles import P4RoleConfig
 
 from .conftest import DEVICE_ID, Client, Stream, update, write_errors
 from .test_service import BCAST, mac_entry
-from .test_tables import lpm_entry
+from .test_tableentries import lpm_entry
 
 MAC, LPM = 33554435, 0x02000001
 
