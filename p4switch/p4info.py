@@ -6,6 +6,9 @@ p4RuntimeSymbolTable.cpp, read for behaviour):
 * Only what the front end keeps: tables never applied, and actions neither
   listed by a kept table nor called from kept code, are left out (p4c's
   RemoveAllUnusedDeclarations); extern instances are always kept.
+* `@hidden` tables, actions, controller headers and header fields get no
+  entity, yet keep their names in the symbol table (ids and aliases of the
+  others are computed with them there, as p4c's are).
 * Entity order: blocks are visited breadth first from the package
   (parser, verify, ingress, egress, compute, deparser), and inside a block in
   declaration order with nested control instances flattened in place; the
@@ -108,6 +111,11 @@ _PARSED_ANNOS = {
 
 # P4Runtime annotations whose argument is a name, printed bare by p4c
 _IDENT_ANNOS = {"selector_size_semantics"}
+
+
+def _hidden(annos: tuple[ir.Annotation, ...]) -> bool:
+    """Whether a declaration is @hidden from the control plane."""
+    return _anno(annos, "hidden") is not None
 
 
 def _anno_strings(annos: tuple[ir.Annotation, ...], skip: tuple[str, ...] = ()) -> list[str]:
@@ -382,10 +390,14 @@ class _Builder:
         info = self.info
         info.pkg_info.arch = "v1model"
         self.add_pkg_info()
+        # @hidden objects keep their symbol (so ids and aliases come out as
+        # p4c's) but get no entity: p4c's serializer returns early on them
         for t in tables:
-            self.add_table(t, by_name)
+            if not _hidden(t.annotations):
+                self.add_table(t, by_name)
         for a in actions:
-            self.add_action(a)
+            if not _hidden(a.annotations):
+                self.add_action(a)
         profile_tables: dict[str, list[str]] = {}
         for t in tables:
             if t.implementation:
@@ -393,7 +405,8 @@ class _Builder:
         for e in externs:
             self.add_extern(e, profile_tables)
         for h, ht in headers:
-            self.add_controller_header(h, ht)
+            if not _hidden(ht.annotations):
+                self.add_controller_header(h, ht)
         for vs in value_sets:
             self.add_value_set(vs)
         if _calls_extern_function(self.p):
@@ -613,6 +626,8 @@ class _Builder:
         self.preamble(m.preamble, CONTROLLER_HEADER, ht.name, ht.annotations, alias=h.kind)
         m.preamble.name = h.kind
         for f, fid in zip(ht.fields, _field_ids([f.annotations for f in ht.fields]), strict=True):
+            if _hidden(f.annotations):
+                continue
             md = m.metadata.add()
             md.id = fid
             md.name = _cp_name(f.name, f.annotations)
