@@ -3,7 +3,8 @@
 Steps, each one's outcome a `CheckResult` of the `DemoReport`:
 
 1. bring-up through the daemon, exactly as `aizone up` does
-   (`controller.launch`), with its progress shown;
+   (`controller.launch.bring_up`: the same refusals when a fabric is
+   already up or one runs without its daemon), with its progress shown;
 2. every switch's entries read back over P4Runtime equal the intent;
 3. `aizone check`: every NIC pings every other host's NIC, and one RoCEv2
    RDMA WRITE crosses every ordered pair of hosts (ICRC, PSN order and
@@ -32,7 +33,7 @@ from rich.console import Console
 from rich.table import Table
 
 from controller.client import ApiClient
-from controller.launch import DaemonOptions, follow, start_daemon, stop_daemon
+from controller.launch import DaemonOptions, bring_up, stop_daemon
 
 from .views import show_run
 
@@ -84,10 +85,9 @@ def run_demo(topology: str | Path, *, target: str = "auto", build_dir: Path | No
              on_event: Relay | None = None) -> DemoReport:
     """Run the demo on `topology` (see the module docstring); always tears down."""
     report = DemoReport(topology=str(topology))
-    child = start_daemon(DaemonOptions(topology=Path(topology), target=target, mode=mode,
-                                       build_dir=build_dir))
+    child, status = bring_up(DaemonOptions(topology=Path(topology), target=target, mode=mode,
+                                           build_dir=build_dir), on_event)
     try:
-        status = follow(child, on_event)
         report.target, report.mode = status["target"], status["mode"]
         with ApiClient(timeout=600) as c:
             _steps(c, report, size)

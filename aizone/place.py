@@ -1,6 +1,6 @@
 """`aizone place`: where a job's ranks would go, and the cross-zone bytes of each strategy.
 
-`add_parser(subparsers)` adds the subcommand (`aizone.cli.build_parser`
+`add_parser(subparsers)` adds the subcommand (`aizone.parser.build_parser`
 calls it); its handler `run(args) -> int` prints, for each strategy
 (or the one given), the bytes per collective step that cross the ATSW
 layer, and with `--json` the chosen NICs too. Exit codes: 0 done, 2 bad

@@ -1,7 +1,7 @@
 """`aizone experiment NAME`: bring a fabric up, run an experiment's grid, write its results.
 
-`add_parser(subparsers)` adds the subcommand to the `aizone` parser (the
-lead wires it into `aizone.cli`); `run(args) -> int` is its handler;
+`add_parser(subparsers)` adds the subcommand to the `aizone` parser
+(`aizone.parser` calls it); `run(args) -> int` is its handler;
 `python -m experiments NAME ...` runs it without the `aizone` entry point.
 
     aizone experiment qp-scaling|pinning|incast|failure|placement|all

@@ -1,12 +1,13 @@
 """`aizone model`: the flow-level model of a topology, for people (rich) and programs (--json).
 
-`add_parser(subparsers)` adds the subcommand to the `aizone` parser (the
-lead wires it into `aizone.cli`); `run(args) -> int` is its handler.
+`add_parser(subparsers)` adds the subcommand to the `aizone` parser
+(`aizone.parser` calls it); `run(args) -> int` is its handler.
 Exit codes: 0 done; 2 bad input (topology file, names, link ids), with
 one line on stderr, `aizone model: error: ...` (or `{"error": ...}` with
 --json).
 
-Names defined here: `add_parser`, `run`, `config_from_args`.
+Names defined here: `add_parser`, `run`, `config_from_args`, `parse_size` (the
+command line's byte counts, also `aizone run`'s and `aizone demo`'s).
 """
 
 from __future__ import annotations
@@ -24,21 +25,29 @@ from controller.routegraph import MODE_VALUES
 from .flows import STRATEGIES as QP_STRATEGIES
 from .run import Model, ModelConfig, ModelResult
 
-__all__ = ["add_parser", "config_from_args", "run"]
+__all__ = ["add_parser", "config_from_args", "parse_size", "run"]
 
 EXIT_OK, EXIT_INPUT = 0, 2
 
 
-def _size(text: str) -> int:
-    units = {"k": 2**10, "m": 2**20, "g": 2**30}
+_UNITS = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30}
+
+
+def parse_size(text: str) -> int:
+    """argparse type of a byte count: '4096', '64K', '4M', '1G', '2MiB', '1.5k' -> bytes
+    (binary units); `argparse.ArgumentTypeError` for anything else, a negative size or a
+    fraction of a byte. The one size parser of the command line (`aizone run`, `demo`,
+    `model`)."""
     t = text.strip().lower().removesuffix("ib").removesuffix("b")
+    unit = t[-1:] if t[-1:] in _UNITS else ""
     try:
-        if t and t[-1] in units:
-            return int(float(t[:-1]) * units[t[-1]])
-        return int(float(t))
+        value = float(t[:-1] if unit else t) * _UNITS[unit]
     except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r}: expected bytes like 1048576, 64K, 1M, 1G") \
-            from None
+        value = math.nan
+    if not (math.isfinite(value) and value >= 0 and value == int(value)):
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not a size in bytes (e.g. 4096, 64K, 4M, 1G)")
+    return int(value)
 
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
@@ -58,9 +67,9 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
                    help="QP scaling: rr (whole messages in turn) or split (default rr)")
     p.add_argument("--fail", action="append", default=[], metavar="LINK",
                    help="a link down, by id (rtsw1-eth5--ctsw1-eth1); repeat for more")
-    p.add_argument("--size", type=_size, default=2**30,
+    p.add_argument("--size", type=parse_size, default=2**30,
                    help="bytes of each rank's buffer (default 1G)")
-    p.add_argument("--message-size", type=_size, default=2**20,
+    p.add_argument("--message-size", type=parse_size, default=2**20,
                    help="the collective library's message size (default 1M)")
     p.add_argument("--sport-per-qp", action="store_true",
                    help="UDP source port 49152 + QP index (default: 49152 for every QP)")

@@ -1,30 +1,37 @@
-"""Tests for aizone.cli: the parser, help from docstrings, exit codes that need no root."""
+"""Tests for aizone.cli and aizone.parser: the parser, help from docstrings, exit codes that
+need no root."""
 
 from __future__ import annotations
 
+import argparse
 import json
 from pathlib import Path
 
 import pytest
 
-from aizone import cli
+from aizone import cli, fabric_cmds, parser, traffic_cmds
+from model.cli import parse_size
 
 ROOT = Path(__file__).resolve().parents[3]
 
-COMMANDS = [("up", cli.cmd_up), ("down", cli.cmd_down), ("status", cli.cmd_status),
-            ("check", cli.cmd_check), ("stats", cli.cmd_stats), ("routes", cli.cmd_routes),
-            ("mode", cli.cmd_mode), ("link", cli.cmd_link), ("exec", cli.cmd_exec),
-            ("shell", cli.cmd_shell), ("trace", cli.cmd_trace), ("run", cli.cmd_run),
-            ("plan", cli.cmd_plan), ("demo", cli.cmd_demo)]
+COMMANDS = [("up", fabric_cmds.cmd_up), ("down", fabric_cmds.cmd_down),
+            ("status", fabric_cmds.cmd_status), ("check", fabric_cmds.cmd_check),
+            ("stats", fabric_cmds.cmd_stats), ("routes", fabric_cmds.cmd_routes),
+            ("mode", fabric_cmds.cmd_mode), ("link", fabric_cmds.cmd_link),
+            ("exec", fabric_cmds.cmd_exec), ("shell", fabric_cmds.cmd_shell),
+            ("acl", fabric_cmds.cmd_acl), ("dashboard", fabric_cmds.cmd_dashboard),
+            ("plan", fabric_cmds.cmd_plan), ("trace", traffic_cmds.cmd_trace),
+            ("run", traffic_cmds.cmd_run), ("capture", traffic_cmds.cmd_capture),
+            ("demo", traffic_cmds.cmd_demo)]
 
 
 def test_parser_is_built_apart_from_main() -> None:
     """build_parser() gives every subcommand, with defaults that need no flags."""
-    parser = cli.build_parser()
-    args = parser.parse_args(["demo"])
-    assert args.func is cli.cmd_demo
+    built = parser.build_parser()
+    args = built.parse_args(["demo"])
+    assert args.func is traffic_cmds.cmd_demo
     assert args.topology == Path("topologies/ai_zone_small.yaml") and args.target == "auto"
-    up = parser.parse_args(["up", "topologies/ai_zone_small.yaml", "--mode", "pin"])
+    up = built.parse_args(["up", "topologies/ai_zone_small.yaml", "--mode", "pin"])
     assert up.topo == Path("topologies/ai_zone_small.yaml") and up.mode == "pin"
 
 
@@ -32,7 +39,7 @@ def test_parser_is_built_apart_from_main() -> None:
 def test_each_subcommand_help_is_its_docstring(command: str, fn, capsys) -> None:
     """`aizone COMMAND --help` prints the function's docstring."""
     with pytest.raises(SystemExit) as exc:
-        cli.build_parser().parse_args([command, "--help"])
+        parser.build_parser().parse_args([command, "--help"])
     assert exc.value.code == 0
     first = fn.__doc__.strip().splitlines()[0]
     assert " ".join(first.split()) in " ".join(capsys.readouterr().out.split())
@@ -40,9 +47,9 @@ def test_each_subcommand_help_is_its_docstring(command: str, fn, capsys) -> None
 
 def test_target_choices_come_from_the_registry() -> None:
     """--target accepts auto and every registered switch class, nothing else."""
-    assert cli.TARGET_CHOICES == ("auto", "p4switch", "bmv2")
+    assert parser.TARGET_CHOICES == ("auto", "p4switch", "bmv2")
     with pytest.raises(SystemExit):
-        cli.build_parser().parse_args(["up", "--target", "tofino"])
+        parser.build_parser().parse_args(["up", "--target", "tofino"])
 
 
 @pytest.mark.parametrize("argv,flag", [(["demo", "--size", "0"], "--size"),
@@ -58,10 +65,29 @@ def test_invalid_arguments_are_usage_errors(argv: list[str], flag: str, capsys) 
     assert flag in capsys.readouterr().err
 
 
-def test_sizes_take_binary_units() -> None:
-    """4096, 64K, 4M and 1G as bytes."""
-    assert [cli._size(s) for s in ("4096", "64K", "4M", "1G", "2MiB")] == [
-        4096, 65536, 4 << 20, 1 << 30, 2 << 20]
+@pytest.mark.parametrize("text,nbytes", [("4096", 4096), ("64K", 65536), ("4M", 4 << 20),
+                                         ("1G", 1 << 30), ("2MiB", 2 << 20), ("1.5k", 1536),
+                                         ("0", 0)],
+                         ids=["plain", "K", "M", "G", "MiB", "fraction-of-K", "zero"])
+def test_sizes_take_binary_units(text: str, nbytes: int) -> None:
+    """The one size parser: plain bytes, K/M/G (and KiB, MB) as powers of 1024."""
+    assert parse_size(text) == nbytes
+
+
+@pytest.mark.parametrize("text", ["lots", "-1", "1.5", "inf", "", "k"],
+                         ids=["word", "negative", "half-a-byte", "infinite", "empty", "unit-only"])
+def test_bad_sizes_are_refused(text: str) -> None:
+    """Not a whole, finite, non-negative number of bytes: an argparse type error saying so."""
+    with pytest.raises(argparse.ArgumentTypeError, match="is not a size in bytes"):
+        parse_size(text)
+
+
+@pytest.mark.parametrize("argv", [["run", "allreduce", "--size", "64K"], ["demo", "--size", "64K"],
+                                  ["model", "topologies/rack.yaml", "--size", "64K"]],
+                         ids=["run", "demo", "model"])
+def test_every_size_flag_uses_the_one_parser(argv: list[str]) -> None:
+    """`aizone run`, `demo` and `model` read --size the same way."""
+    assert parser.build_parser().parse_args(argv).size == 65536
 
 
 def test_bad_topology_is_exit_2_with_one_line(tmp_path: Path, capsys) -> None:

@@ -8,7 +8,7 @@ import pytest
 from scapy.layers.l2 import Ether
 from scapy.utils import RawPcapReader, wrpcap
 
-from aizone.cli import _trim_pcap
+from aizone.traffic_cmds import trim_pcap
 from controller.capture import CaptureError, capture_point, tcpdump_argv
 from topologies.addressing import plan_addresses
 from topologies.spec import load_spec
@@ -61,6 +61,6 @@ def test_a_capture_cut_mid_packet_is_trimmed_to_its_whole_records(tmp_path: Path
     whole = path.stat().st_size
     with open(path, "ab") as f:  # the next record's header and half its bytes
         f.write(b"\x00" * 8 + (74).to_bytes(4, "little") * 2 + b"\xab" * 30)
-    assert _trim_pcap(path) == len(frames)
+    assert trim_pcap(path) == len(frames)
     assert path.stat().st_size == whole
     assert [bytes(p) for p, _ in RawPcapReader(str(path))] == [bytes(f) for f in frames]
