@@ -58,11 +58,16 @@ class Fabric:
 
     @classmethod
     def up(cls, topology: str | Path | None = None, *, target: str = "auto",
-           mode: str | None = None, build_dir: str | Path | None = None,
-           api_port: int = 8400) -> Fabric:
-        """Bring a fabric up (as `aizone up`) and own it: `down()` or leaving `with` ends it."""
+           mode: str | None = None, pfc: str | None = None,
+           build_dir: str | Path | None = None, api_port: int = 8400) -> Fabric:
+        """Bring a fabric up (as `aizone up`) and own it: `down()` or leaving `with` ends it.
+
+        `pfc` is `up --pfc`: "native" (p4switch's traffic manager) or "program" (the P4
+        programs' own); None, the target's default (native on p4switch, program on BMv2).
+        """
         options = DaemonOptions(topology=Path(topology) if topology else None, target=target,
-                                mode=mode, build_dir=Path(build_dir) if build_dir else None,
+                                mode=mode, pfc=pfc,
+                                build_dir=Path(build_dir) if build_dir else None,
                                 api_port=api_port)
         bring_up(options)
         return cls(owned=True)

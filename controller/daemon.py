@@ -33,7 +33,7 @@ function taking the `Daemon`; the command line is `controller.daemon_main`.
 Each failure or change is an event on the bus (`controller.events`).
 
 Names defined here: `Daemon`, `DaemonConfig`, `Runtime`, `one_line`, `DEFAULT_API_PORT`,
-`program_pfc`.
+`program_pfc`, `check_program_pfc`.
 """
 
 from __future__ import annotations
@@ -51,8 +51,9 @@ from pathlib import Path
 from typing import Any
 
 from topologies.addressing import AddressPlan, plan_addresses
-from topologies.nodes import SWITCH_CLASSES
+from topologies.nodes import SWITCH_CLASSES, Pfc, uses_native_pfc
 from topologies.pki import FabricPki
+from topologies.ports import switch_settings
 from topologies.runstate import PKI_DIR, proc_start, read_state, state_dir, update_state
 from topologies.spec import FabricSpec, Mode, Target, load_spec
 
@@ -63,12 +64,14 @@ from .events import EventBus
 from .failures import Failure, link_changed, supervise
 from .intent import PROBE_ETHERTYPE, FabricIntent
 from .probes import LinkProber
+from .qos import PFC_NAMES
 from .sessions import FabricSessions
 from .stats import StatsPoller
 from .tasks import DaemonTasks
 from .writelog import WriteLog
 
-__all__ = ["DEFAULT_API_PORT", "Daemon", "DaemonConfig", "Runtime", "one_line", "program_pfc"]
+__all__ = ["DEFAULT_API_PORT", "Daemon", "DaemonConfig", "Runtime", "check_program_pfc",
+           "one_line", "program_pfc"]
 
 LOG = logging.getLogger("aizone.daemon")
 API_SOCKET = "api.sock"
@@ -77,11 +80,31 @@ THREADS = 256
 DEFAULT_API_PORT = 8400
 
 
-def program_pfc(target: str) -> bool:
-    """Whether a fabric on `target` runs the programs' own PFC (p4/include/control/pfc.p4):
-    on BMv2, which has none of its own; p4switch runs its native 802.1Qbb by default
-    (`FabricSwitch.native_pfc_default`; docs/bmv2.md compares the two)."""
-    return not SWITCH_CLASSES[target].native_pfc_default
+def program_pfc(target: str, pfc: Pfc | str | None = None) -> bool:
+    """Whether a fabric on `target` runs the programs' own PFC (p4/include/control/pfc.p4)
+    for the choice `pfc` (`DaemonConfig.pfc`). None: the target's default, the programs'
+    on BMv2, which has none of its own, p4switch's native 802.1Qbb on p4switch (the
+    programs' hold loop costs p4switch most of a core per held port; docs/bmv2.md compares
+    the two). `NetworkError` for native PFC on BMv2 (`topologies.nodes.uses_native_pfc`)."""
+    return not uses_native_pfc(target, pfc)
+
+
+def check_program_pfc(programs: dict[str, CompiledProgram], plan: AddressPlan) -> None:
+    """`DaemonError` when the programs' PFC is to run but a role's program has none (its
+    P4Info lacks a PFC table the controller writes) while its switches have PFC ports."""
+    tables = [v for k, v in PFC_NAMES.items() if k.startswith("pfc_")]
+    for role, prog in sorted(programs.items()):
+        if not any(p.pfc for s in plan.switches if s.role == role
+                   for p in switch_settings(plan, s.name).ports):
+            continue
+        p4info = prog.p4info.read_text(errors="replace")
+        missing = [t for t in tables if f'"{t}"' not in p4info]
+        if missing:
+            raise DaemonError(
+                f"{prog.source}: the {role} program has no PFC of its own (no table "
+                f"{missing[0]} in its P4Info) but its switches have PFC ports: include "
+                f"p4/include/control/pfc.p4 as p4/{role}.p4 does, use --pfc native on "
+                f"p4switch, or turn PFC off in the topology (links.<tier>.pfc.enabled)")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -94,6 +117,10 @@ class DaemonConfig:
     """The switch target."""
     mode: Mode | None = None
     """The routing mode to start in (None: the topology's `routing.mode`)."""
+    pfc: Pfc | None = None
+    """Where PFC runs: the target's traffic manager (`native`, p4switch only) or the role
+    programs' own (`program`); None: the target's default (`program_pfc`). Ignored with
+    `attach`, which keeps the fabric's."""
     build_dir: Path = Path("build")
     """Where compiled programs and switch logs go."""
     api_host: str = "127.0.0.1"
@@ -259,7 +286,8 @@ class Daemon:
         await self._run_control()
         self.phase = "up"
         self.progress("up", name=self.rt.plan.name if self.rt else "", target=self.rt.target
-                      if self.rt else "", mode=self.intent.mode if self.intent else "")
+                      if self.rt else "", mode=self.intent.mode if self.intent else "",
+                      pfc=self.pfc())
 
     async def _bring_up(self) -> None:
         from topologies.net import FabricNet
@@ -278,11 +306,14 @@ class Daemon:
         programs = await asyncio.to_thread(compile_roles, sources, out, target=target)
         self.rt = Runtime(spec=spec, plan=plan, target=target, programs=programs,
                           topology=cfg.topology)
+        in_programs = program_pfc(target, cfg.pfc)
+        if in_programs:
+            check_program_pfc(programs, plan)
         self.intent = FabricIntent(spec=spec, plan=plan, mode=cfg.mode or spec.routing.mode,
-                                   program_pfc=program_pfc(target))
+                                   program_pfc=in_programs)
         meta = self._meta()
         net = FabricNet(plan, switch=SWITCH_CLASSES[target], log_dir=out / "logs",
-                        log_console=cfg.log_console, meta=meta)
+                        log_console=cfg.log_console, meta=meta, native_pfc=not in_programs)
         self.rt.net = net
         self.progress("network", switches=len(plan.switches), hosts=len(plan.hosts))
         await asyncio.to_thread(net.start)
@@ -317,8 +348,10 @@ class Daemon:
         self.rt = Runtime(spec=spec, plan=plan, target=target, programs=programs,
                           topology=topology)
         mode = self.config.mode or state.meta.get("mode") or spec.routing.mode
+        # The fabric's own choice (its switches run with it), the target's default for a
+        # fabric recorded before the choice was.
         self.intent = FabricIntent(spec=spec, plan=plan, mode=mode,
-                                   program_pfc=program_pfc(target))
+                                   program_pfc=program_pfc(target, state.meta.get("pfc")))
         self.rt.admin_down = set(state.meta.get("admin_down", []))
         self.intent.failed = frozenset(self.rt.admin_down)
         meta = self._meta()
@@ -336,6 +369,7 @@ class Daemon:
         assert self.rt is not None and self.intent is not None
         return {"topology": str(self.rt.topology.resolve()), "daemon": True,
                 "api": self.api_addresses, "mode": self.intent.mode,
+                "pfc": self.pfc(),
                 "p4info": {r: str(p.p4info.resolve()) for r, p in self.rt.programs.items()},
                 "device_configs": {r: str(p.device_config.resolve())
                                    for r, p in self.rt.programs.items()},
@@ -415,6 +449,12 @@ class Daemon:
     def _packet_in(self, switch: str, port: int, payload: bytes) -> None:
         if self.prober is not None:
             self.prober.on_packet_in(switch, port, payload)
+
+    def pfc(self) -> str:
+        """Where the fabric's PFC runs, a `Pfc` value ("" before the bring-up chose)."""
+        if self.intent is None:
+            return ""
+        return (Pfc.PROGRAM if self.intent.program_pfc else Pfc.NATIVE).value
 
     def link_usable(self, link: str) -> bool:
         """Whether `link` carries traffic: not set down by hand, and its probes arrive."""

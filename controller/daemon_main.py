@@ -20,7 +20,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from topologies.nodes import NetworkError
+from topologies.nodes import NetworkError, Pfc
 from topologies.runstate import state_dir
 from topologies.spec import Mode, SpecError, Target
 
@@ -37,6 +37,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--topology", type=Path)
     p.add_argument("--target", type=Target, choices=list(Target), default=Target.AUTO)
     p.add_argument("--mode", type=Mode, choices=list(Mode))
+    p.add_argument("--pfc", type=Pfc, choices=list(Pfc), default=None,
+                   help="where PFC runs: native (p4switch's traffic manager) or program (the "
+                        "role programs' own); default: the target's")
     p.add_argument("--build-dir", type=Path, default=Path(os.environ.get("AIZONE_BUILD_DIR",
                                                                           "build")))
     p.add_argument("--api-host", default="127.0.0.1")
@@ -69,6 +72,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                         format="%(asctime)s %(name)s %(levelname)s %(message)s")
     logging.getLogger("finsy").setLevel(logging.INFO)
     config = DaemonConfig(topology=args.topology, target=args.target, mode=args.mode,
+                          pfc=args.pfc,
                           build_dir=args.build_dir, api_host=args.api_host,
                           api_port=args.api_port, api_extra_hosts=tuple(args.api_allow_host),
                           attach=args.attach,

@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from topologies.nodes import NetworkError
+from topologies.nodes import NetworkError, uses_native_pfc
 from topologies.runstate import RunState, owner_alive, read_state, state_dir
 
 from .client import ApiClient, socket_path
@@ -50,6 +50,7 @@ class DaemonOptions:
     topology: Path | None
     target: str = "auto"
     mode: str | None = None
+    pfc: str | None = None  # "native" | "program" (`topologies.nodes.Pfc`); None: the target's
     build_dir: Path | None = None
     api_host: str = "127.0.0.1"
     api_port: int = 8400
@@ -59,13 +60,15 @@ class DaemonOptions:
     pcap_dir: Path | None = None  # capture every switch port from the start (`up --pcap`)
 
     def argv(self) -> list[str]:
-        """The daemon's command line (`attach` leaves out the topology, target and pcap)."""
+        """The daemon's command line (`attach` leaves out the topology, target, PFC and pcap)."""
         cmd = [sys.executable, "-m", "controller.daemon_main"]
         if self.attach:
             cmd.append("--attach")
         else:
             assert self.topology is not None
             cmd += ["--topology", str(self.topology.resolve()), "--target", self.target]
+            if self.pfc:
+                cmd += ["--pfc", self.pfc]
         if self.mode:
             cmd += ["--mode", self.mode]
         if self.build_dir:
@@ -208,12 +211,17 @@ def bring_up(options: DaemonOptions, on_event: Relay | None = None
                            f"`aizone up` re-attaches to it, `aizone down` removes it")
     if topology is None:
         topology = DEFAULT_TOPOLOGY
+    if attach and options.pfc:
+        assert left is not None
+        raise NetworkError(f"fabric {left.name!r} is re-attached with the PFC it runs: "
+                           f"leave out --pfc, or `aizone down` it first")
     if not attach:
         from .preflight import prepare
 
-        # A bad file, a missing program, a fabric too large to emulate here or a
-        # missing tool: said before anything starts.
-        prepare(topology, options.target)
+        # A bad file, a missing program, a fabric too large to emulate here, a missing
+        # tool or native PFC on a target without it: said before anything starts.
+        chosen = prepare(topology, options.target)[2]
+        uses_native_pfc(chosen, options.pfc)
     child = start_daemon(replace(options, topology=None if attach else topology, attach=attach))
     try:
         info = follow(child, on_event)

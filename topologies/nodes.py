@@ -9,12 +9,12 @@ and hold, in one place per target, how the switch's port settings
   interpreter's environment. At start: `--priority-queues N`, per port
   `--port-speed PORT=GBPS` (fractional: 10 Mb/s is `0.01`), `--queue-depth
   PORT=PKTS` and `--ctl-addr` (its control API). These apply to every
-  pipeline the controller pushes. PFC is the programs' own
-  (`p4/include/control/pfc.p4`, set by the controller over P4Runtime), the
-  same on both targets; p4switch's native 802.1Qbb traffic manager is there
-  for comparison (`native_pfc=True`: `--pfc PORT=PRIOS` for the lossless
-  classes, and after each pipeline commit `configure` sets their XOFF/XON
-  through the control API, `set_pfc`).
+  pipeline the controller pushes. Its PFC is p4switch's native 802.1Qbb
+  traffic manager by default (`native_pfc=True`: `--pfc PORT=PRIOS` for the
+  lossless classes, and after each pipeline commit `configure` sets their
+  XOFF/XON through the control API, `set_pfc`), or, with `native_pfc=False`,
+  the programs' own (`p4/include/control/pfc.p4`, set by the controller over
+  P4Runtime) as on BMv2: no `--pfc`, so PFC frames reach the program.
 - `Bmv2SwitchNode`: BMv2's `simple_switch_grpc`. At start: `--thrift-port`
   and, after `--`, `--priority-queues N`. After a pipeline is committed,
   `configure` sets per port `set_queue_depth PKTS PORT` and `set_queue_rate
@@ -52,7 +52,7 @@ matching on process names.
 Names defined here: `FabricSwitch`, `P4SwitchNode`, `Bmv2SwitchNode`,
 `SWITCH_CLASSES`, `SwitchRecord`, `launch`, `wait_ready`, `port_open`,
 `proc_start`, `resolve_target`, `target_missing`, `NetworkError`, `SwitchStartError`,
-`RUN_ENV`.
+`RUN_ENV`, `Pfc`, `uses_native_pfc`.
 """
 
 from __future__ import annotations
@@ -66,6 +66,7 @@ import subprocess
 import sys
 import time
 from dataclasses import asdict, dataclass, field
+from enum import StrEnum
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -83,6 +84,7 @@ __all__ = [
     "FabricSwitch",
     "NetworkError",
     "P4SwitchNode",
+    "Pfc",
     "SwitchRecord",
     "SwitchStartError",
     "launch",
@@ -90,6 +92,7 @@ __all__ = [
     "proc_start",
     "resolve_target",
     "target_missing",
+    "uses_native_pfc",
     "wait_ready",
 ]
 
@@ -224,6 +227,8 @@ class FabricSwitch(Switch):
     # PFC in the target's traffic manager by default (p4switch's native 802.1Qbb), else the
     # programs' own (p4/include/control/pfc.p4, which the controller then configures).
     native_pfc_default: ClassVar[bool] = False
+    # Whether the target has PFC of its own at all (`Pfc.NATIVE` is refused where not).
+    native_pfc_available: ClassVar[bool] = False
     # How a link to this target is taken down: "carrier" sets both interfaces
     # down (Mininet's link control), "blackhole" keeps them up and drops
     # everything either end sends (see FabricRuntime.set_link).
@@ -394,6 +399,7 @@ class P4SwitchNode(FabricSwitch):
     # Native PFC by default: the programs' PFC holds a paused class by recirculating it,
     # which costs p4switch most of a core per held port (docs/p4switch.md, "PFC").
     native_pfc_default = True
+    native_pfc_available = True
     # Its control API is a Unix socket in the fabric's folder (`ctl_addr`): no TCP port.
     extra_ports = ()
 
@@ -552,6 +558,34 @@ _TOOLS = {"bmv2": ("p4c-bm2-ss", "simple_switch_grpc"), "p4switch": ()}
 def target_missing(target: str) -> list[str]:
     """The tools `target` needs that are not on PATH (empty: it can run)."""
     return [t for t in _TOOLS[target] if shutil.which(t) is None]
+
+
+class Pfc(StrEnum):
+    """Where a fabric's PFC runs (`aizone up --pfc`; None: the target's default)."""
+
+    NATIVE = "native"
+    """The target's traffic manager (p4switch's 802.1Qbb; BMv2 has none)."""
+    PROGRAM = "program"
+    """The role programs' own (p4/include/control/pfc.p4), configured over P4Runtime."""
+
+
+def uses_native_pfc(target: str, pfc: Pfc | str | None) -> bool:
+    """Whether a fabric on `target` runs the target's native PFC for the choice `pfc` (None:
+    the target's default, `FabricSwitch.native_pfc_default`); `NetworkError` for native PFC
+    on a target that has none (BMv2) or an unknown choice."""
+    cls = SWITCH_CLASSES[target]
+    if pfc is None:
+        return cls.native_pfc_default
+    try:
+        choice = Pfc(pfc)
+    except ValueError:
+        raise NetworkError(f"--pfc {pfc}: unknown PFC choice "
+                           f"(choose from {', '.join(p.value for p in Pfc)})") from None
+    if choice is Pfc.NATIVE and not cls.native_pfc_available:
+        native = ", ".join(n for n, c in SWITCH_CLASSES.items() if c.native_pfc_available)
+        raise NetworkError(f"--pfc native: target {target} has no PFC of its own (only "
+                           f"{native} has): use --pfc program, the programs' PFC")
+    return choice is Pfc.NATIVE
 
 
 def resolve_target(name: str) -> str:
