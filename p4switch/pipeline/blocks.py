@@ -1,4 +1,4 @@
-"""IR -> Python for statements and blocks: controls, actions, functions, calls.
+"""IR -> Python for statements and blocks: controls, actions and functions.
 
 Each control instance becomes ``ctl_N(_pk, <params>)``; each action it uses
 ``act_N(_pk, <control params>, _L, <action params>)`` where `_L` holds the
@@ -6,9 +6,9 @@ control-level variables (shared with actions) and the control's scalar
 parameters; each table ``tbl_N(_pk, <control params>, _L)`` looks the key up
 and runs the action, returning the table's result tuple (`tablegen`).
 Parsers and deparsers come from `parsergen`, extern calls and instances from
-`externgen`. Scalar out/inout parameters are returned as a tuple and written
+`externgen`, calls from `callgen`. Scalar out/inout parameters are returned as a tuple and written
 back by the caller; composite values go by reference unless P4-16
-copy-in/copy-out could be observed (`BlockGen._args_for`).
+copy-in/copy-out could be observed (`callgen.args_for`).
 
 What the generators share (`Fn`, `ControlCtx`, the `BlockGenerator` protocol
 `BlockGen` implements for them) is in `genbase`.
@@ -21,11 +21,11 @@ from __future__ import annotations
 from typing import Any, cast
 
 from .. import ir
-from . import externgen, fieldwrites, parsergen, tablegen
+from . import callgen, externgen, fieldwrites, parsergen, tablegen
+from .actionprofile import ActionProfile
 from .codegen import Env, ExprGen, ModuleBuilder, _fail, int_lit, py_name
 from .externs import ValueSet
-from .genbase import ControlCtx, Fn, TableSpec, has_return, is_packet_param, may_exit
-from .tables import ActionProfile
+from .genbase import ControlCtx, Fn, TableSpec, is_packet_param, may_exit
 
 
 class BlockGen:
@@ -34,7 +34,7 @@ class BlockGen:
     def __init__(self, mb: ModuleBuilder) -> None:
         self.mb = mb
         self.ti = mb.ti
-        self.copy_outs: list[tuple[str, str]] = []  # set by _args_for, emitted after the call
+        self.copy_outs: list[tuple[str, str]] = []  # set by callgen.args_for, emitted after the call
         self.xg = ExprGen(mb, self.call_expr)
         self.fn_stack: list[Fn] = []
         self.top_actions = {a.cp_name: a for a in mb.program.actions}
@@ -50,7 +50,7 @@ class BlockGen:
         self.validity_changes = False  # set when a control can change header validity
         self.extra_field_lists: dict[int, list[tuple[str, ...]]] = {}  # deprecated data forms
         self.instances: dict[str, tuple[str, Any]] = {}  # instance key -> (function, decl)
-        self._inlinable: dict[str, tuple[ControlCtx, list[str]]] = {}
+        self.inlinable: dict[str, tuple[ControlCtx, list[str]]] = {}
         self.extern_globals: dict[str, str] = {}  # extern cp_name -> global name
         mb.header_writes = fieldwrites.header_writes(mb.program, self.ti.resolve)
         mb.raw_headers = {name for name, t in mb.program.types.items()
@@ -316,164 +316,30 @@ class BlockGen:
     def _s_CallStmt(self, s: ir.CallStmt) -> None:
         self.call_stmt(s.call)
 
-    # ------------------------------------------------------------ calls
-    def _args_for(self, call: ir.MethodCall, params: list[ir.Param],
-                  callee: Any = None) -> tuple[list[str], list[tuple[Any, int]]]:
-        """Python argument codes in parameter order, and (lhs, index-in-result) write-backs.
-
-        Composite arguments go by reference (no copy per call) unless P4-16
-        copy-in/copy-out (§6.8) could be observed: an `out` composite starts
-        from a fresh (invalid) value; an argument that overlaps another
-        out/inout argument, or storage the callee (an action) reaches
-        directly, is copied in. Their copy-outs are left in `self.copy_outs`
-        for the caller to emit after the call.
-        """
-        by_name = {a.name: a for a in call.args}
-        codes: list[str] = []
-        outs: list[tuple[Any, int]] = []
-        self.copy_outs = []
-        k = 0
-        picked: list[tuple[ir.Param, Any]] = []
-        for i, p in enumerate(params):
-            a = by_name.get(p.name)
-            if a is None and i < len(call.args) and call.args[i].name in ("", None):
-                a = call.args[i]
-            picked.append((p, a))
-        paths = [(p, _path(a.value)) for p, a in picked
-                 if a is not None and self.ti.is_composite(p.type)]
-        uses = _uses(callee) if callee is not None else set()
-        for p, a in picked:
-            if a is None:
-                if p.default is not None:
-                    codes.append(self.ex(p.default))
-                    continue
-                raise _fail(call, f"call without argument '{p.name}'")
-            composite = self.ti.is_composite(p.type)
-            if p.direction in ("out", "inout") and not composite:
-                if isinstance(a.value, ir.DontCare) or p.direction == "out":
-                    codes.append(self.ti.zero(p.type))
-                else:
-                    codes.append(self.ex(a.value))
-                outs.append((a.value, k))
-                k += 1
-            elif composite and not isinstance(a.value, ir.DontCare) and \
-                    self._needs_copy(p, a.value, paths, uses):
-                t = self.tmp()
-                if p.direction == "out":
-                    self.fn.w(f"{t} = {self.mb.new_expr(p.type)}")
-                else:
-                    self.fn.w(f"{t} = deep_copy({self.ex(a.value)})")
-                if p.direction in ("out", "inout"):
-                    self.copy_outs.append((self.ex(a.value), t))
-                codes.append(t)
-            else:
-                codes.append(self.ex(a.value) if not isinstance(a.value, ir.DontCare) else
-                             (self.mb.new_expr(p.type) if composite else self.ti.zero(p.type)))
-        return codes, outs
-
-    def _needs_copy(self, p: ir.Param, value: Any, paths: list, uses: set[str]) -> bool:
-        if p.direction == "out":
-            return True
-        me = _path(value)
-        if me is None:
-            return False
-        if me[0] in uses:
-            return True
-        for q, other in paths:
-            if q is p or other is None:
-                continue
-            if (p.direction in ("out", "inout") or q.direction in ("out", "inout")) and _overlap(me, other):
-                return True
-        return False
-
+    # ------------------------------------------------------------ calls (`callgen`)
     def emit_copy_outs(self, copies: list[tuple[str, str]]) -> None:
         """Copy composite out/inout arguments back after a call."""
-        for dst, t in copies:
-            self.fn.w(f"copy_into({dst}, {t})")
+        callgen.emit_copy_outs(self, copies)
 
     def write_back(self, result: str, outs: list[tuple[Any, int]], offset: int = 0) -> None:
         """Store a call's scalar outs from its result tuple."""
-        for lhs, i in outs:
-            self.store(lhs, f"{result}[{i + offset}]")
+        callgen.write_back(self, result, outs, offset)
 
     def call_stmt(self, call: ir.MethodCall, result: bool = False) -> str | None:
-        """Emit a call as a statement; with `result`, also return the code of its value.
+        """Emit a call as a statement; with `result`, also return the code of its value."""
+        return callgen.call_stmt(self, call, result)
 
-        Scalar out/inout arguments come back in the callee's result tuple;
-        when the callee may `exit`, they come back on the `ExitControl`
-        (`outs`) and are written back before it goes on up: `exit` ends the
-        blocks but not their copy-out (P4-16 §6.8: the callee's writes to an
-        inout argument are seen by the caller).
-        """
-        fn = self.fn
-        k = call.kind
-        if k == ir.CallKind.PARSER_APPLY and fn.kind == "parser":
-            parsergen.sub_parser_call(self, call)
-            return None
-        if k == ir.CallKind.CONTROL_APPLY and self._inline_control(call):
-            return None
-        if k in (ir.CallKind.ACTION, ir.CallKind.FUNCTION, ir.CallKind.CONTROL_APPLY,
-                 ir.CallKind.PARSER_APPLY):
-            code, outs, offset = self.invoke(call)
-            exits = bool(outs) and self._callee_exits(call)
-            copies = self.copy_outs
-            value = None
-            if copies:
-                fn.w("try:")
-                fn.ind += 1
-            if outs or result:
-                t = self.tmp()
-                if exits:
-                    fn.w("try:")
-                    fn.w(f"    {t} = {code}")
-                    fn.w("except ExitControl as _x:")
-                    fn.ind += 1
-                    self.write_back("_x.outs", outs, offset)
-                    fn.w("raise")
-                    fn.ind -= 1
-                else:
-                    fn.w(f"{t} = {code}")
-                self.write_back(t, outs, offset)
-                value = f"{t}[0]" if outs and offset else t
-            else:
-                fn.w(code)
-            if copies:
-                fn.ind -= 1
-                fn.w("finally:")
-                fn.ind += 1
-                self.emit_copy_outs(copies)
-                fn.ind -= 1
-            return value
-        if k == ir.CallKind.TABLE_APPLY:
-            if self.apply_inline(call) is None:
-                fn.w(self.call_expr(call, fn.env))
-            return None
-        if k in (ir.CallKind.EXTERN_FUNCTION, ir.CallKind.EXTERN_METHOD, ir.CallKind.PACKET,
-                 ir.CallKind.BUILTIN):
-            externgen.call_stmt(self, call)
-            return None
-        raise _fail(call, f"call kind {k}")
+    def invoke(self, call: ir.MethodCall) -> tuple[str, list[tuple[Any, int]], int]:
+        """(python call code, write-backs, index offset of the outs in the result)."""
+        return callgen.invoke(self, call)
 
-    def _callee_exits(self, call: ir.MethodCall) -> bool:
-        """May the action or control `call` runs end in `exit`?"""
-        if call.kind == ir.CallKind.ACTION:
-            ctl = self.fn.ctl
-            decl: Any = (ctl.action_decls.get(call.callee) if ctl is not None else None) or \
-                self.top_actions.get(call.callee)
-            return decl is not None and may_exit(decl.body)
-        if call.kind == ir.CallKind.CONTROL_APPLY:
-            return may_exit(self._instance(call)[1].apply)
-        return False
+    def call_expr(self, call: ir.MethodCall, env: Env) -> str:
+        """A call as a Python expression (tables, actions, functions, externs)."""
+        return callgen.call_expr(self, call, env)
 
-    def _instance(self, call: ir.MethodCall) -> tuple[str, Any]:
-        """(function, declaration) of the parser/control instance a sub-apply calls."""
-        fn = self.fn
-        target = call.target
-        uid = target.uid if isinstance(target, ir.Var) else call.callee
-        entry = fn.env.lookup("@inst:" + uid) or (isinstance(target, ir.Var) and fn.env.lookup("@inst:" + target.name))
-        if not entry:
-            raise _fail(call, "apply of an unknown instance")
-        return self.instances[entry]
+    def apply_inline(self, call: ir.MethodCall) -> str | None:
+        """Emit a table apply in line (saves a call); returns the result variable, or None."""
+        return tablegen.apply_inline(self, call)
 
     def _wrap_exit(self, fn: Fn, start: int) -> None:
         """Wrap fn's lines from `start` so that an `exit` carries its scalar outs up (`_x.outs`)."""
@@ -486,103 +352,6 @@ class BlockGen:
         fn.w("except ExitControl as _x:")
         fn.w("    _x.outs = (" + "".join(o + ", " for o in fn.outs) + ")")
         fn.w("    raise")
-
-    def _inline_control(self, call: ir.MethodCall) -> bool:
-        """Emit a stateless sub-control's body in place of a call to it (saves calls per packet)."""
-        fn = self.fn
-        if fn.kind != "control" or fn.ctl is None:
-            return False
-        target = call.target
-        uid = target.uid if isinstance(target, ir.Var) else call.callee
-        entry = fn.env.lookup("@inst:" + uid) or (isinstance(target, ir.Var) and fn.env.lookup("@inst:" + target.name))
-        if not entry:
-            return False
-        fname, decl = self.instances[entry]
-        got = self._inlinable.get(fname)
-        if got is None:
-            return False
-        ctx, sig = got
-        mark = len(fn.lines)
-        codes, outs = self._args_for(call, [p for p in decl.params if not is_packet_param(p)])
-        if outs or len(codes) != len(sig) or self.copy_outs:
-            del fn.lines[mark:]  # copies needed: call it instead
-            return False
-        for pn, code in zip(sig, codes, strict=True):
-            if pn != code:
-                fn.w(f"{pn} = {code}")
-        loop = has_return(decl.apply)
-        sub = Fn("control", ctx.env, ctx)
-        sub.lines = fn.lines
-        sub.ind = fn.ind
-        sub.inline = True
-        if loop:
-            fn.w(f"while True:  # {decl.name!r}")
-            sub.ind += 1
-        self.fn_stack.append(sub)
-        try:
-            self.block(decl.apply)
-            if loop:
-                sub.w("break")
-        finally:
-            self.fn_stack.pop()
-        return True
-
-    def invoke(self, call: ir.MethodCall) -> tuple[str, list[tuple[Any, int]], int]:
-        """(python call code, write-backs, index offset of the outs in the result)."""
-        k = call.kind
-        fn = self.fn
-        if k == ir.CallKind.ACTION:
-            ctl = fn.ctl
-            if ctl is None:
-                raise _fail(call, "an action call outside a control")
-            decl = ctl.action_decls.get(call.callee) or self.top_actions.get(call.callee)
-            if decl is None:
-                raise _fail(call, f"call of unknown action '{call.callee}'")
-            name = self.action_fn(ctl, decl)
-            codes, outs = self._args_for(call, decl.params, callee=decl)
-            return f"{name}({', '.join([ctl.pass_args] + codes)})", outs, 0
-        if k == ir.CallKind.FUNCTION:
-            fdecl = self.functions.get(call.callee)
-            if fdecl is None:
-                raise _fail(call, f"call of unknown function '{call.callee}'")
-            name = self.function_fn(fdecl)
-            codes, outs = self._args_for(call, fdecl.params)
-            ret = not isinstance(self.ti.resolve(fdecl.return_type), ir.VoidType)
-            return f"{name}({', '.join(['_pk'] + codes)})", outs, 1 if (ret and outs) else 0
-        if k in (ir.CallKind.CONTROL_APPLY, ir.CallKind.PARSER_APPLY):
-            target = call.target
-            uid = target.uid if isinstance(target, ir.Var) else call.callee
-            entry = fn.env.lookup("@inst:" + uid) or (isinstance(target, ir.Var) and fn.env.lookup("@inst:" + target.name))
-            if not entry:
-                raise _fail(call, "apply of an unknown instance")
-            fname, decl = self.instances[entry]
-            codes, outs = self._args_for(call, [p for p in decl.params if not is_packet_param(p)])
-            if k == ir.CallKind.PARSER_APPLY:
-                return f"{fname}({', '.join(['_pk'] + codes)})", outs, 1
-            return f"{fname}({', '.join(['_pk'] + codes)})", outs, 0
-        raise _fail(call, f"call kind {k}")
-
-    def apply_inline(self, call: ir.MethodCall) -> str | None:
-        """Emit a table apply in line (saves a call); returns the result variable, or None."""
-        return tablegen.apply_inline(self, call)
-
-    def call_expr(self, call: ir.MethodCall, env: Env) -> str:
-        """A call as a Python expression (tables, actions, functions, externs)."""
-        k = call.kind
-        if k == ir.CallKind.TABLE_APPLY:
-            ctl = self.fn.ctl
-            target = call.target
-            names = [call.callee] + ([target.uid, target.name] if isinstance(target, ir.Var) else [])
-            for n in names:
-                if n and ctl is not None and n in ctl.tables:
-                    return f"{ctl.tables[n]}({ctl.pass_args})"
-            raise _fail(call, "apply of an unknown table")
-        if k in (ir.CallKind.ACTION, ir.CallKind.FUNCTION):
-            code, outs, _ = self.invoke(call)
-            if outs or self.copy_outs:
-                raise _fail(call, "a call with out arguments inside an expression")
-            return code
-        return externgen.call_expr(self, call)
 
     # ------------------------------------------------------------ callables
     def function_fn(self, decl: ir.Function) -> str:
@@ -669,7 +438,7 @@ class BlockGen:
                          has_locals=has_l)
         if not has_l:
             # no state of its own: callers may inline its body (see call_stmt)
-            self._inlinable[fname] = (ctl, sig)
+            self.inlinable[fname] = (ctl, sig)
         for loc in decl.locals:
             if isinstance(loc, ir.Action):
                 ctl.action_decls[loc.cp_name] = loc
@@ -739,63 +508,6 @@ class BlockGen:
         """Generate a deparser instance; returns its function name (see `parsergen`)."""
         return parsergen.deparser(self, inst)
 
-
-def _path(e: Any) -> tuple | None:
-    """An lvalue as (root uid, member/index...) ('*' for a run-time index); None if not one."""
-    out: list[Any] = []
-    while True:
-        if isinstance(e, ir.Member):
-            out.append(e.name)
-            e = e.expr
-        elif isinstance(e, ir.Index):
-            out.append(e.index.value if isinstance(e.index, ir.Constant) else "*")
-            e = e.expr
-        elif isinstance(e, ir.Var):
-            return (e.uid, *reversed(out))
-        else:
-            return None
-
-
-def _overlap(a: tuple, b: tuple) -> bool:
-    """Do two lvalue paths share storage (one is a prefix of the other)?"""
-    for x, y in zip(a, b, strict=False):
-        if x != y and x != "*" and y != "*":
-            return False
-    return True
-
-
-_USES: dict[int, set[str]] = {}
-
-
-def _uses(decl: Any) -> set[str]:
-    """uids of every variable an action/function body names (not its own parameters)."""
-    key = id(decl)
-    got = _USES.get(key)
-    if got is not None:
-        return got
-    found: set[str] = set()
-    seen: set[int] = set()
-
-    def walk(node: Any) -> None:
-        """Add the uid of every variable under `node` to `found`."""
-        if isinstance(node, (list, tuple)):
-            for x in node:
-                walk(x)
-            return
-        if not hasattr(node, "__dataclass_fields__") or id(node) in seen:
-            return
-        seen.add(id(node))
-        if isinstance(node, ir.Var):
-            found.add(node.uid)
-        for name in node.__dataclass_fields__:
-            if name in ("type", "coord", "annotations"):
-                continue
-            walk(getattr(node, name, None))
-
-    walk(getattr(decl, "body", None))
-    own = {p.uid for p in getattr(decl, "params", ())}
-    got = _USES[key] = found - own
-    return got
 
 
 __all__ = ["BlockGen"]

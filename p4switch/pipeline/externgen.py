@@ -19,10 +19,10 @@ from typing import Any
 
 from .. import ir
 from . import hashes, parsergen
+from .actionprofile import ActionProfile
 from .codegen import Env, _fail, int_lit, py_name
 from .externs import CounterArray, MeterArray, RegisterArray
 from .genbase import BlockGenerator
-from .tables import ActionProfile
 
 # Counter, register and meter arrays are allocated whole when a program loads.
 MAX_ARRAY_SIZE = 1 << 24

@@ -1,8 +1,8 @@
 """What the code generators share: the function being written, a control's context, IR questions.
 
-`blocks.BlockGen` generates statements and controls; `parsergen`, `tablegen`
-and `externgen` generate parsers, tables and extern calls for it. They need
-each other's work (a parser runs statements, a statement calls an extern, a
+`blocks.BlockGen` generates statements and controls; `callgen`, `parsergen`,
+`tablegen` and `externgen` generate calls, parsers, tables and extern calls
+for it. They need each other's work (a parser runs statements, a statement calls an extern, a
 control applies a table), so, as in p4c where each pass depends on the IR and
 not on its siblings, none of them imports another's module for it: they meet
 here. `BlockGenerator` is the part of `BlockGen` the other generators use, as
@@ -18,9 +18,9 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from .. import ir
+from .actionprofile import ActionProfile
 from .codegen import Env, ModuleBuilder, TypeInfo
 from .externs import ValueSet
-from .tables import ActionProfile
 
 
 class Fn:
@@ -85,7 +85,7 @@ class TableSpec:
 
 
 class BlockGenerator(Protocol):
-    """What `parsergen`, `tablegen` and `externgen` use of the block generator (`blocks.BlockGen`)."""
+    """What `callgen`, `parsergen`, `tablegen` and `externgen` use of the block generator (`blocks.BlockGen`)."""
 
     mb: ModuleBuilder
     ti: TypeInfo
@@ -93,6 +93,8 @@ class BlockGenerator(Protocol):
     fn_stack: list[Fn]
     copy_outs: list[tuple[str, str]]
     top_actions: dict[str, ir.Action]
+    functions: dict[str, ir.Function]
+    inlinable: dict[str, tuple[ControlCtx, list[str]]]
     tables: list[TableSpec]
     instances: dict[str, tuple[str, Any]]
     externs: dict[str, Any]
@@ -172,6 +174,14 @@ class BlockGenerator(Protocol):
 
     def action_fn(self, ctl: ControlCtx, decl: ir.Action) -> str:
         """The generated function of an action of a control."""
+        ...
+
+    def function_fn(self, decl: ir.Function) -> str:
+        """The generated function of a P4 function."""
+        ...
+
+    def apply_inline(self, call: ir.MethodCall) -> str | None:
+        """Emit a table apply in line; returns the result variable, or None."""
         ...
 
 

@@ -9,6 +9,7 @@ from .. import ir
 from ..tm import PfcConfig, TmConfig, VirtualClock, WatchdogConfig
 from .codegen import CodegenError
 from .externs import CounterArray, MeterArray, RegisterArray
+from .matchtable import Table
 from .packetpath import PacketPath
 from .state import (
     ActionCall,
@@ -20,7 +21,6 @@ from .state import (
     StateError,
     TableEntry,
 )
-from .tables import Table
 
 __all__ = ["Switch", "SwitchError"]
 

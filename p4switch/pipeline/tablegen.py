@@ -2,7 +2,7 @@
 
 `table` generates, per P4 table, ``tbl_N(_pk, <control params>, _L)`` and
 the same body as lines its control pastes in place of each apply
-(`apply_inline`): the key lookup reads the `tables.Table`'s index structures
+(`apply_inline`): the key lookup reads the `matchtable.Table`'s index structures
 straight from module globals, then the hit/miss bookkeeping (direct counter,
 meter, idle time, selector choice), then the action of the result `r`, run
 in line on its action id where the body allows (`inline_action`). The
@@ -18,7 +18,7 @@ from .. import ir
 from . import externgen
 from .codegen import Env, _fail
 from .genbase import BlockGenerator, ControlCtx, Fn, TableSpec, has_return
-from .tables import table_mode
+from .matchtable import table_mode
 
 
 def apply_inline(bg: BlockGenerator, call: ir.MethodCall) -> str | None:

@@ -25,8 +25,8 @@ from . import hashes, runtime
 from .blocks import BlockGen
 from .codegen import CodegenError, ModuleBuilder, py_name
 from .genbase import TableSpec, is_packet_param
+from .matchtable import EMPTY_HIT, ActionInfo, KeySpec, Table, const_match
 from .state import ActionCall, TableEntry
-from .tables import EMPTY_HIT, ActionInfo, KeySpec, Table, const_match
 
 log = logging.getLogger("p4switch.pipeline")
 

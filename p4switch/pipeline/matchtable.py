@@ -1,15 +1,17 @@
-"""Match-action tables and action profiles/selectors.
+"""Match-action tables: entries kept as their key kinds allow, looked up per packet.
 
 A `Table` keeps its entries in the structure its key kinds allow (read in line
-by the generated code, see `blocks.BlockGen.table`), so a lookup
+by the generated code, see `tablegen`), so a lookup
 costs one dict probe (exact), one probe per distinct prefix length (one LPM
 key plus exact keys), or a scan in priority order (anything with ternary,
 range or optional; the highest P4Runtime priority wins, as BMv2 via PI).
+Entries of a table with an implementation go through its
+`actionprofile.ActionProfile`.
 
 A lookup returns a *result* tuple ``(action_fn, args, hit, action_id)`` that
 the generated code calls; results are built once per entry at write time.
 
-Names defined here: `KeySpec`, `ActionInfo`, `Table`, `EntriesView`, `ActionProfile`,
+Names defined here: `KeySpec`, `ActionInfo`, `Table`, `EntriesView`,
 `Result`, `table_mode`, `const_match`, `EMPTY_HIT`.
 """
 
@@ -23,10 +25,10 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from . import hashes
+from .actionprofile import ActionProfile
 from .externs import GREEN, TrTcm, check_meter_config
 from .runtime import Packet
-from .state import ActionCall, Code, FieldMatch, Group, Member, StateError, TableEntry
+from .state import ActionCall, Code, FieldMatch, StateError, TableEntry
 
 Result = tuple  # (fn, args, hit, action_id)
 _monotonic_ns = time.monotonic_ns
@@ -58,174 +60,6 @@ class ActionInfo:
     param_widths: tuple[int, ...]
     table_only: bool = False  # @tableonly
     default_only: bool = False  # @defaultonly
-
-
-def _err(code: Code, msg: str) -> StateError:
-    return StateError(code, msg)
-
-
-class ActionProfile:
-    """`action_profile` / `action_selector` state: members and (selector) groups.
-
-    Every member has one or more BMv2 member *handles* (lowest free number
-    when created). As PI does for BMv2, a member of weight w in a group is
-    w handles: the extra copies are created (in member-id order) when a group
-    first needs them and released when no group does. A selector picks
-    ``hash % n`` among a group's n handles in handle order (BMv2
-    `get_nth`). An empty group may exist but a table entry cannot point at it
-    (BMv2 EMPTY_GRP); an entry whose group became empty hits and runs no
-    action.
-    """
-
-    def __init__(self, name: str, size: int, *, selector: bool = False,
-                 algorithm: str = "crc16", max_group_size: int = 0) -> None:
-        self.name = name
-        self.size = size
-        self.selector = selector
-        self.algorithm = algorithm
-        self.max_group_size = max_group_size
-        self.members: dict[int, Member] = {}
-        self.handles: dict[int, list[int]] = {}  # member id -> its handles (copies for weights)
-        self.groups: dict[int, Group] = {}
-        self.group_lists: dict[int, list[ActionCall]] = {}
-        self.refs: dict[tuple[str, int], int] = {}  # ("m"|"g", id) -> references
-        # Bumped by every member/group change: tables cache each entry's choices
-        # (result tuples) against it, so a packet never rebuilds them.
-        self.version = 0
-
-    # members ---------------------------------------------------------------
-    def _free_handle(self) -> int:
-        used = {h for hs in self.handles.values() for h in hs}
-        return next(i for i in itertools.count() if i not in used)
-
-    def member_insert(self, member: Member) -> None:
-        """Add a member (StateError when its id exists or the profile is full)."""
-        self.version += 1
-        if member.member_id in self.members:
-            raise _err(Code.ALREADY_EXISTS, f"action profile '{self.name}': member {member.member_id} exists")
-        if self.size and len(self.members) >= self.size:
-            raise _err(Code.RESOURCE_EXHAUSTED, f"action profile '{self.name}' is full ({self.size} members)")
-        self.members[member.member_id] = member
-        self.handles[member.member_id] = [self._free_handle()]
-
-    def member_modify(self, member: Member) -> None:
-        """Replace a member (StateError when there is none with its id)."""
-        self.version += 1
-        if member.member_id not in self.members:
-            raise _err(Code.NOT_FOUND, f"action profile '{self.name}': no member {member.member_id}")
-        self.members[member.member_id] = member
-        for gid, g in self.groups.items():
-            if any(m == member.member_id for m, _ in g.members):
-                self._rebuild_group(gid)
-
-    def member_delete(self, member_id: int) -> None:
-        """Remove a member (StateError when missing or still in a group or entry)."""
-        self.version += 1
-        if member_id not in self.members:
-            raise _err(Code.NOT_FOUND, f"action profile '{self.name}': no member {member_id}")
-        if self.refs.get(("m", member_id)):
-            raise _err(Code.FAILED_PRECONDITION,
-                       f"action profile '{self.name}': member {member_id} is still referenced")
-        del self.members[member_id]
-        del self.handles[member_id]
-
-    # groups ----------------------------------------------------------------
-    def _check_group(self, group: Group) -> None:
-        if not self.selector:
-            raise _err(Code.INVALID_ARGUMENT, f"action profile '{self.name}' has no groups (not a selector)")
-        seen = set()
-        for mid, weight in group.members:
-            if mid not in self.members:
-                raise _err(Code.NOT_FOUND, f"action profile '{self.name}': no member {mid}")
-            if weight < 1:
-                raise _err(Code.INVALID_ARGUMENT, f"member {mid}: weight must be >= 1")
-            if mid in seen:
-                raise _err(Code.INVALID_ARGUMENT, f"group {group.group_id}: duplicate member {mid} "
-                                                  f"(use weights instead)")
-            seen.add(mid)
-        total = sum(w for _, w in group.members)
-        limit = group.max_size or self.max_group_size
-        if limit and total > limit:
-            raise _err(Code.RESOURCE_EXHAUSTED,
-                       f"group {group.group_id}: total weight {total} exceeds max size {limit}")
-
-    def _weights_in_use(self, mid: int) -> int:
-        return max([1] + [w for g in self.groups.values() for m, w in g.members if m == mid])
-
-    def _sync_handles(self, mids: Any) -> None:
-        """Create the copies groups need (member-id order) and release unused ones (PI)."""
-        for mid in sorted(mids):
-            hs = self.handles.get(mid)
-            if hs is None:
-                continue
-            need = self._weights_in_use(mid)
-            while len(hs) > need:
-                hs.pop()
-            while len(hs) < need:
-                hs.append(self._free_handle())
-
-    def _rebuild_group(self, gid: int) -> None:
-        g = self.groups[gid]
-        slots = sorted((h, m) for m, w in g.members for h in self.handles[m][:w])
-        self.group_lists[gid] = [self.members[m].action for _, m in slots]
-
-    def _ref_group_members(self, group: Group, delta: int) -> None:
-        for mid, _ in group.members:
-            k = ("m", mid)
-            self.refs[k] = self.refs.get(k, 0) + delta
-
-    def group_insert(self, group: Group) -> None:
-        """Add a group (StateError when its id exists or its members are not valid)."""
-        self.version += 1
-        if group.group_id in self.groups:
-            raise _err(Code.ALREADY_EXISTS, f"action profile '{self.name}': group {group.group_id} exists")
-        self._check_group(group)
-        group = dataclasses.replace(group, members=list(group.members))
-        self.groups[group.group_id] = group
-        self._ref_group_members(group, +1)
-        self._sync_handles(m for m, _ in group.members)
-        self._rebuild_group(group.group_id)
-
-    def group_modify(self, group: Group) -> None:
-        """Replace a group (StateError when there is none with its id)."""
-        self.version += 1
-        old = self.groups.get(group.group_id)
-        if old is None:
-            raise _err(Code.NOT_FOUND, f"action profile '{self.name}': no group {group.group_id}")
-        self._check_group(group)
-        group = dataclasses.replace(group, members=list(group.members))
-        self._ref_group_members(old, -1)
-        self.groups[group.group_id] = group
-        self._ref_group_members(group, +1)
-        self._sync_handles({m for m, _ in group.members} | {m for m, _ in old.members})
-        self._rebuild_group(group.group_id)
-
-    def group_delete(self, group_id: int) -> None:
-        """Remove a group (StateError when missing or still used by an entry)."""
-        self.version += 1
-        old = self.groups.get(group_id)
-        if old is None:
-            raise _err(Code.NOT_FOUND, f"action profile '{self.name}': no group {group_id}")
-        if self.refs.get(("g", group_id)):
-            raise _err(Code.FAILED_PRECONDITION,
-                       f"action profile '{self.name}': group {group_id} is still referenced")
-        self._ref_group_members(old, -1)
-        del self.groups[group_id]
-        del self.group_lists[group_id]
-        self._sync_handles(m for m, _ in old.members)
-
-    def select(self, actions: list[ActionCall], sel: Callable[[], bytes] | None) -> ActionCall | None:
-        """The member for this packet: hash(selector input) % len(actions)."""
-        if not actions:
-            return None
-        if len(actions) == 1 or sel is None:
-            return actions[0]
-        h = self._hash(sel())
-        return actions[h % len(actions)]
-
-    @property
-    def _hash(self) -> Callable[[bytes], int]:
-        return hashes.ALGORITHMS[self.algorithm]
 
 
 class _Rec:
@@ -461,67 +295,67 @@ class Table:
     def _check_call(self, call: ActionCall, default: bool = False) -> None:
         info = self.actions.get(call.action)
         if info is None:
-            raise _err(Code.INVALID_ARGUMENT, f"table '{self.name}': action '{call.action}' is not in its actions")
+            raise StateError(Code.INVALID_ARGUMENT, f"table '{self.name}': action '{call.action}' is not in its actions")
         if default and info.table_only:
-            raise _err(Code.INVALID_ARGUMENT, f"table '{self.name}': action '{call.action}' is @tableonly")
+            raise StateError(Code.INVALID_ARGUMENT, f"table '{self.name}': action '{call.action}' is @tableonly")
         if not default and info.default_only:
-            raise _err(Code.INVALID_ARGUMENT, f"table '{self.name}': action '{call.action}' is @defaultonly")
+            raise StateError(Code.INVALID_ARGUMENT, f"table '{self.name}': action '{call.action}' is @defaultonly")
         if len(call.args) != len(info.param_widths):
-            raise _err(Code.INVALID_ARGUMENT,
+            raise StateError(Code.INVALID_ARGUMENT,
                        f"action '{call.action}' takes {len(info.param_widths)} arguments, got {len(call.args)}")
         for v, w in zip(call.args, info.param_widths, strict=False):
             if w and not 0 <= v < (1 << w):
-                raise _err(Code.INVALID_ARGUMENT, f"action '{call.action}': argument {v} does not fit in {w} bits")
+                raise StateError(Code.INVALID_ARGUMENT, f"action '{call.action}': argument {v} does not fit in {w} bits")
 
     def _check_entry(self, entry: TableEntry) -> None:
         for i, fm in entry.match.items():
             if not 0 <= i < len(self.keys):
-                raise _err(Code.INVALID_ARGUMENT, f"table '{self.name}': no key field {i}")
+                raise StateError(Code.INVALID_ARGUMENT, f"table '{self.name}': no key field {i}")
             k = self.keys[i]
             if fm.kind != k.kind:
-                raise _err(Code.INVALID_ARGUMENT,
+                raise StateError(Code.INVALID_ARGUMENT,
                            f"table '{self.name}': key '{k.name}' is {k.kind}, not {fm.kind}")
             top = 1 << k.width
             if not 0 <= fm.value < top or (fm.kind == "range" and not fm.value <= fm.high < top):
-                raise _err(Code.INVALID_ARGUMENT, f"table '{self.name}': key '{k.name}' value out of range")
+                raise StateError(Code.INVALID_ARGUMENT, f"table '{self.name}': key '{k.name}' value out of range")
             if fm.kind == "lpm" and not 0 <= fm.prefix_len <= k.width:
-                raise _err(Code.INVALID_ARGUMENT, f"table '{self.name}': key '{k.name}' bad prefix length")
+                raise StateError(Code.INVALID_ARGUMENT, f"table '{self.name}': key '{k.name}' bad prefix length")
         for i, k in enumerate(self.keys):
             if k.kind == "exact" and i not in entry.match:
-                raise _err(Code.INVALID_ARGUMENT, f"table '{self.name}': exact key '{k.name}' missing")
+                raise StateError(Code.INVALID_ARGUMENT, f"table '{self.name}': exact key '{k.name}' missing")
         if self.mode == "scan" and entry.priority <= 0 and not self.immutable:
-            raise _err(Code.INVALID_ARGUMENT, f"table '{self.name}': entries need a priority > 0")
+            raise StateError(Code.INVALID_ARGUMENT, f"table '{self.name}': entries need a priority > 0")
         n_set = sum(x is not None for x in (entry.action, entry.member_id, entry.group_id, entry.action_set))
         if n_set != 1:
-            raise _err(Code.INVALID_ARGUMENT, f"table '{self.name}': an entry needs exactly one action")
+            raise StateError(Code.INVALID_ARGUMENT, f"table '{self.name}': an entry needs exactly one action")
         prof = self.profile
         if entry.action is not None:
             if prof is not None:
-                raise _err(Code.INVALID_ARGUMENT, f"table '{self.name}' takes members/groups, not actions")
+                raise StateError(Code.INVALID_ARGUMENT, f"table '{self.name}' takes members/groups, not actions")
             self._check_call(entry.action)
         elif prof is None:
-            raise _err(Code.INVALID_ARGUMENT, f"table '{self.name}' has no action profile")
+            raise StateError(Code.INVALID_ARGUMENT, f"table '{self.name}' has no action profile")
         elif entry.member_id is not None:
             if entry.member_id not in prof.members:
-                raise _err(Code.NOT_FOUND, f"action profile '{prof.name}': no member {entry.member_id}")
+                raise StateError(Code.NOT_FOUND, f"action profile '{prof.name}': no member {entry.member_id}")
         elif entry.group_id is not None:
             if entry.group_id not in prof.groups:
-                raise _err(Code.NOT_FOUND, f"action profile '{prof.name}': no group {entry.group_id}")
+                raise StateError(Code.NOT_FOUND, f"action profile '{prof.name}': no group {entry.group_id}")
             if not prof.groups[entry.group_id].members:
-                raise _err(Code.UNKNOWN, f"table '{self.name}': group {entry.group_id} is empty "
+                raise StateError(Code.UNKNOWN, f"table '{self.name}': group {entry.group_id} is empty "
                                          f"(BMv2 EMPTY_GRP: an entry cannot point at an empty group)")
         else:
             if not prof.selector:
-                raise _err(Code.INVALID_ARGUMENT, f"table '{self.name}': one-shot needs an action selector")
+                raise StateError(Code.INVALID_ARGUMENT, f"table '{self.name}': one-shot needs an action selector")
             assert entry.action_set is not None  # the caller checked one of the three is set
             for call, w in entry.action_set:
                 self._check_call(call)
                 if w < 1:
-                    raise _err(Code.INVALID_ARGUMENT, "one-shot action weight must be >= 1")
+                    raise StateError(Code.INVALID_ARGUMENT, "one-shot action weight must be >= 1")
         if prof is not None:
             for call in (prof.members[entry.member_id].action,) if entry.member_id is not None else ():
                 if call.action not in self.actions:
-                    raise _err(Code.INVALID_ARGUMENT, f"table '{self.name}': member action not in its actions")
+                    raise StateError(Code.INVALID_ARGUMENT, f"table '{self.name}': member action not in its actions")
 
     # ---------------------------------------------------------------- writes
     def _make_rec(self, entry: TableEntry, seq: int) -> _Rec:
@@ -611,7 +445,7 @@ class Table:
 
     def _writable(self) -> None:
         if self.immutable:
-            raise _err(Code.PERMISSION_DENIED, f"table '{self.name}' has const entries")
+            raise StateError(Code.PERMISSION_DENIED, f"table '{self.name}' has const entries")
 
     def insert(self, entry: TableEntry, *, force: bool = False, trusted: bool = False) -> None:
         """Add an entry. `trusted`: validated by the caller and not kept by it (no check, no copy)."""
@@ -623,9 +457,9 @@ class Table:
             check_meter_config(self.name, entry.meter_config)
         k = self._ekey(entry)
         if k in self.recs:
-            raise _err(Code.ALREADY_EXISTS, f"table '{self.name}': entry already exists")
+            raise StateError(Code.ALREADY_EXISTS, f"table '{self.name}': entry already exists")
         if not force and len(self.recs) >= self.size:
-            raise _err(Code.RESOURCE_EXHAUSTED, f"table '{self.name}' is full ({self.size} entries)")
+            raise StateError(Code.RESOURCE_EXHAUSTED, f"table '{self.name}' is full ({self.size} entries)")
         if trusted:
             entry.last_hit_ns = _monotonic_ns() if self.support_timeout else 0
         else:
@@ -644,7 +478,7 @@ class Table:
         k = self._ekey(entry)
         old = self.recs.get(k)
         if old is None:
-            raise _err(Code.NOT_FOUND, f"table '{self.name}': no such entry")
+            raise StateError(Code.NOT_FOUND, f"table '{self.name}': no such entry")
         if trusted:
             new_entry = entry
             new_entry.counter_packets = old.entry.counter_packets
@@ -672,7 +506,7 @@ class Table:
         k = self._ekey(entry)
         old = self.recs.pop(k, None)
         if old is None:
-            raise _err(Code.NOT_FOUND, f"table '{self.name}': no such entry")
+            raise StateError(Code.NOT_FOUND, f"table '{self.name}': no such entry")
         self._index_remove(old)
         self._refs(old.entry, -1)
 
@@ -692,7 +526,7 @@ class Table:
             return
         rec = self.recs.get(self._ekey(entry))
         if rec is None:
-            raise _err(Code.NOT_FOUND, f"table '{self.name}': no such entry")
+            raise StateError(Code.NOT_FOUND, f"table '{self.name}': no such entry")
         if packets is not None:
             rec.entry.counter_packets = packets
         if bytes_ is not None:
@@ -706,7 +540,7 @@ class Table:
         if call is None:
             call = self.program_default
         elif self.default_const and call != self.program_default:
-            raise _err(Code.PERMISSION_DENIED, f"table '{self.name}': the default action is const")
+            raise StateError(Code.PERMISSION_DENIED, f"table '{self.name}': the default action is const")
         else:
             self._check_call(call, default=True)
         self.default_action = call

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from p4switch.pipeline.actionprofile import ActionProfile
+from p4switch.pipeline.matchtable import ActionInfo, KeySpec, Table, const_match
 from p4switch.pipeline.runtime import Packet
 from p4switch.pipeline.state import (
     ActionCall,
@@ -14,7 +16,6 @@ from p4switch.pipeline.state import (
     StateError,
     TableEntry,
 )
-from p4switch.pipeline.tables import ActionInfo, ActionProfile, KeySpec, Table, const_match
 
 
 def _fn(*a):
