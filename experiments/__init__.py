@@ -11,7 +11,7 @@ Modules: `cli` (the command), `qp_scaling`, `pinning`, `incast`,
 progress, metrics, CPU-bound verdicts), `collective` (running one
 collective), `fabric` (bring-up, API, samples), `usage` (loss and CPU
 between samples), `jobs` (rank orders), `sizes`, `schema`, `stats`,
-`tables`, `plots`, `page`, `machine`.
+`markdown` (tables and pages), `figures` (plots), `page`, `machine`.
 
 Names exported: `EXPERIMENTS`, `Options`, `ExperimentResult`,
 `load_result`, `add_parser`.

@@ -37,9 +37,9 @@ from controller.errors import ControllerError
 from topologies.nodes import NetworkError, target_missing
 
 from . import failure, incast, pinning, placement, qp_scaling
+from .markdown import write_result
 from .schema import ExperimentResult
 from .session import DEFAULT_TARGET, Options
-from .tables import write_result
 
 __all__ = ["EXPERIMENTS", "add_parser", "main", "run"]
 
@@ -84,7 +84,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
 def _summary(result: ExperimentResult, written: Sequence[Path]) -> None:
     from rich.console import Console
 
-    from .tables import findings_markdown
+    from .markdown import findings_markdown
 
     console = Console(highlight=False)
     console.print(f"[bold]{result.experiment}[/]: {result.runs} runs in {result.seconds:.0f} s "

@@ -24,8 +24,8 @@ from typing import Any
 
 from .collective import Collective
 from .fabric import Fabric, quiet_errors, variant
+from .figures import bar_panel, new_figure, save
 from .jobs import alternating, racks_of
-from .plots import bar_panel, new_figure, save
 from .schema import Column, ExperimentResult, Finding, Point
 from .session import Options, Session
 from .sizes import ack_timeout_ms, fabric_changes, sizes_for

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from .collective import Collective
 from .fabric import variant
-from .plots import bar_panel, new_figure, save
+from .figures import bar_panel, new_figure, save
 from .schema import Column, ExperimentResult, Finding, Point
 from .session import Options, Session
 from .sizes import fabric_changes, sizes_for

@@ -5,7 +5,7 @@
 machine, the total time), the fabric-capacity figures and the sizes
 derived from them (`experiments.sizes`), a summary of what each
 experiment shows against the paper, then each experiment's section
-(`experiments.tables.result_markdown`) with its plots linked relative to
+(`experiments.markdown.result_markdown`) with its plots linked relative to
 the page, and the model's full-scale section when `docs/model.md` has
 one. The headline plot (`qp-scaling.png`) is what the README shows.
 
@@ -18,9 +18,9 @@ import os
 from collections.abc import Sequence
 from pathlib import Path
 
+from .markdown import markdown_table, result_markdown
 from .schema import ExperimentResult
 from .sizes import derivation_markdown
-from .tables import markdown_table, result_markdown
 
 __all__ = ["HEADLINE", "write_page"]
 

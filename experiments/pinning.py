@@ -36,8 +36,8 @@ from typing import Any
 
 from .collective import Collective
 from .fabric import Fabric, quiet_errors, variant
+from .figures import bar_panel, new_figure, save
 from .jobs import racks_of, rail_hosts
-from .plots import bar_panel, new_figure, save
 from .predict import hash_note, link_bytes, predicted_imbalance
 from .schema import Column, ExperimentResult, Finding, Point
 from .session import Options, Session

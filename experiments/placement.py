@@ -26,8 +26,8 @@ from typing import Any
 
 from .collective import Collective
 from .fabric import variant
+from .figures import bar_panel, new_figure, save
 from .jobs import placed
-from .plots import bar_panel, new_figure, save
 from .schema import Column, ExperimentResult, Finding, Point
 from .session import Options, Session
 from .sizes import fabric_changes, sizes_for

@@ -26,8 +26,8 @@ from pathlib import Path
 
 from .collective import Collective
 from .fabric import variant
+from .figures import line_panel, new_figure, save
 from .jobs import alternating, racks_of
-from .plots import line_panel, new_figure, save
 from .predict import hash_note, link_bytes, predicted_imbalance
 from .schema import Column, ExperimentResult, Finding
 from .session import Options, Session

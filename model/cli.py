@@ -175,8 +175,8 @@ def run(args: argparse.Namespace) -> int:
 
 
 def plot_results_lazy(results: list[ModelResult], path: str) -> list[Any]:
-    """`model.plot.plot_results`, imported only when a plot is asked for (matplotlib)."""
-    from .plot import plot_results
+    """`model.loadplot.plot_results`, imported only when a plot is asked for (matplotlib)."""
+    from .loadplot import plot_results
 
     return plot_results(results, path)
 

@@ -1,4 +1,4 @@
-"""Tests for experiments.tables: cells, markdown tables, a result's section and files."""
+"""Tests for experiments.markdown: cells, markdown tables, a result's section and files."""
 
 from __future__ import annotations
 
@@ -7,9 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from experiments.schema import Column, ExperimentResult, Finding, Point, Run, summarize_runs
-from experiments.stats import Spread
-from experiments.tables import (
+from experiments.markdown import (
     findings_markdown,
     fmt_spread,
     fmt_value,
@@ -18,6 +16,8 @@ from experiments.tables import (
     result_markdown,
     write_result,
 )
+from experiments.schema import Column, ExperimentResult, Finding, Point, Run, summarize_runs
+from experiments.stats import Spread
 
 TIME = Column(key="time_s", label="time", unit="s", digits=2)
 SHARE = Column(key="slowdown", label="vs none", percent=True, digits=2)

@@ -1,4 +1,4 @@
-"""Tests for experiments.plots: series grouped by hand, files written (PNG and SVG)."""
+"""Tests for experiments.figures: series grouped by hand, files written (PNG and SVG)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from experiments.plots import bar_panel, line_panel, new_figure, save, series
+from experiments.figures import bar_panel, line_panel, new_figure, save, series
 from experiments.schema import Column, ExperimentResult, Point, Run, summarize_runs
 
 
