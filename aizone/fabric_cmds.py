@@ -68,9 +68,9 @@ def cmd_up(args: argparse.Namespace) -> int:
     console = err_console()
     options = DaemonOptions(
         topology=Path(topology) if topology else None, target=args.target, mode=args.mode,
-        build_dir=args.build_dir, api_host=args.api_host, api_port=args.api_port,
-        api_allow_hosts=tuple(args.api_allow_host), switch_log=args.switch_log,
-        pcap_dir=args.pcap)
+        pfc=args.pfc, build_dir=args.build_dir, api_host=args.api_host,
+        api_port=args.api_port, api_allow_hosts=tuple(args.api_allow_host),
+        switch_log=args.switch_log, pcap_dir=args.pcap)
     attach = will_attach(options.topology)
     with UpProgress(console, quiet=args.json, attach=attach) as view:
         child, info = bring_up(options, view.on_event)

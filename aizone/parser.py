@@ -24,7 +24,7 @@ from experiments.cli import add_parser as add_experiment
 from model.cli import add_parser as add_model
 from model.cli import parse_size
 from model.sweep import add_parser as add_sweep
-from topologies.nodes import SWITCH_CLASSES
+from topologies.nodes import SWITCH_CLASSES, Pfc
 from topologies.spec import MODES
 
 from .fabric_cmds import (
@@ -51,6 +51,7 @@ from .traffic_cmds import cmd_capture, cmd_demo, cmd_run, cmd_trace
 __all__ = ["DEFAULT_TOPOLOGY", "DEMO_TOPOLOGY", "TARGET_CHOICES", "build_parser", "validate"]
 
 TARGET_CHOICES = ("auto", *SWITCH_CLASSES)
+PFC_CHOICES = tuple(p.value for p in Pfc)
 DEFAULT_TOPOLOGY = "topologies/rack.yaml"
 DEMO_TOPOLOGY = "topologies/ai_zone_small.yaml"
 
@@ -92,6 +93,10 @@ def build_parser() -> argparse.ArgumentParser:
     up.add_argument("topo", nargs="?", type=Path, metavar="TOPO", help="topology YAML")
     up.add_argument("--topology", "-t", type=Path, default=None, help=argparse.SUPPRESS)
     target_flags(up)
+    up.add_argument("--pfc", choices=PFC_CHOICES, default=None,
+                    help="where PFC runs: native = the target's traffic manager (p4switch "
+                         "only), program = the P4 programs' own (docs/bmv2.md, \"PFC on "
+                         "BMv2\"); default: native on p4switch, program on bmv2")
     up.add_argument("--api-host", default="127.0.0.1",
                     help="TCP address of the API (default 127.0.0.1; every TCP request needs "
                          "the fabric's token, see docs/api.md before opening it further)")
