@@ -36,6 +36,10 @@ NICs on raw sockets; ``traffic.memnet`` joins them in memory for tests.
 - DCQCN (optional, ``NicConfig.dcqcn``; off by default, as at Meta): the
   reaction point of ``traffic.dcqcn`` paces each QP at its own rate, cut by
   the CNPs it receives and recovered by timers.
+- A QP's rate limit (``add_qp(rate_limit_bps=...)``, as verbs'
+  ``ibv_qp_attr.rate_limit``): the QP's data frames leave at most at that
+  rate, frame bits counted as for the line rate; with DCQCN the lower of
+  the two rates holds.
 
 Names: ``TrafficClass``, ``QosClasses``, ``NicConfig``, ``Nic``, ``Qp``,
 ``NicCounters``, ``DEFAULT_CLASSES``.
@@ -190,6 +194,7 @@ class Qp:
         "local",
         "peer_ip",
         "priority",
+        "rate_limit",
         "remote",
         "requester",
         "responder",
@@ -207,6 +212,7 @@ class Qp:
         requester: Requester,
         responder: Responder,
         ctrl_flow: Flow,
+        rate_limit: float | None = None,
     ) -> None:
         self.conn = conn
         self.local = local
@@ -219,7 +225,15 @@ class Qp:
         self.last_cnp = -math.inf
         self.error_reported = False
         self.cc: Dcqcn | None = None  # the QP's DCQCN rate, when the NIC reacts to CNPs
-        self.send_at = 0.0  # when the DCQCN rate lets the QP send its next packet
+        self.rate_limit = rate_limit  # bits/s of data frames at most (None: the line rate)
+        self.send_at = 0.0  # when the QP's own rate (DCQCN, rate limit) lets it send next
+
+    def rate(self) -> float | None:
+        """The QP's own rate in bits/s, the lower of DCQCN's and the limit (None: neither)."""
+        cc, limit = self.cc, self.rate_limit
+        if cc is None:
+            return limit
+        return cc.rate if limit is None else min(cc.rate, limit)
 
 
 class Nic:
@@ -266,10 +280,17 @@ class Nic:
         on_complete: Callable[[Wqe, float], None],
         on_write: Callable[[Qp, WriteDone], None],
         rkey: int | None = None,
+        rate_limit_bps: float | None = None,
     ) -> Qp:
-        """Create local QP ``local`` connected to ``remote`` at ``peer_ip``; both start at ``psn``."""
+        """Create local QP ``local`` connected to ``remote`` at ``peer_ip``; both start at ``psn``.
+
+        ``rate_limit_bps`` paces the QP's data frames (None: only the line rate).
+        """
         if local in self.qps:
             raise ValueError(f"{self.name}: QP {local:#x} exists already")
+        if rate_limit_bps is not None and not rate_limit_bps > 0:
+            raise ValueError(f"{self.name}: QP {local:#x}: rate_limit_bps={rate_limit_bps!r} "
+                             "must be positive")
         common = {
             "src_mac": self.config.mac,
             "dst_mac": peer_mac,
@@ -309,6 +330,7 @@ class Nic:
             requester=requester,
             responder=responder,
             ctrl_flow=ctrl_flow,
+            rate_limit=rate_limit_bps,
         )
         holder.append(qp)
         if self.config.dcqcn is not None:
@@ -440,14 +462,14 @@ class Nic:
                 requester = qp.requester
                 if not requester.has_work() or self.pause.is_paused(qp.priority, now):
                     continue
-                cc = qp.cc
-                if cc is not None and qp.send_at > now:
+                rate = qp.rate()
+                if rate is not None and qp.send_at > now:
                     continue
                 frame = requester.next_frame(now)
                 if frame is not None:
                     self._rr = (i + 1) % n
-                    if cc is not None:
-                        qp.send_at = max(qp.send_at, now) + len(frame) * 8 / cc.rate
+                    if rate is not None:
+                        qp.send_at = max(qp.send_at, now) + len(frame) * 8 / rate
                     deadline = requester.next_deadline()
                     if deadline is not None and deadline < self._poll_at:
                         self._poll_at = deadline

@@ -230,6 +230,8 @@ class JobRun:
                         on_complete=self._on_complete,
                         on_write=self._on_write,
                         rkey=conn.rkey,
+                        rate_limit_bps=None if conn.rate_limit_mbps is None
+                        else conn.rate_limit_mbps * 1e6,
                     )
                 )
             self._qps[conn.id] = qps

@@ -78,7 +78,7 @@ class QpLink(_Model):
 
 
 class Connection(_Model):
-    """RC QPs from one of my NICs to one peer address."""
+    """RC QPs from one of my NICs to one peer address (each QP paced to `rate_limit_mbps`)."""
 
     id: str = Field(min_length=1)
     nic: str = Field(min_length=1)
@@ -88,6 +88,8 @@ class Connection(_Model):
     cls: Literal["data", "control", "default"] = "data"
     psn: int = Field(default=0, ge=0, lt=1 << 24)
     rkey: int = Field(default=0x1000, ge=0, lt=1 << 32)
+    # Each QP's data frames at most at this rate (verbs' rate_limit); None: the line rate.
+    rate_limit_mbps: float | None = Field(default=None, gt=0)
 
     @field_validator("peer_ip")
     @classmethod

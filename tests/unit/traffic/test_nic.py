@@ -177,3 +177,29 @@ def test_frames_for_an_unknown_qp_are_dropped_and_counted(hosts: Callable[..., A
     mem.net.run()
     assert reports_before["h0"].counters.unknown_qp == 0
     assert nic0.totals(mem.net.now)["unknown_qp"] == 1
+
+
+def test_a_connection_rate_limit_paces_each_qp_below_the_line_rate(
+    hosts: Callable[..., Any],
+) -> None:
+    """rate_limit_mbps=1 on a 10 Mb/s NIC: Middle packets leave 8.656 ms apart, not 0.8656 ms."""
+    mem, jobs = _one_way(hosts, 10 * 1024, burst_bytes=0)
+    conn = jobs["h1"].connections[0].model_copy(update={"rate_limit_mbps": 1.0})
+    jobs["h1"] = jobs["h1"].model_copy(update={"connections": [conn]})
+    reports = mem.run(jobs)
+    times = [d.time for d in _data_from(mem.net.log, "h1-eth0")]
+    assert len(times) == 10
+    gaps = [b - a for a, b in zip(times[1:8], times[2:9], strict=True)]
+    assert gaps == pytest.approx([1082 * 8 / 1e6] * 7, rel=1e-9)
+    assert reports["h1"].steps[-1].bytes_sent == 10 * 1024
+
+
+def test_a_rate_limit_must_be_positive() -> None:
+    """A connection cannot ask for a rate of zero: pydantic names the field."""
+    from pydantic import ValidationError
+
+    from traffic.schema import Connection, QpLink
+
+    with pytest.raises(ValidationError, match="rate_limit_mbps"):
+        Connection(id="c", nic="h0-eth0", peer_ip="10.8.0.2", qps=[QpLink(local=1, remote=2)],
+                   rate_limit_mbps=0)
