@@ -1,20 +1,37 @@
-"""Options shared by every test folder: `--target` (the switch target the tests run on).
+"""Options and checks shared by every test folder; the run's summary per target.
 
+`--target` is the switch target the dataplane and fabric tests run on.
 Defined here because pytest reads `pytest_addoption` only from conftests it
-loads at start-up (this one, for any path under tests/). The run's summary
-ends with how many tests ran on which target, and what `$AIZONE_REQUIRE`
-declared (`tests/provides.py`: a skip for a capability the machine
-declares is a failure).
+loads at start-up (this one, for any path under tests/).
 
-Names defined here: `pytest_addoption`, `pytest_terminal_summary`.
+When the run starts, what `$AIZONE_REQUIRE` declares is checked against the
+machine (`tests/provides.py`): a declared capability that is missing stops
+the run with what is missing, and a skip for a declared capability is a
+failure. The run's summary ends with how many tests ran (passed or failed)
+per switch target, by folder, and the reasons of the skips.
+
+A test's target is its `target` fixture's value; a test that brings a
+fabric up through a `fabric` fixture without it (the browser's) counts
+under the target `chosen_target` chose for its suite; a test on the
+differential rig under both; any other under "no switch".
+
+Names defined here: `pytest_addoption`, `pytest_sessionstart`,
+`pytest_runtest_makereport`, `pytest_terminal_summary`.
 """
 
 from __future__ import annotations
 
-import os
+from collections import Counter
+from collections.abc import Generator
+from pathlib import Path
 from typing import Any
 
 import pytest
+
+BOTH = "bmv2 vs p4switch"
+NONE = "no switch"
+# nodeid -> the target it ran on (see the module docstring)
+_RAN_ON = pytest.StashKey[dict[str, str]]()
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -25,15 +42,72 @@ def pytest_addoption(parser: pytest.Parser) -> None:
              "default: $AIZONE_TARGET, else p4switch for dataplane tests and auto for fabric tests")
 
 
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """Stop at once when the machine lacks what `$AIZONE_REQUIRE` says it provides."""
+    from tests.provides import declared_but_missing
+
+    missing = declared_but_missing()
+    if missing:
+        raise pytest.UsageError("AIZONE_REQUIRE declares what this machine does not have: "
+                                + "; ".join(missing))
+
+
+def _target_of(item: pytest.Item) -> str:
+    from tests.provides import TARGETS
+
+    funcargs = getattr(item, "funcargs", {})
+    names = set(getattr(item, "fixturenames", ()))
+    if isinstance(funcargs.get("target"), str):
+        return str(funcargs["target"])
+    if names & {"rig", "compiled"}:
+        return BOTH
+    chosen = item.config.stash.get(TARGETS, {})
+    if "fabric" in names and "auto" in chosen:
+        return chosen["auto"]
+    return NONE
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item,
+                              call: pytest.CallInfo[None]) -> Generator[None, Any, None]:
+    outcome = yield
+    if outcome.get_result().when == "call":
+        item.config.stash.setdefault(_RAN_ON, {})[item.nodeid] = _target_of(item)
+
+
+def _folder(nodeid: str) -> str:
+    parts = Path(nodeid.split("::", 1)[0]).parts
+    return parts[1] if len(parts) > 2 and parts[0] == "tests" else parts[0]
+
+
 def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
-    """One line: tests that ran (passed or failed) and were skipped, on which target."""
+    """Tests that ran per target (by folder), what was skipped and why, what CI declared."""
     from tests.provides import required
 
     stats = terminalreporter.stats
-    ran = sum(1 for kind in ("passed", "failed") for r in stats.get(kind, [])
-              if getattr(r, "when", "call") == "call")
-    skipped = len(stats.get("skipped", []))
-    target = config.getoption("--target", default=None) or os.environ.get("AIZONE_TARGET")
+    ran_on = config.stash.get(_RAN_ON, {})
+    per: dict[str, Counter[str]] = {}
+    for kind in ("passed", "failed"):
+        for r in stats.get(kind, []):
+            if getattr(r, "when", "") == "call":
+                target = ran_on.get(r.nodeid, NONE)
+                per.setdefault(target, Counter())[_folder(r.nodeid)] += 1
+    write = terminalreporter.write_line
     declared = ",".join(sorted(required())) or "nothing"
-    terminalreporter.write_line(f"aizone: {ran} tests ran on target {target or 'default'}, "
-                                f"{skipped} skipped; AIZONE_REQUIRE: {declared}")
+    total = sum(sum(c.values()) for c in per.values())
+    write(f"aizone: {total} tests ran; AIZONE_REQUIRE: {declared}")
+    for target in sorted(per, key=lambda t: (t == NONE, t)):
+        folders = ", ".join(f"{f} {n}" for f, n in sorted(per[target].items()))
+        write(f"aizone:   on {target}: {sum(per[target].values())} ({folders})")
+    reasons: Counter[str] = Counter()
+    for r in stats.get("skipped", []):
+        longrepr = getattr(r, "longrepr", None)
+        reason = longrepr[2] if isinstance(longrepr, tuple) else str(longrepr)
+        reasons[reason.removeprefix("Skipped: ")] += 1
+    if reasons:
+        write(f"aizone: {sum(reasons.values())} skipped:")
+        for reason, n in reasons.most_common():
+            write(f"aizone:   {n} x {reason[:160]}")
+    errors = len([r for r in stats.get("error", []) if getattr(r, "when", "") != "call"])
+    if errors:
+        write(f"aizone: {errors} errors in a fixture's setup or teardown")

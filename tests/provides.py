@@ -8,21 +8,32 @@ CI declares what it provides in `AIZONE_REQUIRE` (`.ci/run` sets
 `root,bmv2,chromium,netlock,prometheus,tshark`), so a suite that silently turned into skips
 there fails instead.
 
+The declaration is checked when the run starts (`declared_but_missing`,
+called by tests/conftest.py): a machine that declares root, BMv2,
+Prometheus or tshark and lacks it stops there with what is missing, so
+also a skip written as a plain `skipif` on those conditions cannot happen
+in CI. (chromium and the network lock are found only when a suite asks:
+their checks go through `unavailable`.)
+
 `chosen_target(config, default)` is the switch target a suite runs on
 (`--target`, else `$AIZONE_TARGET`, else the suite's default), or an
-`unavailable("bmv2", ...)` when its tools are missing.
+`unavailable("bmv2", ...)` when its tools are missing; the run's summary
+counts the tests that ran per target (`TARGETS` holds what was chosen).
 
-Names defined here: `CAPABILITIES`, `required`, `unavailable`, `chosen_target`.
+Names defined here: `CAPABILITIES`, `TARGETS`, `required`, `unavailable`,
+`declared_but_missing`, `chosen_target`.
 """
 
 from __future__ import annotations
 
 import os
+import shutil
 from typing import NoReturn
 
 import pytest
 
-__all__ = ["CAPABILITIES", "chosen_target", "required", "unavailable"]
+__all__ = ["CAPABILITIES", "TARGETS", "chosen_target", "declared_but_missing", "required",
+           "unavailable"]
 
 CAPABILITIES = {
     "root": "root (network namespaces, veths, raw sockets, Mininet)",
@@ -44,6 +55,23 @@ def required() -> frozenset[str]:
     return frozenset(names)
 
 
+def declared_but_missing() -> list[str]:
+    """For each capability `$AIZONE_REQUIRE` declares and this machine lacks, what is missing."""
+    from topologies.nodes import target_missing
+
+    wanted = required()
+    out = []
+    if "root" in wanted and os.geteuid() != 0:
+        out.append(f"root: running as uid {os.geteuid()}")
+    if "bmv2" in wanted and (tools := target_missing("bmv2")):
+        out.append(f"bmv2: {', '.join(tools)} not on PATH")
+    for capability, tools in (("prometheus", ("prometheus", "promtool")), ("tshark", ("tshark",))):
+        gone = [t for t in tools if shutil.which(t) is None]
+        if capability in wanted and gone:
+            out.append(f"{capability}: {', '.join(gone)} not on PATH")
+    return out
+
+
 def unavailable(capability: str, reason: str) -> NoReturn:
     """Skip for `reason`, or fail when this machine declares it provides `capability`."""
     if capability not in CAPABILITIES:
@@ -52,6 +80,10 @@ def unavailable(capability: str, reason: str) -> NoReturn:
         pytest.fail(f"{reason}: but AIZONE_REQUIRE says this machine provides "
                     f"{CAPABILITIES[capability]}", pytrace=False)
     pytest.skip(reason)
+
+
+# default -> the target chosen for it in this run (what the summary counts fabrics under)
+TARGETS = pytest.StashKey[dict[str, str]]()
 
 
 def chosen_target(config: pytest.Config, default: str) -> str:
@@ -64,4 +96,5 @@ def chosen_target(config: pytest.Config, default: str) -> str:
     missing = target_missing(chosen)
     if missing:
         unavailable("bmv2", f"target {chosen} needs {', '.join(missing)} on PATH")
+    config.stash.setdefault(TARGETS, {})[default] = chosen
     return chosen
