@@ -4,7 +4,8 @@
 one refuses it); `write(updates)` applies the same P4Runtime writes to both,
 one request per dependency stage (members, groups, entries, defaults), and
 reports updates whose status differs; `batch(frames)` sends the frames to
-both in one exchange and reports every port whose frames differ (inputs a
+both in one exchange and reports every port whose frames differ, or that
+none were compared because a switch never went quiet (inputs a
 deviation covers are run apart and checked against the deviation's
 expectation; output bytes a deviation leaves out are blanked on both). A
 difference is looked at again after waiting longer for late frames, then
@@ -38,7 +39,8 @@ QUEUE_FIELDS = ("enq_qdepth", "deq_qdepth", "deq_timedelta")
 LATE = 0.6  # seconds waited for late frames before a difference is reported
 # seconds a switch still sending after an exchange gets to finish (a loaded machine's slower
 # target catching up) before its batch counts as unsettled: one that never goes quiet
-# (entries that recirculate or clone a packet for ever) has no output to compare
+# (entries that recirculate or clone a packet for ever) has no output to compare, which
+# `batch` reports as a difference (a run that compared nothing cannot pass)
 CATCH_UP = 20.0
 
 
@@ -110,8 +112,9 @@ class Run:
         self.rig = rig
         self.rate = rate  # frames/s (0: the rig's RATE)
         self.compiled = compiled
-        self.unsettled = 0  # batches after which a switch kept sending (not compared)
-        self.frames = 0  # frames compared
+        self.unsettled = 0  # batches after which a switch kept sending (reported, not compared)
+        self.offered = 0  # frames no deviation covers, sent to both
+        self.frames = 0  # of those, frames whose outputs were compared
         self.lost = False  # BMv2 sent a strict part of what p4switch sent: input lost in its ports
         # a program that reads queue occupancy sees the load, and the load
         # differs (BMv2 is slower): such programs get their frames spaced out
@@ -144,12 +147,15 @@ class Run:
         diffs: list[str] = []
         if not normal:
             return diffs
+        self.offered += len(normal)
         bm, ps = self._outputs(self.rig.exchange(normal, gap=self.gap, rate=self.rate))
         if not self.rig.settled:
             bm, ps = self._outputs(self.rig.more(LATE, limit=CATCH_UP))
         if not self.rig.settled:
             self.unsettled += 1
-            return diffs
+            return [f"{name}: {len(normal)} frames not compared: a switch was still sending "
+                    f"{CATCH_UP:.0f} s after they went in (a packet looping or cloned for ever?); "
+                    f"the run's counters and deviation-covered frames are not compared either"]
         if bm != ps:
             bm, ps = self._outputs(self.rig.more(LATE))
         if bm != ps:
