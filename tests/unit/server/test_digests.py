@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from p4switch.io import MemoryPorts
 from p4switch.proto import p4r
+from p4switch.translate import FAILED_PRECONDITION
 
 from .conftest import Client, p4_id, update
 
@@ -48,9 +49,10 @@ def test_unacked_duplicates_are_suppressed_until_ack(primary: Client, ports: Mem
     ports.inject(3, learn_frame(1))
     assert primary.streams[0].no_message()
     primary.streams[0].send(p4r.StreamMessageRequest(digest_ack=p4r.DigestListAck(digest_id=DIGEST, list_id=d.list_id)))
-    import time
-
-    time.sleep(0.2)
+    # The switch handles a stream's messages in order and answers an empty one with a
+    # StreamError: once that answer is here, the ack before it has been taken.
+    primary.streams[0].send(p4r.StreamMessageRequest())
+    assert primary.streams[0].recv().error.canonical_code == FAILED_PRECONDITION
     ports.inject(3, learn_frame(1))
     assert next_digest(primary).list_id > d.list_id
 

@@ -7,7 +7,6 @@ import signal
 import socket
 import subprocess
 import sys
-import time
 
 import pytest
 
@@ -102,12 +101,21 @@ def test_address_in_use_is_one_line_error() -> None:
 
 def test_sigterm_stops_cleanly() -> None:
     """A running p4switch exits 0 on SIGTERM."""
-    proc = subprocess.Popen([PY, "-m", "p4switch", "--no-p4", "--grpc-server-addr", "127.0.0.1:0"],
-                            stderr=subprocess.PIPE, text=True)
-    time.sleep(1.5)
-    assert proc.poll() is None
-    proc.send_signal(signal.SIGTERM)
-    assert proc.wait(timeout=10) == 0
+    proc = subprocess.Popen([PY, "-m", "p4switch", "--no-p4", "--grpc-server-addr", "127.0.0.1:0",
+                             "--log-console", "-L", "info"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout is not None
+        # It logs this line once it serves (its signal handlers are in place before that).
+        lines = iter(proc.stdout.readline, "")
+        serving = next((ln for ln in lines if "P4Runtime on 127.0.0.1:0" in ln), None)
+        assert serving, proc.stderr.read() if proc.stderr else ""
+        assert proc.poll() is None
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=10) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
 
 
 @pytest.mark.parametrize("flag,expected", [
