@@ -7,7 +7,6 @@ import socket
 import struct
 import subprocess
 import threading
-import time
 import uuid
 
 import pytest
@@ -112,11 +111,18 @@ def test_raw_ports_receive_and_transmit(veth, tmp_path) -> None:
     try:
         ports.transmit(7, FRAME)
         assert peer.recv(2048)[:len(FRAME)] == FRAME
-        time.sleep(0.2)
-        assert got == []  # our own transmission is not received back
-        peer.send(FRAME)
+        # What leaves the interface is never an arrival, whoever sends it (here a second
+        # socket on it, as the host's own stack would).
+        stray = FRAME.replace(b"aizone-test", b"aizone-out!")
+        with raw(a) as other:
+            other.send(stray)
+            assert peer.recv(2048)[:len(stray)] == stray
+        answer = FRAME.replace(b"aizone-test", b"aizone-peer")
+        peer.send(answer)
         assert ev.wait(2)
-        assert got[0][0] == 7 and got[0][1][:len(FRAME)] == FRAME
+        # Both frames that went out left before the peer's came in: had either been taken
+        # as received, it would be the first frame the sink got.
+        assert [(p, f[:len(answer)]) for p, f in got] == [(7, answer)]
         st = ports.stats()[7]
         assert st.tx_packets == 1 and st.rx_packets >= 1
     finally:
