@@ -7,6 +7,7 @@ up (no root needed), served by the real uvicorn server on a Unix socket.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -91,13 +92,28 @@ def _serve(daemon: Daemon, tmp_path: Path,
     asyncio.run(main())
 
 
+# A kind no test asserts on: published until the client has read one, so the events a test
+# publishes next go out once its stream is subscribed (not after a guessed delay).
+HELLO = "hello"
+
+
+async def until_subscribed(daemon: Daemon, listening: asyncio.Event) -> None:
+    """Publish HELLO events until the test's client has read one."""
+    while not listening.is_set():
+        daemon.bus.publish(HELLO, {})
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(listening.wait(), 0.05)
+
+
 def test_event_stream_delivers_events_in_order(daemon: Daemon, tmp_path: Path) -> None:
     """Published events arrive as SSE blocks (id, event, data), in order, until "down"."""
     got: list[dict[str, Any]] = []
 
     async def body(c: httpx.AsyncClient, _server: ApiServer) -> None:
+        listening = asyncio.Event()
+
         async def publish() -> None:
-            await asyncio.sleep(0.2)
+            await until_subscribed(daemon, listening)
             daemon.bus.publish("mode", {"mode": "eecmp"})
             daemon.bus.publish("stats", {"links": []})
             daemon.bus.publish("down", {})
@@ -113,7 +129,10 @@ def test_event_stream_delivers_events_in_order(daemon: Daemon, tmp_path: Path) -
                 elif line.startswith("data: "):
                     block["data"] = json.loads(line[6:])
                 elif not line and block:
-                    got.append(block)
+                    if block["event"] == HELLO:
+                        listening.set()
+                    else:
+                        got.append(block)
                     block = {}
         await task
 
@@ -129,19 +148,24 @@ def test_event_stream_filters_kinds_and_replays(daemon: Daemon, tmp_path: Path) 
     got: list[str] = []
 
     async def body(c: httpx.AsyncClient, _server: ApiServer) -> None:
+        listening = asyncio.Event()
+
         async def publish() -> None:
-            await asyncio.sleep(0.2)
+            await until_subscribed(daemon, listening)
             daemon.bus.publish("stats", {})
             daemon.bus.publish("progress", {"step": "up"})
             daemon.bus.publish("down", {})
 
         task = asyncio.create_task(publish())
         async with c.stream("GET", "/api/v1/events",
-                            params={"kinds": "progress,down", "replay": "true"}) as r:
+                            params={"kinds": f"progress,down,{HELLO}", "replay": "true"}) as r:
             async for line in r.aiter_lines():
                 if line.startswith("data: "):
                     data = json.loads(line[6:])
-                    got.append(f"{data['kind']}:{data['data'].get('step', '')}")
+                    if data["kind"] == HELLO:
+                        listening.set()
+                    else:
+                        got.append(f"{data['kind']}:{data['data'].get('step', '')}")
         await task
 
     _serve(daemon, tmp_path, body)
