@@ -21,8 +21,9 @@ from conftest import P4_DIR, REPO, program
 from scapy.layers.inet import IP, UDP
 from scapy.layers.l2 import Ether
 
-from p4switch import ir, irdecode
+from p4switch import ir
 from p4switch.frontend import compile_file
+from p4switch.ir import decode, progfile
 from p4switch.pipeline import CodegenError, PortHarness, compile_program, parsergen
 from p4switch.pipeline.codegen import py_name
 from p4switch.pipeline.state import ActionCall, FieldMatch, TableEntry
@@ -169,14 +170,14 @@ def test_compiled_programs_load_unchanged(path: Path) -> None:
 
 
 @pytest.mark.parametrize("form,good,bad", [
-    (irdecode.IDENT, ["start", "_x", "NoAction", "a1"], ["", "1a", "a.b", "a b", "a\n", "é", "a-b"]),
-    (irdecode.QUALIFIED, ["ingress.t1", "NoAction", "A.b.c_1"], [".foo", "a..b", "a.", "a.b\n", "a.b;c"]),
-    (irdecode.UID, ["$se1", "hdr$arg", "pick<bit<16>>", "pick<headers_t, bit<8>[4]>"],
+    (decode.IDENT, ["start", "_x", "NoAction", "a1"], ["", "1a", "a.b", "a b", "a\n", "é", "a-b"]),
+    (decode.QUALIFIED, ["ingress.t1", "NoAction", "A.b.c_1"], [".foo", "a..b", "a.", "a.b\n", "a.b;c"]),
+    (decode.UID, ["$se1", "hdr$arg", "pick<bit<16>>", "pick<headers_t, bit<8>[4]>"],
      ["a\nb", "a(b)", "pick<bit<16>>\n", "x'y"]),
-    (irdecode.KEY_NAME, ["hdr.ipv4.dst[31:24]", "h.$valid$", "meta.x & 0xf0", "hdr.s[0].f", "-5"],
+    (decode.KEY_NAME, ["hdr.ipv4.dst[31:24]", "h.$valid$", "meta.x & 0xf0", "hdr.s[0].f", "-5"],
      ["a\nb", "a'b", "a;b", "f(x)", ""]),
-    (irdecode.PATH, ["/work/p4/rtsw.p4", "<builtin>", "a b.p4"], ["a\nb.p4", "a\x00b", "x\x7f"]),
-    (irdecode.DIRECTION, ["", "in", "out", "inout"], ["In", "inout\n", "const"]),
+    (decode.PATH, ["/work/p4/rtsw.p4", "<builtin>", "a b.p4"], ["a\nb.p4", "a\x00b", "x\x7f"]),
+    (decode.DIRECTION, ["", "in", "out", "inout"], ["In", "inout\n", "const"]),
 ], ids=["ident", "qualified", "uid", "key-name", "path", "direction"])
 def test_name_forms_take_what_the_compiler_writes_and_nothing_else(form, good, bad) -> None:
     """Each form accepts the names p4switch-compile emits and refuses anything else."""
@@ -188,7 +189,7 @@ def test_every_node_class_is_decoded_with_a_rule_for_each_field() -> None:
     """The decoder reads every node class of the IR and knows the form or range of each str and
     int field (building it raises RuntimeError for a field without a rule: a new field needs one)."""
     every = {obj for obj in vars(ir).values() if isinstance(obj, type) and dataclasses.is_dataclass(obj)}
-    assert irdecode.node_classes(ir.Program, ir._ANY_FIELDS) == every
+    assert decode.node_classes(ir.Program, progfile._ANY_FIELDS) == every
 
 
 # ------------------------------------------------------------------ the generators

@@ -291,7 +291,7 @@ class _Schema:
         generic = [o for o in options if typing.get_origin(o) is not None]
         if generic:  # `list[Expr] | None`: the container, or null
             if len(generic) > 1 or any(o is not type(None) for o in options if o not in generic):
-                raise RuntimeError(f"irdecode: cannot decode {owner} ({options})")  # a schema bug
+                raise RuntimeError(f"ir.decode: cannot decode {owner} ({options})")  # a schema bug
             inner = self.build(generic[0], owner)
             return lambda obj, path: None if obj is None else inner(obj, path)
         nodes = {c.__name__: c for c in options if isinstance(c, type) and dataclasses.is_dataclass(c)}
@@ -305,7 +305,7 @@ class _Schema:
         known = set(nodes.values()) | set(enums) | {type(None), str, int, bool}
         if (str in options and form is None) or (int in options and span is None) \
                 or any(o not in known for o in options):
-            raise RuntimeError(f"irdecode: no rule for {owner} ({options})")  # a schema bug
+            raise RuntimeError(f"ir.decode: no rule for {owner} ({options})")  # a schema bug
         kinds = [f"a {n} node" for n in nodes] + [f"a {e.__name__}" for e in enums] + \
             [_SCALARS[t] for t in (str, int, bool) if t in options] + (["null"] if none_ok else [])
         what = ", ".join(kinds[:-1]) + " or " + kinds[-1] if len(kinds) > 1 else kinds[0]
