@@ -18,7 +18,8 @@ is the emulator's doing), a variant of
 every flow crosses the spine: 4, 8, then all 16 NICs each send
 `--seconds` worth of data at R to a NIC two racks away (4 QPs per flow,
 split, a UDP source port per QP, so that the hash spreads them; the RC
-ACK timeout as the experiments set it, `experiments.collective`). Before
+ACK timeout the fabric's, as `aizone run` and the experiments set it,
+`experiments.collective`). Before
 and after each run every switch's `rx_port`/`tx_port`, every agent's NIC
 counters and every process's CPU time are read (`experiments.usage`):
 the frames that left one end of a cable and did not arrive at the other
@@ -34,10 +35,15 @@ highest load (goodput in frame bytes, and packets/s) of a lossless level,
 the issue's figure, and of a lossless level at rate, the one the
 experiments' sizes come from.
 
+With `--write` the run is appended to the capacity data file,
+`docs/results/capacity.json` (`experiments.capacity`: the command, the
+date, the machine and every level per target), which the experiments'
+sizes and the results page read; commit it with the results.
+
 Run it as root under the fabric lock:
 
     flock /tmp/aizone-net.lock .venv/bin/python bench/fabric_capacity.py \
-        [--targets p4switch,bmv2] [--rates 1,2,5,10] [--seconds 3] [--json]
+        [--targets p4switch,bmv2] [--rates 1,2,5,10] [--seconds 3] [--json] [--write [FILE]]
 """
 
 from __future__ import annotations
@@ -45,6 +51,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shlex
 import shutil
 import sys
 import tempfile
@@ -56,9 +63,10 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from controller.errors import ControllerError  # noqa: E402
+from experiments.capacity import CAPACITY_FILE, CapacityError, add_measurement  # noqa: E402
 from experiments.collective import Collective, run_collective, uses_api  # noqa: E402
 from experiments.fabric import Fabric, variant  # noqa: E402
-from experiments.sizes import FRAME_BYTES, MTU, ack_timeout_ms, lossless  # noqa: E402
+from experiments.sizes import FRAME_BYTES, MTU, lossless  # noqa: E402
 from experiments.usage import Usage  # noqa: E402
 from topologies.nodes import NetworkError, target_missing  # noqa: E402
 
@@ -79,8 +87,7 @@ def measure(fabric: Fabric, hosts: tuple[str, ...], rate: float, seconds: float
     size = int(rate * 1e6 / 8 * seconds)
     nics = tuple(n.intf for h in hosts for n in fabric.plan.host(h).nics)
     coll = Collective(pattern="permutation", nics=nics, size=size, qps=4, strategy="split",
-                      sport_per_qp=True, ack_timeout_ms=ack_timeout_ms(rate),
-                      timeout=60 + 4 * seconds)
+                      sport_per_qp=True, timeout=60 + 4 * seconds)
     before = fabric.sample() if uses_api(coll) else None
     try:
         got = run_collective(fabric, coll)
@@ -144,6 +151,20 @@ def search(target: str, rates: list[float], seconds: float, work: Path,
             "capacity": best(clean), "capacity_at_rate": best([r for r in clean if r["at_rate"]])}
 
 
+def _measurement(out: dict[str, Any], argv: list[str]) -> dict[str, Any]:
+    """This run as the capacity data file keeps it (`experiments.capacity.Measurement`)."""
+    targets = {t: {"capacity": r.get("capacity"), "capacity_at_rate": r.get("capacity_at_rate"),
+                   "levels": r["levels"]}
+               for t, r in out["targets"].items() if "levels" in r}
+    return {"command": " ".join(["bench/fabric_capacity.py", *map(shlex.quote, argv)]),
+            "date": time.strftime("%Y-%m-%d", time.gmtime()),
+            "seconds_total": out["seconds_total"],
+            "machine": {"cores": out["machine"]["cores"],
+                        "load_start": round(out["machine"]["load"][0], 2),
+                        "load_end": round(out["machine"]["load_end"][0], 2)},
+            "targets": targets}
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--targets", default="p4switch,bmv2",
@@ -151,7 +172,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--rates", default="1,2,5,10", help="host-link rates to try, Mb/s")
     p.add_argument("--seconds", type=float, default=3.0, help="seconds of data per flow")
     p.add_argument("--json", action="store_true", help="print one JSON object")
-    args = p.parse_args(argv)
+    p.add_argument("--write", nargs="?", type=Path, const=CAPACITY_FILE, default=None,
+                   metavar="FILE", help="append this run to the capacity data file (default "
+                                        "docs/results/capacity.json)")
+    given = list(sys.argv[1:] if argv is None else argv)
+    args = p.parse_args(given)
     if os.geteuid() != 0:
         print("fabric_capacity: needs root (it brings fabrics up)", file=sys.stderr)
         return 2
@@ -204,6 +229,13 @@ def main(argv: list[str] | None = None) -> int:
     if "p4switch" in firsts and "bmv2" in firsts and firsts["p4switch"]["carried_mbps"]:
         out["bmv2_over_p4switch_same_level"] = round(
             firsts["bmv2"]["carried_mbps"] / firsts["p4switch"]["carried_mbps"], 3)
+    if args.write is not None:
+        try:
+            add_measurement(args.write, _measurement(out, given))
+        except CapacityError as exc:
+            print(f"fabric_capacity: --write: {exc}", file=sys.stderr)
+            return 1
+        console.print(f"appended this run to {args.write}")
     if args.json:
         print(json.dumps(out))
         return 0

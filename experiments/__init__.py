@@ -10,7 +10,8 @@ Modules: `cli` (the command), `qp_scaling`, `pinning`, `incast`,
 `failure`, `placement` (one experiment each), `session` (grid, repeats,
 progress, metrics, CPU-bound verdicts), `collective` (running one
 collective), `fabric` (bring-up, API, samples), `usage` (loss and CPU
-between samples), `jobs` (rank orders), `sizes`, `schema`, `stats`,
+between samples), `jobs` (rank orders), `sizes`, `capacity` (the measured
+fabric capacity, read from `docs/results/capacity.json`), `schema`, `stats`,
 `markdown` (tables and pages), `figures` (plots), `page`, `machine`.
 
 Names exported: `EXPERIMENTS`, `Options`, `ExperimentResult`,

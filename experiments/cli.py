@@ -37,6 +37,7 @@ from controller.errors import ControllerError
 from topologies.nodes import NetworkError, target_missing
 
 from . import failure, incast, pinning, placement, qp_scaling
+from .capacity import CapacityError, load_capacity
 from .markdown import write_result
 from .schema import ExperimentResult
 from .session import DEFAULT_TARGET, Options
@@ -135,6 +136,12 @@ def run(args: argparse.Namespace) -> int:
         print(f"aizone experiment: error: target {args.target} needs {', '.join(missing)} on "
               f"PATH", file=sys.stderr)
         return EXIT_INPUT
+    if args.name == "all":
+        try:  # the page derives the sizes from it: said now, not after an hour of runs
+            load_capacity()
+        except CapacityError as exc:
+            print(f"aizone experiment: error: {exc}", file=sys.stderr)
+            return EXIT_INPUT
     out = args.out or (ALL_OUT if args.name == "all" else DEFAULT_OUT)
     command = _command(args)
     names = list(EXPERIMENTS) if args.name == "all" else [args.name]

@@ -6,17 +6,17 @@ plus two things the experiments need and the request does not carry yet:
 - `nics`: the ranks as NIC interfaces in rank order (the request takes
   hosts, whose NICs then come in a row, or a number of NICs placed by
   `controller.placement`);
-- `ack_timeout_ms`: the RC local ACK timeout. The transport's default,
+- `ack_timeout_ms`: the RC local ACK timeout; None (the default) is the
+  fabric's, as `aizone run` sets it: the controller's rule
+  (`controller.jobs.fabric_ack_timeout_ms`) over the fabric's rates and
+  queues and all that the job can have in flight towards one NIC
+  (`experiments.sizes.running_ack_timeout_ms`). The transport's default,
   4.096 us x 2^15 = 134 ms, is NCCL's at 400 Gb/s, where a switch queue
-  drains in microseconds. Here every link is 10^4-10^5 times slower and so
-  are its queues: a 64-packet queue at 10 Mb/s holds 55 ms, three hops and
-  PFC pauses hold more than 134 ms, and the requester then times out on
-  packets that are only waiting (measured: hundreds of timeouts and
-  thousands of go-back-N retransmissions with no packet dropped, and jobs
-  failing with "retry count exceeded"). Experiments set it as NCCL users
-  do, with `NCCL_IB_TIMEOUT` (4.096 us x 2^k): the smallest k above the
-  time three full switch queues take to drain at the emulated host rate
-  (`experiments.sizes.ack_timeout_ms`: k = 20, 4.3 s, at 1 Mb/s).
+  drains in microseconds; here every link is 10^4-10^5 times slower and so
+  are its queues, and the requester would time out on packets that are
+  only waiting (measured: hundreds of timeouts and thousands of go-back-N
+  retransmissions with no packet dropped, and jobs failing with "retry
+  count exceeded").
 
 `run_collective(fabric, collective, on_step)` goes through the daemon
 (`POST /run`) when its `RunRequest` has those fields, and otherwise runs
@@ -39,20 +39,28 @@ import itertools
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from typing import Any
 
 from controller.agents import agents_dir
 from controller.client import ApiError
-from controller.jobs import PFC_COUNTERS, RunRequest, link_loads, pfc_cells, pfc_delta, tm_delta
+from controller.jobs import (
+    PFC_COUNTERS,
+    RunRequest,
+    job_fan_in,
+    link_loads,
+    pfc_cells,
+    pfc_delta,
+    tm_delta,
+)
 from controller.stats import DROP_REASONS
 from traffic.agentd import AgentClient, AgentError
 from traffic.collectives import Rank, build_jobs
 from traffic.report import summarize
-from traffic.schema import Admission, Transport
+from traffic.schema import Admission, Job, Transport
 
 from .fabric import Fabric, FabricError
-from .sizes import ack_timeout_ms
+from .sizes import running_ack_timeout_ms
 
 __all__ = ["Collective", "api_supports", "run_collective", "uses_api"]
 _ids = itertools.count(1)
@@ -71,7 +79,7 @@ class Collective:
     admission: bool = False
     cls: str = "data"
     sport_per_qp: bool = False
-    ack_timeout_ms: float | None = field(default_factory=ack_timeout_ms)
+    ack_timeout_ms: float | None = None  # None: the fabric's (see the module docstring)
     timeout: float = 600.0
 
     def body(self) -> dict[str, Any]:
@@ -130,14 +138,20 @@ def _via_agents(fabric: Fabric, c: Collective,
         ranks = [Rank(host=by[x].host, nic=x, ip=by[x].ip) for x in c.nics]
     except KeyError as exc:
         raise FabricError(f"no NIC {exc.args[0]!r} in fabric {plan.name}") from None
-    transport = Transport(ack_timeout_ms=c.ack_timeout_ms) if c.ack_timeout_ms else Transport()
     job_id = next(_ids)
-    try:
-        jobs = build_jobs(c.pattern, ranks, c.size, c.qps, c.strategy,
+
+    def build(transport: Transport | None) -> dict[str, Job]:
+        return build_jobs(c.pattern, ranks, c.size, c.qps, c.strategy,
                           message_bytes=c.message_size, cls=c.cls,  # type: ignore[arg-type]
                           admission=Admission() if c.admission else None, transport=transport,
                           sport_per_qp=c.sport_per_qp, name=f"exp{job_id}-{c.pattern}",
                           start_at=time.time() + 1.0)
+
+    try:
+        ack_ms = c.ack_timeout_ms
+        if ack_ms is None:  # the fabric's, for what this job can have in flight (as the daemon)
+            ack_ms = running_ack_timeout_ms(fabric.spec, plan, job_fan_in(build(None)))
+        jobs = build(Transport(ack_timeout_ms=ack_ms))
     except ValueError as exc:
         raise FabricError(str(exc)) from None
     tm_source = fabric.runtime().tm_stats
@@ -204,7 +218,7 @@ def _via_agents(fabric: Fabric, c: Collective,
             "links": loads["links"], "tiers": loads["tiers"],
             "switch_drops": {k: v for k, v in drops.items() if v}, "tm": tm,
             "cpu_bound": bool(reasons), "cpu_bound_reasons": reasons,
-            "samples": (before, after)}
+            "ack_timeout_ms": ack_ms, "samples": (before, after)}
 
 
 def _poll_step(hosts: list[str], on_step: Callable[[int, int], None]) -> None:

@@ -4,10 +4,11 @@
 `base` with some keys changed (PFC off, other rates, parallel uplinks),
 its program paths made absolute, into the experiment's output folder, so
 that the file a result names is the file that ran. `Fabric(topology, ...)`
-is a context manager: it refuses to start when another fabric is up,
-starts the controller daemon the way `aizone up` does
-(`controller.launch.start_daemon` / `follow`), and on exit stops it and
-removes what is left as `aizone down` does (also after an error or
+is a context manager: it starts the fabric and its controller daemon
+with `aizone up`'s own code (`controller.launch.bring_up`: the same
+refusals, in the same words, when not root, when a fabric is already up
+or one runs without its daemon, and for bad input), and on exit stops it
+and removes what is left as `aizone down` does (also after an error or
 Ctrl-C). While it is up:
 
 - `run(body)` posts one collective (`controller.jobs.RunRequest`) and
@@ -191,24 +192,14 @@ class Fabric:
     # -- life
 
     def __enter__(self) -> Fabric:
-        from controller.launch import DaemonOptions, already_up, follow, orphan, start_daemon
+        from controller.launch import DaemonOptions, bring_up
 
-        if os.geteuid() != 0:
-            raise FabricError("experiments bring fabrics up: they need root (run with sudo)")
-        busy = already_up()
-        if busy:
-            raise FabricError(busy)
-        if orphan() is not None:
-            raise FabricError("a fabric runs without its daemon: run `aizone down` first")
         t0 = time.monotonic()
-        self._child = start_daemon(DaemonOptions(topology=self.topology, target=self.target,
-                                                 mode=self.initial_mode,
-                                                 build_dir=self.build_dir))
-        try:
-            self.info = follow(self._child, self.on_event)  # bring-up events
-        except BaseException:
-            self._down()
-            raise
+        # A refusal (or a bring-up that fails, which bring_up stops) raises before anything
+        # of this fabric runs: nothing to tear down, and another fabric is left alone.
+        self._child, self.info = bring_up(
+            DaemonOptions(topology=self.topology, target=self.target, mode=self.initial_mode,
+                          build_dir=self.build_dir), self.on_event)
         self.events.start()
         self.up_seconds = time.monotonic() - t0
         return self

@@ -28,7 +28,7 @@ from .figures import bar_panel, new_figure, save
 from .jobs import alternating, racks_of
 from .schema import Column, ExperimentResult, Finding, Point
 from .session import Options, Session
-from .sizes import ack_timeout_ms, fabric_changes, sizes_for
+from .sizes import FORMER_ACK_TIMEOUT_MS, fabric_changes, sizes_for
 
 __all__ = ["NAME", "TITLE", "findings", "plot", "run"]
 
@@ -147,6 +147,20 @@ def run(options: Options) -> ExperimentResult:
     return result
 
 
+def _ack_timeouts(result: ExperimentResult) -> str:
+    """The RC ACK timeouts the runs used, as the note says them."""
+    runs = [r for p in result.points for r in p.runs if r.error is None]
+    used = [float(r.details["ack_timeout_ms"]) for r in runs
+            if isinstance(r.details.get("ack_timeout_ms"), int | float)]
+    if used and len(used) == len(runs):
+        low, high = min(used) / 1e3, max(used) / 1e3
+        return (f"{low:.2f}" + (f"-{high:.2f}" if high > low else "") + " s here, the "
+                "fabric's, as `aizone run` sets it, `experiments.sizes`")
+    # Runs that did not record it were made with the experiments' former rule.
+    return (f"{FORMER_ACK_TIMEOUT_MS / 1e3:.2f} s here, sized to the emulated queues, "
+            "`experiments.sizes`")
+
+
 def _timeouts_note(result: ExperimentResult, kind: str) -> str:
     """What the failure cost each mode next to its ACK timeouts (where the time went)."""
     parts = []
@@ -162,8 +176,7 @@ def _timeouts_note(result: ExperimentResult, kind: str) -> str:
         return ""
     return ("Time lost against ACK timeouts: " + ", ".join(parts) + f". A QP whose last "
             f"packets died with the link learns it only from its RC ACK timeout "
-            f"({ack_timeout_ms() / 1e3:.2f} s here, sized to the emulated queues, "
-            f"`experiments.sizes`), then goes back N; one that still gets later packets "
+            f"({_ack_timeouts(result)}), then goes back N; one that still gets later packets "
             f"through is NAKed at once; what remains is the load the survivors carry "
             f"(pinning moves the failed uplink's slices onto one of them).")
 

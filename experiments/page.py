@@ -2,7 +2,9 @@
 
 `write_page(results, doc, out_dir, command, seconds, rewritten)` writes the page that
 `aizone experiment all` regenerates: how it was made (the command, the
-machine, the total time), the fabric-capacity figures and the sizes
+machine, the total time; and, above results measured with the
+experiments' former ACK-timeout rule, a note saying so and what the
+fabric's rule gives instead), the fabric-capacity figures and the sizes
 derived from them (`experiments.sizes`), a summary of what each
 experiment shows against the paper, then each experiment's section
 (`experiments.markdown.result_markdown`) with its plots linked relative to
@@ -20,7 +22,7 @@ from pathlib import Path
 
 from .markdown import markdown_table, result_markdown
 from .schema import ExperimentResult
-from .sizes import derivation_markdown
+from .sizes import derivation_markdown, former_ack_note
 
 __all__ = ["HEADLINE", "write_page"]
 
@@ -34,6 +36,13 @@ def _summary_rows(results: Sequence[ExperimentResult]) -> list[list[str]]:
             verdict = {True: "yes", False: "**no**", None: "–"}[f.holds]
             rows.append([r.experiment, f.claim, f.measured, verdict])
     return rows
+
+
+def _former_ack_rule(results: Sequence[ExperimentResult]) -> bool:
+    """Whether some run was made before runs recorded their ACK timeout: with the
+    experiments' former rule, not the fabric's they take now."""
+    return any(r.error is None and not isinstance(r.details.get("ack_timeout_ms"), int | float)
+               for res in results for p in res.points for r in p.runs)
 
 
 def _model_section(root: Path) -> str:
@@ -69,6 +78,8 @@ def write_page(results: Sequence[ExperimentResult], doc: Path, out_dir: Path, *,
              + ")."
              + (f" Tables, findings and plots written again from these runs' JSON by `{command} "
                 "--rewrite` (nothing re-measured)." if rewritten else "") + "\n",
+             *([f"**The ACK timeout.** {former_ack_note()}\n"]
+               if _former_ack_rule(results) else []),
              "Every number comes from the switches' counters (read over P4Runtime by the "
              "controller) and the hosts' traffic agents; each grid point is repeated and shown "
              "as mean ± standard deviation; runs the emulator rather than the emulated fabric "

@@ -56,7 +56,7 @@ from .collective import Collective, run_collective, uses_api
 from .fabric import Fabric
 from .machine import machine, versions
 from .schema import Column, ExperimentResult, Finding, Point, Run, summarize_runs
-from .sizes import FRAME_BYTES, MTU, ack_timeout_ms
+from .sizes import FRAME_BYTES, MTU
 from .stats import tier_imbalance
 from .usage import Usage
 
@@ -221,7 +221,7 @@ class Session:
         size = int(rate * 1e6 / 8 * seconds)
         nic = {h.name: h.nics[0].intf for h in fabric.plan.hosts}
         coll = Collective(pattern="incast", nics=(nic[dst], nic[src]), size=size,
-                          ack_timeout_ms=ack_timeout_ms(rate), timeout=60 + 10 * seconds)
+                          timeout=60 + 10 * seconds)
         self.note(f"calibrating: one flow {src} -> {dst}")
         try:
             answer = run_collective(fabric, coll)
@@ -276,7 +276,9 @@ class Session:
         reasons = cpu_bound_reasons(answer, usage, self.options.target)
         run = Run(repeat=repeat, metrics=run_metrics(answer, usage, racks),
                   cpu_bound=bool(reasons), cpu_bound_reasons=reasons, job_id=answer.get("id"),
-                  details={"via": answer.get("via"), "links": _link_details(answer),
+                  details={"via": answer.get("via"),
+                           "ack_timeout_ms": answer.get("ack_timeout_ms"),
+                           "links": _link_details(answer),
                            "lost_on": usage.lost_on, "failed_lost": usage.failed_lost,
                            "switch_cpu": usage.switch_cpu, **extra})
         point.runs.append(run)

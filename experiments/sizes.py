@@ -2,12 +2,19 @@
 
 Every experiment runs its preset with the host links at `RATE_MBPS` (the
 other tiers keep their ratio to it: `rates`, `fabric_changes`) and the
-switch queues `QUEUE`; the RC ACK timeout follows from both
-(`ack_timeout_ms`). The grids and bytes (`SIZES`) are chosen so that:
+switch queues `QUEUE`. Its RC ACK timeout is the fabric's, by the
+controller's rule (`controller.jobs.fabric_ack_timeout_ms`, as `aizone run`
+sets it): `ack_timeout_ms` for given rates and queues,
+`running_ack_timeout_ms` for a fabric that runs, `preset_ack_timeout_ms`
+for the experiments' fabric from a preset, `ack_cases` for every kind of
+collective the experiments run (`FORMER_ACK_TIMEOUT_MS`, `former_ack_note`:
+the experiments' own rule before, which the committed results used). The
+grids and bytes (`SIZES`) are chosen so that:
 
-- the load sits well inside what this machine emulates
-  (`bench/fabric_capacity.py`, `CAPACITY`: the figures it printed), so
-  that a slower run is the emulated fabric's doing;
+- the load sits well inside what this machine emulates (the figures
+  `bench/fabric_capacity.py` measured, read from its data file by
+  `experiments.capacity`), so that a slower run is the emulated fabric's
+  doing;
 - a ring step's chunk takes several round trips to send at line rate, so
   a step measures bandwidth (and the uplinks' balance), not latency;
 - `experiment all` finishes in well under an hour on 2 cores and each
@@ -18,10 +25,11 @@ switch queues `QUEUE`; the RC ACK timeout follows from both
 with (`--quick`: the smallest grid and sizes that still exercise every
 path, for the smoke test).
 
-Names defined here: `RATE_MBPS`, `QUEUE`, `MTU`, `FRAME_BYTES`,
-`CAPACITY`, `SIZES`, `sizes_for`, `rates`, `fabric_changes`, `lossless`,
-`ack_timeout_ms`, `grid_runs`, `ideal_seconds`, `budget_seconds`,
-`derivation_markdown`.
+Names defined here: `RATE_MBPS`, `QUEUE`, `MTU`, `FRAME_BYTES`, `TIERS`,
+`SIZES`, `sizes_for`, `rates`, `fabric_changes`, `lossless`,
+`ack_timeout_ms`, `running_ack_timeout_ms`, `preset_ack_timeout_ms`,
+`ack_cases`, `FORMER_ACK_TIMEOUT_MS`, `former_ack_note`, `grid_runs`,
+`ideal_seconds`, `budget_seconds`, `derivation_markdown`.
 """
 
 from __future__ import annotations
@@ -31,67 +39,21 @@ import math
 from pathlib import Path
 from typing import Any
 
+from controller.jobs import fabric_ack_timeout_ms
+from topologies.addressing import AddressPlan
 from topologies.ports import ROCE_FRAME
-from topologies.spec import load_spec
+from topologies.spec import FabricSpec, load_spec
+from traffic.schema import Transport
 
-__all__ = ["CAPACITY", "FRAME_BYTES", "MTU", "QUEUE", "RATE_MBPS", "SIZES", "ack_timeout_ms",
-           "budget_seconds", "derivation_markdown", "fabric_changes", "lossless", "rates",
-           "sizes_for"]
+from .capacity import capacity_lines, load_capacity, rate_reason
+
+__all__ = ["FORMER_ACK_TIMEOUT_MS", "FRAME_BYTES", "MTU", "QUEUE", "RATE_MBPS", "SIZES", "TIERS",
+           "ack_cases", "ack_timeout_ms", "budget_seconds", "derivation_markdown",
+           "fabric_changes", "former_ack_note", "grid_runs", "ideal_seconds", "lossless",
+           "preset_ack_timeout_ms", "rates", "running_ack_timeout_ms", "sizes_for"]
 
 KiB, MiB = 1 << 10, 1 << 20
 
-# What `bench/fabric_capacity.py` printed (its --json, levels abridged): per target, every
-# level it tried as (host Mb/s, NICs, carried Mb/s, switch frames/s, loss, queue drops,
-# machine CPU, lossless, at rate), and the two capacities; see derivation_markdown().
-CAPACITY: dict[str, Any] = {
-    "command": ("flock /tmp/aizone-net.lock .venv/bin/python bench/fabric_capacity.py "
-                "--rates 1,2,4 --seconds 2"),
-    "when": "2026-12-01, 198 s, load 3.5 at start (p4switch then BMv2 in one run)",
-    "p4switch": {
-        "capacity": {"carried_mbps": 21.63, "switch_pps": 8303, "nics": 16, "rate_mbps": 2.0,
-                     "machine_cpu": 0.6904},
-        "capacity_at_rate": {"carried_mbps": 15.03, "switch_pps": 5777, "nics": 16,
-                             "rate_mbps": 1.0, "machine_cpu": 0.8322},
-        "levels": [(1.0, 4, 3.84, 1572, 0.0, 0, 0.22, True, True),
-                   (1.0, 8, 7.71, 3026, 0.0, 0, 0.32, True, True),
-                   (1.0, 16, 15.03, 5777, 0.0, 0, 0.83, True, True),
-                   (2.0, 4, 7.58, 2959, 0.0, 0, 0.32, True, True),
-                   (2.0, 8, 11.58, 4499, 0.0, 0, 0.81, True, False),
-                   (2.0, 16, 21.63, 8303, 0.0, 0, 0.69, True, False),
-                   (4.0, 4, 12.44, 4810, 0.0, 0, 0.46, True, False),
-                   (4.0, 8, 20.0, 7679, 0.0, 0, 0.66, True, False),
-                   (4.0, 16, 30.33, 11990, 0.0, 93, 0.83, False, False)],
-        "note": ("Past 16 NICs x 1 Mb/s p4switch falls below rate without loss and without a "
-                 "switch process at a full core (8 NICs x 2 Mb/s: the busiest used 0.17 of a "
-                 "core, the machine 81% of both): the processes share 2 cores, and PFC turns "
-                 "their lateness into back-pressure rather than loss; at 16 x 4 Mb/s PFC no "
-                 "longer keeps up (93 queue drops, 475 packets retransmitted)."),
-    },
-    "bmv2": {
-        "capacity": {"carried_mbps": 10.59, "switch_pps": 4211, "nics": 16, "rate_mbps": 1.0,
-                     "machine_cpu": 0.562},
-        "capacity_at_rate": None,
-        "levels": [(1.0, 4, 2.66, 1147, 0.0, 0, 0.24, True, False),
-                   (1.0, 8, 5.31, 2168, 0.0, 0, 0.35, True, False),
-                   (1.0, 16, 10.59, 4211, 0.0, 0, 0.56, True, False),
-                   (2.0, 4, 4.7, 2237, 0.0, 0, 0.33, True, False),
-                   (2.0, 8, 9.35, 4377, 0.0, 0, 0.57, True, False),
-                   (2.0, 16, 8.3, 5130, 0.0, 0, 0.72, True, False),
-                   (4.0, 4, 1.85, 3275, 0.0, 0, 0.49, True, False),
-                   (4.0, 8, 3.55, 3790, 0.0, 0, 0.53, True, False),
-                   (4.0, 16, 6.76, 7740, 0.0, 0, 0.9, True, False)],
-        "note": ("BMv2 never carries 90% of the offered load, even 4 NICs at 1 Mb/s with the "
-                 "machine 24% busy: not the CPU but its queue rates, which are packets/s set "
-                 "for 1,514-B frames (docs/topologies.md): 1 Mb/s / (8 x 1,514 B) = 82.6 "
-                 "frames/s, i.e. 0.71 Mb/s of 1,082-B RoCE frames, shared with the ACKs "
-                 "(measured 0.66 Mb/s per NIC). From 2 Mb/s on the senders retransmit (351 "
-                 "packets at 4 NICs x 2 Mb/s, 14,592 at 4 x 4 Mb/s, where 1.9 of 16 Mb/s get "
-                 "through): BMv2 sends no PAUSE, and the packets its queues drop are not in "
-                 "the 'queue drops' column (the traffic-manager counters read are "
-                 "p4switch's), so its 'lossless' means no loss on cables only. The "
-                 "experiments run on p4switch."),
-    },
-}
 # The host links' emulated rate every experiment runs at (the other tiers keep their preset's
 # ratio to it): see derivation_markdown().
 RATE_MBPS = 1.0
@@ -106,12 +68,20 @@ MTU, FRAME_BYTES = 1024, ROCE_FRAME
 QUEUE: dict[str, Any] = {"queue": 128, "pfc": {"enabled": True, "xoff": 16, "xon": 8}}
 
 
+# What `ack_timeout_ms` gave every experiment run before the experiments took the fabric's rule
+# (3 full `QUEUE` queues of full frames drained at 1 Mb/s, k >= 14: 2^20): the committed
+# results were measured with it, and say so where they show a timeout.
+FORMER_ACK_TIMEOUT_MS = 4.096e-3 * 2**20
+_PRESETS = Path(__file__).resolve().parents[1] / "topologies"
+TIERS = ("host", "rtsw_ctsw", "ctsw_atsw")
+
+
 def rates(base: Path, host_mbps: float = RATE_MBPS) -> dict[str, Any]:
     """Topology changes that run `base`'s host links at host_mbps, every tier in proportion."""
     spec = load_spec(base)
     factor = host_mbps / spec.links.host.rate_mbps
     out: dict[str, Any] = {}
-    for tier in ("host", "rtsw_ctsw", "ctsw_atsw"):
+    for tier in TIERS:
         if tier == "ctsw_atsw" and not spec.atsws:
             continue
         out[f"links.{tier}.rate_mbps"] = round(getattr(spec.links, tier).rate_mbps * factor, 6)
@@ -126,14 +96,33 @@ def fabric_changes(base: Path, *, pfc: bool = True, host_mbps: float = RATE_MBPS
     return {**changes, **lossless(tiers, pfc=pfc)}
 
 
-def ack_timeout_ms(host_mbps: float = RATE_MBPS, *, hops: int = 3,
-                   queue: int | None = None) -> float:
-    """The RC ACK timeout: the smallest NCCL_IB_TIMEOUT (4.096 us x 2^k, k >= 14) above the
-    time `hops` full switch queues of full frames take to drain at the host rate."""
-    depth = queue if queue is not None else int(QUEUE["queue"])
-    worst = hops * depth * FRAME_BYTES * 8 / (host_mbps * 1e6)
-    k = max(14, math.ceil(math.log2(worst / 4.096e-6)))
-    return 4.096e-3 * 2**k
+def ack_timeout_ms(rates: dict[str, float], queues: dict[str, int], *, atsw: bool,
+                   fan_in: int = 1) -> float:
+    """The RC ACK timeout (ms) `aizone run` gives a job on a fabric: the controller's rule,
+    `controller.jobs.fabric_ack_timeout_ms`, over the fabric's link tiers (`rates` in Mb/s,
+    `queues` in packets), the switch queues of its longest path (three, five through an ATSW,
+    as the daemon counts them) and all that `fan_in` QPs sending to one NIC can have in
+    flight (`fan_in` x the RC window)."""
+    return fabric_ack_timeout_ms(rates, queues, 5 if atsw else 3,
+                                 fan_in * Transport().window)
+
+
+def running_ack_timeout_ms(spec: FabricSpec, plan: AddressPlan, fan_in: int = 1) -> float:
+    """`ack_timeout_ms` for a fabric that runs: the tiers its links use, their rates and
+    queues as its topology file gives them."""
+    used = {lk.tier for lk in plan.links}
+    tiers = [t for t in TIERS if t in used]
+    return ack_timeout_ms({t: getattr(spec.links, t).rate_mbps for t in tiers},
+                          {t: getattr(spec.links, t).queue for t in tiers},
+                          atsw=bool(spec.atsws), fan_in=fan_in)
+
+
+def preset_ack_timeout_ms(base: Path, fan_in: int = 1, host_mbps: float = RATE_MBPS) -> float:
+    """`ack_timeout_ms` for the experiments' fabric made from preset `base`
+    (`fabric_changes`: its rates scaled to host_mbps, `QUEUE` queues)."""
+    scaled = {k.split(".")[1]: float(v) for k, v in rates(base, host_mbps).items()}
+    return ack_timeout_ms(scaled, {t: int(QUEUE["queue"]) for t in scaled},
+                          atsw="ctsw_atsw" in scaled, fan_in=fan_in)
 
 
 def lossless(tiers: tuple[str, ...] = ("host", "rtsw_ctsw"), *, pfc: bool = True
@@ -228,69 +217,51 @@ def budget_seconds(runs: int, seconds_per_run: float, bringups: int,
 SLACK = 2.0
 
 
-def _capacity_lines() -> list[str]:
-    lines = []
-    for target in ("p4switch", "bmv2"):
-        got = CAPACITY.get(target)
-        if not got:
-            lines.append(f"- {target}: not measured for this page (run `{CAPACITY['command']}`).")
-            continue
-        parts = []
-        for key, what in (("capacity", "lossless"), ("capacity_at_rate", "lossless and at rate")):
-            cap = got.get(key)
-            if not cap:
-                parts.append(f"{what}: no level")
-                continue
-            parts.append(f"{what}: **{cap['carried_mbps']:.1f} emulated Mb/s** "
-                         f"({cap['switch_pps']:,} switch frames/s; {cap['nics']} NICs at "
-                         f"{cap['rate_mbps']:g} Mb/s, machine CPU {cap['machine_cpu']:.0%})")
-        lines.append(f"- {target}: " + "; ".join(parts) + "."
-                     + (f" {got['note']}" if got.get("note") else ""))
-    if CAPACITY.get("when"):
-        lines.append(f"- Measured by `{CAPACITY['command']}`, {CAPACITY['when']}; each level "
-                     "is a permutation whose every flow crosses the spine, uplinks at 4x the "
-                     "host rate (no emulated link is the bottleneck), 2 s of data per flow.")
-    rows = []
-    for target in ("p4switch", "bmv2"):
-        for r in (CAPACITY.get(target) or {}).get("levels", []):
-            rate, nics, carried, pps, loss, drops, cpu, lossless, at_rate = r
-            rows.append(f"| {target} | {rate:g} | {nics} | {rate * nics:g} | {carried:.1f} | "
-                        f"{pps:,} | {loss:.3%} | {drops} | {cpu:.0%} | "
-                        f"{'yes' if lossless else '**no**'} | {'yes' if at_rate else 'no'} |")
-    if rows:
-        lines += ["", "| target | host Mb/s | NICs | offered Mb/s | carried Mb/s | switch "
-                  "frames/s | loss on cables | queue drops | machine CPU | lossless | at rate "
-                  "(>= 90%) |", "|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---|", *rows]
-    return lines
+def _ib_k(ms: float) -> int:
+    """k of an ACK timeout of 4.096 us x 2^k."""
+    return round(math.log2(ms / 4.096e-3))
 
 
-def _rate_reason() -> str:
-    """Why RATE_MBPS, from the capacity levels when they were measured."""
-    levels = (CAPACITY.get("p4switch") or {}).get("levels") or []
-    full = next((r for r in levels if r[0] == RATE_MBPS and r[1] == 16), None)
-    faster = [r for r in levels if r[0] > RATE_MBPS and not r[8]]
-    if full is None:
-        return ("the fabric capacity was not measured for this page; the rate is the one the "
-                "experiments were sized for.")
-    text = (f"`bench/fabric_capacity.py` (below) found p4switch carrying all 16 NICs of "
-            f"ai_zone_small at {RATE_MBPS:g} Mb/s at rate ({full[2]:.1f} of "
-            f"{16 * RATE_MBPS:g} Mb/s, {full[3]:,} switch frames/s, machine CPU {full[6]:.0%})")
-    if faster:
-        r = min(faster, key=lambda x: (x[0], x[1]))
-        text += (f", but not {r[1]} NICs at {r[0]:g} Mb/s ({r[2]:.1f} of {r[0] * r[1]:g} "
-                 f"Mb/s, machine CPU {r[6]:.0%})")
-    return (text + f": {RATE_MBPS:g} Mb/s is the fastest host rate tried at which the whole "
-            "fabric runs at line rate here, so the experiments run at it, and their heaviest "
-            "collectives sit close to what this machine can emulate (the per-run checks below "
-            "say when one did not keep up).")
+def ack_cases() -> list[tuple[str, str, int, float]]:
+    """(fabric, collective, fan-in, ACK timeout in ms) of every kind of collective the
+    experiments run (their full sizes): rings with each QP count, incasts with each number
+    of senders, on the fabric each runs on."""
+    ring_qps = sorted({1, *SIZES["qp-scaling"]["full"]["qps"], SIZES["pinning"]["full"]["qps"],
+                       SIZES["failure"]["full"]["qps"]})
+    small, zones = _PRESETS / "ai_zone_small.yaml", _PRESETS / "two_zones.yaml"
+    cases = [("ai_zone_small", f"ring, {q} QP{'s' if q > 1 else ''} per peer"
+              + ("; one flow (calibration)" if q == 1 else ""), q, small) for q in ring_qps]
+    cases += [("ai_zone_small", f"incast, {n} senders", n, small)
+              for n in SIZES["incast"]["full"]["senders"]]
+    q = SIZES["placement"]["full"]["qps"]
+    cases += [("two_zones", f"ring, {q} QP{'s' if q > 1 else ''} per peer (placement)", q, zones)]
+    return [(f, what, n, preset_ack_timeout_ms(base, n)) for f, what, n, base in cases]
+
+
+def former_ack_note() -> str:
+    """What the experiments' former ACK-timeout rule gave every run, against the fabric's rule
+    they take now (the results page says it above results measured with the former)."""
+    same = [f"{what} on {fabric}" for fabric, what, _, ms in ack_cases()
+            if math.isclose(ms, FORMER_ACK_TIMEOUT_MS)]
+    other = [f"{what} on {fabric} {ms / 1e3:.2f} s" for fabric, what, _, ms in ack_cases()
+             if not math.isclose(ms, FORMER_ACK_TIMEOUT_MS)]
+    return ("These results were measured with the experiments' former RC ACK timeout: "
+            f"{FORMER_ACK_TIMEOUT_MS / 1e3:.2f} s for every run (4.096 us x "
+            f"2^{_ib_k(FORMER_ACK_TIMEOUT_MS)}: three full {QUEUE['queue']}-packet queues "
+            f"drained at the {RATE_MBPS:g} Mb/s host rate). Runs made now take the fabric's, as "
+            "`aizone run` does (see \"RC ACK timeout\" below), which is the same "
+            + (f"for {', '.join(same)}" if same else "for none of them")
+            + (f" and longer for the rest: {'; '.join(other)}." if other else ".")
+            + " Collectives that lose packets (no PFC, a failed link) wait longer to resend "
+            "under it.")
 
 
 def derivation_markdown() -> str:
-    """How the sizes follow from the capacity and the fabric (a section of docs/results.md)."""
+    """How the sizes follow from the capacity and the fabric (a section of docs/results.md);
+    `CapacityError` when the capacity file (`experiments.capacity`) is missing or malformed."""
+    capacity = load_capacity()
     frame_ms = FRAME_BYTES * 8 / (RATE_MBPS * 1e6) * 1e3
     queue_s = int(QUEUE["queue"]) * frame_ms / 1e3
-    ato = ack_timeout_ms()
-    k = round(math.log2(ato / 4.096e-3))
     pps = 16 * RATE_MBPS * 1e6 / (FRAME_BYTES * 8)
     out = [
         f"Every experiment runs its preset with the host links at **{RATE_MBPS:g} Mb/s** and "
@@ -304,9 +275,10 @@ def derivation_markdown() -> str:
         f"ai_zone_small sending at {RATE_MBPS:g} Mb/s the hosts emit {pps:,.0f} full frames/s "
         f"and the switches forward about {3 * pps:,.0f}/s (each frame crosses an RTSW, a "
         "CTSW and an RTSW), plus ACKs, every one through a P4 interpreter in Python. "
-        + _rate_reason() + " Runs that were CPU-bound anyway (an agent or switch at a full "
-        "core, the machine >= 95% busy, >= 0.1% of frames lost on cables rather than at a "
-        "switch queue) are flagged, listed under their table and left out of the means.",
+        + rate_reason(capacity, RATE_MBPS) + " Runs that were CPU-bound anyway (an agent or "
+        "switch at a full core, the machine >= 95% busy, >= 0.1% of frames lost on cables "
+        "rather than at a switch queue) are flagged, listed under their table and left out of "
+        "the means.",
         "",
         f"Queues: {QUEUE['queue']} packets per switch egress queue, PFC XOFF/XON "
         f"{QUEUE['pfc']['xoff']}/{QUEUE['pfc']['xon']} on the lossless class: "
@@ -316,10 +288,20 @@ def derivation_markdown() -> str:
         "dropped packets with PFC on). A full frame takes "
         f"{frame_ms:.1f} ms on a host link, a full queue {queue_s:.2f} s.",
         "",
-        f"RC ACK timeout: {ato / 1e3:.2f} s (NCCL_IB_TIMEOUT={k}: 4.096 us x 2^{k}), the "
-        "smallest above the time three full queues take to drain at the host rate "
-        f"({3 * queue_s:.2f} s); the transport's 134 ms (NCCL's default, for 400 G links) "
-        "would time out on packets that are only queued.",
+        "RC ACK timeout: the fabric's, as `aizone run` sets it "
+        "(`controller.jobs.fabric_ack_timeout_ms`): the smallest 4.096 us x 2^k (k >= 15) "
+        "above the time the switch queues of the longest path (three; five through an ATSW) "
+        "take to drain when full, and above twice the time all that a job can have in flight "
+        "towards one NIC takes (its fan-in, the QPs that send to one NIC in one step, x the "
+        f"RC window of {Transport().window} packets: PFC holds those packets rather than "
+        "dropping them), both at the slowest tier's rate. The transport's 134 ms (NCCL's "
+        "default, for 400 G links) would time out on packets that are only queued. For the "
+        "experiments' collectives:",
+        "",
+        "| fabric | collective | fan-in | ACK timeout |",
+        "|---|---|---:|---:|",
+        *(f"| {fabric} | {what} | {fan_in} | {ms / 1e3:.2f} s (k = {_ib_k(ms)}) |"
+          for fabric, what, fan_in, ms in ack_cases()),
         "",
         "Step time: a ring step waits for the previous step's last ACK, so its chunk "
         "(bytes per rank / ranks) must take several round trips; the round trip of a full "
@@ -346,7 +328,7 @@ def derivation_markdown() -> str:
         "Capacity (`bench/fabric_capacity.py`, the highest aggregate load ai_zone_small "
         "carries with < 0.1% loss not caused by the emulated links):",
         "",
-        *_capacity_lines(),
+        *capacity_lines(capacity),
         "",
         "Sizes and the time they should take (`experiments.sizes`; ideal: the largest "
         "collective at line rate with every link evenly loaded; estimate: runs x (ideal x "

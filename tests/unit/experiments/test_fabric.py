@@ -1,14 +1,19 @@
-"""Tests for experiments.fabric without a fabric: topology variants written and checked."""
+"""Tests for experiments.fabric without a fabric: topology variants written and checked; the
+preconditions of a bring-up are `aizone up`'s."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
 import yaml
 
 from controller.errors import ControllerError
+from controller.launch import DaemonOptions, bring_up
 from experiments.fabric import Fabric, FabricError, variant
+from topologies.nodes import NetworkError
+from topologies.runstate import RunState, write_state
 from topologies.spec import SpecError, load_spec
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -54,3 +59,22 @@ def test_fabric_reads_its_plan_without_starting() -> None:
     """Constructing a Fabric starts nothing; it knows its plan."""
     f = Fabric(BASE)
     assert f.plan.name == "ai_zone_small" and len(f.plan.nics()) == 16
+
+
+def test_a_fabric_left_without_its_daemon_is_refused_as_aizone_up_refuses_it(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Another fabric's state, its daemon gone: the experiment's Fabric says what `aizone up`
+    says (controller.launch.bring_up), in the same words, and starts nothing."""
+    state_dir = tmp_path / "state"
+    monkeypatch.setenv("AIZONE_STATE_DIR", str(state_dir))
+    write_state(RunState(owner_pid=2**22 + 1, owner_start="0", token="t", name="rack",
+                         target="p4switch", ready=True,
+                         meta={"daemon": True, "topology": str(ROOT / "topologies/rack.yaml")}))
+    with pytest.raises(NetworkError) as up:
+        bring_up(DaemonOptions(topology=BASE))
+    with pytest.raises(NetworkError) as experiment:
+        Fabric(BASE).__enter__()
+    assert str(experiment.value) == str(up.value)
+    if os.geteuid() == 0:
+        assert "fabric 'rack' is still running without its daemon" in str(up.value)
+    assert sorted(p.name for p in state_dir.iterdir()) == ["run.json"]

@@ -58,3 +58,23 @@ def test_a_rewritten_page_says_so(tmp_path: Path) -> None:
                       command="aizone experiment all", seconds=150.0, rewritten=True).read_text()
     assert ("written again from these runs' JSON by `aizone experiment all --rewrite` (nothing "
             "re-measured).") in text
+
+
+def test_runs_made_with_the_former_ack_rule_are_said_so(tmp_path: Path) -> None:
+    """Runs that recorded no ACK timeout: the header says they used the former 4.29 s."""
+    text = write_page([_result()], tmp_path / "results.md", tmp_path / "results",
+                      command="aizone experiment all", seconds=150.0).read_text()
+    head = text.split("## What the experiments show")[0]
+    assert "**The ACK timeout.** These results were measured with the experiments' former RC " \
+           "ACK timeout: 4.29 s for every run" in head
+
+
+def test_runs_that_recorded_their_ack_timeout_need_no_note(tmp_path: Path) -> None:
+    """Every run says which timeout it had: no note about the former rule."""
+    r = _result()
+    for p in r.points:
+        for run in p.runs:
+            run.details["ack_timeout_ms"] = 4294.97
+    text = write_page([r], tmp_path / "results.md", tmp_path / "results",
+                      command="aizone experiment all", seconds=150.0).read_text()
+    assert "former RC ACK timeout" not in text

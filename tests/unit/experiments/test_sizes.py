@@ -1,4 +1,5 @@
-"""Tests for experiments.sizes: every experiment has sizes, quick ones smaller; the queues."""
+"""Tests for experiments.sizes: every experiment has sizes, quick ones smaller; the queues; the
+ACK timeout by the controller's rule."""
 
 from __future__ import annotations
 
@@ -7,18 +8,25 @@ from pathlib import Path
 import pytest
 
 from experiments import EXPERIMENTS
+from experiments.fabric import variant
 from experiments.sizes import (
     QUEUE,
+    ack_cases,
     ack_timeout_ms,
     budget_seconds,
     derivation_markdown,
     fabric_changes,
+    former_ack_note,
     grid_runs,
     ideal_seconds,
     lossless,
+    preset_ack_timeout_ms,
     rates,
+    running_ack_timeout_ms,
     sizes_for,
 )
+from topologies.addressing import plan_addresses
+from topologies.spec import load_spec
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -71,12 +79,43 @@ def test_fabric_changes_are_rates_and_queues() -> None:
     assert "links.ctsw_atsw.queue" not in got
 
 
-@pytest.mark.parametrize(("mbps", "k"), [(2.0, 19), (1.0, 20), (10.0, 17), (10_000.0, 14)],
-                         ids=["2M", "1M", "10M", "floor"])
-def test_ack_timeout_is_the_next_nccl_ib_timeout(mbps: float, k: int) -> None:
-    """3 queues of 128 frames of 1,082 B at 2 Mb/s drain in 1.66 s: 2^19 x 4.096 us = 2.15 s
-    is the first above (2^18: 1.07 s); at 1 Mb/s 3.3 s -> 2^20; at 10 Mb/s 0.33 s -> 2^17."""
-    assert ack_timeout_ms(mbps) == pytest.approx(4.096e-3 * 2**k)
+@pytest.mark.parametrize(("preset", "fan_in", "k"), [
+    ("ai_zone_small.yaml", 1, 20), ("ai_zone_small.yaml", 2, 21), ("ai_zone_small.yaml", 8, 23),
+    ("two_zones.yaml", 1, 22)], ids=["small-1", "small-2", "small-8", "zones-1"])
+def test_ack_timeout_of_the_experiments_fabrics(preset: str, fan_in: int, k: int) -> None:
+    """At 1 Mb/s a 1,082-B frame takes 8.656 ms. ai_zone_small: 3 queues of 128 frames drain in
+    3.32 s (2^19 x 4.096 us = 2.15 s < 3.32 < 2^20: 4.29 s); 2 QPs into a NIC hold 2 x 128 in
+    flight, twice that 4.43 s -> 2^21; 8 QPs 2,048 frames 17.7 s -> 2^23 (34.4 s). two_zones:
+    5 queues at the ATSW tier's 0.5 Mb/s, 11.1 s -> 2^22."""
+    got = preset_ack_timeout_ms(ROOT / "topologies" / preset, fan_in)
+    assert got == pytest.approx(4.096e-3 * 2**k)
+
+
+def test_ack_timeout_has_nccls_floor() -> None:
+    """At 10 Gb/s three full queues drain in 0.33 ms: NCCL's default k = 15 (134 ms) stands."""
+    got = ack_timeout_ms({"host": 10_000.0}, {"host": 128}, atsw=False)
+    assert got == pytest.approx(4.096e-3 * 2**15)
+
+
+def test_a_running_fabric_uses_its_own_rates_and_queues(tmp_path: Path) -> None:
+    """Hosts at 2.5 Mb/s (3.462 ms a frame), uplinks at 20; queues of 32 and 96: the longest
+    queue at the slowest rate, 3 x 96 frames in 0.997 s -> 2^18 x 4.096 us = 1.07 s."""
+    topo = variant(ROOT / "topologies" / "ai_zone_small.yaml", tmp_path, "t", {
+        "links.host.rate_mbps": 2.5, "links.host.queue": 32,
+        "links.rtsw_ctsw.rate_mbps": 20, "links.rtsw_ctsw.queue": 96})
+    spec = load_spec(topo)
+    got = running_ack_timeout_ms(spec, plan_addresses(spec))
+    assert got == pytest.approx(4.096e-3 * 2**18)
+
+
+def test_the_former_rule_is_said_with_what_changed() -> None:
+    """The note gives the former 4.29 s, the one case the rules agree on, and the others."""
+    note = former_ack_note()
+    assert "4.29 s for every run" in note
+    assert "the same for ring, 1 QP per peer; one flow (calibration) on ai_zone_small" in note
+    assert "ring, 8 QPs per peer on ai_zone_small 34.36 s" in note
+    assert "ring, 4 QPs per peer (placement) on two_zones 34.36 s" in note
+    assert [c[2] for c in ack_cases()] == [1, 2, 4, 8, 3, 7, 4]
 
 
 @pytest.mark.parametrize(("name", "runs"), [("qp-scaling", 32), ("pinning", 24), ("incast", 16),
@@ -96,8 +135,11 @@ def test_ideal_seconds_of_a_ring_and_an_incast() -> None:
 
 
 def test_derivation_states_rate_scale_and_timeout() -> None:
-    """The page's section gives the host rate, the scale, the ACK timeout and a budget row."""
+    """The page's section gives the host rate, the scale, the ACK timeouts, the measured
+    capacity and a budget row."""
     text = derivation_markdown()
     assert "host links at **1 Mb/s**" in text and "scale is 400,000" in text
-    assert "4.29 s (NCCL_IB_TIMEOUT=20" in text
+    assert "| ai_zone_small | ring, 8 QPs per peer | 8 | 34.36 s (k = 23) |" in text
+    assert "| ai_zone_small | incast, 7 senders | 7 | 17.18 s (k = 22) |" in text
+    assert "carrying all 16 NICs of ai_zone_small at 1 Mb/s at rate (15.0 of 16 Mb/s" in text
     assert "| qp-scaling | 512 KiB | 4096 | 32 KiB (0.28 s) | 2 | 32 | 8.3 s |" in text

@@ -1,0 +1,232 @@
+"""The fabric capacity this machine emulates, as data: what `bench/fabric_capacity.py` measured.
+
+The bench writes each run as a `Measurement` into `docs/results/capacity.json`
+(`CAPACITY_FILE`, committed with the results): the command, the date, the
+machine, and per target every load level it tried (`Level`: host rate,
+NICs, load carried, switch frames/s, loss, queue drops, machine CPU,
+lossless, at rate) and the two capacities it found (`Summary`: the highest
+lossless load, and the highest lossless load at line rate). The
+experiments' sizes are derived from these figures (`experiments.sizes`),
+and the results page shows them (`capacity_lines`, `rate_reason`); no
+figure is written twice as a literal.
+
+`load_capacity(path)` reads the file (`CapacityError`, naming the file and
+the key, when it is missing or malformed); `add_measurement(path,
+measurement)` appends a run, as the bench's `--write` does.
+
+Names defined here: `CAPACITY_FILE`, `CapacityError`, `Level`, `Summary`,
+`TargetCapacity`, `Measurement`, `CapacityFile`, `load_capacity`,
+`add_measurement`, `capacity_lines`, `rate_reason`.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+__all__ = ["CAPACITY_FILE", "CapacityError", "CapacityFile", "Level", "Measurement", "Summary",
+           "TargetCapacity", "add_measurement", "capacity_lines", "load_capacity",
+           "rate_reason"]
+
+CAPACITY_FILE = Path(__file__).resolve().parents[1] / "docs" / "results" / "capacity.json"
+TARGETS = ("p4switch", "bmv2")
+_SHOWN = {"p4switch": "p4switch", "bmv2": "BMv2"}
+
+
+class CapacityError(ValueError):
+    """The capacity file is missing or does not hold what the bench writes."""
+
+
+class _Model(BaseModel):
+    # The bench keeps more figures per level than the page shows (host packets/s, retransmits,
+    # CPU per process): those are kept in the file and ignored here.
+    model_config = ConfigDict(extra="ignore", frozen=True)
+
+
+class Level(_Model):
+    """One load level the bench tried: `nics` NICs each sending at `rate_mbps`."""
+
+    rate_mbps: float = Field(gt=0)
+    nics: int = Field(ge=1)
+    carried_mbps: float | None = None  # goodput in frame bytes over the job's span
+    switch_pps: int | None = None  # frames/s forwarded by all switches
+    loss: float | None = None  # frames lost on cables (not at a switch queue), a fraction
+    tm_dropped: int | None = None  # tail drops at switch queues
+    machine_cpu: float | None = None  # the machine's busy share, 0..1
+    lossless: bool
+    at_rate: bool
+    error: str | None = None  # the level did not run to the end
+
+
+class Summary(_Model):
+    """A capacity: the level with the highest load carried among those that qualify."""
+
+    carried_mbps: float
+    switch_pps: int
+    nics: int
+    rate_mbps: float
+    machine_cpu: float
+
+
+class TargetCapacity(_Model):
+    """One target's levels and capacities in one run of the bench."""
+
+    capacity: Summary | None = None  # lossless
+    capacity_at_rate: Summary | None = None  # lossless and carrying >= 90% of the offer
+    levels: list[Level] = Field(default_factory=list)
+    note: str | None = None  # what the figures mean, written by whoever ran the bench
+
+
+class Measurement(_Model):
+    """One run of `bench/fabric_capacity.py`."""
+
+    command: str
+    date: str  # YYYY-MM-DD, UTC
+    seconds_total: float | None = None
+    machine: dict[str, float | int | str | None] = Field(default_factory=dict)
+    why: str | None = None  # why it was run again (shown beside a later measurement)
+    targets: dict[str, TargetCapacity]
+
+
+class CapacityFile(_Model):
+    """`docs/results/capacity.json`: every run of the bench, the oldest first."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    what: str = ""
+    provenance: str = ""
+    measurements: list[Measurement] = Field(min_length=1)
+
+    def latest_levels(self, target: str) -> list[Level]:
+        """The levels of `target` in the newest measurement that kept them."""
+        for m in reversed(self.measurements):
+            got = m.targets.get(target)
+            if got is not None and got.levels:
+                return got.levels
+        return []
+
+
+def load_capacity(path: Path = CAPACITY_FILE) -> CapacityFile:
+    """The capacity file at `path`; `CapacityError` naming the file (and the key) otherwise."""
+    try:
+        text = path.read_text()
+    except OSError as exc:
+        raise CapacityError(f"{path}: cannot read the fabric capacity ({exc.strerror}); run "
+                            "bench/fabric_capacity.py --write to measure it") from None
+    try:
+        return CapacityFile.model_validate_json(text)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(k) for k in first["loc"]) or "the top level"
+        raise CapacityError(f"{path}: {where}: {first['msg']}"
+                            + (f" (and {exc.error_count() - 1} more)"
+                               if exc.error_count() > 1 else "")) from None
+
+
+def add_measurement(path: Path, measurement: dict[str, Any]) -> CapacityFile:
+    """Append `measurement` (a `Measurement` as JSON data, every figure the bench keeps) to
+    the file at `path`, made when missing; the file as written. `CapacityError` when the
+    measurement or the file there is malformed (nothing is written then)."""
+    try:
+        Measurement.model_validate(measurement)
+    except ValidationError as exc:
+        raise CapacityError(f"the new measurement: {exc.errors()[0]['msg']}") from None
+    if path.exists():
+        load_capacity(path)  # a malformed file is said, not overwritten
+        data = json.loads(path.read_text())
+        data["measurements"].append(measurement)
+    else:
+        data = {"what": "The fabric capacity bench/fabric_capacity.py measured here.",
+                "provenance": "Written by bench/fabric_capacity.py --write.",
+                "measurements": [measurement]}
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(data, indent=1) + "\n")
+    return load_capacity(path)
+
+
+def _parts(got: TargetCapacity) -> str:
+    parts = []
+    for cap, what in ((got.capacity, "lossless"), (got.capacity_at_rate, "lossless and at rate")):
+        if cap is None:
+            parts.append(f"{what}: no level")
+            continue
+        parts.append(f"{what}: **{cap.carried_mbps:.1f} emulated Mb/s** "
+                     f"({cap.switch_pps:,} switch frames/s; {cap.nics} NICs at "
+                     f"{cap.rate_mbps:g} Mb/s, machine CPU {cap.machine_cpu:.0%})")
+    return "; ".join(parts) + "." + (f" {got.note}" if got.note else "")
+
+
+def _when(m: Measurement) -> str:
+    names = [_SHOWN.get(t, t) for t in m.targets]
+    text = m.date
+    if m.seconds_total is not None:
+        text += f", {m.seconds_total:.0f} s"
+    load = m.machine.get("load_start")
+    if isinstance(load, int | float):
+        text += f", load {load:g} at start"
+    if len(names) > 1:
+        text += f" ({' then '.join(names)} in one run)"
+    return text
+
+
+def _row(target: str, r: Level) -> str:
+    offered = f"{r.rate_mbps * r.nics:g}"
+    if r.error is not None or r.carried_mbps is None:
+        return (f"| {target} | {r.rate_mbps:g} | {r.nics} | {offered} | – | – | – | – | – | "
+                f"**no** ({r.error or 'not measured'}) | no |")
+    return (f"| {target} | {r.rate_mbps:g} | {r.nics} | {offered} | {r.carried_mbps:.1f} | "
+            f"{r.switch_pps or 0:,} | {r.loss or 0.0:.3%} | {r.tm_dropped or 0} | "
+            f"{r.machine_cpu or 0.0:.0%} | {'yes' if r.lossless else '**no**'} | "
+            f"{'yes' if r.at_rate else 'no'} |")
+
+
+def capacity_lines(data: CapacityFile) -> list[str]:
+    """The capacity as the results page shows it: a bullet per target and run, then every
+    level measured as a table."""
+    first, *later = data.measurements
+    lines = []
+    for target in TARGETS:
+        got = first.targets.get(target)
+        lines.append(f"- {target}: " + _parts(got) if got is not None else
+                     f"- {target}: not measured for this page (run `{first.command}`).")
+    for m in later:
+        for target, got in m.targets.items():
+            lines.append(f"- {target}" + (f", {m.why}" if m.why else ", measured again")
+                         + f" (`{m.command}`"
+                         + (f", {m.seconds_total:.0f} s" if m.seconds_total is not None else "")
+                         + "): " + _parts(got))
+    lines.append(f"- Measured by `{first.command}`, {_when(first)}; each level is a "
+                 "permutation whose every flow crosses the spine, uplinks at 4x the host rate "
+                 "(no emulated link is the bottleneck), 2 s of data per flow.")
+    rows = [_row(target, r) for m in data.measurements
+            for target in TARGETS if target in m.targets for r in m.targets[target].levels]
+    if rows:
+        lines += ["", "| target | host Mb/s | NICs | offered Mb/s | carried Mb/s | switch "
+                  "frames/s | loss on cables | queue drops | machine CPU | lossless | at rate "
+                  "(>= 90%) |", "|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---|", *rows]
+    return lines
+
+
+def rate_reason(data: CapacityFile, rate_mbps: float) -> str:
+    """Why the experiments run their host links at `rate_mbps`, from p4switch's levels."""
+    levels = [r for r in data.latest_levels("p4switch") if r.error is None]
+    full = next((r for r in levels if r.rate_mbps == rate_mbps and r.nics == 16), None)
+    faster = [r for r in levels if r.rate_mbps > rate_mbps and not r.at_rate]
+    if full is None or full.carried_mbps is None:
+        return ("the fabric capacity was not measured at this rate for this page; the rate is "
+                "the one the experiments were sized for.")
+    text = (f"`bench/fabric_capacity.py` (below) found p4switch carrying all 16 NICs of "
+            f"ai_zone_small at {rate_mbps:g} Mb/s at rate ({full.carried_mbps:.1f} of "
+            f"{16 * rate_mbps:g} Mb/s, {full.switch_pps or 0:,} switch frames/s, machine CPU "
+            f"{full.machine_cpu or 0.0:.0%})")
+    if faster:
+        r = min(faster, key=lambda x: (x.rate_mbps, x.nics))
+        text += (f", but not {r.nics} NICs at {r.rate_mbps:g} Mb/s ({r.carried_mbps or 0.0:.1f} "
+                 f"of {r.rate_mbps * r.nics:g} Mb/s, machine CPU {r.machine_cpu or 0.0:.0%})")
+    return (text + f": {rate_mbps:g} Mb/s is the fastest host rate tried at which the whole "
+            "fabric runs at line rate here, so the experiments run at it, and their heaviest "
+            "collectives sit close to what this machine can emulate (the per-run checks below "
+            "say when one did not keep up).")
