@@ -16,7 +16,9 @@ import time
 from pathlib import Path
 
 import pytest
-from fabric_support import ROOT, aizone, assert_clean, leftovers, marked_processes
+from fabric_support import ROOT, aizone, assert_clean, leftovers
+
+from controller.client import ApiClient
 
 
 def one_line_error(proc: subprocess.CompletedProcess[str]) -> str:
@@ -200,32 +202,49 @@ def test_down_after_the_daemon_was_killed_leaves_nothing(target: str, build_dir:
 
 
 def test_ctrl_c_during_demo_tears_down(target: str, build_dir: Path) -> None:
-    """SIGINT while the demo's fabric is coming up: exit 130, `interrupted`, no report, nothing left.
+    """SIGINT while the demo's AllReduce runs: exit 130, `interrupted`, no report, nothing left.
 
-    The signal goes once a switch process of the demo's fabric runs (the
-    network exists: namespaces, veths, switches), so the teardown has
-    something to remove; a demo that had finished would print its report
-    and exit 0, which is refused here.
+    The test follows the demo's daemon's events and sends the signal once
+    its job reports every rank past its first step and not at its last: the
+    fabric is up and carrying the demo's traffic. The demo must then take it
+    all down by itself: what is left is looked at before anything else (an
+    `aizone down`) could clean up after it.
     """
     before = leftovers()
-    demo = subprocess.Popen([sys.executable, "-m", "aizone.cli", "demo", "--target", target,
-                             "--build-dir", str(build_dir)], cwd=ROOT,
+    demo = subprocess.Popen([sys.executable, "-m", "aizone.cli", "demo", "--json", "--size", "4M",
+                             "--target", target, "--build-dir", str(build_dir)], cwd=ROOT,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    clean = False
     try:
         assert demo.stderr is not None and demo.stdout is not None
         deadline = time.monotonic() + 120
-        while not any("p4switch" in p or "simple_switch" in p for p in marked_processes()):
-            assert demo.poll() is None, "the demo ended before its switches ran"
-            assert time.monotonic() < deadline, "no switch process within 120 s"
-            time.sleep(0.1)
+        with ApiClient() as api:
+            while not api.alive():  # the demo's daemon answers once it has started
+                assert demo.poll() is None, "the demo ended before its daemon answered"
+                assert time.monotonic() < deadline, "no daemon answered within 120 s"
+                time.sleep(0.1)
+            seen = []
+            for _, event in api.events({"job"}, replay=True, timeout=600):
+                job = event["data"]
+                seen.append(job)
+                assert job["phase"] in ("start", "running"), f"the job ended first: {seen}"
+                if (job["phase"] == "running" and job["step"] is not None
+                        and 1 <= job["step"] < job["steps"]):
+                    break
+            else:
+                raise AssertionError(f"the event stream ended before the job ran: {seen}")
         demo.send_signal(signal.SIGINT)
-        code = demo.wait(90)
-        rest = demo.stderr.read()
-        out = demo.stdout.read()
-        assert code == 130, (code, out[-2000:], rest[-2000:])
-        assert "interrupted" in rest and "demo passed" not in out, (out[-2000:], rest[-2000:])
+        code = demo.wait(120)
+        out, err = demo.stdout.read(), demo.stderr.read()
+        assert code == 130, (code, out[-2000:], err[-2000:])
+        assert "interrupted" in err and out == "", (out[-2000:], err[-2000:])
+        with ApiClient() as api:
+            assert not api.alive(), "the demo's daemon still answers"
+        assert_clean(before)  # what the demo left by itself
+        clean = True
     finally:
         if demo.poll() is None:
             demo.kill()
-        aizone("down")
-    assert_clean(before)
+            demo.wait()
+        if not clean:
+            aizone("down")
