@@ -559,3 +559,6 @@ class ExprGen:
         if self.ti.is_composite(dst):
             return v
         return v
+
+
+__all__ = ["CodegenError", "ModuleBuilder", "Env", "ExprGen", "py_name", "int_lit", "TypeInfo"]

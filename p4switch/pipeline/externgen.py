@@ -530,3 +530,6 @@ def call_expr(bg: BlockGenerator, call: ir.MethodCall) -> str:
             return _checksum_code(bg, "csum16", _arg(call, 0, "data"), False)
         raise _fail(call, f"{kind}.{m}")
     raise _fail(call, f"extern {m}")
+
+
+__all__ = ["instantiate", "call_stmt", "call_expr", "leaves", "packed_bytes", "MAX_ARRAY_SIZE"]

@@ -192,3 +192,7 @@ class ValueSet:
             raise StateError(Code.RESOURCE_EXHAUSTED,
                              f"value_set '{self.name}' holds at most {self.size} members")
         self.members = list(members)
+
+
+__all__ = ["CounterArray", "RegisterArray", "MeterArray", "TrTcm", "ValueSet",
+           "check_meter_config", "GREEN", "YELLOW", "RED"]

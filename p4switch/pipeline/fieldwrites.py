@@ -117,3 +117,6 @@ def header_writes(program: ir.Program, resolve: Any) -> dict[str, set[str]]:
     walk(program.functions)
     walk(program.actions)
     return out
+
+
+__all__ = ["ALL", "header_writes"]

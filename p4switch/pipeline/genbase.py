@@ -218,3 +218,7 @@ def has_return(node: Any) -> bool:
     if isinstance(node, ir.Switch):
         return any(c.body is not None and has_return(c.body) for c in node.cases)
     return False
+
+
+__all__ = ["Fn", "ControlCtx", "TableSpec", "BlockGenerator", "is_packet_param", "has_return",
+           "may_exit"]

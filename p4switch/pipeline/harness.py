@@ -67,3 +67,6 @@ class PortHarness:
 
     def __exit__(self, *exc: Any) -> None:
         self.close()
+
+
+__all__ = ["PortHarness", "masked_equal"]

@@ -175,3 +175,7 @@ ALGORITHMS: dict[str, Callable[[bytes], int]] = {
 def compute(algo: str, data: bytes) -> int:
     """Run the named algorithm; unknown names raise KeyError."""
     return ALGORITHMS[algo](data)
+
+
+__all__ = ["pack_fields", "crc16", "crc32", "crc_ccitt", "csum16", "xor16", "identity", "cached",
+           "ALGORITHMS", "compute"]

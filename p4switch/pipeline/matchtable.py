@@ -618,3 +618,7 @@ def const_match(kind: str, width: int, ks_kind: str, value: int | None, mask: in
     if kind == "range":
         return FieldMatch(kind="range", value=v, high=v)
     return FieldMatch(kind=kind, value=v)
+
+
+__all__ = ["KeySpec", "ActionInfo", "Table", "EntriesView", "Result", "table_mode",
+           "const_match", "EMPTY_HIT"]

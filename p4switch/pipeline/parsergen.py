@@ -502,3 +502,7 @@ def deparser(bg: BlockGenerator, inst: ir.ControlInstance) -> str:
         bg.fn_stack.pop()
     bg.finish(f"def {fname}({', '.join(['_pk'] + sig)}):", fn)
     return fname
+
+
+__all__ = ["parser", "deparser", "packet_call", "lookahead_expr", "sub_parser_call",
+           "MAX_PARSER_STEPS", "MAX_UNFOLDED_STATES", "MAX_SELECT_DEPTH"]

@@ -232,3 +232,8 @@ def pack_groups(groups: tuple[tuple[int, int], ...]) -> bytes:
         nbits += w
     pad = (-nbits) % 8
     return (acc << pad).to_bytes((nbits + pad) // 8, "big")
+
+
+__all__ = ["Packet", "Stack", "ExitControl", "PipelineError", "ParserError", "PACKET_TOO_SHORT",
+           "deep_copy", "copy_into", "sx", "shl", "div", "mod", "sat_add", "sat_sub", "eq",
+           "stack_last", "stack_next", "lookahead", "pack_varbit", "pack_groups"]

@@ -216,3 +216,7 @@ class Device(Protocol):
         """fn(payload, metadata_by_name) for packets sent to the CPU port."""
     def packet_out(self, payload: bytes, metadata: dict[str, int]) -> None:
         """Inject a PacketOut (payload after the packet_out header is re-built by the pipeline)."""
+
+
+__all__ = ["FieldMatch", "ActionCall", "TableEntry", "Member", "Group", "MulticastGroup",
+           "Replica", "CloneSession", "StateError", "Code", "Device"]

@@ -216,3 +216,6 @@ def inline_action(bg: BlockGenerator, ctl: ControlCtx, decl: ir.Action, args: st
         bg.block(decl.body)
     finally:
         bg.fn_stack.pop()
+
+
+__all__ = ["table", "apply_inline", "inline_action"]

@@ -219,3 +219,6 @@ class Arbiter:
         with self._lock:
             return [(r.primary, r.access) for (d, _), r in self._roles.items()
                     if d == device_id and r.primary]
+
+
+__all__ = ["Controller", "Arbiter", "STREAM_QUEUE_LIMIT"]

@@ -414,3 +414,8 @@ def encode_action_into(a: ActionCodec, call: ActionCall, msg: Any) -> None:
         p = add()
         p.param_id = pid
         p.value = _bytes(v)
+
+
+__all__ = ["FieldCodec", "ActionCodec", "TableCodec", "build_codecs", "decode_match",
+           "decode_action", "encode_match_into", "encode_action_into", "EXACT", "LPM",
+           "TABLE_ONLY", "DEFAULT_ONLY"]

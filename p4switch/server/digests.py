@@ -139,3 +139,6 @@ class DigestEngine:
         with self._lock:
             self._stop = True
             self._lock.notify()
+
+
+__all__ = ["DigestEngine", "Config", "ConfigLookup"]

@@ -544,3 +544,9 @@ READERS: dict[str, Callable[[PipelineState, Any], Iterator[Any]]] = {
     "value_set_entry": read_value_sets,
     "extern_entry": _unimplemented("ExternEntry"),
 }
+
+
+__all__ = ["WRITERS", "READERS", "READERS_INTO", "write_member", "read_members", "PORT_BITS",
+           "RID_MAX", "write_group", "read_groups", "write_counter", "read_counters",
+           "write_meter", "read_meters", "write_register", "read_registers", "write_pre",
+           "read_pre", "write_digest", "read_digests", "write_value_set", "read_value_sets"]

@@ -93,3 +93,6 @@ class PipelineState:
 def _ir_table_keys(program: ir.Program) -> dict[str, list[str]]:
     """Table cp_name -> key element names, in key order, for every table in the program."""
     return {t.cp_name: [k.name for k in t.keys] for t in ir.tables_of(program)}
+
+
+__all__ = ["PipelineState", "EntryKey", "entry_key"]
