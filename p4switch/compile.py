@@ -9,7 +9,9 @@ embedded); `--p4runtime-files` (P4Info) and `--p4runtime-entries-files`
 lists whose formats follow the extensions as in p4c (.txt/.txtpb text,
 .json, .bin). Errors are
 one line, ``file:line:col: error: message``, followed by the source line and
-a caret; the exit status is 1 on error, 0 on success. The file written is
+a caret; warnings (`P4Warning`: what compiles but p4c would warn about, or
+a switch label that never matches) read ``file:line:col: warning: message``
+and do not change the status. The exit status is 1 on error, 0 on success. The file written is
 read back by p4switch's loader first (`ir.from_json`), so a program whose
 names p4switch would refuse at load fails here.
 
@@ -22,11 +24,12 @@ import argparse
 import os
 import sys
 import tempfile
+import warnings
 from collections.abc import Callable
 from pathlib import Path
 
 from p4switch import ir
-from p4switch.frontend import P4Error, compile_file
+from p4switch.frontend import P4Error, P4Warning, compile_file
 from p4switch.frontend.entries import build_entries, write_entries
 from p4switch.p4info import P4InfoError, build_p4info, p4info_text, write_p4info
 
@@ -85,7 +88,7 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     output = args.output or str(Path(args.source).with_suffix(".json").name)
     try:
-        program = compile_file(args.source, args.include, args.defines)
+        program = _compile(args)
         try:
             info = build_p4info(program)
         except P4InfoError as e:
@@ -119,6 +122,20 @@ def main(argv: list[str] | None = None) -> int:
         print(f"p4switch-compile: error: {e}", file=sys.stderr)
         return 1
     return 0
+
+
+def _compile(args: argparse.Namespace) -> ir.Program:
+    """compile_file, its warnings printed to stderr as p4c prints its own (each one, in order)."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", P4Warning)
+        try:
+            return compile_file(args.source, args.include, args.defines)
+        finally:
+            for w in caught:
+                if isinstance(w.message, P4Warning):
+                    print(str(w.message), file=sys.stderr)
+                else:
+                    warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
 
 
 def _loadable(text: str) -> str:

@@ -14,7 +14,9 @@ Passes, in order (p4c frontend.cpp style; the first error stops):
 Set ``P4SWITCH_DUMP=ast``, ``ir`` or ``sideeffects`` (or ``preprocess``) to
 print the program after that pass on stderr.
 
-Public names: `compile_file`, `compile_source`, `P4Error`.
+Public names: `compile_file`, `compile_source`, `P4Error`, `P4Warning` (issued
+through Python's `warnings` for what compiles but deserves a word, as p4c
+warns).
 """
 
 from __future__ import annotations
@@ -25,10 +27,10 @@ import sys
 from collections.abc import Iterable
 
 from p4switch import ir
-from p4switch.frontend.errors import P4Error
+from p4switch.frontend.errors import P4Error, P4Warning
 from p4switch.frontend.preprocess import Source, preprocess
 
-__all__ = ["compile_file", "compile_source", "P4Error"]
+__all__ = ["compile_file", "compile_source", "P4Error", "P4Warning"]
 
 
 def _dump(stage: str, obj: object) -> None:

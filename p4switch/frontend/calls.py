@@ -292,9 +292,6 @@ class CallResolver:
         kind = ir.CallKind.PACKET if tt.name in _PACKET_EXTERNS else ir.CallKind.EXTERN_METHOD
         if kind == ir.CallKind.PACKET:
             self._check_packet(f.name, targs, args, e, ctx)
-        if tt.name == "direct_counter" or tt.name == "direct_meter":
-            if not ctx.in_action:
-                raise P4Error(e.coord, f"{tt.name}.{f.name}: may only be called from an action")
         return ir.MethodCall(kind=kind, method=f.name, target=target, args=args, type=ret,
                              coord=e.coord, type_args=targs)
 

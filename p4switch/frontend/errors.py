@@ -5,9 +5,17 @@ file is the user's original file (mapped back through cpp's line markers).
 `P4Error.source_line` holds the text of that line when known, so the CLI can
 print it with a caret under the column. `unsupported` and `user_extern`
 build the errors for constructs outside the supported subset.
+
+`P4Warning` is what the front end says about a program it compiles anyway,
+where p4c compiles it too (an unknown table property, a switch label that
+can never match ...): `warn` issues one through Python's `warnings`, so the
+library prints nothing itself; `p4switch-compile` shows each as
+``file:line:col: warning: message``, and callers may record or silence them.
 """
 
 from __future__ import annotations
+
+import warnings
 
 from p4switch import ir
 
@@ -31,6 +39,23 @@ class P4Error(Exception):
         line = self.source_line.rstrip("\n")
         pad = "".join("\t" if c == "\t" else " " for c in line[: max(self.coord.col - 1, 0)])
         return f"{line}\n{pad}^"
+
+
+class P4Warning(UserWarning):
+    """A questionable construct that compiles (as on p4c); `str()` reads ``file:line:col: warning: ...``."""
+
+    def __init__(self, coord: ir.Coord | None, message: str) -> None:
+        self.coord = coord or ir.NO_COORD
+        self.message = message
+        super().__init__(str(self))
+
+    def __str__(self) -> str:
+        return f"{self.coord}: warning: {self.message}"
+
+
+def warn(coord: ir.Coord | None, message: str) -> None:
+    """Issue a `P4Warning` at `coord` (stacklevel points past the front end: the warning is the program's)."""
+    warnings.warn(P4Warning(coord, message), stacklevel=2)
 
 
 def unsupported(coord: ir.Coord | None, what: str) -> P4Error:

@@ -152,6 +152,10 @@ class ExprChecker:
             return ir.StructExpr(fields=fields, type=t, coord=x.coord)
         if isinstance(x, ir.DontCare):
             return x
+        if isinstance(t, NT) and isinstance(x, ir.Constant) and isinstance(src, ir.IntType):
+            # p4c converts an integer literal to a `type` over bit<W> implicitly,
+            # as the cast would (its other conversions to and from a `type` need one)
+            return self.newtype_cast(x, t, coord)
         label = f"{what}: " if what else ""
         hint = _newtype_hint(src, t)
         if hint:

@@ -16,7 +16,7 @@ from typing import Any, cast
 
 from p4switch import ir
 from p4switch.frontend import ast as A
-from p4switch.frontend.errors import P4Error, unsupported
+from p4switch.frontend.errors import P4Error, unsupported, warn
 from p4switch.frontend.exprs import BOOL, Ctx, ExprChecker
 from p4switch.frontend.keynames import KeyNamer
 from p4switch.frontend.priorities import PriorityRules, assign_priorities
@@ -75,6 +75,12 @@ class BlockLowering(ExprChecker):
             call = self.calls.call(s.call, ctx)
             if not isinstance(call, ir.MethodCall):
                 raise P4Error(s.coord, "this expression is not a statement")
+            if _direct_resource(call) == "direct_counter" and not ctx.in_action:
+                # the counter counts every hit of its table anyway (v1model, BMv2),
+                # so p4c compiles this call to nothing; the pipeline does too.
+                # (direct_meter.read outside an action is no such no-op: BMv2 gives
+                # it the color of the table's last hit, as the pipeline does.)
+                warn(call.coord, "direct_counter.count: called outside an action, where it does nothing")
             return [ir.CallStmt(call=call, coord=s.coord)]
         if isinstance(s, A.SIf):
             cond = self.expr(s.cond, ctx)
@@ -179,7 +185,10 @@ class BlockLowering(ExprChecker):
                     key = (getattr(v, "value", None), getattr(v, "member", None), getattr(v, "name", None))
                     labels = [v]
                 if key in seen:
-                    raise P4Error(c.coord, "switch: duplicate label")
+                    # p4c keeps the first case; this label can never select its
+                    # body, and the if/elif chain the pipeline runs agrees
+                    # (BMv2 1.15.5 refuses to load p4c's table for it: duplicate entries)
+                    warn(c.coord, "switch: duplicate label (an earlier case has it; this one never matches)")
                 seen.add(key)
             body = self.block(c.body, ctx) if c.body is not None else None
             cases.append(ir.SwitchCase(labels=labels, body=body, is_default=is_default, coord=c.coord))
@@ -436,18 +445,22 @@ class BlockLowering(ExprChecker):
                     raise P4Error(p.coord, "support_timeout must be true or false")
                 timeout = v.value
             else:
-                raise unsupported(p.coord, f"table property '{pname}'")
-        if not actions:
-            raise P4Error(d.coord, f"table {d.name}: no actions property")
+                # p4c warns (ignore-prop) and compiles the table without it
+                warn(p.coord, f"Unknown table property: {pname}")
+        if "actions" not in seen:
+            raise P4Error(d.coord, f"table {d.name}: expected 'actions' property")
         if default is None:
             default = self._implicit_default(actions, allowed, ctx, d.coord)
         largest = True
         if entries is not None:
             largest = self._entry_priorities(d.name, entries, explicit, entries_const, keys, prio_props,
                                              key_coord or d.coord, d.coord)
-        has_selector = any(k.match_kind == "selector" for k in keys)
-        if has_selector and not impl:
-            raise P4Error(d.coord, f"table {d.name}: selector keys need an action_selector implementation")
+        if not impl and any(k.match_kind == "selector" for k in keys):
+            # p4c compiles it as a plain table: the selector keys feed nothing
+            # (BMv2's table matches the other keys only) and P4Info omits them
+            warn(d.coord, f"table {d.name}: selector keys without an action_selector implementation "
+                          "are ignored")
+            keys = [k for k in keys if k.match_kind != "selector"]
         return ir.Table(
             name=d.name, cp_name=b.cp_name, keys=keys, actions=actions, default_action=default,
             default_is_const=default_const, const_entries=entries, entries_const=entries_const,
@@ -514,6 +527,15 @@ class BlockLowering(ExprChecker):
         if not isinstance(b, BExtern):
             raise P4Error(p.coord, f"{p.value.name}: not an extern instance")
         return b
+
+
+def _direct_resource(call: ir.MethodCall) -> str:
+    """"direct_counter" or "direct_meter" when `call` is a method of one, else ""."""
+    if call.kind != ir.CallKind.EXTERN_METHOD or call.target is None:
+        return ""
+    t = call.target.type
+    name = t.name if isinstance(t, ir.ExternType) else ""
+    return name if name in ("direct_counter", "direct_meter") else ""
 
 
 __all__ = ["BlockLowering", "annos_ir", "BOOL", "BVar"]

@@ -103,6 +103,15 @@ LOOK_OUT = [bytes.fromhex("020000000001" "0200000000aa" "1234" "14aa1234" "8406"
             bytes.fromhex("020000000001" "0200000000bb" "1234" "27bb" "3f08") + b"pay" + PAD,
             bytes.fromhex("020000000001" "0200000000cc" "1234" "33cc") + b"pay" + PAD]
 
+def _lenient(a: int, b: int, tag: int, c: int, d: int) -> bytes:
+    return ETH + bytes([a, b]) + tag.to_bytes(2, "big") + bytes([c, d]) + b"pay" + PAD
+
+
+LENIENT_ENTRIES = (
+    Entry(table="I.by_a", keys={"h.op.a": 3}, action="I.set_c", params=(0x33,)),
+    Entry(table="I.with_prop", keys={"h.op.a": 3}, action="I.set_d", params=(0x55,)),
+)
+
 CASES = {
     # out/inout calls inside expressions (side_effect_calls.p4; test_sideeffects.py works them out)
     "calls-in-expressions": Case(
@@ -141,6 +150,14 @@ CASES = {
         out={2: (_op(3, 1, 0, 0x80, bytes([1, 2, 4, 4, 5, 6])),
                  _op(5, 0, 0, 0x80, bytes([0x11, 2, 0x23, 0x44, 6, 6])),
                  _op(5, 0, 0x77, 0x80, bytes([0x01, 2, 0x23, 4, 5, 6])))}),
+    # p4c_lenient.p4: what p4c compiles with a warning (or silently) runs as on BMv2
+    "p4c-lenient-shapes": Case(
+        program="p4c_lenient", entries=LENIENT_ENTRIES,
+        frames=(_lenient(1, 0, 0, 0, 0), _lenient(2, 0, 0, 0, 0), _lenient(3, 7, 0, 0, 0), _lenient(4, 9, 0, 0, 0)),
+        # a = 1, 2: the switch sets b; a = 3: both tables hit (the selector key ignored), the direct
+        # meter's color (green, 0) read outside the action adds nothing; a = 4: tag 7 from an int literal
+        out={2: (_lenient(1, 1, 0x5A5A, 0, 0), _lenient(2, 2, 0x5A5A, 0, 0),
+                 _lenient(3, 7, 0x5A5A, 0x33, 0x55), _lenient(4, 9, 7, 0, 0))}),
     "const-entries-priority": Case(
         program="const_entry_priority", frames=(b"\x01\x00" + PAD + bytes(12), b"\x02\x00" + PAD + bytes(12)),
         out={1: (b"\x01\x03" + PAD + bytes(12), b"\x02\x02" + PAD + bytes(12))}),

@@ -41,6 +41,27 @@ def test_error_is_one_line_with_caret_and_exit_1(tmp_path: Path, capsys) -> None
     assert not (tmp_path / "x.json").exists()
 
 
+def test_warnings_print_as_p4c_and_the_program_is_written(tmp_path: Path, capsys) -> None:
+    """What p4c compiles with a warning compiles: each warning one line (file:line:col: warning: ...), exit 0."""
+    src = CORPUS / "valid" / "p4c_lenient.p4"
+    lines = src.read_text().splitlines()
+
+    def at(text: str) -> str:
+        """file:line:col of the first source line starting with `text` (its first non-blank column)."""
+        n = next(i for i, line in enumerate(lines) if line.strip().startswith(text))
+        return f"{src}:{n + 1}:{len(lines[n]) - len(lines[n].lstrip()) + 1}"
+
+    rc = main([str(src), "-o", str(tmp_path / "x.json")])
+    err = capsys.readouterr().err.splitlines()
+    assert rc == 0 and (tmp_path / "x.json").exists()
+    assert err == [
+        f"{at('table by_a')}: warning: table by_a: selector keys without an action_selector implementation "
+        "are ignored",
+        f"{at('psa_idle_timeout')}: warning: Unknown table property: psa_idle_timeout",
+        f"{at('dc.count();')}: warning: direct_counter.count: called outside an action, where it does nothing",
+    ]
+
+
 def test_missing_input_is_a_clear_error(tmp_path: Path, capsys) -> None:
     """A missing source file is one line and exit 1, no traceback."""
     rc = main([str(tmp_path / "nope.p4"), "-o", str(tmp_path / "x.json")])

@@ -1,4 +1,5 @@
-"""P4Info from p4switch equals p4c-bm2-ss's, entity by entity, for the whole valid corpus and p4/*.p4.
+"""P4Info from p4switch equals p4c-bm2-ss's, entity by entity, for the whole valid corpus, the
+programs of corpus/warn (which both compile, warning) and p4/*.p4.
 
 Each program is compiled by both; every repeated field of P4Info (tables,
 actions, profiles, counters, ... ) is compared as a set of entities keyed by
@@ -9,26 +10,30 @@ p4c-bm2-ss is not installed (`/opt/p4tools/bin` or PATH).
 p4c-bm2-ss writes the P4Info before its BMv2 back end runs, so a program the
 back end refuses (a table applied on two paths, say) still has a reference
 P4Info; `BACKEND_REFUSES` names those programs and the test checks that p4c
-still refuses them, so the list cannot go stale.
+still refuses them, so the list cannot go stale. Where p4c warns about a
+program of corpus/warn, p4switch warns on the same line.
 """
 
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
+import warnings
 from pathlib import Path
 
 import pytest
 from finsy.proto import p4i
 from google.protobuf import text_format
 
-from p4switch.frontend import compile_file
+from p4switch.frontend import P4Warning, compile_file
 from p4switch.p4info import build_p4info
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[2]
 VALID = sorted((HERE / "corpus" / "valid").glob("*.p4"))
+WARN = sorted((HERE / "corpus" / "warn").glob("*.p4"))
 ROLES = sorted((REPO / "p4").glob("*.p4"))
 P4C = shutil.which("p4c-bm2-ss", path=os.pathsep.join(["/opt/p4tools/bin", os.environ.get("PATH", "")]))
 
@@ -74,7 +79,8 @@ def _differences(ref: p4i.P4Info, mine: p4i.P4Info) -> list[str]:
     return out
 
 
-@pytest.mark.parametrize("path", VALID + ROLES, ids=[p.stem for p in VALID] + [f"p4/{p.stem}" for p in ROLES])
+@pytest.mark.parametrize("path", VALID + WARN + ROLES, ids=[p.stem for p in VALID] + [f"warn/{p.stem}" for p in WARN]
+                         + [f"p4/{p.stem}" for p in ROLES])
 def test_p4info_equals_p4c(path: Path, tmp_path: Path) -> None:
     """p4switch-compile's P4Info is p4c-bm2-ss's: the same entities with the same ids and fields."""
     ref, run = _reference(path, tmp_path)
@@ -82,9 +88,16 @@ def test_p4info_equals_p4c(path: Path, tmp_path: Path) -> None:
         assert run.returncode != 0, f"p4c-bm2-ss now compiles {path.name}: drop it from BACKEND_REFUSES"
     else:
         assert run.returncode == 0, run.stderr
-    mine = build_p4info(compile_file(path, include_dirs=_includes(path)))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", P4Warning)
+        mine = build_p4info(compile_file(path, include_dirs=_includes(path)))
     diffs = _differences(ref, mine)
     assert not diffs, "\n".join(diffs)
+    if path in WARN:
+        # p4c: "prog.p4(6): [--Wwarn=ignore-prop] warning: ..."
+        p4c_lines = {int(n) for n in re.findall(rf"^{re.escape(path.name)}\((\d+)\): .*warning:", run.stderr, re.M)}
+        mine_lines = {w.message.coord.line for w in caught if isinstance(w.message, P4Warning)}
+        assert p4c_lines <= mine_lines, f"p4c warns on lines {sorted(p4c_lines)}: {run.stderr}"
 
 
 def test_the_comparison_sees_a_changed_id(tmp_path: Path) -> None:

@@ -29,18 +29,12 @@ P4C = shutil.which("p4c-bm2-ss", path=os.pathsep.join(["/opt/p4tools/bin", os.en
 P4C_WORDS = {
     "user_extern_function": "count_port: unknown extern function",
     "user_extern_object": "Unknown extern method add from type Tally",
+    "no_actions_property": "t: expected 'actions' property",
 }
 # stem -> why p4switch refuses a program p4c-bm2-ss 1.2.4.8 compiles
 P4C_ACCEPTS = {
     "anonymous_table_property": "p4c names the anonymous action_selector itself; P4Runtime names come from "
                                 "@name, so p4switch asks for one",
-    "direct_counter_outside_action": "a count() outside its table's actions has no entry to count (v1model "
-                                     "counts every matched entry, called or not); p4c ignores the call",
-    "duplicate_switch_label": "the second case could never run; p4c keeps the first silently",
-    "newtype_int_literal": "p4c converts an int literal to a `type` implicitly; p4switch asks for the cast",
-    "selector_without_implementation": "p4c compiles a selector key without an action_selector (BMv2 then "
-                                       "has no selector to feed); p4switch refuses it",
-    "unsupported_property": "p4c warns (unknown table property) and ignores it; p4switch refuses it",
 }
 
 pytestmark = pytest.mark.skipif(P4C is None, reason="p4c-bm2-ss not installed (/opt/p4tools/bin or PATH)")

@@ -1,6 +1,6 @@
 #include "../include/pre.p4"
 control I(inout h_t h, inout m_t m, inout standard_metadata_t sm) {
-    table t { // expect: error: table t: selector keys need an action_selector implementation
+    table t { // expect: warning: table t: selector keys without an action_selector implementation are ignored
         key = { m.b: exact; h.eth.src: selector; }
         actions = { NoAction; }
     }

@@ -3,7 +3,7 @@ control I(inout h_t h, inout m_t m, inout standard_metadata_t sm) {
     table t {
         key = { h.eth.dst: exact; }
         actions = { NoAction; }
-        psa_empty_group_action = NoAction(); // expect: error: table property 'psa_empty_group_action' is not supported
+        psa_empty_group_action = NoAction(); // expect: warning: Unknown table property: psa_empty_group_action
     }
     apply { t.apply(); }
 }
