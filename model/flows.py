@@ -1,11 +1,15 @@
-"""The flows of a collective, step by step, as numpy arrays.
+"""The flows of a collective, step by step, as numpy arrays: the same connections the agents run.
 
 A collective over N ranks (rank i on NIC `placement[i]`) is a sequence of
-steps (`controller.placement` defines the patterns); in a step every
-sending rank moves `b` bytes to one peer. The bytes of one (rank, peer)
-pair are cut into messages of at most `message_size` bytes (near-equal
-sizes) and the messages spread over Q queue pairs as the collective
-library does (`traffic.qpscale`, the same arithmetic):
+steps, the schedules of `traffic.collectives`: a ring's 2(N-1) steps rank
+r -> r+1, all-to-all's N-1 shifts, incast to rank 0, and the permutation
+r -> r + N/2. In a step every sending rank moves `b` bytes to one peer
+(ring and all-to-all: size // N, the `size % N` bytes the agents spread
+over the first chunks left out). The bytes of one (rank, peer) pair are
+cut into messages as the agents' runner cuts them (`traffic.runner`):
+messages of `message_size` bytes and the rest last (None: the step's bytes
+as one message), spread over Q queue pairs as the collective library does
+(`traffic.qpscale`):
 
 - `split`: every message is cut into min(Q, length) near-equal chunks,
   chunk q on QP q;
@@ -13,9 +17,12 @@ library does (`traffic.qpscale`, the same arithmetic):
   step to the next of the same pair (message j of the pair's collective on
   QP j mod Q).
 
-Each (pair, QP) with bytes is one flow: UDP source port `sport` (+ the QP
-index with `sport_per_qp`), destination port 4791, destination QP
-`first_qp` + QP index - the defaults of `traffic.agent send`.
+Each (pair, QP) with bytes is one flow, with the QP numbers and source
+ports of `traffic.connections` (the allocation the agents' jobs use):
+destination QP `receiver_qpn(sender rank, q, Q)`, UDP source port
+`source_port(src ip, dst ip, q)`, destination port 4791. A flow carries
+its payload bytes (`size`) and its frame bytes (`wire`: every RDMA WRITE's
+headers, `traffic.connections.write_frame_bytes`, at the agents' path MTU).
 
 Steps whose flows are alike are evaluated once: a `StepSet` is a list of
 (weight, `Flows`) with the weights summing to the collective's number of
@@ -25,30 +32,35 @@ i + k) and, beyond `max_steps`, an evenly spaced sample of them stands for
 all (each weighted (N-1)/samples).
 
 Names defined here: `Flows`, `StepSet`, `collective_steps`, `qp_bytes`,
-`DPORT`, `SPORT`, `FIRST_QP`, `STRATEGIES`.
+`qp_wire_bytes`, `DPORT`, `PATH_MTU`, `STRATEGIES`.
 """
 
 from __future__ import annotations
 
-import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
 
-from controller.placement import PATTERNS, permutation
+from controller.placement import PATTERNS
+from traffic.connections import message_posts, receiver_qpn, source_port, write_frame_bytes
+from traffic.roce import ROCEV2_UDP_PORT
+from traffic.schema import Transport
 
-__all__ = ["DPORT", "FIRST_QP", "SPORT", "STRATEGIES", "Flows", "StepSet", "collective_steps",
-           "qp_bytes"]
+__all__ = ["DPORT", "PATH_MTU", "STRATEGIES", "Flows", "StepSet", "collective_steps",
+           "qp_bytes", "qp_wire_bytes"]
 
-SPORT, DPORT, FIRST_QP = 49152, 4791, 17
+DPORT = ROCEV2_UDP_PORT
+PATH_MTU = Transport().path_mtu  # the agents' default path MTU
 STRATEGIES = ("rr", "split")
 Ints = npt.NDArray[np.int64]
 
 
 @dataclass(frozen=True)
 class Flows:
-    """One step's flows: NIC indices (plan order), ports, destination QP, bytes."""
+    """One step's flows: NIC indices (plan order), ports, destination QP, payload bytes and
+    frame bytes (`wire`: headers included; None: as `size`)."""
 
     src: Ints
     dst: Ints
@@ -56,6 +68,7 @@ class Flows:
     dport: Ints
     qp: Ints
     size: npt.NDArray[np.float64]
+    wire: npt.NDArray[np.float64] | None = None
 
     def __len__(self) -> int:
         return len(self.src)
@@ -72,52 +85,77 @@ class StepSet:
     sampled: bool = False  # all-to-all evaluated on a sample of its steps
 
 
-def _near_equal(total: int, parts: int) -> list[int]:
-    base, extra = divmod(total, parts)
-    return [base + (1 if i < extra else 0) for i in range(parts)]
-
-
-def qp_bytes(pair_bytes: int, qps: int, strategy: str, message_size: int,
-             first_message: int = 0) -> list[int]:
-    """Bytes on each of `qps` QPs for one pair's `pair_bytes` in one step."""
+def _posts(pair_bytes: int, qps: int, strategy: str, message_size: int | None,
+           first_message: int) -> list[tuple[int, int]]:
+    """(QP index, bytes) of every RDMA WRITE the agents post for one pair's step."""
     if strategy not in STRATEGIES:
         raise ValueError(f"unknown QP strategy {strategy!r} (choose from {', '.join(STRATEGIES)})")
-    if qps < 1 or message_size < 1:
-        raise ValueError("qps and message_size must be >= 1")
+    return message_posts(pair_bytes, qps, strategy, message_size, first_message)
+
+
+def qp_bytes(pair_bytes: int, qps: int, strategy: str, message_size: int | None,
+             first_message: int = 0) -> list[int]:
+    """Bytes on each of `qps` QPs for one pair's `pair_bytes` in one step."""
     out = [0] * qps
-    if pair_bytes <= 0:
-        return out
-    messages = _near_equal(pair_bytes, max(1, math.ceil(pair_bytes / message_size)))
-    for j, length in enumerate(messages):
-        if strategy == "rr":
-            out[(first_message + j) % qps] += length
-        else:
-            for q, chunk in enumerate(_near_equal(length, max(1, min(qps, length)))):
-                out[q] += chunk
+    for q, length in _posts(pair_bytes, qps, strategy, message_size, first_message):
+        out[q] += length
     return out
 
 
-def _flows(src_nic: Ints, dst_nic: Ints, per_qp: list[int], sport: int, sport_per_qp: bool,
-           first_qp: int) -> Flows:
-    q = np.array([i for i, b in enumerate(per_qp) if b > 0], dtype=np.int64)
-    size = np.array([per_qp[i] for i in q.tolist()], dtype=np.float64)
-    n = len(src_nic)
-    return Flows(src=np.repeat(src_nic, len(q)), dst=np.repeat(dst_nic, len(q)),
-                 sport=np.tile(sport + (q if sport_per_qp else 0 * q), n),
-                 dport=np.full(n * len(q), DPORT, dtype=np.int64),
-                 qp=np.tile(first_qp + q, n), size=np.tile(size, n))
+def qp_wire_bytes(pair_bytes: int, qps: int, strategy: str, message_size: int | None,
+                  first_message: int = 0, path_mtu: int = PATH_MTU) -> list[int]:
+    """Frame bytes (headers included, `traffic.connections.write_frame_bytes`) on each QP."""
+    out = [0] * qps
+    for q, length in _posts(pair_bytes, qps, strategy, message_size, first_message):
+        out[q] += write_frame_bytes(length, path_mtu)
+    return out
 
 
-def collective_steps(pattern: str, placement: npt.ArrayLike, size: int, *, qps: int = 1,
-                     strategy: str = "rr", message_size: int = 1 << 20,
-                     sport: int = SPORT, sport_per_qp: bool = False, first_qp: int = FIRST_QP,
-                     seed: int = 0, max_steps: int = 64,
+def _messages(pair_bytes: int, message_size: int | None) -> int:
+    return -(-pair_bytes // (message_size or pair_bytes)) if pair_bytes > 0 else 0
+
+
+class _Builder:
+    """Flows of transfers between ranks, with the shared allocation's QPs and ports."""
+
+    def __init__(self, nic: Ints, qps: int, ips: Sequence[str], sport_per_qp: bool,
+                 host: Ints | None, strategy: str, message_size: int | None) -> None:
+        self.nic, self.qps, self.ips, self.per_qp = nic, qps, ips, sport_per_qp
+        self.host, self.strategy, self.message_size = host, strategy, message_size
+
+    def flows(self, src: Ints, dst: Ints, pair_bytes: int, first_message: int = 0) -> Flows:
+        """The flows of ranks `src` -> `dst` (arrays), each pair `pair_bytes` this step."""
+        s_nic, d_nic = self.nic[src], self.nic[dst]
+        if self.host is not None:  # transfers within a host stay off the fabric
+            keep = self.host[s_nic] != self.host[d_nic]
+            src, dst, s_nic, d_nic = src[keep], dst[keep], s_nic[keep], d_nic[keep]
+        args = (pair_bytes, self.qps, self.strategy, self.message_size, first_message)
+        per_qp, wire = qp_bytes(*args), qp_wire_bytes(*args)
+        q = np.array([i for i, b in enumerate(per_qp) if b > 0], dtype=np.int64)
+        n, k = len(src), len(q)
+        base = np.array([source_port(self.ips[a], self.ips[b])
+                         for a, b in zip(s_nic.tolist(), d_nic.tolist(), strict=True)],
+                        dtype=np.int64)
+        qq = np.tile(q, n)
+        sport = np.repeat(base, k) + (qq if self.per_qp else 0)
+        return Flows(src=np.repeat(s_nic, k), dst=np.repeat(d_nic, k), sport=sport % 65536,
+                     dport=np.full(n * k, DPORT, dtype=np.int64),
+                     qp=receiver_qpn(np.repeat(src, k), qq, self.qps),
+                     size=np.tile(np.array([per_qp[i] for i in q.tolist()], dtype=np.float64), n),
+                     wire=np.tile(np.array([wire[i] for i in q.tolist()], dtype=np.float64), n))
+
+
+def collective_steps(pattern: str, placement: npt.ArrayLike, size: int, *, ips: Sequence[str],
+                     qps: int = 1, strategy: str = "rr", message_size: int | None = 1 << 20,
+                     sport_per_qp: bool = False, max_steps: int = 64,
                      hosts: npt.ArrayLike | None = None) -> StepSet:
     """The steps of `pattern` over the ranks on NICs `placement` (module docstring).
 
-    `hosts` (the host of every NIC, by NIC index) leaves out the transfers
-    between two ranks on one host, which go over its GPU interconnect, not
-    the fabric, as the emulator's collectives do (`traffic.collectives`).
+    `ips` is every NIC's IPv4 address, by NIC index (the source ports are
+    hashed from them). `hosts` (the host of every NIC, by NIC index) leaves
+    out the transfers between two ranks on one host, which go over its GPU
+    interconnect, not the fabric, as the emulator's collectives do
+    (`traffic.collectives`).
     """
     if pattern not in PATTERNS:
         raise ValueError(f"unknown pattern {pattern!r} (choose from {', '.join(PATTERNS)})")
@@ -127,42 +165,30 @@ def collective_steps(pattern: str, placement: npt.ArrayLike, size: int, *, qps: 
         raise ValueError("a collective needs at least 2 ranks")
     r = np.arange(n, dtype=np.int64)
     host = None if hosts is None else np.asarray(hosts, dtype=np.int64)
-
-    def mk(src: Ints, dst: Ints, per_qp: list[int]) -> Flows:
-        """The flows of these transfers, those within one host left out."""
-        if host is not None:
-            keep = host[src] != host[dst]
-            src, dst = src[keep], dst[keep]
-        return _flows(src, dst, per_qp, sport, sport_per_qp, first_qp)
+    mk = _Builder(nic, qps, ips, sport_per_qp, host, strategy, message_size).flows
 
     if pattern in ("ring", "alltoall"):
         b = size // n
         if pattern == "ring":
             steps = 2 * (n - 1)
-            messages = max(1, math.ceil(b / message_size)) if b else 1
+            messages = _messages(b, message_size)
             starts: dict[int, int] = {}
-            for k in range(steps if strategy == "rr" else 1):
-                start = (k * messages) % qps
+            for k in range(steps):
+                start = (k * messages) % qps if strategy == "rr" else 0
                 starts[start] = starts.get(start, 0) + 1
-            if strategy != "rr":
-                starts = {0: steps}
-            variants = tuple(
-                (float(count), mk(nic, nic[(r + 1) % n], qp_bytes(b, qps, strategy, message_size, start)))
-                for start, count in sorted(starts.items()))
+            variants = tuple((float(count), mk(r, (r + 1) % n, b, start))
+                             for start, count in sorted(starts.items()))
             return StepSet(pattern=pattern, ranks=n, steps=steps, variants=variants)
         steps = n - 1
         shifts = np.arange(1, n)
         sampled = steps > max_steps
         if sampled:
             shifts = np.unique(np.linspace(1, n - 1, max_steps).round().astype(np.int64))
-        per_qp = qp_bytes(b, qps, strategy, message_size)
         weight = steps / len(shifts)
-        variants = tuple((weight, mk(nic, nic[(r + k) % n], per_qp))
-                         for k in shifts.tolist())
+        variants = tuple((weight, mk(r, (r + k) % n, b)) for k in shifts.tolist())
         return StepSet(pattern=pattern, ranks=n, steps=steps, variants=variants, sampled=sampled)
-    per_qp = qp_bytes(size, qps, strategy, message_size)
     if pattern == "incast":
         return StepSet(pattern=pattern, ranks=n, steps=1, variants=(
-            (1.0, mk(nic[1:], np.full(n - 1, nic[0]), per_qp)),))
+            (1.0, mk(r[1:], np.zeros(n - 1, dtype=np.int64), size)),))
     return StepSet(pattern=pattern, ranks=n, steps=1, variants=(
-        (1.0, mk(nic, nic[permutation(n, seed)], per_qp)),))
+        (1.0, mk(r, (r + n // 2) % n, size)),))

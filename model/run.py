@@ -10,7 +10,10 @@ link table, so sweeps and several modes reuse them.
 What is reported (`ModelResult`, `to_json()`):
 
 - `loads`: bytes per directed link per collective step (the mean over the
-  collective's steps, weighted by how many steps each variant stands for);
+  collective's steps, weighted by how many steps each variant stands for),
+  and `wire_loads` the same in frame bytes (headers included);
+  `link_totals()` gives the whole collective's bytes per (link, direction),
+  what `aizone run` counts on the switches;
 - per tier and direction (`TIERS`): max, mean and max/mean over the
   directed links that leave a node sending job traffic in that tier-
   direction (so the idle uplinks of a busy RTSW count, the links of racks
@@ -54,7 +57,7 @@ class ModelConfig:
     qps: int = 1
     strategy: str = "rr"
     size: int = 1 << 30  # bytes per rank's buffer
-    message_size: int = 1 << 20
+    message_size: int | None = 1 << 20  # None: each step's bytes as one message (aizone run's)
     sport_per_qp: bool = False
     failed: tuple[str, ...] = ()
     seed: int = 0
@@ -74,7 +77,7 @@ class ModelConfig:
                              f"(choose from {', '.join(PLACEMENTS)})")
         if not 1 <= self.qps <= 255:
             raise ValueError(f"qps={self.qps}: must be 1..255")
-        if self.size < 1 or self.message_size < 1:
+        if self.size < 1 or (self.message_size is not None and self.message_size < 1):
             raise ValueError("size and message size must be >= 1 byte")
 
 
@@ -107,6 +110,7 @@ class ModelResult:
     bottleneck_utilisation_s: float  # bottleneck bytes / its rate: seconds per step at best
     time_s: float
     loads: npt.NDArray[np.float64] = field(repr=False)
+    wire_loads: npt.NDArray[np.float64] = field(repr=False)  # frame bytes, as `loads`
     links: LinkTable = field(repr=False)
 
     def tier(self, name: str) -> TierStats:
@@ -116,6 +120,14 @@ class ModelResult:
     def link_loads(self) -> dict[str, float]:
         """Bytes per step by '<link id> up|down', for the links that carry any."""
         return {self.links.name(int(d)): float(self.loads[d]) for d in np.flatnonzero(self.loads)}
+
+    def link_totals(self, *, wire: bool = True) -> dict[tuple[str, str], float]:
+        """Bytes per (link id, "up"|"down") over the whole collective, for the links that
+        carry any: frame bytes (what the switches' tx counters count of the job's data) or,
+        `wire=False`, payload bytes. A sampled all-to-all gives the sample's estimate."""
+        loads = (self.wire_loads if wire else self.loads) * self.steps
+        return {(self.links.ids[self.links.link[d]], TIERS[self.links.tier[d]].split()[1]):
+                float(loads[d]) for d in np.flatnonzero(loads)}
 
     def to_json(self, *, with_links: bool = True) -> dict[str, Any]:
         """The result as JSON-ready data; `with_links` adds every loaded link's bytes."""
@@ -144,6 +156,7 @@ class Model:
         self.links = LinkTable(self.graph, spec)
         host_index = {h.name: i for i, h in enumerate(plan.hosts)}
         self._hosts = np.array([host_index[n.host] for n in plan.nics()], dtype=np.int64)
+        self._ips = [n.ip for n in plan.nics()]
 
     def run(self, config: ModelConfig) -> ModelResult:
         """Place, build, route and time the job `config` describes on this fabric."""
@@ -153,9 +166,10 @@ class Model:
         n = config.ranks or len(self.graph.nic_ips)
         nics = place(self.plan, n, config.pattern, config.placement, config.seed)
         where = np.array([self.graph.nic_index[x.intf] for x in nics], dtype=np.int64)
-        steps = collective_steps(config.pattern, where, config.size, qps=config.qps,
-                                 strategy=config.strategy, message_size=config.message_size,
-                                 sport_per_qp=config.sport_per_qp, seed=config.seed,
+        steps = collective_steps(config.pattern, where, config.size, ips=self._ips,
+                                 qps=config.qps, strategy=config.strategy,
+                                 message_size=config.message_size,
+                                 sport_per_qp=config.sport_per_qp,
                                  max_steps=config.max_steps, hosts=self._hosts)
         n_links = len(self.links)
         weights = np.array([w for w, _ in steps.variants])
@@ -164,11 +178,15 @@ class Model:
         sizes = [len(f) for _, f in steps.variants]
         var_of = np.repeat(np.arange(len(sizes)), sizes)
         flows = Flows(**{k: np.concatenate([getattr(f, k) for _, f in steps.variants])
-                         for k in ("src", "dst", "sport", "dport", "qp", "size")})
+                         for k in ("src", "dst", "sport", "dport", "qp", "size", "wire")})
         r = route_flows(self.graph, self.links, flows, config.mode)
         ok = r.delivered[r.flow_of]
         loads: npt.NDArray[np.float64] = np.bincount(
             r.link_of[ok], weights=(flows.size * weights[var_of])[r.flow_of[ok]],
+            minlength=n_links).astype(np.float64)
+        wire = flows.size if flows.wire is None else flows.wire
+        wire_loads: npt.NDArray[np.float64] = np.bincount(
+            r.link_of[ok], weights=(wire * weights[var_of])[r.flow_of[ok]],
             minlength=n_links).astype(np.float64)
         lost = ~r.delivered
         dropped = int(np.sum(lost & (r.hops < MAX_HOPS))) // len(sizes)
@@ -194,7 +212,8 @@ class Model:
             sampled_steps=steps.sampled, flows_per_step=flows_per_step, dropped_flows=dropped,
             looping_flows=looping, tiers=tiers, bottleneck=self.links.name(b),
             bottleneck_bytes=float(loads[b]), bottleneck_utilisation_s=float(seconds[b]),
-            time_s=time_s if config.timing else float("nan"), loads=loads, links=self.links)
+            time_s=time_s if config.timing else float("nan"), loads=loads,
+            wire_loads=wire_loads, links=self.links)
 
 
 def _tier_stats(links: LinkTable, loads: npt.NDArray[np.float64]) -> tuple[TierStats, ...]:

@@ -4,8 +4,9 @@ The caller gives the ranks as (host, NIC, IP) endpoints in rank order, the
 size, the QPs per connection and the QP-scaling strategy; ``build_jobs``
 returns what each host's agent runs. Every directed pair of ranks that
 exchanges data gets one connection (``traffic.schema.Connection``), known
-to both hosts with the QP numbers crossed; QP numbers are allocated per
-(host, NIC) from 0x11 upwards in rank order, as a NIC hands them out.
+to both hosts with the QP numbers crossed; QP numbers, UDP source ports
+and initial PSNs come from ``traffic.connections`` (the allocation the flow
+model and the experiments' predictor share).
 
 Patterns (n ranks, ``size`` bytes; chunk i of n is ``size // n`` bytes, the
 first ``size % n`` chunks one byte more):
@@ -32,7 +33,8 @@ the jobs (their step still orders the others).
 Each connection's UDP source port is one per directed pair (the same for
 all its QPs, so that plain 5-tuple ECMP sees one flow and only E-ECMP's
 destination-QP hash sees the QPs) unless ``sport_per_qp``; its initial PSN
-is derived from the job name and the pair, so the two ends agree.
+is derived from the job name and the pair, so the two ends agree
+(``traffic.connections``).
 
 Names: ``Rank``, ``PATTERNS``, ``build_jobs``, ``chunk_sizes``,
 ``busbw_factor``, ``CollectiveError``.
@@ -41,11 +43,11 @@ Names: ``Rank``, ``PATTERNS``, ``build_jobs``, ``chunk_sizes``,
 from __future__ import annotations
 
 import ipaddress
-import zlib
 from collections import defaultdict
 from dataclasses import dataclass
 from typing import Literal
 
+from traffic.connections import AllocationError, plan_connections
 from traffic.errors import TrafficError
 from traffic.schema import (
     STRATEGY_ALIASES,
@@ -69,8 +71,6 @@ __all__ = [
 ]
 
 PATTERNS = ("allreduce", "alltoall", "incast", "permutation")
-_FIRST_QPN = 0x11
-_SPORT_BASE = 49152
 
 
 class CollectiveError(TrafficError):
@@ -171,6 +171,13 @@ def build_jobs(
     if not 0 <= root < n:
         raise CollectiveError(f"root={root}: must be a rank, 0..{n - 1}")
     job_name = name or f"{pattern}-{n}x{size}"
+    # One connection per directed pair that carries data (`traffic.connections`: the
+    # allocation the model and the predictor use too).
+    try:
+        plans = plan_connections(pattern, ranks, qps, job_name=job_name, root=root,
+                                 shift=shift, sport_per_qp=sport_per_qp, cls=cls)
+    except AllocationError as exc:
+        raise CollectiveError(str(exc)) from None
     if pattern == "allreduce":
         schedule = _allreduce(n, size)
     elif pattern == "alltoall":
@@ -178,48 +185,24 @@ def build_jobs(
     elif pattern == "incast":
         schedule = _incast(n, size, root)
     else:
-        schedule = _permutation(n, size, n // 2 if shift is None else shift % n)
+        shift = n // 2 if shift is None else shift % n
+        schedule = _permutation(n, size, shift)
     # Ranks on one host exchange over the host's GPU interconnect (NVLink), as
     # NCCL's rings and all-to-alls do, not over the fabric: those transfers
     # carry no network traffic and complete at once.
     schedule = [[t for t in step if ranks[t[0]].host != ranks[t[1]].host] for step in schedule]
 
-    # One connection per directed pair that carries data, QPs allocated in rank order.
-    pairs = sorted({(s, d) for step in schedule for s, d, _ in step})
-    next_qpn: dict[tuple[str, str], int] = defaultdict(lambda: _FIRST_QPN)
-
-    def allocate(rank: Rank) -> int:
-        """The next QP number on `rank`'s NIC."""
-        key = (rank.host, rank.nic)
-        qpn = next_qpn[key]
-        next_qpn[key] = qpn + 1
-        return qpn
-
-    conns: dict[tuple[int, int], tuple[str, list[int], list[int], int, int]] = {}
-    for s, d in pairs:
-        src, dst = ranks[s], ranks[d]
-        local = [allocate(src) for _ in range(qps)]
-        remote = [allocate(dst) for _ in range(qps)]
-        key = f"{job_name}/{s}>{d}"
-        psn = zlib.crc32(key.encode()) & 0xFFFFFF
-        sport = _SPORT_BASE + zlib.crc32(f"{src.ip}>{dst.ip}".encode()) % 16384
-        conns[(s, d)] = (f"r{s}>r{d}", local, remote, psn, sport)
-
+    conns = {(c.src, c.dst): c for c in plans}
     per_host_conns: dict[str, list[Connection]] = defaultdict(list)
-    for (s, d), (cid, local, remote, psn, sport) in conns.items():
-        src, dst = ranks[s], ranks[d]
-        for me, peer, mine, theirs in ((src, dst, local, remote), (dst, src, remote, local)):
-            links = [
-                QpLink(
-                    local=mine[q],
-                    remote=theirs[q],
-                    sport=(sport + q) % 65536 if sport_per_qp else sport,
-                )
-                for q in range(qps)
-            ]
+    for c in plans:
+        src, dst = ranks[c.src], ranks[c.dst]
+        for me, peer, mine, theirs in ((src, dst, c.sender_qpns, c.receiver_qpns),
+                                       (dst, src, c.receiver_qpns, c.sender_qpns)):
+            links = [QpLink(local=mine[q], remote=theirs[q], sport=c.sports[q])
+                     for q in range(qps)]
             per_host_conns[me.host].append(
-                Connection(id=cid, nic=me.nic, peer_ip=peer.ip, peer_mac=peer.mac, qps=links,
-                           cls=cls, psn=psn)
+                Connection(id=c.id, nic=me.nic, peer_ip=peer.ip, peer_mac=peer.mac, qps=links,
+                           cls=cls, psn=c.psn)
             )
 
     hosts = list(dict.fromkeys(r.host for r in ranks))
@@ -228,7 +211,7 @@ def build_jobs(
         sends: dict[str, list[Send]] = defaultdict(list)
         recvs: dict[str, list[Recv]] = defaultdict(list)
         for s, d, nbytes in step:
-            cid = conns[(s, d)][0]
+            cid = conns[(s, d)].id
             sends[ranks[s].host].append(
                 Send(conn=cid, bytes=nbytes, message_bytes=message_bytes, qps=qps,
                      strategy=STRATEGY_ALIASES[strategy])  # type: ignore[arg-type]

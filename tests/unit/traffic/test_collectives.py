@@ -72,17 +72,18 @@ def test_permutation_shifts_by_half_the_ranks() -> None:
 
 
 def test_both_ends_of_a_connection_agree_on_qps_psn_and_port() -> None:
-    """QP numbers per host from 0x11 in rank order, crossed between the two ends."""
+    """QP numbers from traffic.connections (0x11 + (2 x peer + role) x Q + q), crossed."""
     jobs = build_jobs("allreduce", _ranks(3), 3000, qps=2)
     c01_h0 = next(c for c in jobs["h0"].connections if c.id == "r0>r1")
     c01_h1 = next(c for c in jobs["h1"].connections if c.id == "r0>r1")
-    assert [(q.local, q.remote) for q in c01_h0.qps] == [(0x11, 0x11), (0x12, 0x12)]
-    assert [(q.local, q.remote) for q in c01_h1.qps] == [(0x11, 0x11), (0x12, 0x12)]
+    # rank 0 sends to rank 1: 0x11 + 2 x 1 x 2 + q on h0, 0x11 + 1 x 2 + q on h1
+    assert [(q.local, q.remote) for q in c01_h0.qps] == [(21, 19), (22, 20)]
+    assert [(q.local, q.remote) for q in c01_h1.qps] == [(19, 21), (20, 22)]
     c20_h0 = next(c for c in jobs["h0"].connections if c.id == "r2>r0")
     c20_h2 = next(c for c in jobs["h2"].connections if c.id == "r2>r0")
-    # pairs in order (0,1), (1,2), (2,0): h2 gave 0x11-0x12 to (1,2), h0 0x11-0x12 to (0,1)
-    assert [(q.local, q.remote) for q in c20_h2.qps] == [(0x13, 0x13), (0x14, 0x14)]
-    assert [(q.local, q.remote) for q in c20_h0.qps] == [(0x13, 0x13), (0x14, 0x14)]
+    # rank 2 sends to rank 0: 0x11 + 0 + q on h2, 0x11 + 5 x 2 + q on h0
+    assert [(q.local, q.remote) for q in c20_h2.qps] == [(17, 27), (18, 28)]
+    assert [(q.local, q.remote) for q in c20_h0.qps] == [(27, 17), (28, 18)]
     assert (c01_h0.peer_ip, c01_h1.peer_ip) == ("10.0.0.2", "10.0.0.1")
     assert c01_h0.psn == c01_h1.psn and c01_h0.qps[0].sport == c01_h1.qps[0].sport
     assert len({q.sport for q in c01_h0.qps}) == 1
