@@ -170,33 +170,58 @@ def test_stats_move_under_traffic(zone: Zone) -> None:
 
 
 def test_mode_switch_under_a_steady_flow_loses_nothing(zone: Zone) -> None:
-    """pin -> ecmp -> eecmp while 4 QPs stream h2 -> h8: every packet arrives.
+    """pin -> ecmp -> eecmp while 4 QPs stream h2 -> h8: the flow runs through every change
+    and every packet arrives.
 
-    The flow spans every change: ~16 s of data at 3 Mb/s, and the sender is
-    checked to be still sending when each change is asked for and after the
-    last one.
+    Around each change the flow's packets are counted at both ends of the fabric, into
+    rtsw1 from h2-eth0 and out of rtsw4 to h8-eth0: both counts moved since the previous
+    change before this one is asked for, and moved again after it was written (packets
+    sent and delivered under the new routes). ~25 s of data at 3 Mb/s spans the changes.
     """
-    flow = zone.flow("h2", "h8", messages=6000, size=1024, rate_mbps=3, qps="17,18,19,20")
+    links = {lk["id"] for lk in zone.status["links"]}
+    assert {"h2-eth0--rtsw1-eth3", "h8-eth0--rtsw4-eth3"} <= links  # the ports counted
+    step = 20  # packets (~55 ms of the flow): more than an ARP or two
+    messages = 9000
+
+    def ends() -> tuple[int, int]:
+        """(into rtsw1 from h2-eth0, out of rtsw4 to h8-eth0), packets."""
+        return (zone.cells("rtsw1", "FabricIngress.counters.rx_port", [3])[3],
+                zone.cells("rtsw4", "FabricEgress.counters.tx_port", [3])[3])
+
+    def moved_past(ref: tuple[int, int]) -> tuple[int, int] | None:
+        now = ends()
+        return now if now[0] >= ref[0] + step and now[1] >= ref[1] + step else None
+
+    flow = zone.flow("h2", "h8", messages=messages, size=1024, rate_mbps=3,
+                     qps="17,18,19,20")
     flow.start_receiver(timeout=150)
     result: dict[str, Any] = {}
     t = threading.Thread(target=lambda: result.update(flow.send(timeout=150)))
+    last = ends()
+    t0 = time.monotonic()
     t.start()
-    changes = []
+    changes: list[dict[str, Any]] = []
+    counted: list[tuple[str, float, tuple[int, int], tuple[int, int], tuple[int, int]]] = []
     try:
         for mode in ("pin", "ecmp", "eecmp"):
-            time.sleep(0.6)
-            assert t.is_alive(), f"the flow ended before the change to {mode}"
-            proc = aizone("mode", mode, "--json")
-            assert proc.returncode == 0, proc.stderr
-            changes.append(json.loads(proc.stdout))
-        assert t.is_alive(), "the flow ended with the last change"
+            into = zone.wait(lambda ref=last: moved_past(ref), timeout=60, every=0.05)
+            assert into, (f"the flow was not running into the change to {mode} "
+                          f"({time.monotonic() - t0:.1f} s in): {last} -> {ends()}, {counted}")
+            changes.append(zone.api.post("/mode", {"mode": mode}))
+            written = ends()
+            out = zone.wait(lambda ref=written: moved_past(ref), timeout=60, every=0.05)
+            assert out, (f"the flow stopped at the change to {mode} ({time.monotonic() - t0:.1f}"
+                         f" s in, the change took {changes[-1]['seconds']} s): {into} before, "
+                         f"{written} once written, {ends()} now; earlier {counted}")
+            counted.append((mode, round(time.monotonic() - t0, 1), into, written, out))
+            last = out
     finally:
         t.join(150)
     got = flow.received(timeout=150)
     assert [c["mode"] for c in changes] == ["pin", "ecmp", "eecmp"]
     assert changes[0]["writes"]["rtsw1"]["insert"] > 0  # pin really rewrote the routes
-    assert result["packets"] > 0 and got["packets"] == result["packets"], (result, got)
-    assert got["messages_complete"] == 6000 and got["icrc_errors"] == 0
+    assert result["packets"] > 0 and got["packets"] == result["packets"], (result, got, counted)
+    assert got["messages_complete"] == messages and got["icrc_errors"] == 0
 
 
 def test_link_down_reroutes_and_up_restores(zone: Zone) -> None:
