@@ -20,6 +20,7 @@ Names defined here: `FieldCodec`, `ActionCodec`, `TableCodec`, `build_codecs`,
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from typing import Any, cast
 
@@ -47,8 +48,6 @@ def _fast_field_match() -> Callable[[str, int, int, int, int], FieldMatch]:
     (and hashes equal) to the one __init__ builds. Falls back to the class if its
     fields change or it grows __slots__.
     """
-    import dataclasses
-
     if hasattr(FieldMatch, "__slots__") or tuple(f.name for f in dataclasses.fields(FieldMatch)) != (
             "kind", "value", "mask", "prefix_len", "high"):
         return lambda k, v, m, p, h: FieldMatch(kind=k, value=v, mask=m, prefix_len=p, high=h)
@@ -69,8 +68,6 @@ def _fast_field_match() -> Callable[[str, int, int, int, int], FieldMatch]:
 
 def _fast_action_call() -> Callable[[str, tuple[int, ...]], ActionCall]:
     """ActionCall(action, args) the same way (see _fast_field_match)."""
-    import dataclasses
-
     if hasattr(ActionCall, "__slots__") or tuple(f.name for f in dataclasses.fields(ActionCall)) != (
             "action", "args"):
         return lambda a, args: ActionCall(action=a, args=args)
