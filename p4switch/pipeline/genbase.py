@@ -2,11 +2,14 @@
 
 `blocks.BlockGen` generates statements and controls; `callgen`, `parsergen`,
 `tablegen` and `externgen` generate calls, parsers, tables and extern calls
-for it. They need each other's work (a parser runs statements, a statement calls an extern, a
-control applies a table), so, as in p4c where each pass depends on the IR and
-not on its siblings, none of them imports another's module for it: they meet
-here. `BlockGenerator` is the part of `BlockGen` the other generators use, as
-a protocol, so the block generator is passed to them typed and checked.
+for it. They need the block generator's work (a parser runs statements, a
+statement calls an extern, a control applies a table), so, as in p4c where
+each pass depends on the IR and not on its siblings, none of them imports
+`blocks` for it: they meet here.
+`BlockGenerator` is the part of `BlockGen` the other generators use, as a
+protocol, so the block generator is passed to them typed and checked. Among
+themselves the imports point one way: `callgen` and `tablegen` use
+`externgen`, and `callgen` and `externgen` use `parsergen`.
 
 Names defined here: `Fn`, `ControlCtx`, `TableSpec`, `BlockGenerator`,
 `is_packet_param`, `has_return`, `may_exit`.
