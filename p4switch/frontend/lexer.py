@@ -115,7 +115,7 @@ class P4PostLex:
                     k += 1
                 if val(k) == "{" and _is_ident(toks[k - 1]):
                     names.add(toks[k - 1].value)
-            elif v in ("typedef", "type"):
+            elif v in ("typedef", "type") and val(i - 1) != ".":  # `h.eth.type = X;` declares nothing
                 k = i + 1
                 while k < n and val(k) not in (";", "{", "}"):
                     k += 1

@@ -177,8 +177,10 @@ def _gen_hdr_len(mb: ModuleBuilder, hdr_t: Any) -> str:
                 lines.append(f"{ind}if {code}._v: n += {mb.ti.width(t) // 8}")
         elif isinstance(t, ir.StackType):
             var = f"h{len(ind) // 4}"
-            lines.append(f"{ind}for {var} in {code}.h:")
+            at = len(lines)
             walk(t.elem, var, ind + "    ")
+            if len(lines) > at:  # a stack of varbit headers counts nothing: no empty loop
+                lines.insert(at, f"{ind}for {var} in {code}.h:")
         elif isinstance(t, (ir.StructType, ir.HeaderUnionType)):
             for f in t.fields:
                 walk(f.type, f"{code}.{py_name(f.name)}", ind)

@@ -107,6 +107,18 @@ def _lenient(a: int, b: int, tag: int, c: int, d: int) -> bytes:
     return ETH + bytes([a, b]) + tag.to_bytes(2, "big") + bytes([c, d]) + b"pay" + PAD
 
 
+def _equality(etype: int, opts: str, flags: int) -> tuple[bytes, bytes]:
+    """header_equality.p4: a frame (options `opts`, 3 bytes each) and what leaves with `flags` in front."""
+    head = bytes.fromhex("020000000001" "020000000002")
+    tail = bytes.fromhex(opts) + b"pay" + PAD
+    return head + etype.to_bytes(2, "big") + tail, head + bytes.fromhex("88b6") + bytes([flags]) + tail
+
+
+# flags: 1 first == rest[0], 2 their varbit data equal, 4 {first, rest[0]} == rest, 8 rest[0] != rest[1]
+EQUALITY = [_equality(1, "010203" "010203", 0x0B), _equality(1, "010203" "010204", 0x08),
+            _equality(2, "010203" "010203" "010203", 0x07), _equality(2, "010203" "010203" "010204", 0x0B),
+            _equality(2, "050203" "010203" "010203", 0x02)]
+
 LENIENT_ENTRIES = (
     Entry(table="I.by_a", keys={"h.op.a": 3}, action="I.set_c", params=(0x33,)),
     Entry(table="I.with_prop", keys={"h.op.a": 3}, action="I.set_d", params=(0x55,)),
@@ -158,6 +170,8 @@ CASES = {
         # meter's color (green, 0) read outside the action adds nothing; a = 4: tag 7 from an int literal
         out={2: (_lenient(1, 1, 0x5A5A, 0, 0), _lenient(2, 2, 0x5A5A, 0, 0),
                  _lenient(3, 7, 0x5A5A, 0x33, 0x55), _lenient(4, 9, 7, 0, 0))}),
+    "header-and-stack-equality": Case(
+        program="header_equality", frames=tuple(f for f, _ in EQUALITY), out={2: tuple(o for _, o in EQUALITY)}),
     "const-entries-priority": Case(
         program="const_entry_priority", frames=(b"\x01\x00" + PAD + bytes(12), b"\x02\x00" + PAD + bytes(12)),
         out={1: (b"\x01\x03" + PAD + bytes(12), b"\x02\x02" + PAD + bytes(12))}),
