@@ -64,12 +64,26 @@ def test_json_validates_and_holds_the_grid(quick: tuple[Path, str]) -> None:
     assert all(len(p.runs) == 1 for p in result.points)
     assert result.runs == 8
     assert result.machine["cores"] and result.versions["aizone"]
-    failed = [(p.params, p.failed_runs) for p in result.points if p.failed_runs]
+    failed = [(p.params, r.error) for p in result.points for r in p.runs if r.error is not None]
     assert failed == [], f"runs failed: {failed}"
+    # Each run on its own, against values worked out by hand. The quick grid's AllReduce:
+    # 16 ranks (every NIC of ai_zone_small: 4 racks x 2 hosts x 2 NICs), 64 KiB each.
+    # nccl-tests: algbw = 65,536 B x 8 / time; busbw = algbw x 2 (16 - 1) / 16 = 1.875 algbw.
+    # The ring takes the racks in turn, so every rank's 2 x 15 chunks of 4 KiB (122,880 B)
+    # cross the spine: 16 x 122,880 = 1,966,080 B of payload up the RTSW uplinks, at least
+    # 1,920 frames of at most 1,024 B payload, 1,082 B each: 2,077,440 B.
+    assert result.sizes["bytes per rank"] == 64 * 1024
     for p in result.points:
-        assert p.summary["time_s"].mean > 0
-        assert p.summary["up_imbalance"].mean >= 1.0
-        assert isinstance(p.runs[0].cpu_bound, bool)
+        (run,) = p.runs
+        m, where = run.metrics, p.params
+        assert m["bytes_ok"] == 1.0, where
+        assert m["time_s"] > 0 and m["algbw_gbps"] == pytest.approx(
+            65_536 * 8 / m["time_s"] / 1e9, rel=1e-6), (where, m)
+        assert m["busbw_gbps"] == pytest.approx(1.875 * m["algbw_gbps"], rel=1e-6), (where, m)
+        links = run.details["links"]
+        assert len(links) == 8 and all(k.startswith("rtsw") for k in links), links
+        assert sum(up for up, _ in links.values()) >= 2_077_440, (where, links)
+        assert m["up_imbalance"] >= 1.0 and isinstance(run.cpu_bound, bool)
     assert result.findings, "no finding was evaluated"
     assert result.calibration and result.calibration[0].get("efficiency")
 
