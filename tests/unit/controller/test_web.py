@@ -12,6 +12,7 @@ The page itself is driven by tests/browser.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import fnmatch
 import json
 import logging
@@ -178,8 +179,15 @@ def test_stream_for_the_dashboard_carries_the_snapshot_it_colours(daemon: Daemon
         try:
             transport = httpx.AsyncHTTPTransport(uds=str(tmp_path / "api.sock"))
             async with httpx.AsyncClient(transport=transport, base_url="http://aizone") as c:
+                listening = asyncio.Event()
+
                 async def publish() -> None:
-                    await asyncio.sleep(0.2)
+                    # A "mode" event (a kind the page asks for) marked as a hello, until the
+                    # client has read one: what follows goes out once it is subscribed.
+                    while not listening.is_set():
+                        daemon.bus.publish("mode", {"hello": True})
+                        with contextlib.suppress(TimeoutError):
+                            await asyncio.wait_for(listening.wait(), 0.05)
                     daemon.bus.publish("check", {"phase": "start"})  # not asked for
                     daemon.bus.publish("stats", snap)
                     daemon.bus.publish("mode", {"mode": "pin", "previous": "eecmp",
@@ -199,7 +207,10 @@ def test_stream_for_the_dashboard_carries_the_snapshot_it_colours(daemon: Daemon
                         if line:
                             block.append(line)
                         elif block:
-                            blocks.append(block)
+                            if '"hello": true' in block[-1]:
+                                listening.set()
+                            else:
+                                blocks.append(block)
                             block = []
                 await task
         finally:
