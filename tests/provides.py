@@ -57,14 +57,15 @@ def required() -> frozenset[str]:
 
 def declared_but_missing() -> list[str]:
     """For each capability `$AIZONE_REQUIRE` declares and this machine lacks, what is missing."""
-    from topologies.nodes import target_missing
-
     wanted = required()
     out = []
     if "root" in wanted and os.geteuid() != 0:
         out.append(f"root: running as uid {os.geteuid()}")
-    if "bmv2" in wanted and (tools := target_missing("bmv2")):
-        out.append(f"bmv2: {', '.join(tools)} not on PATH")
+    if "bmv2" in wanted:
+        from topologies.nodes import target_missing
+
+        if tools := target_missing("bmv2"):
+            out.append(f"bmv2: {', '.join(tools)} not on PATH")
     for capability, tools in (("prometheus", ("prometheus", "promtool")), ("tshark", ("tshark",))):
         gone = [t for t in tools if shutil.which(t) is None]
         if capability in wanted and gone:
