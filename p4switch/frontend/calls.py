@@ -16,7 +16,7 @@ from typing import Any
 
 from p4switch import ir
 from p4switch.frontend import ast as A
-from p4switch.frontend.errors import P4Error, user_extern
+from p4switch.frontend.errors import P4Error, unsupported, user_extern
 from p4switch.frontend.exprs import BIT32, BOOL, INT, VOID, Ctx, ExprChecker
 from p4switch.frontend.keynames import source_text
 from p4switch.frontend.scope import BAction, BExtern, BFunction, BSub, BTable, BValueSet, BVar
@@ -265,6 +265,9 @@ class CallResolver:
             raise P4Error(e.coord, "a parser can only be applied from a parser")
         if ctx.in_action:
             raise P4Error(e.coord, "a control cannot be applied from an action")
+        if b.passed_to:
+            raise unsupported(e.coord, f"{b.var.name}: applying a {b.kind} instance that is also passed to "
+                                       f"{b.passed_to} (one instance used from two blocks)")
         params = [A.ParamAst(direction=p.direction, type=None, name=p.name) for p in decl.params]
         args = self.bind(b.var.name, params, e.args, ctx, e.coord, {}, {}, [p.type for p in decl.params])
         kind = ir.CallKind.CONTROL_APPLY if b.kind == "control" else ir.CallKind.PARSER_APPLY

@@ -73,6 +73,7 @@ class Elaborator:
         self.specialized: dict[tuple[str, tuple[Any, ...]], str] = {}
         self.low.direct_instance = self._direct_instance
         self.calls = CallResolver(self.low)
+        self._passed: set[int] = set()  # id() of instances passed by name (`_block_arg_by_name`)
         self.top_actions: list[ir.Action] = []
         self.functions: list[ir.Function] = []
 
@@ -414,8 +415,11 @@ class Elaborator:
         sub-instance of the block it is passed to, named after the parameter.
         """
         v = a.value
+        if isinstance(v, A.EName) and not v.dot:
+            return self._block_arg_by_name(p, t, v, ctx, a.coord)
         if not (isinstance(v, A.ECtor) and isinstance(v.type, A.TName)):
-            raise unsupported(a.coord, f"{p.name}: a {t.kind} argument other than a constructor call")
+            raise unsupported(a.coord, f"{p.name}: a {t.kind} argument other than a constructor call or "
+                                       f"an instance's name")
         decl = self.g.controls.get(v.type.name) or self.g.parsers.get(v.type.name)
         if decl is None:
             raise P4Error(a.coord, f"{v.type.name}: not a parser or control")
@@ -430,6 +434,34 @@ class Elaborator:
         ctor_vals = self._block_ctor_args(decl, v.args, ctx, a.coord, prefix)
         uid = f"{p.name}$arg"
         return self.instantiate(decl, prefix, p.name, uid, ctor_vals, a.coord)
+
+    def _block_arg_by_name(self, p: A.ParamAst, t: BlockTypeRef, v: A.EName, ctx: Ctx, coord: ir.Coord) -> Any:
+        """An instance declared earlier in this block, passed by name (`C1() c1; C2(c1) c2;`).
+
+        The block it is passed to takes it over: it becomes that block's
+        sub-instance (known there by the parameter's name) and leaves the
+        declaring block's locals, keeping its control-plane names (p4c names
+        its tables after where it is declared, `I.c1.t`). Applying it in the
+        declaring block too, or passing it twice, would make two blocks share
+        one instance's state: refused (`BSub.passed_to`, `CallResolver.sub_apply`).
+        """
+        b = ctx.scope.lookup(v.name)
+        if not isinstance(b, BSub):
+            raise P4Error(coord, f"{p.name}: {v.name} is not a {t.kind} instance of this block")
+        if b.kind != t.kind:
+            raise P4Error(coord, f"{p.name}: expects a {t.kind}, {v.name} is a {b.kind} instance")
+        decl = self.g.controls.get(b.inst.decl.name) or self.g.parsers[b.inst.decl.name]
+        proto = self.g.block_types.get(t.name)
+        if proto is not None:
+            self._check_signature(decl, proto, {}, coord)
+        elif t.name != decl.name:
+            raise P4Error(coord, f"{p.name}: expects a {t.name}, not a {decl.name}")
+        if b.passed_to:
+            raise unsupported(coord, f"{v.name}: passing a {b.kind} instance to a second block ({b.passed_to} "
+                                     "has it already)")
+        b.passed_to = p.name
+        self._passed.add(id(b.inst))
+        return b.inst
 
     def instantiate(self, decl: Any, prefix: str, name: str, uid: str, ctor_vals: dict[str, ir.Expr],
                     coord: ir.Coord, annos: list[A.Anno] | None = None) -> Any:
@@ -462,6 +494,7 @@ class Elaborator:
             ctx.scope.declare(p.name, BConst(value=val), p.coord)
             ctor_params.append(ir.Param(name=p.name, uid=block.uid(p.name), direction="", type=t,
                                         default=val, coord=p.coord))
+        declared: set[int] = set()  # id() of the instances declared in this block
         for d in decl.locals:
             if isinstance(d, A.DConst):
                 self.low.local_const(d, ctx)
@@ -469,6 +502,7 @@ class Elaborator:
                 locals_.append(self.low.local_var(d, ctx))
             elif isinstance(d, A.DInstance):
                 locals_.append(self.local_instance(d, ctx, prefix, kind))
+                declared.add(id(locals_[-1]))
             elif isinstance(d, A.DAction) and kind == "control":
                 act, b = self._action(d, ctx, prefix)
                 ctx.scope.declare(d.name, b, d.coord)
@@ -488,6 +522,8 @@ class Elaborator:
                 raise unsupported(d.coord, "a function declared inside a control or parser")
             else:
                 raise P4Error(getattr(d, "coord", None), f"{type(d).__name__[1:].lower()} not allowed in a {kind}")
+        # instances declared here and passed by name to a sibling are the sibling's now
+        locals_ = [x for x in locals_ if id(x) not in declared or id(x) not in self._passed]
         if kind == "control":
             body = self.low.block(decl.apply, ctx)
             locals_.extend(self.low.inline_locals)  # direct applications, top-level externs

@@ -71,6 +71,9 @@ class BSub:
     var: ir.Var
     kind: str  # parser | control
     inst: Any  # ir.ParserInstance | ir.ControlInstance
+    # the block this instance was passed to by name (`C2(c1) c2;`), which then
+    # owns it: "" while it is the declaring block's own
+    passed_to: str = ""
 
 
 @dataclass(kw_only=True)

@@ -119,6 +119,10 @@ EQUALITY = [_equality(1, "010203" "010203", 0x0B), _equality(1, "010203" "010204
             _equality(2, "010203" "010203" "010203", 0x07), _equality(2, "010203" "010203" "010204", 0x0B),
             _equality(2, "050203" "010203" "010203", 0x02)]
 
+def _stamped(etype: int, src_low: int) -> bytes:
+    return bytes.fromhex("020000000001" "0200000000") + bytes([src_low]) + etype.to_bytes(2, "big") + b"pay" + PAD
+
+
 LENIENT_ENTRIES = (
     Entry(table="I.by_a", keys={"h.op.a": 3}, action="I.set_c", params=(0x33,)),
     Entry(table="I.with_prop", keys={"h.op.a": 3}, action="I.set_d", params=(0x55,)),
@@ -172,6 +176,13 @@ CASES = {
                  _lenient(3, 7, 0x5A5A, 0x33, 0x55), _lenient(4, 9, 7, 0, 0))}),
     "header-and-stack-equality": Case(
         program="header_equality", frames=tuple(f for f, _ in EQUALITY), out={2: tuple(o for _, o in EQUALITY)}),
+    # control_by_name.p4: Guard(s1) applies I's s1 when the type is not 0; s1's table I.s1.amount adds
+    # its entry's n (5 for 0x1234) or the default's 1 to the source MAC
+    "control-instance-passed-by-name": Case(
+        program="control_by_name",
+        entries=(Entry(table="I.s1.amount", keys={"h.eth.type": 0x1234}, action="I.s1.add", params=(5,)),),
+        frames=(_stamped(0, 0x10), _stamped(0x1234, 0x10), _stamped(0x9999, 0x10)),
+        out={2: (_stamped(0, 0x10), _stamped(0x1234, 0x15), _stamped(0x9999, 0x11))}),
     "const-entries-priority": Case(
         program="const_entry_priority", frames=(b"\x01\x00" + PAD + bytes(12), b"\x02\x00" + PAD + bytes(12)),
         out={1: (b"\x01\x03" + PAD + bytes(12), b"\x02\x02" + PAD + bytes(12))}),
