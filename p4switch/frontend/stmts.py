@@ -204,12 +204,12 @@ class BlockLowering(ExprChecker):
         if isinstance(k, (A.EDefault, A.EDontCare)):
             return ir.Keyset(kind="default", coord=k.coord)
         if isinstance(k, A.EMask):
-            v = self.convert(self.expr(k.value, ctx, t), t, k.coord, "keyset")
-            m = self.convert(self.expr(k.mask, ctx, t), t, k.coord, "mask")
+            v = self._key_value(self.expr(k.value, ctx, t), t, k.coord, "keyset")
+            m = self._key_value(self.expr(k.mask, ctx, t), t, k.coord, "mask")
             return ir.Keyset(kind="mask", value=v, mask=m, coord=k.coord)
         if isinstance(k, A.ERange):
-            lo = self.convert(self.expr(k.lo, ctx, t), t, k.coord, "range")
-            hi = self.convert(self.expr(k.hi, ctx, t), t, k.coord, "range")
+            lo = self._key_value(self.expr(k.lo, ctx, t), t, k.coord, "range")
+            hi = self._key_value(self.expr(k.hi, ctx, t), t, k.coord, "range")
             return ir.Keyset(kind="range", value=lo, hi=hi, coord=k.coord)
         if isinstance(k, A.EName):
             b = self.lookup(k.name, ctx, k.coord, k.dot)
@@ -218,10 +218,21 @@ class BlockLowering(ExprChecker):
                     raise P4Error(k.coord, f"value_set {k.name} of type {type_str(b.vs.type)} used for a key of type {type_str(t)}")
                 v = b.var
                 return ir.Keyset(kind="value_set", value=ir.Var(name=v.name, uid=v.uid, scope=v.scope, type=v.type, coord=k.coord), coord=k.coord)
-        v = self.convert(self.expr(k, ctx, t), t, k.coord, "keyset")
+        v = self._key_value(self.expr(k, ctx, t), t, k.coord, "keyset")
         if not isinstance(v, (ir.Constant, ir.BoolLit, ir.EnumMember, ir.ErrorMember)):
             raise P4Error(k.coord, "keyset values must be compile-time constants")
         return ir.Keyset(kind="exact", value=v, coord=k.coord)
+
+    def _key_value(self, x: ir.Expr, t: Any, coord: ir.Coord, what: str) -> ir.Expr:
+        """A keyset value or mask for a key of type `t`: as `convert`, and for a
+        serializable enum key also an integer constant (an int literal or one of
+        the enum's underlying type: `Kind.B &&& 0xff00`), which p4c takes as the
+        underlying bits; it stays a constant of that type."""
+        et = self.named(t)
+        if isinstance(et, ir.EnumType) and et.underlying is not None and isinstance(x, ir.Constant) \
+                and (isinstance(x.type, ir.IntType) or x.type == et.underlying):
+            return self.convert(x, et.underlying, coord, what)
+        return self.convert(x, t, coord, what)
 
     def keysets(self, k: Any, types: list[Any], ctx: Ctx) -> list[ir.Keyset]:
         """Lower a select case's keyset into one Keyset per select key."""

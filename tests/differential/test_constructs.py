@@ -123,6 +123,15 @@ def _stamped(etype: int, src_low: int) -> bytes:
     return bytes.fromhex("020000000001" "0200000000") + bytes([src_low]) + etype.to_bytes(2, "big") + b"pay" + PAD
 
 
+def _kinds(kind: int, by_table: int, by_parser: int) -> tuple[bytes, bytes]:
+    head = bytes.fromhex("020000000001" "020000000002") + kind.to_bytes(2, "big")
+    return head + bytes(2) + b"pay" + PAD, head + bytes([by_table, by_parser]) + b"pay" + PAD
+
+
+# enum_int_masks.p4: (kind, the table's mark, the parser's mark)
+KINDS = [_kinds(0x1234, 1, 1), _kinds(0x56AB, 2, 2), _kinds(0x0001, 3, 0), _kinds(0x00F1, 3, 0),
+         _kinds(0x1235, 0, 0)]
+
 LENIENT_ENTRIES = (
     Entry(table="I.by_a", keys={"h.op.a": 3}, action="I.set_c", params=(0x33,)),
     Entry(table="I.with_prop", keys={"h.op.a": 3}, action="I.set_d", params=(0x55,)),
@@ -183,6 +192,8 @@ CASES = {
         entries=(Entry(table="I.s1.amount", keys={"h.eth.type": 0x1234}, action="I.s1.add", params=(5,)),),
         frames=(_stamped(0, 0x10), _stamped(0x1234, 0x10), _stamped(0x9999, 0x10)),
         out={2: (_stamped(0, 0x10), _stamped(0x1234, 0x15), _stamped(0x9999, 0x11))}),
+    "int-masks-on-enum-keys": Case(
+        program="enum_int_masks", frames=tuple(f for f, _ in KINDS), out={2: tuple(o for _, o in KINDS)}),
     "const-entries-priority": Case(
         program="const_entry_priority", frames=(b"\x01\x00" + PAD + bytes(12), b"\x02\x00" + PAD + bytes(12)),
         out={1: (b"\x01\x03" + PAD + bytes(12), b"\x02\x02" + PAD + bytes(12))}),
