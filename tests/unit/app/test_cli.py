@@ -3,14 +3,12 @@ need no root."""
 
 from __future__ import annotations
 
-import argparse
 import json
 from pathlib import Path
 
 import pytest
 
 from aizone import cli, fabric_cmds, parser, traffic_cmds
-from model.cli import parse_size
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -63,23 +61,6 @@ def test_invalid_arguments_are_usage_errors(argv: list[str], flag: str, capsys) 
         cli.main(argv)
     assert exc.value.code == 2
     assert flag in capsys.readouterr().err
-
-
-@pytest.mark.parametrize("text,nbytes", [("4096", 4096), ("64K", 65536), ("4M", 4 << 20),
-                                         ("1G", 1 << 30), ("2MiB", 2 << 20), ("1.5k", 1536),
-                                         ("0", 0)],
-                         ids=["plain", "K", "M", "G", "MiB", "fraction-of-K", "zero"])
-def test_sizes_take_binary_units(text: str, nbytes: int) -> None:
-    """The one size parser: plain bytes, K/M/G (and KiB, MB) as powers of 1024."""
-    assert parse_size(text) == nbytes
-
-
-@pytest.mark.parametrize("text", ["lots", "-1", "1.5", "inf", "", "k"],
-                         ids=["word", "negative", "half-a-byte", "infinite", "empty", "unit-only"])
-def test_bad_sizes_are_refused(text: str) -> None:
-    """Not a whole, finite, non-negative number of bytes: an argparse type error saying so."""
-    with pytest.raises(argparse.ArgumentTypeError, match="is not a size in bytes"):
-        parse_size(text)
 
 
 @pytest.mark.parametrize("argv", [["run", "allreduce", "--size", "64K"], ["demo", "--size", "64K"],
