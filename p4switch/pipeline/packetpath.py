@@ -13,7 +13,8 @@ from .. import ir
 from ..tm import TmConfig, TrafficManager, VirtualClock
 from . import runtime
 from .state import Code, StateError
-from .v1model import CompiledProgram, V1Model, compile_program
+from .v1compile import CompiledProgram, compile_program
+from .v1model import V1Model
 
 __all__ = ["PacketPath"]
 

@@ -7,8 +7,7 @@ deparser, recirculate) -> out. The order and the metadata each copy carries
 follow BMv2 simple_switch (`ingress_thread`, `egress_thread`): copies made for
 clone/resubmit/recirculate start from zeroed metadata (standard_metadata
 included) plus the preserved @field_list fields. The program comes from
-`v1compile.compile_program`; `CompiledProgram` and `compile_program` are
-re-exported here for the modules that import them from this one.
+`v1compile.compile_program`.
 
 Names defined here: `V1Model`, and the `instance_type` constants
 (`PKT_NORMAL` ... `PKT_RESUBMIT`).
@@ -23,7 +22,7 @@ from typing import Any
 
 from . import runtime
 from .state import CloneSession, MulticastGroup
-from .v1compile import CompiledProgram, compile_program
+from .v1compile import CompiledProgram
 
 log = logging.getLogger("p4switch.pipeline")
 
@@ -314,5 +313,5 @@ class V1Model:
         self.output(port, data)
 
 
-__all__ = ["V1Model", "CompiledProgram", "compile_program", "PKT_NORMAL", "PKT_INGRESS_CLONE",
+__all__ = ["V1Model", "PKT_NORMAL", "PKT_INGRESS_CLONE",
            "PKT_EGRESS_CLONE", "PKT_COALESCED", "PKT_RECIRC", "PKT_REPLICATION", "PKT_RESUBMIT"]
