@@ -100,7 +100,7 @@ bench: setup
 	$(PY) bench/p4rt_write.py
 	$(PY) bench/bringup.py
 	$(PY) bench/traffic_cpu.py
-	$(PY) bench/model.py
+	$(PY) bench/flow_model.py
 	$(PY) bench/api_auth.py
 
 setup: apt $(STAMP_PIP)

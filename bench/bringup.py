@@ -39,11 +39,10 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+from controller.client import ApiClient
+from topologies.runstate import read_state
 
-from controller.client import ApiClient  # noqa: E402
-from topologies.runstate import read_state  # noqa: E402
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def aizone(*args: str, timeout: float = 600) -> subprocess.CompletedProcess[str]:

@@ -38,7 +38,6 @@ import time
 from pathlib import Path
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, ROOT)
 
 BATCHES = (1, 100, 500, 1000)
 TABLE_SIZE = 1 << 16

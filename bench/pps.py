@@ -41,12 +41,11 @@ import tempfile
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
+from p4switch.frontend import compile_file
+from p4switch.pipeline import Switch
+from p4switch.pipeline.state import ActionCall, FieldMatch, Group, Member, TableEntry
 
-from p4switch.frontend import compile_file  # noqa: E402
-from p4switch.pipeline import Switch  # noqa: E402
-from p4switch.pipeline.state import ActionCall, FieldMatch, Group, Member, TableEntry  # noqa: E402
+REPO = Path(__file__).resolve().parents[1]
 
 SELECTOR = "FabricIngress.routing.ecmp_selector"
 SET_OUTPUT = "FabricIngress.routing.set_output"
@@ -259,7 +258,7 @@ def _program_switch(addr: str, build: Path, routes: list[int], target: str) -> N
     )
 
     from controller.build import compile_program
-    from tests.dataplane.session import SyncSwitch
+    from controller.syncswitch import SyncSwitch
 
     prog = compile_program(REPO / "p4" / "rtsw.p4", build, role="rtsw", target=target)
     with SyncSwitch("bench", addr, device_id=1, p4info=prog.p4info,

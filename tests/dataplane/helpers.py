@@ -46,9 +46,10 @@ from finsy import (
 )
 from scapy.packet import Packet
 
+from controller.syncswitch import SyncSwitch
+
 from .packets import flow_tag, peer_mac, switch_mac
 from .ports import Mask, PortSet, Received
-from .session import SyncSwitch
 from .switch import SwitchUnderTest
 
 __all__ = ["DROP", "MODES", "NAMES", "PFC_FRAME_BYTES", "PFC_SESSION_BASE", "TC_CONTROL",

@@ -36,9 +36,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from controller.build import CompiledProgram, compile_program
+from controller.syncswitch import SyncSwitch
 
 from .ports import PortSet, Veths
-from .session import SyncSwitch
 
 __all__ = ["CPU_PORT", "SwitchOptions", "SwitchUnderTest", "TargetUnavailable", "build_program"]
 

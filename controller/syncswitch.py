@@ -1,5 +1,8 @@
 """A blocking handle on finsy's asyncio `Switch`, for tests and benches that are not asyncio.
 
+It lives in the controller (not in tests/) so that `bench/` imports it as a
+module of the project; the daemon itself stays on finsy's asyncio API.
+
 `SyncSwitch(name, address, device_id=..., p4info=..., p4blob=...)` runs an
 event loop in a helper thread and, in it, a `finsy.Switch` entered as a
 context manager: `open()` returns once finsy has connected, won the
@@ -27,9 +30,9 @@ import contextlib
 import logging
 import queue
 import threading
-from collections.abc import Coroutine, Iterable
+from collections.abc import AsyncIterator, Coroutine, Iterable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 import finsy
 from finsy import P4PacketIn, P4PacketOut
@@ -159,7 +162,9 @@ class SyncSwitch:
         """Every entity the switch returns for `entity` (a wildcard where fields are unset)."""
 
         async def collect() -> list[Any]:
-            return [e async for e in self.switch.read(entity)]
+            # finsy types read() by its argument; one wildcard entity reads a stream.
+            reply = cast(AsyncIterator[Any], cast(Any, self.switch).read(entity))
+            return [e async for e in reply]
 
         return self._run(collect())
 

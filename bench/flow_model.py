@@ -1,6 +1,6 @@
 """Figures of the flow-level model: seconds per run and peak memory on a large topology.
 
-    .venv/bin/python bench/model.py [--topology topologies/meta_24k.yaml] [--qps 4]
+    .venv/bin/python bench/flow_model.py [--topology topologies/meta_24k.yaml] [--qps 4]
 
 Prints, for a ring AllReduce and an all-to-all over every NIC (24,576 ranks
 on meta_24k) in each routing mode: the wall time of `Model.run` (flows,
@@ -18,15 +18,14 @@ import sys
 import time
 from pathlib import Path
 
+from rich.console import Console
+from rich.table import Table
+
+from model import Model, ModelConfig
+from topologies.addressing import plan_addresses
+from topologies.spec import load_spec
+
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
-from rich.console import Console  # noqa: E402
-from rich.table import Table  # noqa: E402
-
-from model import Model, ModelConfig  # noqa: E402
-from topologies.addressing import plan_addresses  # noqa: E402
-from topologies.spec import load_spec  # noqa: E402
 
 
 def main() -> int:
