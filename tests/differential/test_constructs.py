@@ -132,6 +132,19 @@ def _kinds(kind: int, by_table: int, by_parser: int) -> tuple[bytes, bytes]:
 KINDS = [_kinds(0x1234, 1, 1), _kinds(0x56AB, 2, 2), _kinds(0x0001, 3, 0), _kinds(0x00F1, 3, 0),
          _kinds(0x1235, 0, 0)]
 
+def _indexed(i: int, out: str = "") -> bytes:
+    """stack_computed_index.p4: op (index i) then items a1 a2 a3 a4, or the given op and items."""
+    body = bytes.fromhex(out) if out else bytes([i, 0, 0, 0, 0xA1, 0xA2, 0xA3, 0xA4])
+    return bytes.fromhex("020000000001" "020000000002" "1234") + body + b"pay" + PAD
+
+
+# op: i, got = items[i] ^ the parser's items[i] (+ 1 when a2), next = items[i + 1] + 1 (i < 3), low =
+# items[i] & 0x0f; items[i] + 0x10 for i < 2; the index is i's low two bits (frames too short for four
+# items, which the control leaves alone, come from test_corpus.py's random frames)
+INDEXED = [(_indexed(i), _indexed(i, out)) for i, out in
+           ((0, "0000a301" "b1a2a3a4"), (1, "0101a402" "a1b2a3a4"), (2, "0200a503" "a1a2a3a4"),
+            (3, "03000004" "a1a2a3a4"), (0xF6, "f600a503" "a1a2a3a4"))]
+
 LENIENT_ENTRIES = (
     Entry(table="I.by_a", keys={"h.op.a": 3}, action="I.set_c", params=(0x33,)),
     Entry(table="I.with_prop", keys={"h.op.a": 3}, action="I.set_d", params=(0x55,)),
@@ -194,6 +207,8 @@ CASES = {
         out={2: (_stamped(0, 0x10), _stamped(0x1234, 0x15), _stamped(0x9999, 0x11))}),
     "int-masks-on-enum-keys": Case(
         program="enum_int_masks", frames=tuple(f for f, _ in KINDS), out={2: tuple(o for _, o in KINDS)}),
+    "stack-elements-at-computed-indices": Case(
+        program="stack_computed_index", frames=tuple(f for f, _ in INDEXED), out={2: tuple(o for _, o in INDEXED)}),
     "const-entries-priority": Case(
         program="const_entry_priority", frames=(b"\x01\x00" + PAD + bytes(12), b"\x02\x00" + PAD + bytes(12)),
         out={1: (b"\x01\x03" + PAD + bytes(12), b"\x02\x02" + PAD + bytes(12))}),

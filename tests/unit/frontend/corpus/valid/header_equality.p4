@@ -36,7 +36,10 @@ control I(inout h_t h, inout m_t m, inout standard_metadata_t sm) {
         h.flags.setValid();
         h.flags.v = 0;
         if (h.first == h.rest[0]) { h.flags.v = h.flags.v | 1; }
-        if (h.first.data == h.rest[0].data) { h.flags.v = h.flags.v | 2; }
+        // an invalid header's fields are unspecified (BMv2 reads stale values): compare valid ones
+        if (h.first.isValid() && h.rest[0].isValid() && h.first.data == h.rest[0].data) {
+            h.flags.v = h.flags.v | 2;
+        }
         opt_t[2] copy;
         copy[0] = h.first;
         copy[1] = h.rest[0];
