@@ -56,6 +56,8 @@ control FabricIngress(inout headers_t hdr,
         /* An IP packet on its way to routing (dropped there or not, it is
          * classified, so that the per-class counters see it). */
         bool ip = false;
+        /* An ARP reply the switch answers: network control, like the probes. */
+        bool arp_reply = false;
         /* A packet PFC holds, back from its loop: only PFC looks at it again. */
         bool held = standard_metadata.instance_type == INSTANCE_RECIRC && meta.held;
         if (held) {
@@ -71,6 +73,7 @@ control FabricIngress(inout headers_t hdr,
 #ifdef WITH_ARP_RESPONDER
                 if (hdr.arp.isValid()) {
                     arp.apply(hdr, meta, standard_metadata);
+                    arp_reply = meta.drop_reason == 0;
                 } else
 #endif
                 if (hdr.ipv4.isValid() || hdr.ipv6.isValid()) {
@@ -87,7 +90,7 @@ control FabricIngress(inout headers_t hdr,
         meta.pfc_rx = !held && hdr.pfc.isValid() && meta.drop_reason == DROP_PFC_FRAME;
         /* One application for every kind: a table has one place in BMv2's
          * pipeline graph. */
-        if (ip || meta.from_cpu || meta.pfc_rx) {
+        if (ip || arp_reply || meta.from_cpu || meta.pfc_rx) {
             qos.apply(hdr, meta, standard_metadata);
         }
         pfc.apply(hdr, meta, standard_metadata);

@@ -480,6 +480,28 @@ def packet_out_overtakes_queued_data(dp: Dataplane, port: int) -> None:
     assert got_ctl[0] == before[0] + 1, f"tx_port_tc[{port}, control class]: {got_ctl[0]}"
 
 
+def arp_reply_overtakes_queued_data(dp: Dataplane, port: int) -> None:
+    """An ARP reply is network control: it leaves in the control class, ahead of data
+    queued on the port the request came in on (a host asking for its gateway while its
+    downlink is busy gets its answer)."""
+    dp.add_route("10.4.0.0/16", dp.add_next_hop(port))
+    dp.map_tc_to_queue(TC_CONTROL, 7)
+    dp.add_arp_reply("10.4.0.254", switch_mac(port))
+    ctl = dp.port_tc(port, TC_CONTROL)
+    before = _pb(dp.counter("tx_port_tc", ctl))
+    _send_burst(dp, [bytes(udp4("10.0.0.1", "10.4.0.1", tag=i)) for i in range(20)])
+    dp.send(port, arp_request("10.4.0.1", "10.4.0.254", in_port=port))
+    got = dp.collect(21, [port], timeout=10)
+    assert len(got) == 21, f"{len(got)} of 21 arrived"
+    pos = next(i for i, r in enumerate(got) if Ether(r.frame).haslayer(ARP))
+    # In the data's queue it would leave last (position 20).
+    assert pos <= 4, f"the ARP reply left in position {pos}"
+    assert Ether(got[pos].frame)[ARP].op == 2
+    got_ctl = dp.wait_counter(lambda: (dp.counter("tx_port_tc", ctl).packets, 0),
+                              (before[0] + 1, 0))
+    assert got_ctl[0] == before[0] + 1, f"tx_port_tc[{port}, control class]: {got_ctl[0]}"
+
+
 def queue_depth_registers_follow_the_queue(dp: Dataplane, port: int, n: int = 20) -> None:
     """queue_depth holds the queue depth the last packet of a (port, class) found,
     queue_peak the largest since the controller wrote it to 0; other cells do not move."""
@@ -643,8 +665,10 @@ def xoff_refreshed_while_the_queue_stays_up(dp: Dataplane, egress: int, n: int =
     dp.set_lossless(egress, 3, xoff=8, xon=2)
     _send_burst(dp, [bytes(udp4("10.0.0.1", "10.5.0.1", dscp=24, tag=i)) for i in range(n)])
     assert len(dp.collect(n, [egress], timeout=15)) == n, "a lossless packet was lost"
-    time.sleep(0.1)  # the XON follows the last packets out
-    frames = [r.frame for r in dp.ports.pending([HOST])]
+    # The XON follows the last packets out: wait for it, then every PFC frame in order.
+    xon = dp.ports.take(HOST, lambda f: f[12:16] == b"\x88\x08\x01\x01" and f[24:26] == bytes(2),
+                        timeout=5)
+    frames = [r.frame for r in dp.ports.pending([HOST])] + ([xon.frame] if xon else [])
     quanta = [int.from_bytes(f[18 + 6:20 + 6], "big") for f in frames]
     # 40 packets at 100/s: ~0.4 s above XON, a refresh each 0.1 s; never one per packet.
     assert 2 <= len(frames) <= 8 and quanta[-1] == 0 and all(q == 0x1000 for q in quanta[:-1]), \

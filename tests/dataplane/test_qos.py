@@ -38,6 +38,11 @@ def test_packet_out_overtakes_queued_data(dp):
     sc.packet_out_overtakes_queued_data(dp, port=5)
 
 
+def test_arp_reply_overtakes_queued_data(dp):
+    """An ARP reply rides the control class, ahead of a host port's queued data."""
+    sc.arp_reply_overtakes_queued_data(dp, port=5)
+
+
 def test_queue_depth_registers_follow_the_queue(dp):
     """queue_depth / queue_peak per (port, class) read back over P4Runtime; peak resets."""
     sc.queue_depth_registers_follow_the_queue(dp, port=2)

@@ -43,12 +43,15 @@ control QosIngress(inout headers_t hdr,
         size = TC_TABLE_SIZE;
     }
 
-    /* For IP packets and the controller's packet-outs (FabricIngress applies
-     * it once, for both). */
+    /* For IP packets, the controller's packet-outs, received PFC frames and
+     * ARP replies (FabricIngress applies it once, for all). */
     apply {
-        if (meta.from_cpu || meta.pfc_rx) {
+        if (meta.from_cpu || meta.pfc_rx || hdr.arp.isValid()) {
             /* The controller's own frames (link probes) are control traffic, and
-             * so is a received PFC frame on its way to where it takes effect. */
+             * so is a received PFC frame on its way to where it takes effect, and
+             * an ARP reply: left in the lowest queue, a host that asks for its
+             * gateway while its downlink carries lossless data waits behind all
+             * of it (seconds at the emulated rates), and its job fails to start. */
             meta.tc = TC_CONTROL;
         } else {
             meta.tc = TC_DEFAULT;
