@@ -250,13 +250,18 @@ def show_run(console: Console, data: dict[str, Any]) -> None:
               str(r["pause_frames"]), str(r["cnps_received"]),
               r["status"] if r["status"] == "ok" else f"[red]{r['status']}[/]")
     console.print(t)
-    tiers = Table(title="bytes per fabric link during the job (from the switches' counters)")
-    for col in ("tier", "links", "mean", "max", "min", "max/mean"):
+    tiers = Table(title="bytes per fabric link during the job (from the switches' counters; "
+                        "predicted: the job's data as the routes and the hash place it)")
+    for col in ("tier", "links", "mean", "max", "min", "max/mean", "predicted max",
+                "predicted max/mean"):
         tiers.add_column(col, justify="right")
     for name, tr in data["tiers"].items():
+        want = tr.get("predicted") or {}
         tiers.add_row(name, str(tr["links"]), _bytes(tr["mean_bytes"]), _bytes(tr["max_bytes"]),
                       _bytes(tr["min_bytes"]),
-                      "-" if tr["imbalance"] is None else f"{tr['imbalance']:.2f}")
+                      "-" if tr["imbalance"] is None else f"{tr['imbalance']:.2f}",
+                      _bytes(want.get("max_bytes")),
+                      "-" if want.get("imbalance") is None else f"{want['imbalance']:.2f}")
     console.print(tiers)
     tm = data.get("tm") or {}
     if any(tm.values()) or data.get("switch_drops"):

@@ -17,7 +17,17 @@ ask the daemon for:
    direction, drops by reason, PFC pauses sent by the switches, and
    whether the run was CPU-bound (an agent at a full core, or frames its
    kernel socket dropped: the emulator, not the emulated fabric, was the
-   limit).
+   limit);
+5. next to what the switches counted, what the routes predict
+   (`predict_link_bytes`, with the fabric's mode, before the job runs):
+   frame bytes of the job's data per link and direction
+   (`up_predicted_bytes`, `down_predicted_bytes`) and each tier's
+   predicted max, mean and max/mean (`tiers[...]["predicted"]`) - the flow
+   model's numbers for this job (`model.run`, `docs/model.md`). The
+   counters also hold the ACKs going back and the controller's link probes
+   (60 B per port every `DaemonConfig.probe_interval`, 0.2 s) over
+   `counted_seconds`, the time from the
+   first counter reading to the last.
 
 The RC ACK timeout (`ack_timeout_ms` of the request, else
 `fabric_ack_timeout_ms`) is the fabric's: the transport's default (NCCL's
@@ -31,7 +41,7 @@ the QPs that send to one address in one step) times the RC window, at the
 slowest tier's rate, with a factor of two for the emulator's own delays.
 
 Names defined here: `RunRequest`, `JobContext`, `run_collective`,
-`PATTERN_ALIASES`, `link_loads`, `fabric_ack_timeout_ms`,
+`PATTERN_ALIASES`, `link_loads`, `predict_link_bytes`, `fabric_ack_timeout_ms`,
 `fabric_job_ack_timeout_ms`, `job_fan_in`, `FRAME_BYTES`, `machine_cpu`, `MACHINE_BUSY`,
 `tm_delta`, `pfc_delta`, `pfc_cells`, `PFC_COUNTERS`.
 """
@@ -42,6 +52,7 @@ import asyncio
 import itertools
 import math
 import time
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -52,17 +63,20 @@ from pydantic import BaseModel, ConfigDict, Field
 from topologies.addressing import AddressPlan, NicPlan
 from topologies.ports import ROCE_FRAME
 from traffic.collectives import Rank, build_jobs
+from traffic.connections import message_posts, write_frame_bytes
 from traffic.errors import TrafficError
 from traffic.report import summarize
 from traffic.schema import Admission, Job, Transport
 
-from .agents import HostAgents
+from .hostagents import HostAgents
+from .paths import PathError, predict_path
+from .routes import compute_all
 from .sessions import FabricSessions
 from .stats import DROP_REASONS, TIER_DIRECTIONS
 
 __all__ = ["FRAME_BYTES", "MACHINE_BUSY", "PATTERN_ALIASES", "JobContext", "RunRequest",
            "fabric_ack_timeout_ms", "fabric_job_ack_timeout_ms", "job_fan_in", "link_loads",
-           "machine_cpu",
+           "machine_cpu", "predict_link_bytes",
            "pfc_cells", "pfc_delta",
            "run_collective", "tm_delta", "PFC_COUNTERS"]
 
@@ -131,6 +145,7 @@ class JobContext:
     rates: dict[str, float] | None = None
     failed: frozenset[str] = frozenset()
     queues: dict[str, int] | None = None  # switch queue length (packets) per link tier
+    mode: str | None = None  # the routing mode: the prediction follows its routes
 
 
 def fabric_ack_timeout_ms(rates: dict[str, float], queues: dict[str, int], hops: int,
@@ -223,17 +238,76 @@ async def _read_tm(ctx: JobContext) -> dict[str, dict[str, Any]]:
     return out
 
 
+def predict_link_bytes(plan: AddressPlan, mode: str, jobs: dict[str, Job],
+                       failed: frozenset[str] = frozenset(), *, wire: bool = True
+                       ) -> dict[tuple[str, str], int]:
+    """Bytes per (link id, "up"|"down") that the jobs' data puts on every link, worked out.
+
+    Each send is cut into WRITEs as the agents post them
+    (`traffic.connections.message_posts`: messages over QPs, the `rr` turn
+    carried over per connection) and each (connection, QP) is followed
+    through the entries the controller installs for `mode`
+    (`controller.routes.compute_all`) with the programs' hash
+    (`controller.paths.predict_path`): the flow model's rule (`model.run`)
+    on the job's own connections. `wire`: frame bytes, headers included
+    (`write_frame_bytes`), which is what `tx_port` counts of the data;
+    else payload bytes. ACKs and the controller's probes are not in it.
+    """
+    entries = {k: v.install_order() for k, v in compute_all(plan, mode, failed).items()}
+    lower = {lk.id: lk.a for lk in plan.links}
+    out: Counter[tuple[str, str]] = Counter()
+    for job in jobs.values():
+        conns = {c.id: c for c in job.connections}
+        turn: Counter[str] = Counter()
+        mtu = job.transport.path_mtu
+        for step in job.steps:
+            for send in step.sends:
+                conn = conns[send.conn]
+                qps = conn.qps[:send.qps] if send.qps else conn.qps
+                posts = message_posts(send.bytes, len(qps), send.strategy, send.message_bytes,
+                                      turn[conn.id])
+                turn[conn.id] += len(posts)
+                per_qp: Counter[int] = Counter()
+                for q, length in posts:
+                    per_qp[q] += write_frame_bytes(length, mtu) if wire else length
+                for q, nbytes in sorted(per_qp.items()):
+                    try:
+                        path = predict_path(plan, entries, conn.nic, conn.peer_ip,
+                                            sport=qps[q].sport, qp=qps[q].remote)
+                    except PathError:
+                        continue  # no route: nothing to predict on any link
+                    for hop in path.hops:
+                        way = "up" if lower.get(hop.link) == hop.switch else "down"
+                        out[(hop.link, way)] += nbytes
+    return dict(out)
+
+
+def _tier_summary(values: dict[str, list[int]]) -> dict[str, dict[str, Any]]:
+    """Per tier label: links, mean, max, min and max/mean of the bytes listed."""
+    summary = {}
+    for label, vals in sorted(values.items()):
+        mean = sum(vals) / len(vals)
+        summary[label] = {"links": len(vals), "mean_bytes": round(mean, 1),
+                          "max_bytes": max(vals), "min_bytes": min(vals),
+                          "imbalance": round(max(vals) / mean, 4) if mean > 0 else None}
+    return summary
+
+
 def link_loads(plan: AddressPlan, before: dict[str, dict[int, tuple[int, int]]],
                after: dict[str, dict[int, tuple[int, int]]], seconds: float,
                rates: dict[str, float] | None = None,
-               failed: frozenset[str] = frozenset()) -> dict[str, Any]:
+               failed: frozenset[str] = frozenset(),
+               predicted: dict[tuple[str, str], int] | None = None) -> dict[str, Any]:
     """Bytes each fabric link carried per direction between two readings, and per-tier imbalance.
 
     Links in `failed` are listed but left out of the imbalance: a dead link
-    idles on purpose.
+    idles on purpose. With `predicted` (`predict_link_bytes`), every link
+    also shows the predicted bytes (`up_predicted_bytes`, ...) and every
+    tier the predicted max, mean, min and max/mean (`predicted`).
     """
     links = []
     tiers: dict[str, list[int]] = {}
+    want: dict[str, list[int]] = {}
     for lk in plan.links:
         if lk.tier == "host":
             continue
@@ -248,15 +322,17 @@ def link_loads(plan: AddressPlan, before: dict[str, dict[int, tuple[int, int]]],
             row[f"{key}_util"] = (round(nbytes * 8 / seconds / (rate * 1e6), 4)
                                   if rate and seconds > 0 else None)
             label = TIER_DIRECTIONS[lk.tier].replace(" up", f" {key}")
+            if predicted is not None:
+                row[f"{key}_predicted_bytes"] = predicted.get((lk.id, key), 0)
             if lk.id not in failed:
                 tiers.setdefault(label, []).append(nbytes)
+                if predicted is not None:
+                    want.setdefault(label, []).append(row[f"{key}_predicted_bytes"])
         links.append(row)
-    summary = {}
-    for label, values in sorted(tiers.items()):
-        mean = sum(values) / len(values)
-        summary[label] = {"links": len(values), "mean_bytes": round(mean, 1),
-                          "max_bytes": max(values), "min_bytes": min(values),
-                          "imbalance": round(max(values) / mean, 4) if mean > 0 else None}
+    summary = _tier_summary(tiers)
+    for label, pred in _tier_summary(want).items():
+        summary[label]["predicted"] = {k: pred[k] for k in ("mean_bytes", "max_bytes",
+                                                             "min_bytes", "imbalance")}
     return {"links": links, "tiers": summary}
 
 
@@ -338,10 +414,13 @@ async def run_collective(ctx: JobContext, req: RunRequest) -> dict[str, Any]:
             jobs = build(Transport(ack_timeout_ms=ack_ms))
     except (ValueError, TrafficError) as exc:
         raise RunError(str(exc)) from None
+    predicted = (await asyncio.to_thread(predict_link_bytes, ctx.plan, ctx.mode, jobs, ctx.failed)
+                 if ctx.mode else None)
     hosts = sorted(jobs)
     ctx.publish("job", {"id": job_id, "phase": "start", "pattern": pattern, "ranks": len(ranks),
                         "size": req.size, "qps": req.qps, "strategy": req.strategy,
                         "hosts": hosts})
+    c0 = time.monotonic()
     tx0, drops0, tm0 = await _read_tx(ctx), await _read_drops(ctx), await _read_tm(ctx)
     pfc0 = await _read_pfc(ctx)
     t0, cpu0 = time.monotonic(), machine_cpu()
@@ -371,8 +450,9 @@ async def run_collective(ctx: JobContext, req: RunRequest) -> dict[str, Any]:
     await asyncio.sleep(0.2)  # the last ACKs have crossed the fabric
     tx1, drops1, tm1 = await _read_tx(ctx), await _read_drops(ctx), await _read_tm(ctx)
     pfc1 = await _read_pfc(ctx)
+    counted = time.monotonic() - c0
     result = summarize(pattern, ranks, req.size, reports, jobs=jobs).model_dump()
-    loads = link_loads(ctx.plan, tx0, tx1, seconds, ctx.rates, ctx.failed)
+    loads = link_loads(ctx.plan, tx0, tx1, seconds, ctx.rates, ctx.failed, predicted)
     drops = {sw: {DROP_REASONS[i]: drops1[sw].get(i, 0) - drops0.get(sw, {}).get(i, 0)
                   for i in DROP_REASONS
                   if drops1[sw].get(i, 0) - drops0.get(sw, {}).get(i, 0)}
@@ -390,6 +470,7 @@ async def run_collective(ctx: JobContext, req: RunRequest) -> dict[str, Any]:
         cpu_reasons.append(f"{result['kernel_drops']} frame(s) dropped by the agents' sockets")
     out = {"id": job_id, "request": req.model_dump(), "pattern": pattern,
            "ranks_nics": [n.intf for n in nics], "wall_seconds": round(seconds, 4),
+           "counted_seconds": round(counted, 4),
            "ack_timeout_ms": ack_ms if ack_ms else Transport().ack_timeout_ms,
            "machine_cpu": round(busy, 3),
            "step_seconds": _step_seconds(reports),

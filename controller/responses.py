@@ -12,7 +12,7 @@ Names defined here: `Answer`, `StatusAnswer`, `SwitchStatus`, `HostStatus`,
 `StatsAnswer`, `RoutesAnswer`, `SwitchRoutes`, `HistoryAnswer`,
 `WriteRecordAnswer`, `CountersAnswer`, `CounterCell`, `ModeAnswer`,
 `AclAnswer`, `AclRuleView`, `LinkAnswer`, `CheckAnswer`, `ExecAnswer`,
-`TraceAnswer`, `RunAnswer`, `JobSummary`, `ShutdownAnswer`.
+`TraceAnswer`, `RunAnswer`, `RunLink`, `RunTierLoad`, `JobSummary`, `ShutdownAnswer`.
 """
 
 from __future__ import annotations
@@ -40,6 +40,8 @@ __all__ = [
     "NicStatus",
     "RoutesAnswer",
     "RunAnswer",
+    "RunLink",
+    "RunTierLoad",
     "ShutdownAnswer",
     "StatsAnswer",
     "StatusAnswer",
@@ -270,6 +272,33 @@ class TraceAnswer(Answer):
     """`GET`/`POST /trace`: the predicted path (hops, links) and, when sent, the confirmation."""
 
 
+class RunLink(Answer):
+    """One fabric link in a run: bytes (and packets) the switches counted each way, and the
+    bytes the routes predict for the job's data (`controller.jobs.predict_link_bytes`)."""
+
+    id: str
+    tier: str
+    a: str = Field(description="the lower tier's end; `up` leaves it")
+    b: str
+    up_bytes: int
+    down_bytes: int
+    up_predicted_bytes: int | None = Field(
+        default=None, description="frame bytes of the job's data the routes put on it going up")
+    down_predicted_bytes: int | None = None
+
+
+class RunTierLoad(Answer):
+    """Bytes on one tier-direction's links in a run: counted, and (`predicted`) worked out."""
+
+    links: int
+    mean_bytes: float
+    max_bytes: int
+    min_bytes: int
+    imbalance: float | None = Field(description="max / mean (None: the tier carried nothing)")
+    predicted: dict[str, float | None] | None = Field(
+        default=None, description="the prediction's mean_bytes, max_bytes, min_bytes, imbalance")
+
+
 class RunAnswer(Answer):
     """`POST /run` and `GET /jobs/ID`: a collective's full result (see docs/api.md)."""
 
@@ -279,6 +308,13 @@ class RunAnswer(Answer):
                                                  "transport's counters, all hosts")
     mode: str | None = None
     cpu_bound: bool = False
+    links: list[RunLink] = Field(default=[], description="every fabric link: counted and "
+                                                         "predicted bytes each way")
+    tiers: dict[str, RunTierLoad] = Field(default={}, description="per tier-direction: counted "
+                                                                  "and predicted max/mean")
+    counted_seconds: float | None = Field(
+        default=None, description="from the first counter reading to the last: what the "
+                                  "counters' probe and ACK bytes accumulated over")
 
 
 class JobSummary(Answer):

@@ -1,15 +1,14 @@
 """What the switches' hash does with one experiment's job, worked out before it runs.
 
 `link_bytes(plan, mode, collective, failed)` builds the job exactly as the
-run does (`traffic.collectives.build_jobs`: the same connections, UDP
-source ports and QP numbers), spreads every send's bytes over its QPs as
-the agents do (`traffic.runner`: messages of `message_size`, whole on the
-next QP for `rr` with the turn carried over, one chunk per QP for
-`split`), and follows each (connection, QP) through the entries the
-controller installs for `mode` (`controller.routes.compute_all`) with the
-P4 programs' hash (`controller.paths.predict_path`). It returns the
-payload bytes per (link id, "up"|"down"): what the switches' `tx_port`
-counters should show less headers and ACKs. The experiments put its
+run does (`traffic.collectives.build_jobs`: the connections, UDP source
+ports and QP numbers of `traffic.connections`, which the flow model uses
+too) and asks `controller.jobs.predict_link_bytes`, what `aizone run`
+reports beside its counters, for the payload bytes per (link id,
+"up"|"down"): every send's bytes spread over its QPs as the agents do and
+each (connection, QP) followed through the entries the controller
+installs for `mode` with the P4 programs' hash - what the switches'
+`tx_port` counters should show less headers and ACKs. The experiments put its
 uplink max/mean next to the measured one, so a table says whether a
 point's imbalance is the hash's (and which way this job's flows fell) or
 the emulator's.
@@ -24,14 +23,11 @@ Names defined here: `link_bytes`, `predicted_imbalance`, `hash_note`.
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Iterable
 
-from controller.paths import predict_path
-from controller.routes import compute_all
+from controller.jobs import predict_link_bytes
 from topologies.addressing import AddressPlan
 from traffic.collectives import Rank, build_jobs
-from traffic.qpscale import split
 
 from .collective import Collective
 from .schema import ExperimentResult, Param
@@ -48,35 +44,7 @@ def link_bytes(plan: AddressPlan, mode: str, c: Collective,
     jobs = build_jobs(c.pattern, ranks, c.size, c.qps, c.strategy,
                       message_bytes=c.message_size, sport_per_qp=c.sport_per_qp,
                       name="predict")
-    entries = {k: v.install_order() for k, v in compute_all(plan, mode, failed).items()}
-    lower = {lk.id: lk.a for lk in plan.links}
-    out: Counter[tuple[str, str]] = Counter()
-    for job in jobs.values():
-        conns = {x.id: x for x in job.connections}
-        turn: Counter[str] = Counter()
-        for step in job.steps:
-            for send in step.sends:
-                conn = conns[send.conn]
-                qps = conn.qps[:send.qps] if send.qps else conn.qps
-                size = send.message_bytes or send.bytes
-                per_qp: Counter[int] = Counter()
-                left = send.bytes
-                while left > 0:
-                    length = min(size, left)
-                    left -= length
-                    if send.strategy == "split":
-                        for p in split(1, length, len(qps)):
-                            per_qp[p.qp_index] += p.length
-                    else:
-                        per_qp[turn[conn.id] % len(qps)] += length
-                        turn[conn.id] += 1
-                for qi, nbytes in per_qp.items():
-                    path = predict_path(plan, entries, conn.nic, conn.peer_ip,
-                                        sport=qps[qi].sport, qp=qps[qi].remote)
-                    for hop in path.hops:
-                        way = "up" if lower.get(hop.link) == hop.switch else "down"
-                        out[(hop.link, way)] += nbytes
-    return dict(out)
+    return predict_link_bytes(plan, mode, jobs, failed, wire=False)
 
 
 def predicted_imbalance(plan: AddressPlan, loads: dict[tuple[str, str], int], tier: str,

@@ -1,161 +1,137 @@
-"""The model against the emulator on ai_zone_small: the same hash, the same members, the same shares.
+"""The model predicts `aizone run`: per fabric link, its frame bytes are what the switches count.
 
-ai_zone_small (4 racks x 2 hosts x 2 NICs, 2 CTSWs) is brought up in eecmp
-mode; the four NICs of rack 1 each send RoCEv2 RDMA WRITEs over 8 QPs
-(17..24, one 2 KiB message per QP, source port 49152) to a NIC in each
-other rack with the project's agent (`python -m traffic.agent send`). The
-tx counters of rtsw1's two uplinks, read over P4Runtime before and after,
-must split the bytes exactly as the model says: every QP is a flow of the
-same packets, so each uplink's share of the bytes is its share of the
-flows, and the model's per-uplink byte shares must equal the counters'
-exactly (as fractions). Only rtsw1's uplinks are compared: what the
-destinations send back (ICMP) enters rtsw1 from above and leaves by host
-ports.
+ai_zone_small (4 racks x 2 hosts x 2 NICs, 2 CTSWs) comes up once; for
+each point of the grid mode in {pin, ecmp, eecmp} x QPs in {1, 4} (16
+ranks packed, a ring AllReduce of 64 KiB per rank, rr) the fabric is put
+in that mode, `aizone run allreduce --json` runs the job on the hosts'
+agents (exit status 0, every host's status ok, every byte delivered) and
+the flow model (`model.run`) is run locally on the same topology,
+placement, seed, mode, QPs and strategy. Per directed fabric link:
 
-The fabric comes up with `aizone up`; the counters are read through the
-daemon's API (the data class's per-(port, class) cells, so that the
-controller's link probes, which leave in class 7, do not count), and the
-flows are sent inside the hosts' namespaces.
+    predicted <= counted <= predicted + ACKs + probes + resent
+
+- predicted: the model's frame bytes of the job's data on that link
+  (`ModelResult.link_totals`); `aizone run` reports the same numbers
+  beside its counters (`*_predicted_bytes`), which is checked too.
+- counted: the link's `tx_port` bytes between the run's two readings
+  (`up_bytes`/`down_bytes`): everything that left by that port.
+- ACKs: an RC ACK is 62 B (Ethernet 14, IPv4 20, UDP 8, BTH 12, AETH 4,
+  ICRC 4; `traffic.connections.ACK_FRAME_BYTES`) and a responder sends at
+  most one per data packet it receives (in practice one per 16, and one
+  per WRITE). An ACK leaving rack X upwards acknowledges a data packet
+  that came into rack X from the spine, and one coming down into rack X
+  one that left it: so the ACK bytes on X's uplink in one direction are
+  at most 62 B x the packets counted on X's uplinks in the other
+  direction (the counted packets include ACKs and probes: an over-count,
+  so still a bound).
+- probes: the controller's link probes, one 60 B frame out of every
+  fabric port every `probe_interval` (0.2 s): at most 60 B x
+  (counted_seconds / 0.2 + 2) per link and direction.
+- resent: frames sent again (go-back-N), NAKs and the switches' PFC
+  frames, which may cross any link: retransmitted x 1,102 B + NAKs x 62 B
+  + PAUSEs x 64 B everywhere (1,102 B: the largest data frame, 1,024 B of
+  payload with RETH and ImmDt; a PFC frame is a minimum frame).
+
+The lower bound catches any flow the model places on another link than
+the switches do: that link then counts less than predicted (one QP of
+four is a quarter of a flow's bytes, far beyond any rounding).
 """
 
 from __future__ import annotations
 
-import subprocess
-import sys
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass
-from fractions import Fraction
+import json
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
-import numpy as np
 import pytest
-from fabric_support import ROOT, aizone, assert_clean, in_host, leftovers
+from fabric_support import ROOT, aizone, assert_clean, leftovers
 
-from controller.client import ApiClient
-from controller.routegraph import RouteGraph
-from model.flows import DPORT, Flows
-from model.forward import LinkTable, route_flows
+from model.run import ModelConfig, run_model
 from topologies.addressing import AddressPlan, plan_addresses
-from topologies.spec import load_spec
+from topologies.spec import FabricSpec, load_spec
+from traffic.connections import ACK_FRAME_BYTES
 
 TOPO = ROOT / "topologies" / "ai_zone_small.yaml"
-QPS = tuple(range(17, 25))
-SIZE = 2048
-MODE = "eecmp"
-DATA_CLASS = 3  # DSCP 26, the agent's default
-
-
-@dataclass(frozen=True)
-class FlowGroup:
-    """One agent run: a source NIC, a destination address, its QPs (one message each)."""
-
-    src_host: str
-    src_intf: str
-    src_ip: str
-    gateway_mac: str  # the RTSW port's MAC: the agent then needs no route look-up
-    dst_ip: str
-    qps: tuple[int, ...]
-    sport: int = 49152
-
-
-def flow_set(plan: AddressPlan) -> list[FlowGroup]:
-    """Rack 1's four NICs to the NIC of the same index in each other rack."""
-    out = []
-    rtsw1 = [n for n in plan.nics() if n.switch == "rtsw1"]
-    for i, nic in enumerate(rtsw1):
-        for other in ("rtsw2", "rtsw3", "rtsw4"):
-            dst = [n for n in plan.nics() if n.switch == other][i]
-            out.append(FlowGroup(src_host=nic.host, src_intf=nic.intf, src_ip=nic.ip,
-                                 gateway_mac=nic.switch_mac, dst_ip=dst.ip, qps=QPS))
-    return out
-
-
-def model_uplink_bytes(plan: AddressPlan, groups: list[FlowGroup], switch: str
-                       ) -> dict[int, int]:
-    """Bytes the model puts on each uplink port of `switch` (payload, per flow = SIZE)."""
-    g = RouteGraph(plan)
-    links = LinkTable(g)
-    nic = {n.intf: i for i, n in enumerate(plan.nics())}
-    ip = {n.ip: i for i, n in enumerate(plan.nics())}
-    src = np.array([nic[x.src_intf] for x in groups for _ in x.qps])
-    dst = np.array([ip[x.dst_ip] for x in groups for _ in x.qps])
-    qp = np.array([q for x in groups for q in x.qps])
-    sport = np.array([x.sport for x in groups for _ in x.qps])
-    flows = Flows(src=src, dst=dst, sport=sport, dport=np.full(len(src), DPORT), qp=qp,
-                  size=np.full(len(src), float(SIZE)))
-    routed = route_flows(g, links, flows, MODE)
-    assert routed.delivered.all()
-    s = g.index[switch]
-    sw = plan.switch(switch)
-    out = {p.port: 0 for p in sw.ports_of("uplink")}
-    for d in routed.link_of.tolist():
-        j = d - int(links.port_base[s])
-        if 0 <= j < len(sw.ports) and sw.ports[j].port in out:
-            out[sw.ports[j].port] += SIZE
-    return out
-
-
-def shares(values: dict[int, int]) -> dict[int, Fraction]:
-    total = sum(values.values())
-    return {k: Fraction(v, total) for k, v in values.items()}
-
-
-def send_flows(run_in_host: Callable[[str, list[str]], str], groups: list[FlowGroup]) -> None:
-    """Send every group with the agent inside its host (paced: no queue ever overflows)."""
-    for x in groups:
-        out = run_in_host(x.src_host, [
-            sys.executable, "-m", "traffic.agent", "send", "--iface", x.src_intf,
-            "--src-ip", x.src_ip, "--dst-mac", x.gateway_mac,
-            "--dst-ip", x.dst_ip, "--qps", ",".join(map(str, x.qps)),
-            "--messages", str(len(x.qps)), "--size", str(SIZE), "--strategy", "round_robin",
-            "--sport", str(x.sport), "--rate-mbps", "2", "--json"])
-        assert '"packets"' in out, out
-
-
-def uplink_tx(read: Callable[[str], dict[int, int]], plan: AddressPlan, switch: str
-              ) -> dict[int, int]:
-    """tx bytes of `switch`'s uplink ports, from a reader of per-port tx bytes."""
-    tx = read(switch)
-    return {p.port: tx[p.port] for p in plan.switch(switch).ports_of("uplink")}
+RANKS, SIZE = 16, 64 * 1024
+PROBE_FRAME, PROBE_INTERVAL_S = 60, 0.2  # controller.probes, DaemonConfig.probe_interval
+PFC_FRAME = 64
+LARGEST_DATA_FRAME = 14 + 20 + 8 + 12 + 16 + 4 + 1024 + 4
+GRID = [("pin", 1), ("pin", 4), ("ecmp", 1), ("ecmp", 4), ("eecmp", 1), ("eecmp", 4)]
 
 
 @pytest.fixture(scope="module")
-def fab(target: str, build_dir: Path) -> Iterator[tuple[AddressPlan, ApiClient]]:
+def fab(target: str, build_dir: Path) -> Iterator[tuple[FabricSpec, AddressPlan]]:
     before = leftovers()
-    up = aizone("up", str(TOPO), "--mode", MODE, "--target", target, "--build-dir",
+    up = aizone("up", str(TOPO), "--mode", GRID[0][0], "--target", target, "--build-dir",
                 str(build_dir), "--json")
     assert up.returncode == 0, up.stdout + up.stderr
-    api = ApiClient()
     try:
-        yield plan_addresses(load_spec(TOPO)), api
+        spec = load_spec(TOPO)
+        yield spec, plan_addresses(spec)
     finally:
-        api.close()
         assert aizone("down").returncode == 0
     assert_clean(before)
 
 
-def test_uplink_byte_shares_equal_the_models(fab: tuple[AddressPlan, ApiClient]) -> None:
-    """rtsw1's uplink tx counters split the bytes exactly as the model's hash predicts."""
-    plan, api = fab
-    groups = flow_set(plan)
+def run_job(mode: str, qps: int) -> dict[str, Any]:
+    """Put the fabric in `mode` and run the ring there; the run's JSON, checked for success."""
+    now = json.loads(aizone("status", "--json").stdout)["mode"]
+    if now != mode:
+        switched = aizone("mode", mode, "--json")
+        assert switched.returncode == 0, switched.stdout + switched.stderr
+    run = aizone("run", "allreduce", "--ranks", str(RANKS), "--size", str(SIZE), "--qps",
+                 str(qps), "--strategy", "rr", "--placement", "packed", "--json")
+    assert run.returncode == 0, f"aizone run: exit {run.returncode}: {run.stderr[-2000:]}"
+    job: dict[str, Any] = json.loads(run.stdout)
+    result = job["result"]
+    assert job["mode"] == mode
+    assert result["status"] == "ok", result["errors"]
+    assert {h: r["status"] for h, r in result["hosts"].items()} == \
+        {h: "ok" for h in result["hosts"]}
+    assert result["bytes_ok"] is True
+    return job
 
-    def run_in_host(host: str, argv: list[str]) -> str:
-        proc = subprocess.run(in_host(host, *argv), capture_output=True, text=True, timeout=120)
-        assert proc.returncode == 0, f"{host}: exit {proc.returncode}: {proc.stderr[-2000:]}"
-        return proc.stdout
 
-    def read(switch: str) -> dict[int, int]:
-        # The data class's cells only: the controller's link probes leave in class 7.
-        ports = [p.port for p in plan.switch(switch).ports]
-        cells = api.get(f"/counters/{switch}/FabricEgress.counters.tx_port_tc",
-                        index=[p * 8 + DATA_CLASS for p in ports])["cells"]
-        return {p: cells[str(p * 8 + DATA_CLASS)]["bytes"] for p in ports}
+def uplink_packets(job: dict[str, Any], plan: AddressPlan) -> dict[tuple[str, str], int]:
+    """Packets counted per (RTSW, direction) over all its uplinks."""
+    rack = {lk.id: lk.a for lk in plan.links if lk.tier == "rtsw_ctsw"}
+    out: dict[tuple[str, str], int] = {}
+    for row in job["links"]:
+        if row["id"] in rack:
+            for way in ("up", "down"):
+                key = (rack[row["id"]], way)
+                out[key] = out.get(key, 0) + row[f"{way}_packets"]
+    return out
 
-    before = uplink_tx(read, plan, "rtsw1")
-    send_flows(run_in_host, groups)
-    after = uplink_tx(read, plan, "rtsw1")
-    measured = {p: after[p] - before[p] for p in after}
-    predicted = model_uplink_bytes(plan, groups, "rtsw1")
-    assert sum(measured.values()) > 0
-    assert shares(measured) == shares(predicted), (measured, predicted)
-    assert len([v for v in predicted.values() if v]) == 2  # both uplinks carry some QPs
+
+@pytest.mark.parametrize(("mode", "qps"), GRID, ids=[f"{m}-qps{q}" for m, q in GRID])
+def test_model_predicts_the_switch_counters_of_a_run(
+        fab: tuple[FabricSpec, AddressPlan], mode: str, qps: int) -> None:
+    """Every fabric link counts the model's bytes, plus at most its ACKs, probes and resends."""
+    spec, plan = fab
+    job = run_job(mode, qps)
+    model = run_model(spec, plan, ModelConfig(
+        pattern="ring", ranks=RANKS, placement="packed", seed=0, mode=mode, qps=qps,
+        strategy="rr", size=SIZE, message_size=None, timing=False)).link_totals()
+    rtsw_of = {lk.id: lk.a for lk in plan.links if lk.tier == "rtsw_ctsw"}
+    packets = uplink_packets(job, plan)
+    result = job["result"]
+    resent = result["retransmitted"] * LARGEST_DATA_FRAME + \
+        (result["naks_sent"] + result["naks_received"]) * ACK_FRAME_BYTES + \
+        (job["tm"].get("pauses_sent", 0)) * PFC_FRAME
+    probes = PROBE_FRAME * (job["counted_seconds"] / PROBE_INTERVAL_S + 2)
+    assert job["links"], "the run reports no fabric links"
+    checked = 0
+    for row in job["links"]:
+        for way, back in (("up", "down"), ("down", "up")):
+            want = round(model.get((row["id"], way), 0))
+            got = row[f"{way}_bytes"]
+            assert row[f"{way}_predicted_bytes"] == want, (row["id"], way)
+            acks = ACK_FRAME_BYTES * packets[(rtsw_of[row["id"]], back)] \
+                if row["id"] in rtsw_of else 0
+            assert want <= got <= want + acks + probes + resent, (
+                f"{row['id']} {way}: counted {got} B, the model {want} B "
+                f"(+ ACKs <= {acks} B, probes <= {probes:.0f} B, resent {resent} B)")
+            checked += want > 0
+    assert checked >= 4  # the ring crosses the spine: some uplinks carry data
