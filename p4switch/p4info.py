@@ -14,212 +14,59 @@ p4RuntimeSymbolTable.cpp, read for behaviour):
   declaration order with nested control instances flattened in place; the
   global actions a control uses come first in that control (LocalizeAllActions
   puts them in front); actions are de-duplicated by name.
-* Ids: `@id` honoured (the kind prefix added when missing); the others are
-  `prefix << 24 | (jenkins_one_at_a_time(name) & 0xffffff)`, names taken in
-  sorted order per kind, collisions resolved by linear probing on the hash.
-* Alias: the shortest unique suffix of dot-separated components among all
-  control-plane names of the program.
-* Match field, action parameter and packet metadata ids: `@id` or position
-  from 1; table size defaults to 1024.
+* Ids, aliases, field ids and annotations follow `p4switch.p4names`;
+  bitwidths and `type_info` follow `p4switch.p4types`; table size defaults
+  to 1024.
 
-Names defined here: `build_p4info`, `cp_width`, `jenkins_hash`, `p4info_text`,
-`write_p4info` (text/JSON/binary chosen by file extension like p4c),
-`P4InfoError`, `DEFAULT_TABLE_SIZE`, and the id prefixes (`TABLE`, `ACTION` ...).
+Names defined here: `build_p4info`, `p4info_text`, `write_p4info`
+(text/JSON/binary chosen by file extension like p4c); `P4InfoError` (from
+p4names) and `cp_width` (from p4types) are part of this module's surface too,
+as its callers meet them with `build_p4info`.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from typing import Any, cast
 
 from google.protobuf import json_format, text_format
 
 from p4switch import ir
-from p4switch.proto import p4i, p4t
-
-ACTION, TABLE, VALUE_SET, CONTROLLER_HEADER = 0x01, 0x02, 0x03, 0x04
-ACTION_PROFILE, COUNTER, DIRECT_COUNTER, METER, DIRECT_METER, REGISTER, DIGEST = (
-    0x11, 0x12, 0x13, 0x14, 0x15, 0x16, 0x17,
+from p4switch.p4names import (
+    ACTION,
+    ACTION_PROFILE,
+    CONTROLLER_HEADER,
+    COUNTER,
+    DEFAULT_TABLE_SIZE,
+    DIGEST,
+    DIRECT_COUNTER,
+    DIRECT_METER,
+    METER,
+    REGISTER,
+    TABLE,
+    VALUE_SET,
+    P4InfoError,
+    Symbols,
+    anno,
+    anno_strings,
+    doc,
+    field_ids,
+    hidden,
+    param_name,
 )
-DEFAULT_TABLE_SIZE = 1024
+from p4switch.p4types import TypeInfo, cp_width
+from p4switch.proto import p4i
+
 _MATCH = {"exact": 2, "lpm": 3, "ternary": 4, "range": 5, "optional": 6}
-_HIDDEN_ANNOS = {"name", "id", "brief", "description"}
-
-
-class P4InfoError(ValueError):
-    """The program cannot be described in P4Info (duplicate names, bad @id, enum keys).
-
-    `coord` is the source position when one applies; `str()` then reads
-    ``file:line:col: error: message`` like the front end's errors.
-    """
-
-    def __init__(self, message: str, coord: ir.Coord | None = None) -> None:
-        self.message = message
-        self.coord = coord
-        super().__init__(f"{coord}: error: {message}" if coord is not None else message)
-
-
-def cp_width(program: ir.Program, t: Any) -> int:
-    """A value's width as P4Runtime carries it: bit<W>/int<W> W, bool 1, serializable
-    enum its underlying width; 0 for what P4Runtime has no bitwidth for."""
-    t = program.types.get(t.name, t) if isinstance(t, ir.TypeName) else t
-    if not isinstance(t, (ir.BitsType, ir.BoolType, ir.EnumType)):
-        return 0  # headers, structs and the rest are no P4Runtime bitstring
-    return ir.bit_width(t) or 0
-
-
-def jenkins_hash(name: str) -> int:
-    """Bob Jenkins' one-at-a-time hash (32 bits), as p4c uses for P4Runtime ids."""
-    h = 0
-    for b in name.encode():
-        h = (h + b) & 0xFFFFFFFF
-        h = (h + (h << 10)) & 0xFFFFFFFF
-        h ^= h >> 6
-    h = (h + (h << 3)) & 0xFFFFFFFF
-    h ^= h >> 11
-    h = (h + (h << 15)) & 0xFFFFFFFF
-    return h
-
-
-def _anno(annos: tuple[ir.Annotation, ...], name: str) -> ir.Annotation | None:
-    for a in annos:
-        if a.name == name:
-            return a
-    return None
-
-
-def _fmt_arg(v: Any) -> str:
-    if isinstance(v, bool):
-        return "true" if v else "false"
-    if isinstance(v, int):
-        return str(v)
-    if isinstance(v, str) and "=" in v and not v.startswith('"'):
-        return v
-    return json.dumps(v)
-
-
-# Annotations p4c's front end parses into expressions (ParseAnnotations and
-# the P4Runtime ones); ToP4 prints their arguments separated by ", ". Any other
-# annotation keeps its unparsed token list, printed with single spaces between
-# tokens, so `@my(1, 2)` reads `@my(1 , 2)` in p4c's P4Info.
-_PARSED_ANNOS = {
-    "name", "deprecated", "noWarn", "length", "pkginfo", "synchronous", "field_list", "match",
-    "priority", "id", "brief", "description", "controller_header", "max_group_size",
-    "selector_size_semantics", "max_member_weight", "p4runtime_translation", "platform_property",
-}
-
-# P4Runtime annotations whose argument is a name, printed bare by p4c
-_IDENT_ANNOS = {"selector_size_semantics"}
-
-
-def _hidden(annos: tuple[ir.Annotation, ...]) -> bool:
-    """Whether a declaration is @hidden from the control plane."""
-    return _anno(annos, "hidden") is not None
-
-
-def _anno_strings(annos: tuple[ir.Annotation, ...], skip: tuple[str, ...] = ()) -> list[str]:
-    out = []
-    for a in annos:
-        if a.name in _HIDDEN_ANNOS or a.name in skip:
-            continue
-        if a.args:
-            sep = ", " if a.name in _PARSED_ANNOS else " , "
-            fmt = str if a.name in _IDENT_ANNOS else _fmt_arg
-            out.append(f"@{a.name}({sep.join(fmt(x) for x in a.args)})")
-        else:
-            out.append(f"@{a.name}")
-    return out
-
-
-def _cp_name(name: str, annos: tuple[ir.Annotation, ...]) -> str:
-    """A parameter's or field's control-plane name: its @name if it has one."""
-    a = _anno(annos, "name")
-    if a is not None and a.args and isinstance(a.args[0], str):
-        return a.args[0]
-    return name
-
-
-def _doc(msg: Any, annos: tuple[ir.Annotation, ...]) -> None:
-    for a in annos:
-        if a.name in ("brief", "description") and a.args:
-            setattr(msg.doc, a.name, str(a.args[0]))
-
-
-class _Symbols:
-    """p4c's P4RuntimeSymbolTable: names per kind, ids, aliases."""
-
-    def __init__(self) -> None:
-        self.tables: dict[int, dict[str, int | None]] = {}
-        self.assigned: set[int] = set()
-        self.suffix_root: dict[str, Any] = {}
-        self.all_names: set[str] = set()
-
-    def add(self, kind: int, name: str, annos: tuple[ir.Annotation, ...] = ()) -> None:
-        """Register `name` under `kind` once, with its @id if it has one (P4InfoError when bad)."""
-        table = self.tables.setdefault(kind, {})
-        if name in table:
-            return
-        ida = _anno(annos, "id")
-        uid = None
-        if ida is not None and ida.args and isinstance(ida.args[0], int):
-            uid = ida.args[0]
-            prefix = uid & 0xFF000000
-            if prefix and prefix != kind << 24:
-                raise P4InfoError(f"{name}: @id has the wrong 8-bit prefix")
-            uid |= kind << 24
-            if uid in self.assigned:
-                raise P4InfoError(f"@id {uid} is assigned to multiple declarations")
-            self.assigned.add(uid)
-        table[name] = uid
-        if name not in self.all_names:
-            self.all_names.add(name)
-            node = self.suffix_root
-            for comp in reversed(name.split(".")):
-                entry = node.setdefault(comp, [0, {}])
-                entry[0] += 1
-                node = entry[1]
-
-    def compute_ids(self) -> None:
-        """Give each name without an @id the first free id from its Jenkins hash on (as p4c)."""
-        for kind in sorted(self.tables):
-            table = self.tables[kind]
-            for name in sorted(n for n, v in table.items() if v is None):
-                h = jenkins_hash(name)
-                value = h
-                while True:
-                    cand = (kind << 24) | (value & 0xFFFFFF)
-                    if cand not in self.assigned:
-                        break
-                    value = (value + 1) & 0xFFFFFFFF
-                    if value == h:
-                        raise P4InfoError(f"no available id to represent {name} in P4Runtime")
-                self.assigned.add(cand)
-                table[name] = cand
-
-    def id(self, kind: int, name: str) -> int:
-        """The P4Runtime id of `name` under `kind` (after `compute_ids`)."""
-        return cast(int, self.tables[kind][name])  # None only until compute_ids()
-
-    def alias(self, name: str) -> str:
-        """The shortest dot-separated suffix of `name` no other name shares (p4c's alias)."""
-        comps = name.split(".")
-        node = self.suffix_root
-        needed = 0
-        for comp in reversed(comps):
-            count, node = node[comp]
-            needed += 1
-            if count < 2:
-                break
-        return ".".join(comps[len(comps) - needed :])
 
 
 class _Builder:
     def __init__(self, program: ir.Program) -> None:
         self.p = program
-        self.sym = _Symbols()
+        self.sym = Symbols()
         self.info = p4i.P4Info()
         self.actions: dict[str, ir.Action] = {a.cp_name: a for a in program.actions}
+        self.types = TypeInfo(program, self.info)
 
     # ------------------------------------------------------------------ walking
     def blocks(self) -> list[Any]:
@@ -393,10 +240,10 @@ class _Builder:
         # @hidden objects keep their symbol (so ids and aliases come out as
         # p4c's) but get no entity: p4c's serializer returns early on them
         for t in tables:
-            if not _hidden(t.annotations):
+            if not hidden(t.annotations):
                 self.add_table(t, by_name)
         for a in actions:
-            if not _hidden(a.annotations):
+            if not hidden(a.annotations):
                 self.add_action(a)
         profile_tables: dict[str, list[str]] = {}
         for t in tables:
@@ -405,7 +252,7 @@ class _Builder:
         for e in externs:
             self.add_extern(e, profile_tables)
         for h, ht in headers:
-            if not _hidden(ht.annotations):
+            if not hidden(ht.annotations):
                 self.add_controller_header(h, ht)
         for vs in value_sets:
             self.add_value_set(vs)
@@ -418,7 +265,7 @@ class _Builder:
         for d in digests:
             m = info.digests.add()
             self.preamble(m.preamble, DIGEST, d, ())
-            m.type_spec.CopyFrom(self.type_spec(digest_types[d].type))
+            m.type_spec.CopyFrom(self.types.type_spec(digest_types[d].type))
         names: dict[str, set[str]] = {}
         for field_name in ("tables", "actions", "action_profiles", "counters", "direct_counters", "meters",
                            "direct_meters", "registers", "digests", "value_sets"):
@@ -444,16 +291,16 @@ class _Builder:
                     value = value[1:-1]
                 if key in ("name", "version", "organization", "contact", "url", "arch"):
                     setattr(pkg, key, value)
-        pkg.annotations.extend(_anno_strings(self.p.annotations, skip=("pkginfo",)))
-        _doc(pkg, self.p.annotations)
+        pkg.annotations.extend(anno_strings(self.p.annotations, skip=("pkginfo",)))
+        doc(pkg, self.p.annotations)
 
     def preamble(self, pre: Any, kind: int, name: str, annos: tuple[ir.Annotation, ...], alias: str | None = None) -> None:
         """Fill a preamble: id, name, alias (the unique suffix unless given), annotations, doc."""
         pre.id = self.sym.id(kind, name)
         pre.name = name
         pre.alias = alias if alias is not None else self.sym.alias(name)
-        pre.annotations.extend(_anno_strings(annos))
-        _doc(pre, annos)
+        pre.annotations.extend(anno_strings(annos))
+        doc(pre, annos)
 
     def width(self, t: Any) -> int:
         """The control-plane width in bits of type `t`."""
@@ -463,7 +310,7 @@ class _Builder:
         """Add table `t`: match fields, action refs, implementation, direct resources."""
         m = self.info.tables.add()
         self.preamble(m.preamble, TABLE, t.cp_name, t.annotations)
-        ids = _field_ids([k.annotations for k in t.keys])
+        ids = field_ids([k.annotations for k in t.keys])
         for k, fid in zip(t.keys, ids, strict=True):
             if k.match_kind == "selector":
                 continue
@@ -476,9 +323,9 @@ class _Builder:
             mf = m.match_fields.add()
             mf.id = fid
             mf.name = k.name
-            mf.annotations.extend(_anno_strings(k.annotations))
-            _doc(mf, k.annotations)
-            self.typed(mf, k.expr.type, k.type_name, enum_name=False)
+            mf.annotations.extend(anno_strings(k.annotations))
+            doc(mf, k.annotations)
+            self.types.typed(mf, k.expr.type, k.type_name, enum_name=False)
             if k.match_kind in _MATCH:
                 mf.match_type = _MATCH[k.match_kind]
             else:
@@ -486,10 +333,10 @@ class _Builder:
         for ref in t.actions:
             ar = m.action_refs.add()
             ar.id = self.sym.id(ACTION, ref.action)
-            ar.annotations.extend(_anno_strings(ref.annotations))
-            if _anno(ref.annotations, "tableonly"):
+            ar.annotations.extend(anno_strings(ref.annotations))
+            if anno(ref.annotations, "tableonly"):
                 ar.scope = p4i.ActionRef.TABLE_ONLY
-            elif _anno(ref.annotations, "defaultonly"):
+            elif anno(ref.annotations, "defaultonly"):
                 ar.scope = p4i.ActionRef.DEFAULT_ONLY
         if t.default_action is not None and t.default_is_const:
             m.const_default_action_id = self.sym.id(ACTION, t.default_action.action)
@@ -514,59 +361,13 @@ class _Builder:
         m = self.info.actions.add()
         self.preamble(m.preamble, ACTION, a.cp_name, a.annotations)
         data = [p for p in a.params if not p.direction] if a.cp_name in self.table_actions else []
-        for p, pid in zip(data, _field_ids([p.annotations for p in data]), strict=True):
+        for p, pid in zip(data, field_ids([p.annotations for p in data]), strict=True):
             pm = m.params.add()
             pm.id = pid
-            pm.name = _cp_name(p.name, p.annotations)
-            pm.annotations.extend(_anno_strings(p.annotations))
-            _doc(pm, p.annotations)
-            self.typed(pm, p.type, p.type_name, enum_name=True)
-
-    def typed(self, msg: Any, t: Any, type_name: str, enum_name: bool) -> None:
-        """bitwidth and type_name of a match field / param / metadata, as p4c sets them.
-
-        p4c also runs its TypeSpecConverter on the type for the side effect of
-        registering user-defined types (enums, serializable enums, `type`s,
-        error) in `type_info`; so do we.
-        """
-        # p4c's TypeSpecConverter takes type_info as an out-parameter, so the
-        # field is present (maybe empty) once any type went through it
-        self.info.type_info.SetInParent()
-        if type_name and type_name in self.p.new_types:
-            nt = self.p.new_types[type_name]
-            self.new_type(nt)
-            msg.type_name.name = type_name
-            tr = _anno(nt.annotations, "p4runtime_translation")
-            if tr is not None and len(tr.args) >= 2:
-                msg.bitwidth = tr.args[1] if isinstance(tr.args[1], int) and not isinstance(tr.args[1], bool) else 0
-            else:
-                msg.bitwidth = self.width(nt.type)
-            return
-        named = self.p.types.get(t.name) if isinstance(t, ir.TypeName) else t
-        if isinstance(named, (ir.EnumType, ir.ErrorType)):
-            self.type_spec(t)
-        if isinstance(named, ir.EnumType) and named.underlying is None:
-            if enum_name:
-                msg.type_name.name = named.name
-            return
-        msg.bitwidth = self.width(t)
-
-    def new_type(self, nt: ir.NewType) -> None:
-        """Register a `type` in type_info.new_types (translated or original type)."""
-        types = self.info.type_info.new_types
-        if nt.name in types:
-            return
-        spec = types[nt.name]
-        spec.annotations.extend(_anno_strings(nt.annotations, skip=("p4runtime_translation",)))
-        tr = _anno(nt.annotations, "p4runtime_translation")
-        if tr is not None and len(tr.args) >= 2:
-            spec.translated_type.uri = str(tr.args[0])
-            if isinstance(tr.args[1], int) and not isinstance(tr.args[1], bool):
-                spec.translated_type.sdn_bitwidth = tr.args[1]
-            else:
-                spec.translated_type.sdn_string.SetInParent()
-        else:
-            spec.original_type.CopyFrom(self.type_spec(nt.type))
+            pm.name = param_name(p.name, p.annotations)
+            pm.annotations.extend(anno_strings(p.annotations))
+            doc(pm, p.annotations)
+            self.types.typed(pm, p.type, p.type_name, enum_name=True)
 
     def add_extern(self, e: ir.ExternInstance, profile_tables: dict[str, list[str]]) -> None:
         """Add an extern instance: counter, meter, register or action profile/selector."""
@@ -579,10 +380,10 @@ class _Builder:
             m.size = _const(e.args[0])
             tname = e.type_arg_names[0] if e.type_arg_names else ""
             if tname in self.p.new_types:  # register<N>, N a `type`: P4NamedType + new_types entry, as p4c
-                self.new_type(self.p.new_types[tname])
+                self.types.new_type(self.p.new_types[tname])
                 m.type_spec.new_type.name = tname
             else:
-                m.type_spec.CopyFrom(self.type_spec(e.type.type_args[0]))
+                m.type_spec.CopyFrom(self.types.type_spec(e.type.type_args[0]))
         elif name in ("action_profile", "action_selector"):
             m = self.info.action_profiles.add()
             # p4c (1.2.4.8) turns @max_group_size into the field and drops it from the annotations
@@ -592,7 +393,7 @@ class _Builder:
                 m.table_ids.append(self.sym.id(TABLE, tname))
             m.with_selector = name == "action_selector"
             m.size = _const(e.args[1] if name == "action_selector" else e.args[0])
-            mg = _anno(e.annotations, "max_group_size")
+            mg = anno(e.annotations, "max_group_size")
             if mg is not None and mg.args and isinstance(mg.args[0], int):
                 m.max_group_size = mg.args[0]
 
@@ -625,14 +426,14 @@ class _Builder:
         m = self.info.controller_packet_metadata.add()
         self.preamble(m.preamble, CONTROLLER_HEADER, ht.name, ht.annotations, alias=h.kind)
         m.preamble.name = h.kind
-        for f, fid in zip(ht.fields, _field_ids([f.annotations for f in ht.fields]), strict=True):
-            if _hidden(f.annotations):
+        for f, fid in zip(ht.fields, field_ids([f.annotations for f in ht.fields]), strict=True):
+            if hidden(f.annotations):
                 continue
             md = m.metadata.add()
             md.id = fid
-            md.name = _cp_name(f.name, f.annotations)
-            md.annotations.extend(_anno_strings(f.annotations))
-            self.typed(md, f.type, f.type_name, enum_name=False)
+            md.name = param_name(f.name, f.annotations)
+            md.annotations.extend(anno_strings(f.annotations))
+            self.types.typed(md, f.type, f.type_name, enum_name=False)
 
     def add_value_set(self, vs: ir.ValueSet) -> None:
         """Add a parser value set: its size and match fields."""
@@ -646,90 +447,18 @@ class _Builder:
             mf.bitwidth = t.width
             mf.match_type = _MATCH["exact"]
         elif isinstance(t, ir.StructType):
-            for f, fid in zip(t.fields, _field_ids([f.annotations for f in t.fields]), strict=True):
+            for f, fid in zip(t.fields, field_ids([f.annotations for f in t.fields]), strict=True):
                 mf = m.match.add()
                 mf.id = fid
                 mf.name = f.name
                 mf.bitwidth = self.width(f.type)
-                ma = _anno(f.annotations, "match")
+                ma = anno(f.annotations, "match")
                 kind = ma.args[0] if ma is not None and ma.args else "exact"
                 if kind in _MATCH:
                     mf.match_type = _MATCH[kind]
                 else:
                     mf.other_match_type = str(kind)
-                mf.annotations.extend(_anno_strings(f.annotations, skip=("match",)))
-
-    def type_spec(self, t: Any) -> Any:
-        """P4DataTypeSpec of `t`, registering named types in type_info."""
-        out = p4t.P4DataTypeSpec()
-        named = self.p.types.get(t.name) if isinstance(t, ir.TypeName) else t
-        ti = self.info.type_info
-        ti.SetInParent()
-        if isinstance(named, ir.BitsType):
-            if named.signed:
-                out.bitstring.int.bitwidth = named.width
-            else:
-                out.bitstring.bit.bitwidth = named.width
-        elif isinstance(named, ir.VarbitType):
-            out.bitstring.varbit.max_bitwidth = named.max_width
-        elif isinstance(named, ir.BoolType):
-            out.bool.SetInParent()
-        elif isinstance(named, ir.ErrorType):
-            out.error.SetInParent()
-            ti.error.members[:] = list(self.p.errors)
-        elif isinstance(named, ir.TupleType):
-            for e in named.elems:
-                out.tuple.members.add().CopyFrom(self.type_spec(e))
-        elif isinstance(named, ir.StructType):
-            out.struct.name = named.name
-            if named.name not in ti.structs:
-                st = ti.structs[named.name]
-                for f in named.fields:
-                    mem = st.members.add()
-                    mem.name = f.name
-                    if f.type_name in self.p.new_types:  # a `type` field: P4NamedType + new_types entry
-                        self.new_type(self.p.new_types[f.type_name])
-                        mem.type_spec.new_type.name = f.type_name
-                    else:
-                        mem.type_spec.CopyFrom(self.type_spec(f.type))
-        elif isinstance(named, ir.HeaderType):
-            out.header.name = named.name
-            if named.name not in ti.headers:
-                hs = ti.headers[named.name]
-                for f in named.fields:
-                    mem = hs.members.add()
-                    mem.name = f.name
-                    ft = self.type_spec(f.type)
-                    mem.type_spec.CopyFrom(ft.bitstring)
-        elif isinstance(named, ir.HeaderUnionType):
-            out.header_union.name = named.name
-            if named.name not in ti.header_unions:
-                hu = ti.header_unions[named.name]
-                for f in named.fields:
-                    mem = hu.members.add()
-                    mem.name = f.name
-                    mem.header.name = self.type_spec(f.type).header.name
-        elif isinstance(named, ir.StackType):
-            out.header_stack.header.name = self.type_spec(named.elem).header.name
-            out.header_stack.size = named.size
-        elif isinstance(named, ir.EnumType):
-            if named.underlying is None:
-                out.enum.name = named.name
-                if named.name not in ti.enums:
-                    en = ti.enums[named.name]
-                    for mname in named.members:
-                        en.members.add().name = mname
-            else:
-                out.serializable_enum.name = named.name
-                if named.name not in ti.serializable_enums:
-                    se = ti.serializable_enums[named.name]
-                    se.underlying_type.bitwidth = named.underlying.width
-                    w = (named.underlying.width + 7) // 8
-                    for mname, val in zip(named.members, named.values, strict=True):
-                        mem = se.members.add()
-                        mem.name = mname
-                        mem.value = (val % (1 << named.underlying.width)).to_bytes(w, "big")
-        return out
+                mf.annotations.extend(anno_strings(f.annotations, skip=("match",)))
 
 
 def _extern_kind(type_name: str) -> int:
@@ -739,35 +468,6 @@ def _extern_kind(type_name: str) -> int:
 
 def _const(x: Any) -> int:
     return x.value if isinstance(x, ir.Constant) else 0
-
-
-def _field_ids(annos_list: list[tuple[ir.Annotation, ...]]) -> list[int]:
-    """p4c's FieldIdAllocator: @id first, then positions from 1 skipping taken ids."""
-    ids: list[int | None] = []
-    taken: set[int] = set()
-    for annos in annos_list:
-        a = _anno(annos, "id")
-        if a is not None and a.args and isinstance(a.args[0], int):
-            if a.args[0] == 0:
-                raise P4InfoError("0 is not a valid @id value")
-            if a.args[0] in taken:
-                raise P4InfoError(f"@id {a.args[0]} is used multiple times")
-            ids.append(a.args[0])
-            taken.add(a.args[0])
-        else:
-            ids.append(None)
-    index = 1
-    out = []
-    for v in ids:
-        if v is not None:
-            index += 1
-            out.append(v)
-            continue
-        while index in taken:
-            index += 1
-        taken.add(index)
-        out.append(index)
-    return out
 
 
 def _calls(node: Any) -> Iterator[ir.MethodCall]:
@@ -863,3 +563,6 @@ def _calls_extern_function(program: ir.Program) -> bool:
         return any(walk(getattr(node, f)) for f in node.__dataclass_fields__ if f not in ("type", "coord"))
 
     return walk(program.pipeline) or walk(program.functions) or walk(program.actions)
+
+
+__all__ = ["build_p4info", "p4info_text", "write_p4info", "P4InfoError", "cp_width"]

@@ -33,7 +33,8 @@ from typing import Any
 from google.protobuf import json_format, text_format
 
 from p4switch import ir
-from p4switch.p4info import P4InfoError, cp_width
+from p4switch.p4names import P4InfoError
+from p4switch.p4types import cp_width
 from p4switch.proto import p4i, p4r
 
 _PRIORITY_KINDS = ("ternary", "range", "optional")

@@ -10,7 +10,8 @@ from google.protobuf import text_format
 
 from p4switch import ir
 from p4switch.frontend import compile_file
-from p4switch.p4info import P4InfoError, _field_ids, _Symbols, build_p4info, jenkins_hash
+from p4switch.p4info import P4InfoError, build_p4info
+from p4switch.p4names import Symbols, anno_strings, field_ids, jenkins_hash
 
 CORPUS = Path(__file__).resolve().parent / "corpus"
 
@@ -57,7 +58,7 @@ def test_basic_table_shape(basic) -> None:
 
 def test_alias_is_shortest_unique_suffix() -> None:
     """Aliases: shortest dot-suffix unique among all names."""
-    s = _Symbols()
+    s = Symbols()
     for n in ("a.b.c", "d.b.c", "e.f", "g"):
         s.add(0x01, n)
     assert s.alias("a.b.c") == "a.b.c"
@@ -67,7 +68,7 @@ def test_alias_is_shortest_unique_suffix() -> None:
 
 def test_id_collisions_probe_linearly() -> None:
     """A name whose hashed id is taken gets the next free one (p4c's probeForId)."""
-    s = _Symbols()
+    s = Symbols()
     target = (0x01 << 24) | (jenkins_hash("x") & 0xFFFFFF)
     s.add(0x01, "taken", (ir.Annotation(name="id", args=(target,)),))
     s.add(0x01, "x")
@@ -79,7 +80,7 @@ def test_id_collisions_probe_linearly() -> None:
 def test_field_ids_honour_at_id() -> None:
     """@id on a parameter is used; others count from 1 skipping taken ids."""
     anno = (ir.Annotation(name="id", args=(1,)),)
-    assert _field_ids([(), anno, ()]) == [2, 1, 3]
+    assert field_ids([(), anno, ()]) == [2, 1, 3]
 
 
 def test_features_entities(features) -> None:
@@ -201,11 +202,9 @@ def test_v1model_2020_registers_keep_their_value_type() -> None:
 
 def test_unknown_annotations_render_token_by_token() -> None:
     """p4c prints unparsed annotation bodies token by token; parsed ones with ', '."""
-    from p4switch.p4info import _anno_strings
-
     annos = (ir.Annotation(name="my_anno", args=(1, "x")), ir.Annotation(name="noWarn", args=("unused",)),
              ir.Annotation(name="defaultonly"))
-    assert _anno_strings(annos) == ['@my_anno(1 , "x")', '@noWarn("unused")', "@defaultonly"]
+    assert anno_strings(annos) == ['@my_anno(1 , "x")', '@noWarn("unused")', "@defaultonly"]
 
 
 @pytest.fixture(scope="module")
