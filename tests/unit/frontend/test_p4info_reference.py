@@ -1,5 +1,6 @@
 """P4Info from p4switch equals p4c-bm2-ss's, entity by entity, for the whole valid corpus, the
-programs of corpus/warn (which both compile, warning) and p4/*.p4.
+programs of corpus/warn (which both compile, warning) and p4/*.p4; and ONOS
+fabric.p4 from a p4c checkout when `$P4C_TESTDATA` names one.
 
 Each program is compiled by both; every repeated field of P4Info (tables,
 actions, profiles, counters, ... ) is compared as a set of entities keyed by
@@ -98,6 +99,33 @@ def test_p4info_equals_p4c(path: Path, tmp_path: Path) -> None:
         p4c_lines = {int(n) for n in re.findall(rf"^{re.escape(path.name)}\((\d+)\): .*warning:", run.stderr, re.M)}
         mine_lines = {w.message.coord.line for w in caught if isinstance(w.message, P4Warning)}
         assert p4c_lines <= mine_lines, f"p4c warns on lines {sorted(p4c_lines)}: {run.stderr}"
+
+
+# ONOS fabric.p4 as p4c's own tests keep it (testdata/p4_16_samples/fabric_20190420): not ours to copy,
+# so it is read from a p4c checkout named by $P4C_TESTDATA (its p4_16_samples folder), in the profiles
+# p4c builds (-D flags)
+FABRIC_PROFILES = {"default": (), "spgw": ("WITH_SPGW",),
+                   "spgw-int": ("WITH_SPGW", "WITH_INT_TRANSIT", "WITH_INT_SOURCE", "WITH_INT_SINK")}
+
+
+@pytest.mark.parametrize("defines", FABRIC_PROFILES.values(), ids=list(FABRIC_PROFILES))
+def test_p4info_equals_p4c_for_onos_fabric(defines: tuple[str, ...], tmp_path: Path) -> None:
+    """ONOS fabric.p4: the same P4Info as p4c's (its five directly called @hidden actions left out)."""
+    root = os.environ.get("P4C_TESTDATA")
+    if not root:
+        pytest.skip("$P4C_TESTDATA (p4c's testdata/p4_16_samples) not set: ONOS fabric.p4 is not in this repo")
+    path = Path(root) / "fabric_20190420" / "fabric.p4"
+    assert P4C is not None and path.is_file(), f"{path}: no such file"
+    out = tmp_path / "ref.p4info.txtpb"
+    run = subprocess.run([P4C, *(f"-D{d}" for d in defines), "-o", str(tmp_path / "ref.json"),
+                          "--p4runtime-files", str(out), str(path)], capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr
+    ref = text_format.Parse(out.read_text(), p4i.P4Info())
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", P4Warning)
+        mine = build_p4info(compile_file(path, defines=defines))
+    diffs = _differences(ref, mine)
+    assert not diffs, "\n".join(diffs)
 
 
 def test_the_comparison_sees_a_changed_id(tmp_path: Path) -> None:
