@@ -3,13 +3,19 @@
 A program file whose names carry code is refused with INVALID_ARGUMENT and
 the switch keeps forwarding with its previous pipeline; a program file
 wrapped in `p4.tmp.P4DeviceConfig`, as the p4lang tutorials' `p4runtime_lib`
-sends it, installs like a bare one.
+sends it, installs like a bare one, in process and in a `p4switch` process
+on each gRPC transport.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import secrets
+import socket
+import subprocess
+import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -22,7 +28,7 @@ from p4switch.proto import p4r
 from p4switch.server.devconfig import P4DeviceConfig, program_bytes
 from tests.unit.irwalk import raw_nodes
 
-from .conftest import DEVICE_ID, Client, load_p4info, make_program_file, p4_id, update
+from .conftest import DEVICE_ID, TRANSPORTS, Client, load_p4info, make_program_file, p4_id, update
 
 A = p4r.SetForwardingPipelineConfigRequest
 R = p4r.GetForwardingPipelineConfigRequest
@@ -156,3 +162,41 @@ def test_device_config_of_another_kind_is_refused_with_the_reason(
     assert e.value.code() == grpc.StatusCode.INVALID_ARGUMENT
     assert (e.value.details() or "").startswith("device config: ") and needle in (e.value.details() or "")
     assert_old_pipeline_in_force(installed, ports)
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.mark.parametrize("transport", TRANSPORTS)
+def test_p4switch_process_takes_the_tutorials_device_config(transport: str) -> None:
+    """`p4switch --no-p4` as simple_switch_grpc is started: the tutorials' SetForwardingPipelineConfig
+    (P4DeviceConfig around the program file) installs; an entry written reads back; Get answers it."""
+    addr = f"127.0.0.1:{_free_port()}"
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+    proc = subprocess.Popen([sys.executable, "-m", "p4switch", "--no-p4", "--device-id", str(DEVICE_ID),
+                             "--grpc-server-addr", addr, "--grpc-transport", transport],
+                            cwd=root, stderr=subprocess.PIPE, text=True)
+    client = Client(addr)
+    try:
+        deadline = time.monotonic() + 15
+        while True:  # wait for the server to answer, as the tutorials' scripts do
+            try:
+                client.stub.Capabilities(p4r.CapabilitiesRequest(), timeout=1)
+                break
+            except grpc.RpcError:
+                assert proc.poll() is None and time.monotonic() < deadline, proc.stderr and proc.stderr.read()
+                time.sleep(0.2)
+        client.stream(1)
+        client.election_id = 1
+        sent = tutorials_set_pipeline(client, make_program_file().decode())
+        client.write(update("INSERT", table_entry=mac_entry(4)))
+        read = client.read(p4r.Entity(table_entry=p4r.TableEntry(table_id=mac_entry(4).table_id)))
+        assert [e.table_entry for e in read] == [mac_entry(4)]
+        assert get_config(client).p4_device_config == sent
+    finally:
+        client.close()
+        proc.terminate()
+        assert proc.wait(10) == 0
