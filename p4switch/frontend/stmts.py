@@ -12,6 +12,7 @@ Names defined here: `BlockLowering`, `annos_ir`.
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any, cast
 
 from p4switch import ir
@@ -22,6 +23,7 @@ from p4switch.frontend.keynames import KeyNamer
 from p4switch.frontend.priorities import PriorityRules, assign_priorities
 from p4switch.frontend.scope import BAction, BConst, BExtern, BTable, BValueSet, BVar, Scope
 from p4switch.frontend.types import newtype_name, type_str, unwrap_newtype
+from p4switch.p4names import field_ids
 
 _TABLE_PROPS = {"default_action", "size", "implementation", "counters", "meters", "support_timeout"}
 
@@ -471,7 +473,7 @@ class BlockLowering(ExprChecker):
             # (BMv2's table matches the other keys only) and P4Info omits them
             warn(d.coord, f"table {d.name}: selector keys without an action_selector implementation "
                           "are ignored")
-            keys = [k for k in keys if k.match_kind != "selector"]
+            keys = _without_selector_keys(keys)
         return ir.Table(
             name=d.name, cp_name=b.cp_name, keys=keys, actions=actions, default_action=default,
             default_is_const=default_const, const_entries=entries, entries_const=entries_const,
@@ -538,6 +540,20 @@ class BlockLowering(ExprChecker):
         if not isinstance(b, BExtern):
             raise P4Error(p.coord, f"{p.value.name}: not an extern instance")
         return b
+
+
+def _without_selector_keys(keys: list[ir.KeyElement]) -> list[ir.KeyElement]:
+    """`keys` less its selector keys, each other key pinned (@id) to the match field id p4c gives it:
+    p4c numbers a table's keys with its selector keys among them."""
+    ids = field_ids([k.annotations for k in keys])
+    out = []
+    for k, fid in zip(keys, ids, strict=True):
+        if k.match_kind == "selector":
+            continue
+        if not any(a.name == "id" for a in k.annotations):
+            k = dataclasses.replace(k, annotations=(*k.annotations, ir.Annotation(name="id", args=(fid,))))
+        out.append(k)
+    return out
 
 
 def _direct_resource(call: ir.MethodCall) -> str:

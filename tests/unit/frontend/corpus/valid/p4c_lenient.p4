@@ -38,7 +38,7 @@ control I(inout h_t h, inout m_t m, inout standard_metadata_t sm) {
     action set_d(bit<8> d) { h.op.d = d; dm.read(m.color); }
 
     table by_a {
-        key = { h.op.a : exact; h.eth.src : selector; }
+        key = { h.eth.src : selector; h.op.a : exact; }
         actions = { set_c; NoAction; }
         counters = dc;
         default_action = NoAction();
