@@ -10,8 +10,8 @@ lists whose formats follow the extensions as in p4c (.txt/.txtpb text,
 .json, .bin). Errors are
 one line, ``file:line:col: error: message``, followed by the source line and
 a caret; warnings (`P4Warning`: what compiles but p4c would warn about, or
-a switch label that never matches) read ``file:line:col: warning: message``
-and do not change the status. The exit status is 1 on error, 0 on success. The file written is
+a switch label that never matches) read ``file:line:col: warning: message``,
+the source line and a caret, and do not change the status. The exit status is 1 on error, 0 on success. The file written is
 read back by p4switch's loader first (`ir.from_json`), so a program whose
 names p4switch would refuse at load fails here.
 
@@ -134,6 +134,9 @@ def _compile(args: argparse.Namespace) -> ir.Program:
             for w in caught:
                 if isinstance(w.message, P4Warning):
                     print(str(w.message), file=sys.stderr)
+                    caret = w.message.caret()
+                    if caret:
+                        print(caret, file=sys.stderr)
                 else:
                     warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
 

@@ -34,11 +34,15 @@ class P4Error(Exception):
 
     def caret(self) -> str:
         """The source line and a caret under the column, or '' when unknown."""
-        if not self.source_line:
-            return ""
-        line = self.source_line.rstrip("\n")
-        pad = "".join("\t" if c == "\t" else " " for c in line[: max(self.coord.col - 1, 0)])
-        return f"{line}\n{pad}^"
+        return _caret(self.source_line, self.coord)
+
+
+def _caret(source_line: str, coord: ir.Coord) -> str:
+    if not source_line:
+        return ""
+    line = source_line.rstrip("\n")
+    pad = "".join("\t" if c == "\t" else " " for c in line[: max(coord.col - 1, 0)])
+    return f"{line}\n{pad}^"
 
 
 class P4Warning(UserWarning):
@@ -51,6 +55,16 @@ class P4Warning(UserWarning):
 
     def __str__(self) -> str:
         return f"{self.coord}: warning: {self.message}"
+
+    def caret(self) -> str:
+        """The source line (read from the coordinate's file) and a caret under the column, or ''."""
+        try:
+            with open(self.coord.file, encoding="utf-8", errors="replace") as f:
+                lines = f.read().splitlines()
+        except OSError:
+            return ""
+        ok = 0 < self.coord.line <= len(lines)
+        return _caret(lines[self.coord.line - 1] if ok else "", self.coord)
 
 
 def warn(coord: ir.Coord | None, message: str) -> None:

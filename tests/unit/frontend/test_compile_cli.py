@@ -54,12 +54,15 @@ def test_warnings_print_as_p4c_and_the_program_is_written(tmp_path: Path, capsys
     rc = main([str(src), "-o", str(tmp_path / "x.json")])
     err = capsys.readouterr().err.splitlines()
     assert rc == 0 and (tmp_path / "x.json").exists()
-    assert err == [
+    # each warning: its line, the source line, a caret under the column
+    assert err[0::3] == [
         f"{at('table by_a')}: warning: table by_a: selector keys without an action_selector implementation "
         "are ignored",
         f"{at('psa_idle_timeout')}: warning: Unknown table property: psa_idle_timeout",
         f"{at('dc.count();')}: warning: direct_counter.count: called outside an action, where it does nothing",
     ]
+    assert err[1] == "    table by_a {" and err[2] == "    ^"
+    assert err[4].strip() == "psa_idle_timeout = 7;" and err[5] == "        ^"
 
 
 def test_missing_input_is_a_clear_error(tmp_path: Path, capsys) -> None:
