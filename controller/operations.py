@@ -286,7 +286,7 @@ def _job_context(daemon: Daemon, rt: Any, sessions: Any, agents: HostAgents) -> 
                       publish=daemon.bus.publish, tm_stats=rt.fabric.tm_stats, rates=rates,
                       failed=daemon.intent.failed if daemon.intent else frozenset(),
                       program_pfc=bool(daemon.intent and daemon.intent.program_pfc),
-                      queues=queues)
+                      queues=queues, mode=daemon.intent.mode if daemon.intent else None)
 
 
 # --- hosts ---------------------------------------------------------------------------
