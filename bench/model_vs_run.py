@@ -55,8 +55,13 @@ def point(spec: Any, plan: Any, *, mode: str, qps: int, placement: str, seed: in
     """One grid point: run it on the fabric and in the model; the row's figures."""
     if aizone("status")["mode"] != mode:
         aizone("mode", mode)
-    job = aizone("run", "allreduce", "--ranks", str(ranks), "--size", str(size), "--qps",
-                 str(qps), "--strategy", "rr", "--placement", placement, "--seed", str(seed))
+    where = placement if placement != "random" else f"random seed {seed}"
+    try:
+        job = aizone("run", "allreduce", "--ranks", str(ranks), "--size", str(size), "--qps",
+                     str(qps), "--strategy", "rr", "--placement", placement, "--seed",
+                     str(seed))
+    except SystemExit as exc:  # the run failed: a row that says so, and on to the next
+        return {"placement": where, "mode": mode, "qps": qps, "failed": str(exc)[-200:]}
     model = run_model(spec, plan, ModelConfig(
         pattern="ring", ranks=ranks, placement=placement, seed=seed, mode=mode, qps=qps,
         strategy="rr", size=size, message_size=None, timing=False))
@@ -71,8 +76,7 @@ def point(spec: Any, plan: Any, *, mode: str, qps: int, placement: str, seed: in
             if want:
                 excess = max(excess, (got - want) / want)
     tier = job["tiers"].get("rtsw up", {})
-    return {"placement": placement if placement != "random" else f"random seed {seed}",
-            "mode": mode, "qps": qps,
+    return {"placement": where, "mode": mode, "qps": qps,
             "model": (tier.get("predicted") or {}).get("imbalance"),
             "run": tier.get("imbalance"), "same": same, "below": below, "excess": excess,
             "time_ms": job["result"]["time_s"] * 1e3,
@@ -112,6 +116,10 @@ def main() -> int:
           "prediction | links below the model | largest excess | time | retransmitted |")
     print("|---|---|---|---|---|---|---|---|---|---|")
     for r in rows:
+        if "failed" in r:
+            print(f"| {r['placement']} | {r['mode']} | {r['qps']} | run failed: "
+                  f"{r['failed']} |||||||")
+            continue
         fmt = (lambda v: "-" if v is None else f"{v:.2f}")  # noqa: E731
         print(f"| {r['placement']} | {r['mode']} | {r['qps']} | {fmt(r['model'])} | "
               f"{fmt(r['run'])} | {'yes' if r['same'] else 'no'} | {r['below']} | "
