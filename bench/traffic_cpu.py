@@ -11,7 +11,7 @@ Two figures, never assertions:
   and turned into CPU-seconds per emulated Gbit (a Gbit is 115,500
   packets of 1082 bytes at the default 1 KiB MTU).
 * veth (root; run it under ``flock /tmp/aizone-net.lock``): two network
-  namespaces joined by a veth pair, one ``python -m traffic.agentd`` in
+  namespaces joined by a veth pair, one ``python -m traffic.hostagent`` in
   each, h0 writing to h1 at each ``--rates`` Mb/s for about ``--seconds``,
   then once with no pacing to speak of (``--max-rate``). Each agent reports
   its own CPU time; the table gives each side's CPU-seconds per emulated
@@ -46,7 +46,7 @@ from rich.progress import Progress  # noqa: E402
 from rich.table import Table  # noqa: E402
 
 from topologies.ports import ROCE_FRAME  # noqa: E402
-from traffic.agentd import AgentClient, AgentError  # noqa: E402
+from traffic.agentclient import AgentClient, AgentError  # noqa: E402
 from traffic.collectives import Rank, build_jobs  # noqa: E402
 from traffic.memnet import MemNet  # noqa: E402
 from traffic.nic import Nic, NicConfig  # noqa: E402
@@ -170,7 +170,7 @@ class _Pair:
         for i, ns in enumerate(self.ns):
             sock = self.tmp / f"h{i}.sock"
             self.procs.append(subprocess.Popen(
-                ["ip", "netns", "exec", ns, sys.executable, "-m", "traffic.agentd", "--host",
+                ["ip", "netns", "exec", ns, sys.executable, "-m", "traffic.hostagent", "--host",
                  f"h{i}", "--socket", str(sock), "--nic", f"h{i}-eth0", "--rate-mbps",
                  str(rate_mbps), *extra], cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE))
             client = AgentClient(sock)

@@ -57,11 +57,11 @@ from topologies.ports import switch_settings
 from topologies.runstate import PKI_DIR, proc_start, read_state, state_dir, update_state
 from topologies.spec import FabricSpec, Mode, Target, load_spec
 
-from .agents import HostAgents
 from .build import CompiledProgram, compile_roles
 from .errors import DaemonError
 from .events import EventBus
 from .failures import Failure, link_changed, supervise
+from .hostagents import HostAgents
 from .intent import PROBE_ETHERTYPE, FabricIntent
 from .probes import LinkProber
 from .qos import PFC_NAMES

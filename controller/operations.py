@@ -28,8 +28,8 @@ from .entities import TableEntry
 from .errors import DaemonError
 
 if TYPE_CHECKING:
-    from .agents import HostAgents
     from .daemon import Daemon
+    from .hostagents import HostAgents
 
 __all__ = ["acl", "capture", "check", "counters", "exec_in_host", "history", "metrics",
            "routes", "run_job", "set_acl", "set_mode", "shutdown", "status", "topology",
@@ -234,20 +234,29 @@ async def check(daemon: Daemon, *, roce: bool = True) -> dict[str, Any]:
 async def trace(daemon: Daemon, src: str, dst: str, *, sport: int, dport: int, qp: int,
                 send: bool) -> dict[str, Any]:
     """Predict a flow's path from the entries read back, and confirm it with counters."""
+    from .jobs import fabric_job_ack_timeout_ms
     from .paths import PathError
     from .trace import trace as trace_flow
 
     rt, _, sessions = daemon.need()
+    if send and daemon.job_lock.locked():
+        raise DaemonError("a collective is running: its agents cannot send a trace's flow now")
     try:
-        return await trace_flow(sessions, rt.plan, rt.fabric, src, dst, sport=sport,
-                                dport=dport, qp=qp, send=send)
+        if not send or daemon.agents is None:
+            return await trace_flow(sessions, rt.plan, None, src, dst, sport=sport,
+                                    dport=dport, qp=qp, send=send)
+        # the fabric's RC ACK timeout, as for `aizone run` and `aizone check`
+        ack_ms = fabric_job_ack_timeout_ms(_job_context(daemon, rt, sessions, daemon.agents))
+        async with daemon.job_lock:  # the agents run one job at a time
+            return await trace_flow(sessions, rt.plan, daemon.agents, src, dst, sport=sport,
+                                    dport=dport, qp=qp, send=True, ack_timeout_ms=ack_ms)
     except (ValueError, PathError) as exc:
         raise DaemonError(str(exc)) from None
 
 
 async def run_job(daemon: Daemon, req: Any) -> dict[str, Any]:
     """Run one collective on the agents (one at a time); see `controller.jobs`."""
-    from traffic.agentd import AgentError
+    from traffic.agentclient import AgentError
 
     from .jobs import RunError, run_collective
 

@@ -1,7 +1,7 @@
 """The RoCEv2 half of `aizone check`: one RDMA WRITE between every ordered pair of hosts.
 
 One all-to-all over NIC 0 of every host, run by the hosts' traffic agents
-(`controller.agents`): each host writes `SIZE` bytes to every other host
+(`controller.hostagents`): each host writes `SIZE` bytes to every other host
 over a Reliable Connection (ICRC, PSN order, lengths and every byte checked
 by the receiver). A pair whose transfer did not complete is named with the
 agent's words (which step, which peer, how many bytes were owed).
@@ -16,11 +16,11 @@ import time
 from typing import Any
 
 from topologies.addressing import AddressPlan
-from traffic.agentd import AgentError, JobFailed
+from traffic.agentclient import AgentError, JobFailed
 from traffic.collectives import Rank, build_jobs
 from traffic.schema import Transport
 
-from .agents import HostAgents
+from .hostagents import HostAgents
 
 __all__ = ["SIZE", "roce_pairs"]
 

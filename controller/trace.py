@@ -4,14 +4,17 @@
    with the programs' own hash (`controller.paths.predict_path`, which uses
    `controller.hashing`: the one implementation shared with the model).
 2. Confirm it: send `count` RoCEv2 packets of exactly that flow (source
-   NIC, destination, UDP source port, destination QP; destination port
-   4791) from the source host with the traffic agent, paced at
-   `PACE_MBPS`, and read the
-   switches' `tx_port` counters before and after. Each predicted hop's
-   egress port must have sent at least `count` packets more; every other
-   member of a group the flow went through must have sent fewer than half
-   of that (their counters also move with link probes and other traffic,
-   which is why the test is a margin and not equality).
+   NIC, destination, UDP source port, destination QP, destination port
+   4791, the data class) through the RC transport: the source and the
+   destination hosts' traffic agents run one connection's jobs
+   (`traffic.flowjobs`), paced at `PACE_MBPS`, so every packet is
+   acknowledged and lost ones go again. Read the switches' `tx_port`
+   counters before and after. Each predicted hop's egress port must have
+   sent at least `count` packets more; every other member of a group the
+   flow went through must have sent fewer than half of that (their
+   counters also move with link probes and other traffic, which is why the
+   test is a margin and not equality). The acknowledgements travel the
+   other way, out of ports that are not the forward path's groups.
 
 Names defined here: `trace`, `confirm`.
 """
@@ -19,13 +22,18 @@ Names defined here: `trace`, `confirm`.
 from __future__ import annotations
 
 import asyncio
-import sys
+import time
 from dataclasses import asdict
 from typing import Any
 
 from topologies.addressing import AddressPlan
+from traffic.agentclient import AgentError
+from traffic.collectives import Rank
+from traffic.flowjobs import flow_jobs, sent
+from traffic.schema import Transport
 
 from .entities import Entity, Group, Member
+from .hostagents import HostAgents
 from .paths import PredictedPath, predict_path
 from .sessions import FabricSessions
 
@@ -38,6 +46,9 @@ ROCE_PORT = 4791
 # derived from full-size frames (826/s at 10 Mb/s). A burst would measure how
 # fast the emulator reads its ports, not the path.
 PACE_MBPS = 0.4
+SIZE = 64  # bytes per message: one packet each
+# Both agents set their QPs up before the first packet leaves (the job's start_at).
+_START_IN = 1.0
 
 
 async def _tx(sessions: FabricSessions, plan: AddressPlan) -> dict[str, dict[int, int]]:
@@ -71,19 +82,26 @@ def _alternatives(path: PredictedPath, entries: dict[str, list[Entity]],
     return out
 
 
-async def confirm(sessions: FabricSessions, plan: AddressPlan, fabric: Any, path: PredictedPath,
-                  entries: dict[str, list[Entity]], *, sport: int, qp: int,
-                  count: int = 200) -> dict[str, Any]:
-    """Send the flow and check the counters on (and off) the predicted path."""
+async def confirm(sessions: FabricSessions, plan: AddressPlan, agents: HostAgents,
+                  path: PredictedPath, entries: dict[str, list[Entity]], *, sport: int, qp: int,
+                  count: int = 200, ack_timeout_ms: float | None = None) -> dict[str, Any]:
+    """Send the flow through the RC transport and check the counters on (and off) the path.
+
+    `ack_timeout_ms`: the RC ACK timeout, the fabric's (None: the transport's default).
+    """
     nic = next(n for n in plan.nics() if n.intf == path.src)
+    dst = plan.nic_by_ip(path.dst_ip)
+    jobs = flow_jobs(Rank(host=nic.host, nic=nic.intf, ip=nic.ip),
+                     Rank(host=dst.host, nic=dst.intf, ip=dst.ip), qps=(qp,), sport=sport,
+                     messages=count, size=SIZE, cls="data", rate_mbps=PACE_MBPS,
+                     start_at=time.time() + _START_IN, name="trace",
+                     transport=Transport(ack_timeout_ms=ack_timeout_ms) if ack_timeout_ms else None)
     before = await _tx(sessions, plan)
-    argv = [sys.executable, "-m", "traffic.agent", "send", "--iface", nic.intf, "--dst-ip",
-            path.dst_ip, "--qps", str(qp), "--sport", str(sport), "--messages", str(count),
-            "--size", "64", "--rate-mbps", str(PACE_MBPS), "--json"]
-    proc = await asyncio.to_thread(fabric.host_run, nic.host, argv, 60)
-    if proc.returncode != 0:
-        return {"confirmed": False, "error": (proc.stdout + proc.stderr).strip()[-300:]}
-    await asyncio.sleep(0.5)  # let the last packets cross the fabric
+    try:
+        reports = await agents.run_all(jobs, timeout=60)
+    except AgentError as exc:
+        return {"confirmed": False, "error": str(exc)[-300:]}
+    # Every packet was acknowledged, so every switch on the path has counted it.
     after = await _tx(sessions, plan)
     hops = []
     ok = True
@@ -97,13 +115,20 @@ async def confirm(sessions: FabricSessions, plan: AddressPlan, fabric: Any, path
         ok = ok and hop_ok
         hops.append({"switch": hop.switch, "egress_port": hop.egress_port, "sent": moved,
                      "other_members": off, "ok": hop_ok})
-    return {"confirmed": ok and path.delivered_to is not None, "packets": count, "hops": hops}
+    source = sent(reports[nic.host])
+    return {"confirmed": ok and path.delivered_to is not None, "packets": count,
+            "retransmitted": source["retransmitted"], "hops": hops}
 
 
-async def trace(sessions: FabricSessions, plan: AddressPlan, fabric: Any, src: str, dst: str,
-                *, sport: int = 49152, dport: int = ROCE_PORT, qp: int = 17,
-                send: bool = True) -> dict[str, Any]:
-    """Predict (and with `send`, confirm) the path of one flow; see the module docstring."""
+async def trace(sessions: FabricSessions, plan: AddressPlan, agents: HostAgents | None,
+                src: str, dst: str, *, sport: int = 49152, dport: int = ROCE_PORT, qp: int = 17,
+                send: bool = True, ack_timeout_ms: float | None = None) -> dict[str, Any]:
+    """Predict (and with `send`, confirm) the path of one flow; see the module docstring.
+
+    `agents` are the fabric's traffic agents, which send the confirming flow
+    (None: the path is predicted, and the confirmation says why not sent);
+    `ack_timeout_ms` their RC ACK timeout (None: the transport's default).
+    """
     src_nic = _nic_of(plan, src)
     dst_ip = _ip_of(plan, dst)
     names = [s.name for s in plan.switches]
@@ -112,13 +137,14 @@ async def trace(sessions: FabricSessions, plan: AddressPlan, fabric: Any, src: s
     path = predict_path(plan, entries, src_nic, dst_ip, sport=sport, dport=dport, qp=qp)
     result: dict[str, Any] = {"src": src_nic, "dst_ip": dst_ip, "sport": sport, "dport": dport,
                               "qp": qp, "prediction": _path_json(path)}
-    if send and dport == ROCE_PORT and path.delivered_to is not None:
-        result["confirmation"] = await confirm(sessions, plan, fabric, path, entries,
-                                               sport=sport, qp=qp)
+    if send and dport == ROCE_PORT and path.delivered_to is not None and agents is not None:
+        result["confirmation"] = await confirm(sessions, plan, agents, path, entries,
+                                               sport=sport, qp=qp, ack_timeout_ms=ack_timeout_ms)
     elif send:
         result["confirmation"] = {"confirmed": None, "error": (
             "only RoCEv2 flows (destination port 4791) are sent to confirm a path"
-            if dport != ROCE_PORT else "the predicted path does not reach a host")}
+            if dport != ROCE_PORT else "the predicted path does not reach a host"
+            if path.delivered_to is None else "the traffic agents are not running")}
     return result
 
 

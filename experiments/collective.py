@@ -42,8 +42,8 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from controller.agents import agents_dir
 from controller.client import ApiError
+from controller.hostagents import agents_dir
 from controller.jobs import (
     PFC_COUNTERS,
     RunRequest,
@@ -54,7 +54,7 @@ from controller.jobs import (
     tm_delta,
 )
 from controller.stats import DROP_REASONS
-from traffic.agentd import AgentClient, AgentError
+from traffic.agentclient import AgentClient, AgentError
 from traffic.collectives import Rank, build_jobs
 from traffic.report import summarize
 from traffic.schema import Admission, Job, Transport

@@ -283,9 +283,9 @@ class Fabric:
 
     def sample(self) -> Sample:
         """Counters and CPU times now (see `Sample`)."""
-        from controller.agents import agents_dir
+        from controller.hostagents import agents_dir
         from topologies.runstate import read_state
-        from traffic.agentd import AgentClient, AgentError
+        from traffic.agentclient import AgentClient, AgentError
 
         ports: dict[str, dict[str, dict[int, tuple[int, int]]]] = {}
         for s in self.plan.switches:

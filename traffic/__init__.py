@@ -12,14 +12,16 @@ rest (``docs/traffic.md`` is the tour):
 - jobs: ``schema`` (jobs and reports), ``qpscale`` (split / rr),
   ``collectives`` (``build_jobs``), ``runner`` (a job on a host's NICs),
   ``report`` (nccl-tests' time, algbw, busbw over the hosts' reports);
-- running: ``engine`` (NICs on raw sockets, one loop), ``agentd`` (the
-  per-host agent ``python -m traffic.agentd`` and ``AgentClient``; import
-  it from ``traffic.agentd``: re-exporting it here would load the module
-  twice when it runs as ``-m``),
-  ``memnet`` (NICs joined in memory, for tests), ``link`` (interfaces,
-  raw sockets, ARP);
-- the one-shot tools ``python -m traffic.agent send|recv`` (``sender``,
-  ``receiver``, ``agent``), kept for the demo.
+- running: ``engine`` (NICs on raw sockets, one loop), ``hostagent``
+  (the per-host agent daemon, ``python -m traffic.hostagent``; not
+  re-exported here, which would load the module twice when it runs as
+  ``-m``), ``agentclient`` (``AgentClient`` and its errors), ``flowjobs``
+  (one flow between two NICs as the two hosts' jobs: what ``aizone
+  trace`` and the fabric tests send), ``memnet`` (NICs joined in memory,
+  for tests), ``link`` (interfaces, raw sockets, ARP).
+
+Every packet the project sends goes through the RC transport: there is no
+second, unacknowledged send path.
 """
 
 from __future__ import annotations
@@ -29,11 +31,9 @@ from traffic.collectives import PATTERNS, Rank, build_jobs
 from traffic.errors import TrafficError
 from traffic.parser import Malformed, RoceInfo, parse
 from traffic.qpscale import STRATEGIES, Post, round_robin, split
-from traffic.receiver import Receiver, RecvConfig, run_receiver
 from traffic.report import CollectiveResult, summarize
 from traffic.roce import RETH, ImmDt
 from traffic.schema import Admission, HostReport, Job, Transport
-from traffic.sender import SendConfig, run_sender
 
 __all__ = [
     "PATTERNS",
@@ -47,18 +47,13 @@ __all__ = [
     "Malformed",
     "Post",
     "Rank",
-    "Receiver",
-    "RecvConfig",
     "RoceInfo",
-    "SendConfig",
     "TrafficError",
     "Transport",
     "build_jobs",
     "parse",
     "rdma_write",
     "round_robin",
-    "run_receiver",
-    "run_sender",
     "segment_write",
     "split",
     "summarize",

@@ -6,11 +6,20 @@ import json
 import os
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
+from controller.hostagents import agents_dir
+from controller.jobs import fabric_ack_timeout_ms
+from topologies.addressing import plan_addresses
 from topologies.runstate import OUR_INTF, read_state, root_links
+from topologies.spec import load_spec
+from traffic.agentclient import AgentClient
+from traffic.collectives import Rank
+from traffic.flowjobs import flow_jobs, received, sent
+from traffic.schema import Transport
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -93,11 +102,6 @@ def in_host(host: str, *argv: str) -> list[str]:
     return ["ip", "netns", "exec", f"aizone-{host}", *argv]
 
 
-def agent(host: str, *args: str) -> list[str]:
-    """`python -m traffic.agent ARGS` inside `host`."""
-    return in_host(host, sys.executable, "-m", "traffic.agent", *args)
-
-
 def last_json(text: str) -> dict[str, Any]:
     for line in reversed(text.strip().splitlines()):
         if line.startswith("{"):
@@ -109,50 +113,80 @@ def last_json(text: str) -> dict[str, Any]:
     raise AssertionError(f"no JSON in {text[-500:]!r}")
 
 
-class Flow:
-    """One RoCEv2 flow between two hosts of a running fabric, with the traffic agent.
+def running_ack_timeout_ms() -> float:
+    """The running fabric's RC ACK timeout as `aizone run` computes it: above what full
+    queues on a 3-hop path (5 through ATSWs) hold at the slowest tier the fabric uses."""
+    state = read_state()
+    assert state is not None, "no fabric is up"
+    spec = load_spec(Path(state.meta["topology"]))
+    plan = plan_addresses(spec)
+    tiers = {lk.tier for lk in plan.links}
+    hops = 5 if any(s.role == "atsw" for s in plan.switches) else 3
+    return fabric_ack_timeout_ms({t: getattr(spec.links, t).rate_mbps for t in tiers},
+                                 {t: getattr(spec.links, t).queue for t in tiers}, hops)
 
-    The receiver starts first (it says when it listens); `run()` sends and
-    returns (sender report, receiver report).
+
+class Flow:
+    """One RoCEv2 flow between two hosts of a running fabric, through their traffic agents.
+
+    The fabric's own agents (`controller.hostagents`) run the two jobs of
+    `traffic.flowjobs`: RDMA WRITEs over RC, `messages` of `size` bytes,
+    whole messages round-robin over `qps` (comma-separated destination QPs),
+    UDP source port 49152, in class `cls`, paced at `rate_mbps` in all
+    (None: the line rate), with the running fabric's RC ACK timeout, as
+    `aizone run` has it (`running_ack_timeout_ms`). The destination's job
+    starts first and is running before the source's starts; `run()` sends
+    and returns (source summary, destination summary),
+    `traffic.flowjobs.sent` / `received`.
     """
 
     def __init__(self, src: str, src_intf: str, dst: str, dst_intf: str, dst_ip: str, *,
                  messages: int, size: int = 1024, qps: str = "17", rate_mbps: float | None = None,
-                 extra: tuple[str, ...] = (), tmp: Path) -> None:
-        self.src, self.src_intf, self.dst, self.dst_intf = src, src_intf, dst, dst_intf
-        self.dst_ip, self.messages, self.size, self.qps = dst_ip, messages, size, qps
-        self.rate_mbps, self.extra, self.tmp = rate_mbps, extra, tmp
-        self.receiver: subprocess.Popen[str] | None = None
+                 cls: Literal["data", "control"] = "data") -> None:
+        self.src, self.dst = src, dst
+        self.src_client = AgentClient(agents_dir() / f"{src}.sock")
+        self.dst_client = AgentClient(agents_dir() / f"{dst}.sock")
+        nics = {n["name"]: n for n in self.src_client.ping()["nics"]}
+        src_rank = Rank(host=src, nic=src_intf, ip=nics[src_intf]["ip"])
+        self.jobs = flow_jobs(src_rank, Rank(host=dst, nic=dst_intf, ip=dst_ip),
+                              qps=[int(q, 0) for q in qps.split(",")], sport=49152,
+                              messages=messages, size=size, cls=cls, rate_mbps=rate_mbps,
+                              transport=Transport(ack_timeout_ms=running_ack_timeout_ms()))
+        self._dst_report: dict[str, Any] = {}
+        self._dst_error: list[BaseException] = []
+        self.receiver: threading.Thread | None = None
 
     def start_receiver(self, timeout: float = 60) -> None:
-        ready = self.tmp / f"ready-{self.dst}-{os.getpid()}-{time.monotonic_ns()}"
-        self.receiver = subprocess.Popen(
-            agent(self.dst, "recv", "--iface", self.dst_intf, "--messages", str(self.messages),
-                  "--timeout", str(timeout), "--json", "--ready-file", str(ready)),
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        """Submit the destination's job; return once its agent runs it."""
+        def run() -> None:
+            try:
+                self._dst_report.update(self.dst_client.run(self.jobs[self.dst], timeout))
+            except BaseException as exc:  # noqa: BLE001 - handed to received()
+                self._dst_error.append(exc)
+
+        self.receiver = threading.Thread(target=run, daemon=True)
+        self.receiver.start()
         deadline = time.monotonic() + 30
-        while not ready.exists():
-            if self.receiver.poll() is not None or time.monotonic() > deadline:
-                out, err = self.receiver.communicate(timeout=10)
-                raise AssertionError(f"receiver did not start: {out} {err}")
+        while self.dst_client.status()["state"] == "idle":
+            if self._dst_error or time.monotonic() > deadline:
+                raise AssertionError(f"{self.dst}'s agent did not take the job: {self._dst_error}")
             time.sleep(0.05)
 
     def send(self, timeout: float = 120) -> dict[str, Any]:
-        argv = ["send", "--iface", self.src_intf, "--dst-ip", self.dst_ip, "--qps", self.qps,
-                "--messages", str(self.messages), "--size", str(self.size), "--json",
-                *self.extra]
-        if self.rate_mbps:
-            argv += ["--rate-mbps", str(self.rate_mbps)]
-        proc = subprocess.run(agent(self.src, *argv), capture_output=True, text=True,
-                              timeout=timeout)
-        return last_json(proc.stdout + proc.stderr)
+        """Run the source's job; its summary (`traffic.flowjobs.sent`)."""
+        return sent(self.src_client.run(self.jobs[self.src], timeout))
 
     def received(self, timeout: float = 120) -> dict[str, Any]:
+        """Wait for the destination's job; its summary (`traffic.flowjobs.received`)."""
         assert self.receiver is not None
-        out, err = self.receiver.communicate(timeout=timeout)
-        return last_json(out + err)
+        self.receiver.join(timeout)
+        if self._dst_error:
+            raise self._dst_error[0]
+        assert self._dst_report, f"{self.dst}'s job did not end within {timeout} s"
+        return received(self._dst_report)
 
     def run(self) -> tuple[dict[str, Any], dict[str, Any]]:
+        """Start the receiver, send, and return both summaries."""
         self.start_receiver()
-        sent = self.send()
-        return sent, self.received()
+        got_sent = self.send()
+        return got_sent, self.received()

@@ -338,7 +338,7 @@ def test_rates_in_prometheus_agree_with_aizone_stats(fabric: dict[str, Any],
     src, dst = hosts["h1"]["nics"][0], hosts["h7"]["nics"][0]
     # ~24 s of data at 4 Mb/s: the sender takes seconds to start on a busy machine
     flow = Flow("h1", src["intf"], "h7", dst["intf"], dst["ip"], messages=12000, size=1024,
-                rate_mbps=4, qps="17,18,19,20", tmp=tmp_path)
+                rate_mbps=4, qps="17,18,19,20")
     flow.start_receiver(timeout=200)
     done: dict[str, Any] = {}
     sender = threading.Thread(target=lambda: done.update(flow.send(timeout=200)))

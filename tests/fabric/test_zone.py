@@ -47,7 +47,7 @@ class Zone:
 
     def flow(self, src: str, dst: str, **kw: Any) -> Flow:
         return Flow(src, self.nic(src)["intf"], dst, self.nic(dst)["intf"], self.nic(dst)["ip"],
-                    tmp=self.tmp, **kw)
+                    **kw)
 
     def cells(self, switch: str, counter: str, indexes: list[int]) -> dict[int, int]:
         data = self.api.get(f"/counters/{switch}/{counter}", index=indexes)
@@ -124,20 +124,24 @@ def test_roce_data_and_control_classes_land_in_their_queues(zone: Zone) -> None:
     # h1 (rack 0) to h3 (rack 1): out of rtsw1 through one of its uplinks (ports 5, 6).
     cells = [p * TCS + tc for p in (5, 6) for tc in (0, 3, 7)]
     before = zone.cells("rtsw1", "FabricEgress.counters.tx_port_tc", cells)
-    sent, got = zone.flow("h1", "h3", messages=40, size=256, extra=("--dscp", "26")).run()
+    sent, got = zone.flow("h1", "h3", messages=40, size=256, cls="data").run()
     assert got["messages_complete"] == 40, got
     mid = zone.cells("rtsw1", "FabricEgress.counters.tx_port_tc", cells)
-    sent7, got7 = zone.flow("h1", "h3", messages=30, size=256, extra=("--dscp", "48")).run()
+    sent7, got7 = zone.flow("h1", "h3", messages=30, size=256, cls="control").run()
     assert got7["messages_complete"] == 30, got7
     after = zone.cells("rtsw1", "FabricEgress.counters.tx_port_tc", cells)
 
     def moved(a: dict[int, int], b: dict[int, int], tc: int) -> int:
         return sum(b[p * TCS + tc] - a[p * TCS + tc] for p in (5, 6))
 
-    assert moved(before, mid, 3) == sent["packets"]
+    # Every data packet left rtsw1's uplinks in class 3: at least what reached h3, at most
+    # what h1 sent (the two are equal unless one was lost on the way in and sent again).
+    assert got["packets"] <= moved(before, mid, 3) <= sent["packets"], (got, sent)
+    assert got["packets"] >= 40
     assert moved(mid, after, 3) == 0
-    # class 7 also carries the controller's link probes (packet-outs, ~10/s per port)
-    assert moved(mid, after, 7) >= sent7["packets"] + moved(before, mid, 7) // 2
+    # Every control-class packet that reached h3 left in class 7 (which also carries the
+    # controller's link probes: a few more).
+    assert moved(mid, after, 7) >= got7["packets"] >= 30, (got7, sent7)
     assert moved(before, after, 0) < sent["packets"]  # RoCE never lands in class 0
 
 

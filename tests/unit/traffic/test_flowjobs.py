@@ -83,3 +83,16 @@ def test_a_flow_from_a_nic_to_itself_is_refused(hosts: Callable[..., Any]) -> No
     mem = hosts(1)
     with pytest.raises(ValueError, match="to itself"):
         flow_jobs(mem.ranks[0], mem.ranks[0], qps=(7,), sport=1, messages=1, size=1)
+
+
+def test_a_paced_flow_takes_its_frames_at_its_rate(hosts: Callable[..., Any]) -> None:
+    """40 one-packet messages of 1 KiB over four QPs at 4 Mb/s on a 10 Mb/s NIC: the last
+    data frame leaves 39 frame times of 1,082 B at 4 Mb/s after the first, not at 10 Mb/s."""
+    mem = hosts(2, burst_bytes=0)
+    jobs = flow_jobs(mem.ranks[1], mem.ranks[0], qps=(1, 2, 3, 4), sport=1, messages=40,
+                     size=1024, rate_mbps=4.0)
+    mem.run(jobs)
+    times = [d.time for d in mem.net.log if d.src == "h1-eth0"
+             and (rx := decode(d.frame)) is not None and rx.opcode in WRITES]
+    assert len(times) == 40
+    assert times[-1] - times[0] == pytest.approx(39 * 1082 * 8 / 4e6, rel=0.03)

@@ -20,8 +20,9 @@ from typing import Any
 
 import pytest
 
-from traffic.agentd import AgentClient, AgentError, AgentUnreachable, JobFailed, build_parser
+from traffic.agentclient import AgentClient, AgentError, AgentUnreachable, JobFailed
 from traffic.collectives import Rank, build_jobs
+from traffic.hostagent import build_parser
 from traffic.report import summarize
 from traffic.schema import HostReport, Transport
 

@@ -1,9 +1,9 @@
-"""The per-host traffic agent: ``python -m traffic.agentd``, and ``AgentClient`` to drive it.
+"""The per-host traffic agent, a daemon: ``python -m traffic.hostagent`` inside a host's netns.
 
 One agent process per host, started by the controller daemon inside the
 host's network namespace::
 
-    python -m traffic.agentd --host h1 --socket /run/aizone/agents/h1.sock \\
+    python -m traffic.hostagent --host h1 --socket /run/aizone/agents/h1.sock \\
         --nic h1-eth0[,h1-eth1...] --rate-mbps 100 \\
         [--data-dscp 26 --data-prio 3 --data-ecn 2 --control-dscp 48 --control-prio 7]
         [--line-rate-gbps 400] [--cnp-interval-us US] [--dcqcn] [--burst-bytes 8192]
@@ -24,13 +24,10 @@ answer per line, ``{"ok": true, ...}`` or ``{"ok": false, "error": "..."}``:
 - ``{"op": "counters"}`` -> every NIC's counters since the agent started,
   and the agent's CPU time.
 
-``AgentClient(socket_path)`` wraps it with blocking methods (``ping``,
-``run``, ``status``, ``stop``, ``counters``); every failure is an
-``AgentError`` (``AgentUnreachable`` when nothing answers at the path,
-``JobFailed`` when a job did not complete, with the agent's report).
+Its client is ``traffic.agentclient.AgentClient``; the controller starts
+one agent per host (``controller.hostagents``).
 
-Names: ``AgentServer``, ``AgentClient``, ``AgentError``,
-``AgentUnreachable``, ``JobFailed``, ``build_parser``, ``main``.
+Names: ``AgentServer``, ``build_parser``, ``main``.
 """
 
 from __future__ import annotations
@@ -50,41 +47,16 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from traffic.agentclient import MAX_LINE
 from traffic.dcqcn import DcqcnParams
 from traffic.engine import Engine, EngineBusy
 from traffic.errors import TrafficError
 from traffic.nic import QosClasses, TrafficClass
-from traffic.schema import HostReport, Job
+from traffic.schema import Job
 
-__all__ = [
-    "AgentClient",
-    "AgentError",
-    "AgentServer",
-    "AgentUnreachable",
-    "JobFailed",
-    "build_parser",
-    "main",
-]
+__all__ = ["AgentServer", "build_parser", "main"]
 
-_PROG = "python -m traffic.agentd"
-_MAX_LINE = 64 << 20
-_GRACE = 10.0  # seconds a client waits for a run's answer beyond the job's timeout
-
-
-class AgentError(TrafficError):
-    """A traffic agent could not do what it was asked (the client side's one exception)."""
-
-    def __init__(self, message: str, report: dict[str, Any] | None = None) -> None:
-        super().__init__(message)
-        self.report = report
-
-
-class AgentUnreachable(AgentError):
-    """Nothing answers at the agent's socket path."""
-
-
-class JobFailed(AgentError):
-    """The agent ran the job and it did not complete (failed, timed out or stopped)."""
+_PROG = "python -m traffic.hostagent"
 
 
 # -- server
@@ -96,7 +68,7 @@ class _Handler(socketserver.StreamRequestHandler):
     def handle(self) -> None:
         """Answer each JSON request line with one JSON line, until the client closes."""
         while True:
-            line = self.rfile.readline(_MAX_LINE)
+            line = self.rfile.readline(MAX_LINE)
             if not line:
                 return
             answer = self.server.agent.answer(line)
@@ -208,94 +180,11 @@ def _remove_stale(path: Path) -> None:
     raise TrafficError(f"an agent already listens on {path}")
 
 
-# -- client
-
-
-class AgentClient:
-    """Blocking calls to one agent over its Unix socket."""
-
-    def __init__(self, socket_path: str | os.PathLike[str], *, connect_timeout: float = 5.0) -> None:
-        self.path = str(socket_path)
-        self.connect_timeout = connect_timeout
-
-    def _call(self, request: dict[str, Any], timeout: float) -> dict[str, Any]:
-        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        try:
-            sock.settimeout(self.connect_timeout)
-            try:
-                sock.connect(self.path)
-            except (FileNotFoundError, ConnectionRefusedError, TimeoutError, OSError) as exc:
-                reason = exc.strerror or type(exc).__name__
-                raise AgentUnreachable(f"agent at {self.path} is unreachable: {reason}") from None
-            sock.settimeout(timeout)
-            sock.sendall(json.dumps(request).encode() + b"\n")
-            with sock.makefile("rb") as stream:
-                try:
-                    line = stream.readline(_MAX_LINE)
-                except TimeoutError:
-                    raise AgentError(
-                        f"agent at {self.path} did not answer {request['op']!r} within {timeout:g} s"
-                    ) from None
-        except OSError as exc:
-            raise AgentError(f"agent at {self.path}: {request['op']}: {exc}") from None
-        finally:
-            sock.close()
-        if not line:
-            raise AgentError(f"agent at {self.path} closed the connection during {request['op']!r}")
-        try:
-            answer: dict[str, Any] = json.loads(line)
-        except ValueError:
-            raise AgentError(f"agent at {self.path} answered something that is not JSON") from None
-        return answer
-
-    def _ok(self, request: dict[str, Any], timeout: float = 30.0) -> dict[str, Any]:
-        answer = self._call(request, timeout)
-        if not answer.get("ok"):
-            raise AgentError(f"agent at {self.path}: {answer.get('error', 'no reason given')}")
-        return answer
-
-    def ping(self) -> dict[str, Any]:
-        """Host, pid, NICs, busy."""
-        return self._ok({"op": "ping"})
-
-    def run(self, job: Job | dict[str, Any], timeout: float) -> dict[str, Any]:
-        """Run ``job`` (at most ``timeout`` seconds) and return its report (``HostReport`` as JSON).
-
-        Raises ``JobFailed`` (with ``.report``) when it failed, timed out or
-        was stopped: the message says which step and which peers.
-        """
-        body = job.model_dump() if isinstance(job, Job) else job
-        answer = self._call({"op": "run", "job": body, "timeout": timeout}, timeout + _GRACE)
-        if not answer.get("ok"):
-            report = answer.get("report")
-            error = answer.get("error", "no reason given")
-            if report is not None:
-                raise JobFailed(error, report)
-            raise AgentError(f"agent at {self.path}: {error}")
-        report = answer["report"]
-        HostReport.model_validate(report)  # the contract: fail here, not in the caller
-        result: dict[str, Any] = report
-        return result
-
-    def status(self) -> dict[str, Any]:
-        """The running job's step and progress (``Status`` as JSON)."""
-        status: dict[str, Any] = self._ok({"op": "status"})["status"]
-        return status
-
-    def stop(self) -> dict[str, Any]:
-        """Stop the running job."""
-        return self._ok({"op": "stop"})
-
-    def counters(self) -> dict[str, Any]:
-        """Every NIC's counters since the agent started, and its CPU time."""
-        return self._ok({"op": "counters"})
-
-
 # -- CLI
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """The argument parser of `python -m traffic.agentd`."""
+    """The argument parser of `python -m traffic.hostagent`."""
     parser = argparse.ArgumentParser(prog=_PROG, description=__doc__.split("\n")[0])
     parser.add_argument("--host", required=True, help="this host's name (reports carry it)")
     parser.add_argument("--socket", required=True, help="Unix socket path to listen on")

@@ -1,12 +1,12 @@
-"""The traffic agents of a running fabric: one per host, started and driven by the daemon.
+"""The launcher of a running fabric's traffic agents: one per host, started and driven by the daemon.
 
-`HostAgents(plan, spec, fabric)` starts `python -m traffic.agentd` inside
+`HostAgents(plan, spec, fabric)` starts `python -m traffic.hostagent` inside
 every host's network namespace (`FabricRuntime.host_popen`), listening on
 `<state dir>/agents/<host>.sock`, with the host's NICs, the host tier's
 emulated rate, the line rate it stands for and the topology's traffic
 classes (DSCP and PFC priority of `data` and `control`). An agent that
 already answers at its socket (a daemon that re-attached to a running
-fabric) is kept. `client(host)` is the `traffic.agentd.AgentClient` of one
+fabric) is kept. `client(host)` is the `traffic.agentclient.AgentClient` of one
 host; `run_all(jobs, timeout)` runs one job per host at once (threads: the
 client is blocking) and returns every host's report or raises the first
 `JobFailed`/`AgentError` with the others stopped.
@@ -26,7 +26,7 @@ from typing import Any
 from topologies.addressing import AddressPlan
 from topologies.runstate import state_dir
 from topologies.spec import FabricSpec
-from traffic.agentd import AgentClient, AgentError, AgentUnreachable
+from traffic.agentclient import AgentClient, AgentError, AgentUnreachable
 from traffic.schema import Job
 
 __all__ = ["HostAgents", "agents_dir"]
@@ -58,7 +58,7 @@ class HostAgents:
         h = self.plan.host(host)
         qos = self.spec.qos.classes
         data, control = qos["data"], qos["control"]
-        return [sys.executable, "-m", "traffic.agentd", "--host", host,
+        return [sys.executable, "-m", "traffic.hostagent", "--host", host,
                 "--socket", str(self.path(host)), "--nic", ",".join(n.intf for n in h.nics),
                 "--rate-mbps", str(self.spec.links.host.rate_mbps),
                 "--line-rate-gbps", str(self.spec.line_rate_gbps),
