@@ -8,20 +8,25 @@
   (or one Only packet) with consecutive PSNs, each payload exactly the path
   MTU except the last (§9.7.2).
 
-The UDP checksum is left at zero by default, as Linux rxe and RoCE NICs send
-it: the ICRC protects the packet end to end and the checksum would cover the
-variant fields the switches rewrite.
+Every builder takes the packet's two ends as ``traffic.endpoint.Endpoint``
+values (``src``: MAC, IP, UDP source port and, for UD, the source QP;
+``dst``: MAC, IP, the QP the BTH addresses; UDP to 4791) and the optional header fields
+of ``HeaderFields`` as keywords. The UDP checksum is left at zero by
+default, as Linux rxe and RoCE NICs send it: the ICRC protects the packet
+end to end and the checksum would cover the variant fields the switches
+rewrite.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Unpack
 
 from scapy.contrib.roce import AETH, BTH, CNPPadding
 from scapy.layers.inet import IP, UDP
 from scapy.layers.l2 import Ether
 from scapy.packet import Packet, Raw
 
+from traffic.endpoint import Endpoint, HeaderFields
 from traffic.roce import (
     DEFAULT_DSCP,
     DETH,
@@ -35,6 +40,7 @@ from traffic.roce import (
 )
 
 __all__ = [
+    "CNP_DSCP",
     "acknowledge",
     "cnp",
     "rdma_write",
@@ -42,6 +48,7 @@ __all__ = [
     "ud_send",
 ]
 
+CNP_DSCP = 48  # a CNP's default class: the control class, above the data it slows down
 _WRITE_OPCODES = {
     # (position, with immediate) -> RC opcode
     ("first", False): Opcode.RC_RDMA_WRITE_FIRST,
@@ -60,12 +67,8 @@ def _check_range(name: str, value: int, bits: int) -> None:
 
 def rdma_write(
     *,
-    src_mac: str,
-    dst_mac: str,
-    src_ip: str,
-    dst_ip: str,
-    src_port: int,
-    dest_qp: int,
+    src: Endpoint,
+    dst: Endpoint,
     psn: int,
     payload: bytes,
     va: int = 0,
@@ -75,21 +78,17 @@ def rdma_write(
     imm: int | None = None,
     ackreq: bool | None = None,
     transport: str = "RC",
-    dscp: int = DEFAULT_DSCP,
-    ecn: int = 0,
-    ttl: int = 64,
-    pkey: int = 0xFFFF,
-    ip_id: int = 0,
-    udp_checksum: bool = False,
+    **fields: Unpack[HeaderFields],
 ) -> Packet:
-    """Build one RDMA WRITE packet as a scapy ``Ether`` with IPv4 checksum and ICRC.
+    """Build one RDMA WRITE packet from ``src`` to QP ``dst.qpn`` as a scapy ``Ether``.
 
     ``position`` is ``first``, ``middle``, ``last`` or ``only``; ``first`` and
     ``only`` carry a RETH (``va``, ``rkey``, ``dlen``, the whole message's
     length, default ``len(payload)``), ``last`` and ``only`` carry an ImmDt
     when ``imm`` is given. The payload is padded to 4 bytes with the BTH pad
-    count set. ``ackreq`` defaults to True on ``last``/``only``. ``bytes()``
-    of the result is the frame on the wire.
+    count set. ``ackreq`` defaults to True on ``last``/``only``. ``fields``:
+    DSCP (default 26), ECN, TTL, IP ID, UDP checksum, P_Key. ``bytes()`` of
+    the result is the frame on the wire, IPv4 checksum and ICRC included.
     """
     if (position, imm is not None) not in _WRITE_OPCODES:
         raise ValueError(
@@ -98,68 +97,48 @@ def rdma_write(
         )
     if transport not in ("RC", "UC"):
         raise ValueError(f"transport={transport!r}: RDMA WRITE exists on RC and UC only")
-    _check_range("dest_qp", dest_qp, 24)
     _check_range("psn", psn, 24)
-    _check_range("src_port", src_port, 16)
     _check_range("va", va, 64)
     _check_range("rkey", rkey, 32)
-    _check_range("dscp", dscp, 6)
-    _check_range("ecn", ecn, 2)
-    _check_range("pkey", pkey, 16)
     if imm is not None:
         _check_range("imm", imm, 32)
     opcode = _WRITE_OPCODES[(position, imm is not None)] + (Opcode.UC if transport == "UC" else 0)
     if ackreq is None:
         ackreq = position in ("last", "only")
     pad = -len(payload) % 4
-    l4: Packet = BTH(
-        opcode=opcode, padcount=pad, pkey=pkey, dqpn=dest_qp, ackreq=int(ackreq), psn=psn
-    )
+    l4: Packet = BTH(opcode=opcode, padcount=pad, pkey=_pkey(fields), dqpn=dst.qpn,
+                     ackreq=int(ackreq), psn=psn)
     if position in ("first", "only"):
         length = len(payload) if dlen is None else dlen
         _check_range("dlen", length, 32)
         l4 = l4 / RETH(va=va, rkey=rkey, dlen=length)
     if imm is not None:
         l4 = l4 / ImmDt(imm=imm)
-    return _encap(
-        l4 / Raw(bytes(payload) + b"\x00" * pad),
-        src_mac=src_mac,
-        dst_mac=dst_mac,
-        src_ip=src_ip,
-        dst_ip=dst_ip,
-        src_port=src_port,
-        dscp=dscp,
-        ecn=ecn,
-        ttl=ttl,
-        ip_id=ip_id,
-        udp_checksum=udp_checksum,
-    )
+    return _encap(l4 / Raw(bytes(payload) + b"\x00" * pad), src, dst, fields)
 
 
-def _encap(
-    l4: Packet,
-    *,
-    src_mac: str,
-    dst_mac: str,
-    src_ip: str,
-    dst_ip: str,
-    src_port: int,
-    dscp: int,
-    ecn: int,
-    ttl: int,
-    ip_id: int,
-    udp_checksum: bool,
-) -> Packet:
-    """Ethernet / IPv4 (DF) / UDP to 4791 around the transport headers ``l4``."""
-    _check_range("src_port", src_port, 16)
+def _pkey(fields: HeaderFields) -> int:
+    pkey = fields.get("pkey", 0xFFFF)
+    _check_range("pkey", pkey, 16)
+    return pkey
+
+
+def _encap(l4: Packet, src: Endpoint, dst: Endpoint, fields: HeaderFields,
+           dscp: int = DEFAULT_DSCP) -> Packet:
+    """Ethernet / IPv4 (DF) / UDP from ``src.port`` to 4791 around the transport headers
+    ``l4``; ``dscp`` when ``fields`` names none."""
+    dscp = fields.get("dscp", dscp)
+    ecn, ttl, ip_id = fields.get("ecn", 0), fields.get("ttl", 64), fields.get("ip_id", 0)
     _check_range("dscp", dscp, 6)
     _check_range("ecn", ecn, 2)
-    udp = UDP(sport=src_port, dport=ROCEV2_UDP_PORT)
-    if not udp_checksum:
+    _check_range("ttl", ttl, 8)
+    _check_range("ip_id", ip_id, 16)
+    udp = UDP(sport=src.port, dport=ROCEV2_UDP_PORT)
+    if not fields.get("udp_checksum", False):
         udp.chksum = 0
     return (
-        Ether(src=src_mac, dst=dst_mac)
-        / IP(src=src_ip, dst=dst_ip, tos=(dscp << 2) | ecn, ttl=ttl, id=ip_id, flags="DF")
+        Ether(src=src.mac, dst=dst.mac)
+        / IP(src=src.ip, dst=dst.ip, tos=(dscp << 2) | ecn, ttl=ttl, id=ip_id, flags="DF")
         / udp
         / l4
     )
@@ -167,136 +146,61 @@ def _encap(
 
 def acknowledge(
     *,
-    src_mac: str,
-    dst_mac: str,
-    src_ip: str,
-    dst_ip: str,
-    src_port: int,
-    dest_qp: int,
+    src: Endpoint,
+    dst: Endpoint,
     psn: int,
     syndrome: int = Syndrome.ACK_UNLIMITED,
     msn: int = 0,
-    dscp: int = DEFAULT_DSCP,
-    ecn: int = 0,
-    ttl: int = 64,
-    pkey: int = 0xFFFF,
-    ip_id: int = 0,
-    udp_checksum: bool = False,
+    **fields: Unpack[HeaderFields],
 ) -> Packet:
-    """Build an RC ACKNOWLEDGE: an ACK or NAK (``syndrome``) of ``psn`` to the requester's QP.
+    """Build an RC ACKNOWLEDGE: an ACK or NAK (``syndrome``) of ``psn`` to QP ``dst.qpn``.
 
     An ACK's PSN is the last one it acknowledges (coalesced: all before it
     too); a PSN-sequence-error NAK's PSN is the one the responder expects.
     ``msn`` is the responder's message sequence number.
     """
-    _check_range("dest_qp", dest_qp, 24)
     _check_range("psn", psn, 24)
     _check_range("syndrome", syndrome, 8)
     _check_range("msn", msn, 24)
-    l4 = BTH(opcode=Opcode.RC_ACKNOWLEDGE, pkey=pkey, dqpn=dest_qp, psn=psn) / AETH(
+    l4 = BTH(opcode=Opcode.RC_ACKNOWLEDGE, pkey=_pkey(fields), dqpn=dst.qpn, psn=psn) / AETH(
         syndrome=syndrome, msn=msn
     )
-    return _encap(
-        l4,
-        src_mac=src_mac,
-        dst_mac=dst_mac,
-        src_ip=src_ip,
-        dst_ip=dst_ip,
-        src_port=src_port,
-        dscp=dscp,
-        ecn=ecn,
-        ttl=ttl,
-        ip_id=ip_id,
-        udp_checksum=udp_checksum,
-    )
+    return _encap(l4, src, dst, fields)
 
 
-def cnp(
-    *,
-    src_mac: str,
-    dst_mac: str,
-    src_ip: str,
-    dst_ip: str,
-    src_port: int,
-    dest_qp: int,
-    dscp: int = 48,
-    ecn: int = 0,
-    ttl: int = 64,
-    pkey: int = 0xFFFF,
-    ip_id: int = 0,
-    udp_checksum: bool = False,
-) -> Packet:
-    """Build a RoCEv2 CNP (annex A17.9.3) to the QP whose packets arrived CE-marked.
+def cnp(*, src: Endpoint, dst: Endpoint, **fields: Unpack[HeaderFields]) -> Packet:
+    """Build a RoCEv2 CNP (annex A17.9.3) to QP ``dst.qpn``, whose packets arrived CE-marked.
 
     BTH opcode 0x81 with BECN set, PSN 0, 16 reserved bytes, ICRC: scapy's
-    ``cnp()`` layers, framed like the other packets.
+    ``cnp()`` layers, framed like the other packets; DSCP 48 unless
+    ``fields`` says otherwise.
     """
-    _check_range("dest_qp", dest_qp, 24)
-    l4 = BTH(opcode=Opcode.CNP, becn=1, pkey=pkey, dqpn=dest_qp) / CNPPadding()
-    return _encap(
-        l4,
-        src_mac=src_mac,
-        dst_mac=dst_mac,
-        src_ip=src_ip,
-        dst_ip=dst_ip,
-        src_port=src_port,
-        dscp=dscp,
-        ecn=ecn,
-        ttl=ttl,
-        ip_id=ip_id,
-        udp_checksum=udp_checksum,
-    )
+    l4 = BTH(opcode=Opcode.CNP, becn=1, pkey=_pkey(fields), dqpn=dst.qpn) / CNPPadding()
+    return _encap(l4, src, dst, fields, dscp=CNP_DSCP)
 
 
 def ud_send(
     *,
-    src_mac: str,
-    dst_mac: str,
-    src_ip: str,
-    dst_ip: str,
-    src_port: int,
-    dest_qp: int,
-    src_qp: int,
+    src: Endpoint,
+    dst: Endpoint,
     qkey: int,
     psn: int,
     payload: bytes,
     imm: int | None = None,
-    dscp: int = DEFAULT_DSCP,
-    ecn: int = 0,
-    ttl: int = 64,
-    pkey: int = 0xFFFF,
-    ip_id: int = 0,
-    udp_checksum: bool = False,
+    **fields: Unpack[HeaderFields],
 ) -> Packet:
-    """Build a UD SEND Only (with immediate if ``imm`` is given): BTH / DETH [/ ImmDt] / payload."""
-    for name, value, bits in (
-        ("dest_qp", dest_qp, 24),
-        ("src_qp", src_qp, 24),
-        ("qkey", qkey, 32),
-        ("psn", psn, 24),
-    ):
-        _check_range(name, value, bits)
+    """Build a UD SEND Only from QP ``src.qpn`` to QP ``dst.qpn`` (with immediate if ``imm``
+    is given): BTH / DETH [/ ImmDt] / payload."""
+    _check_range("qkey", qkey, 32)
+    _check_range("psn", psn, 24)
     pad = -len(payload) % 4
     opcode = Opcode.UD_SEND_ONLY if imm is None else Opcode.UD_SEND_ONLY_WITH_IMMEDIATE
-    l4: Packet = BTH(opcode=opcode, padcount=pad, pkey=pkey, dqpn=dest_qp, psn=psn) / DETH(
-        qkey=qkey, srcqp=src_qp
-    )
+    l4: Packet = BTH(opcode=opcode, padcount=pad, pkey=_pkey(fields), dqpn=dst.qpn,
+                     psn=psn) / DETH(qkey=qkey, srcqp=src.qpn)
     if imm is not None:
         _check_range("imm", imm, 32)
         l4 = l4 / ImmDt(imm=imm)
-    return _encap(
-        l4 / Raw(bytes(payload) + b"\x00" * pad),
-        src_mac=src_mac,
-        dst_mac=dst_mac,
-        src_ip=src_ip,
-        dst_ip=dst_ip,
-        src_port=src_port,
-        dscp=dscp,
-        ecn=ecn,
-        ttl=ttl,
-        ip_id=ip_id,
-        udp_checksum=udp_checksum,
-    )
+    return _encap(l4 / Raw(bytes(payload) + b"\x00" * pad), src, dst, fields)
 
 
 def segment_write(
@@ -315,7 +219,7 @@ def segment_write(
     ``psn`` (wrapping at 2**24); every payload but the last is exactly
     ``path_mtu`` bytes; the RETH on the first packet carries ``va`` and the
     whole length; ``imm`` rides on the last packet. ``headers`` are the other
-    keyword arguments of ``rdma_write`` (addresses, ``dest_qp``, ``rkey``...).
+    keyword arguments of ``rdma_write`` (``src``, ``dst``, ``rkey``, header fields...).
     """
     if path_mtu not in IB_MTUS:
         raise ValueError(f"path_mtu={path_mtu!r}: must be one of {', '.join(map(str, IB_MTUS))}")

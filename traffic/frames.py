@@ -39,6 +39,7 @@ import socket
 import struct
 import zlib
 
+from traffic.endpoint import Endpoint
 from traffic.roce import ROCEV2_UDP_PORT, Opcode, Syndrome
 
 __all__ = [
@@ -135,7 +136,8 @@ def immdt(imm: int) -> bytes:
 
 
 class Flow:
-    """Frames of one direction of one QP: fixed addresses, UDP source port, destination QP, TOS."""
+    """Frames of one direction of one QP, from endpoint ``src`` to ``dst`` (addresses, UDP
+    source port, the destination QP: ``traffic.endpoint.Endpoint``) in one class (TOS)."""
 
     __slots__ = (
         "_dqpn",
@@ -154,20 +156,14 @@ class Flow:
     def __init__(
         self,
         *,
-        src_mac: str,
-        dst_mac: str,
-        src_ip: str,
-        dst_ip: str,
-        src_port: int,
-        dest_qp: int,
+        src: Endpoint,
+        dst: Endpoint,
         dscp: int,
         ecn: int = 0,
         ttl: int = 64,
         pkey: int = 0xFFFF,
     ) -> None:
         for name, value, bits in (
-            ("src_port", src_port, 16),
-            ("dest_qp", dest_qp, 24),
             ("dscp", dscp, 6),
             ("ecn", ecn, 2),
             ("ttl", ttl, 8),
@@ -175,15 +171,15 @@ class Flow:
         ):
             if not 0 <= value < 1 << bits:
                 raise ValueError(f"{name}={value!r} does not fit in {bits} bits")
-        self._eth = mac_bytes(dst_mac) + mac_bytes(src_mac) + _ETH_IPV4
-        self._src = socket.inet_aton(src_ip)
-        self._dst = socket.inet_aton(dst_ip)
+        self._eth = mac_bytes(dst.mac) + mac_bytes(src.mac) + _ETH_IPV4
+        self._src = socket.inet_aton(src.ip)
+        self._dst = socket.inet_aton(dst.ip)
         self._tos = dscp << 2 | ecn
         self._ttl = ttl
-        self._sport = src_port
+        self._sport = src.port
         self._pkey = pkey
-        self.dest_qp = dest_qp
-        self._dqpn = dest_qp
+        self.dest_qp = dst.qpn
+        self._dqpn = dst.qpn
         # One's-complement sum of the IPv4 header words that never change
         # (all but total length and checksum); ID 0 and DF, as rdma_write builds.
         words = struct.unpack("!4H", self._src + self._dst)

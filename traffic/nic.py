@@ -54,6 +54,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, fields
 
 from traffic.dcqcn import Dcqcn, DcqcnParams
+from traffic.endpoint import Endpoint
 from traffic.frames import (
     ACKNOWLEDGE,
     CNP,
@@ -291,17 +292,11 @@ class Nic:
         if rate_limit_bps is not None and not rate_limit_bps > 0:
             raise ValueError(f"{self.name}: QP {local:#x}: rate_limit_bps={rate_limit_bps!r} "
                              "must be positive")
-        common = {
-            "src_mac": self.config.mac,
-            "dst_mac": peer_mac,
-            "src_ip": self.config.ip,
-            "dst_ip": peer_ip,
-            "src_port": src_port,
-            "dest_qp": remote,
-        }
-        data = Flow(dscp=cls.dscp, ecn=cls.ecn, **common)  # type: ignore[arg-type]
+        me = Endpoint(mac=self.config.mac, ip=self.config.ip, port=src_port, qpn=local)
+        peer = Endpoint(mac=peer_mac, ip=peer_ip, qpn=remote)
+        data = Flow(src=me, dst=peer, dscp=cls.dscp, ecn=cls.ecn)
         ctrl = self.config.classes.control
-        ctrl_flow = Flow(dscp=ctrl.dscp, ecn=ctrl.ecn, **common)  # type: ignore[arg-type]
+        ctrl_flow = Flow(src=me, dst=peer, dscp=ctrl.dscp, ecn=ctrl.ecn)
         name = f"{self.name} QP {local:#x} -> {peer_ip} QP {remote:#x}"
         requester = Requester(data, psn=psn, options=options, on_complete=on_complete, name=name)
         prio = cls.priority

@@ -20,6 +20,7 @@ from scapy.layers.l2 import ARP, Ether
 from scapy.packet import Packet, Raw
 
 from traffic.builders import rdma_write
+from traffic.endpoint import Endpoint
 
 __all__ = [
     "MIN_FRAME",
@@ -86,8 +87,8 @@ def udp6(src: str, dst: str, *, sport: int = 1234, dport: int = 5000, hlim: int 
 def roce4(src: str, dst: str, *, qp: int, sport: int = 49152, dscp: int = 26, ecn: int = 0,
           tag: int = 0, in_port: int = 1, ttl: int = 64) -> Packet:
     """An RDMA WRITE Only to `qp` (the RoCEv2 data packet the fabric carries)."""
-    return rdma_write(src_mac=host_mac(in_port), dst_mac=switch_mac(in_port), src_ip=src,
-                      dst_ip=dst, src_port=sport, dest_qp=qp, psn=tag & 0xFFFFFF,
+    return rdma_write(src=Endpoint(mac=host_mac(in_port), ip=src, port=sport),
+                      dst=Endpoint(mac=switch_mac(in_port), ip=dst, qpn=qp), psn=tag & 0xFFFFFF,
                       payload=_tag(tag) + b"\x00" * 10, dscp=dscp, ecn=ecn, ttl=ttl,
                       ip_id=tag & 0xFFFF)
 

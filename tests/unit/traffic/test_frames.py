@@ -7,15 +7,11 @@ import struct
 import pytest
 
 from traffic import builders, frames
+from traffic.endpoint import Endpoint
 from traffic.roce import Opcode, Syndrome
 
-HEADERS = {
-    "src_mac": "02:00:00:00:00:01",
-    "dst_mac": "02:00:00:00:00:02",
-    "src_ip": "10.9.0.1",
-    "dst_ip": "10.9.0.2",
-    "src_port": 50000,
-}
+SRC = Endpoint(mac="02:00:00:00:00:01", ip="10.9.0.1", port=50000, qpn=0x42)
+DST = Endpoint(mac="02:00:00:00:00:02", ip="10.9.0.2", qpn=0x123456)
 # A CNP captured on a ConnectX-4 Lx NIC (the same capture test_roce.py checks with scapy).
 CAPTURED_CNP = bytes.fromhex(
     "e41d2dab2bc27cfe90643b32080045c2003c718c"
@@ -28,7 +24,7 @@ CAPTURED_CNP = bytes.fromhex(
 
 
 def _flow(dscp: int = 26, ecn: int = 2) -> frames.Flow:
-    return frames.Flow(dest_qp=0x123456, dscp=dscp, ecn=ecn, **HEADERS)  # type: ignore[arg-type]
+    return frames.Flow(src=SRC, dst=DST, dscp=dscp, ecn=ecn)
 
 
 WRITES = [
@@ -52,8 +48,8 @@ def test_write_frames_are_the_bytes_scapy_builds(
     payload = bytes(frames.pattern(0x4242, length))
     expected = bytes(
         builders.rdma_write(payload=payload, position=position, imm=imm, psn=0xFFFFFE,
-                            dest_qp=0x123456, va=0x1122334455667788, rkey=0xCAFE, dlen=9000,
-                            dscp=26, ecn=2, ackreq=ackreq, **HEADERS)  # type: ignore[arg-type]
+                            va=0x1122334455667788, rkey=0xCAFE, dlen=9000,
+                            dscp=26, ecn=2, ackreq=ackreq, src=SRC, dst=DST)
     )
     ext = b""
     if position in ("first", "only"):
@@ -66,8 +62,8 @@ def test_write_frames_are_the_bytes_scapy_builds(
 
 def test_empty_write_only_is_the_bytes_scapy_builds() -> None:
     """A zero-length WRITE Only: BTH, RETH (DMA length 0), ICRC."""
-    expected = bytes(builders.rdma_write(payload=b"", position="only", psn=7, dest_qp=0x123456,
-                                         va=0x10, rkey=1, dscp=26, ecn=2, **HEADERS))  # type: ignore[arg-type]
+    expected = bytes(builders.rdma_write(payload=b"", position="only", psn=7,
+                                         va=0x10, rkey=1, dscp=26, ecn=2, src=SRC, dst=DST))
     frame = _flow().frame(Opcode.RC_RDMA_WRITE_ONLY, 7, ackreq=True, ext=frames.reth(0x10, 1, 0))
     assert frame == expected
 
@@ -80,21 +76,21 @@ def test_empty_write_only_is_the_bytes_scapy_builds() -> None:
 )
 def test_acknowledge_frames_are_the_bytes_scapy_builds(syndrome: int, msn: int) -> None:
     """ACK and NAKs: BTH opcode 0x11 / AETH(syndrome, MSN), as builders.acknowledge builds them."""
-    expected = bytes(builders.acknowledge(dest_qp=0x123456, psn=0xABCDEF, syndrome=syndrome, msn=msn,
-                                          dscp=26, ecn=2, **HEADERS))  # type: ignore[arg-type]
+    expected = bytes(builders.acknowledge(psn=0xABCDEF, syndrome=syndrome, msn=msn,
+                                          dscp=26, ecn=2, src=SRC, dst=DST))
     assert _flow().ack(0xABCDEF, syndrome, msn) == expected
 
 
 def test_cnp_frame_is_the_bytes_scapy_builds() -> None:
     """CNP: opcode 0x81, BECN, 16 reserved bytes, in the control class DSCP 48."""
-    expected = bytes(builders.cnp(dest_qp=0x123456, dscp=48, ecn=0, **HEADERS))  # type: ignore[arg-type]
+    expected = bytes(builders.cnp(dscp=48, ecn=0, src=SRC, dst=DST))
     assert _flow(dscp=48, ecn=0).cnp() == expected
 
 
 def test_ud_send_frame_is_the_bytes_scapy_builds() -> None:
     """UD SEND Only: BTH / DETH(Q_Key, source QP) / payload with pad."""
-    expected = bytes(builders.ud_send(dest_qp=0x123456, src_qp=0x42, qkey=0x43545300, psn=5,
-                                      payload=b"clear to send", dscp=48, **HEADERS))  # type: ignore[arg-type]
+    expected = bytes(builders.ud_send(qkey=0x43545300, psn=5,
+                                      payload=b"clear to send", dscp=48, src=SRC, dst=DST))
     frame = _flow(dscp=48, ecn=0).ud_send(5, qkey=0x43545300, src_qp=0x42, payload=b"clear to send")
     assert frame == expected
 

@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 from traffic.collectives import build_jobs
+from traffic.endpoint import Endpoint
 from traffic.frames import Flow, decode
 from traffic.memnet import MemNet
 
@@ -27,8 +28,8 @@ def test_frames_to_nobody_are_counted_unroutable(hosts: Callable[..., Any]) -> N
     """An IPv4 frame to an address no NIC owns is dropped and counted."""
     mem = hosts(1)
     nic = mem.nics["h0"]
-    flow = Flow(src_mac=nic.config.mac, dst_mac="02:00:00:00:00:77", src_ip=nic.config.ip,
-                dst_ip="10.8.0.99", src_port=1, dest_qp=1, dscp=0)
+    flow = Flow(src=Endpoint(mac=nic.config.mac, ip=nic.config.ip, port=1),
+                dst=Endpoint(mac="02:00:00:00:00:77", ip="10.8.0.99", qpn=1), dscp=0)
     mem.net._send(nic, flow.ack(0))
     assert mem.net.unroutable == 1 and mem.net.log == []
 

@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from traffic.collectives import build_jobs
+from traffic.endpoint import Endpoint
 from traffic.frames import Flow, decode, pattern, reth
 from traffic.memnet import Delivery
 from traffic.pfc import pfc_frame
@@ -170,8 +171,8 @@ def test_frames_for_an_unknown_qp_are_dropped_and_counted(hosts: Callable[..., A
     mem, jobs = _one_way(hosts, 1024)
     reports_before = mem.run(jobs)
     nic0 = mem.nics["h0"]
-    flow = Flow(src_mac="02:00:00:00:08:02", dst_mac=nic0.config.mac, src_ip="10.8.0.2",
-                dst_ip="10.8.0.1", src_port=1, dest_qp=0x7777, dscp=26)
+    flow = Flow(src=Endpoint(mac="02:00:00:00:08:02", ip="10.8.0.2", port=1),
+                dst=Endpoint(mac=nic0.config.mac, ip="10.8.0.1", qpn=0x7777), dscp=26)
     mem.net.inject("h0-eth0", flow.frame(Opcode.RC_RDMA_WRITE_ONLY, 0, ext=reth(0, 0, 8),
                                          payload=pattern(0, 8)))
     mem.net.run()

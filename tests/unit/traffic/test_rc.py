@@ -7,12 +7,14 @@ from typing import Any
 
 import pytest
 
+from traffic.endpoint import Endpoint
 from traffic.frames import Flow, Rx, decode, immdt, pattern, reth
 from traffic.rc import RcOptions, Requester, Responder, Wqe, WriteDone
 from traffic.roce import Opcode, Syndrome
 
-A = {"src_mac": "02:00:00:00:00:01", "src_ip": "10.9.0.1"}
-B = {"src_mac": "02:00:00:00:00:02", "src_ip": "10.9.0.2"}
+# QP 0x11 on A and QP 0x22 on B, both sending from UDP port 50000.
+A = Endpoint(mac="02:00:00:00:00:01", ip="10.9.0.1", port=50000, qpn=0x11)
+B = Endpoint(mac="02:00:00:00:00:02", ip="10.9.0.2", port=50000, qpn=0x22)
 TIMEOUT = 0.1
 
 
@@ -27,10 +29,8 @@ class Pair:
 
     def __init__(self, psn: int = 0, rkey: int | None = None, **options: Any) -> None:
         self.options = RcOptions(ack_timeout=TIMEOUT, **options)
-        to_b = Flow(dst_mac=B["src_mac"], dst_ip=B["src_ip"], src_port=50000, dest_qp=0x22,
-                    dscp=26, **A)
-        to_a = Flow(dst_mac=A["src_mac"], dst_ip=A["src_ip"], src_port=50000, dest_qp=0x11,
-                    dscp=26, **B)
+        to_b = Flow(src=A, dst=B, dscp=26)
+        to_a = Flow(src=B, dst=A, dscp=26)
         self.completed: list[object] = []
         self.writes: list[WriteDone] = []
         self.answers: list[bytes] = []
@@ -209,8 +209,8 @@ def test_the_window_bounds_outstanding_packets() -> None:
 def test_a_middle_without_a_first_is_nakked_invalid_request_and_fatal() -> None:
     """Opcode order broken: NAK invalid request (0x61); the requester's QP goes to error."""
     pair = Pair()
-    stray = Flow(dst_mac=B["src_mac"], dst_ip=B["src_ip"], src_port=50000, dest_qp=0x22,
-                 dscp=26, **A).frame(Opcode.RC_RDMA_WRITE_MIDDLE, 0, payload=pattern(0, 1024))
+    stray = Flow(src=A, dst=B, dscp=26).frame(Opcode.RC_RDMA_WRITE_MIDDLE, 0,
+                                              payload=pattern(0, 1024))
     answers = pair.deliver([stray])
     assert [(_rx(a).syndrome, _rx(a).psn) for a in answers] == [(Syndrome.NAK_INVALID_REQUEST, 0)]
     assert pair.resp.counters.protocol_errors == 1 and pair.resp.expected_psn == 0

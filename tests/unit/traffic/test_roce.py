@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import struct
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
@@ -14,6 +15,7 @@ from scapy.packet import Raw
 from scapy.utils import checksum
 
 from traffic.builders import rdma_write, segment_write
+from traffic.endpoint import Endpoint
 from traffic.parser import Malformed, RoceInfo, icrc_ok, parse
 from traffic.roce import RETH, ImmDt, Opcode, psn_add, psn_diff
 
@@ -35,15 +37,9 @@ UC_SEND_ONLY = bytes.fromhex(
     "78f353f3"
 )
 
-HEADERS = {
-    "src_mac": "02:00:00:00:00:01",
-    "dst_mac": "02:00:00:00:00:02",
-    "src_ip": "10.9.0.1",
-    "dst_ip": "10.9.0.2",
-    "src_port": 49152,
-    "dest_qp": 0x123456,
-    "rkey": 0xCAFE0001,
-}
+SRC = Endpoint(mac="02:00:00:00:00:01", ip="10.9.0.1", port=49152)
+DST = Endpoint(mac="02:00:00:00:00:02", ip="10.9.0.2", qpn=0x123456)
+HEADERS: dict[str, Any] = {"src": SRC, "dst": DST, "rkey": 0xCAFE0001}
 
 
 def _parsed(data: bytes) -> RoceInfo:
@@ -251,14 +247,26 @@ def test_segment_write_rejects_a_path_mtu_infiniband_does_not_define() -> None:
 
 @pytest.mark.parametrize(
     ("field", "value"),
-    [("dest_qp", 1 << 24), ("psn", -1), ("src_port", 70000), ("rkey", 1 << 32), ("dscp", 64)],
-    ids=["qp", "psn", "port", "rkey", "dscp"],
+    [("psn", -1), ("rkey", 1 << 32), ("dscp", 64), ("ttl", 256), ("pkey", 1 << 16)],
+    ids=["psn", "rkey", "dscp", "ttl", "pkey"],
 )
 def test_rdma_write_rejects_out_of_range_fields(field: str, value: int) -> None:
     """A field that does not fit its header width is a ValueError naming it."""
     args = {**HEADERS, "psn": 0, "payload": b"", field: value}
     with pytest.raises(ValueError, match=field):
-        rdma_write(**args)  # type: ignore[arg-type]
+        rdma_write(**args)
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [("qpn", 1 << 24), ("port", 70000), ("ip", "10.9.0")],
+    ids=["qp", "port", "ip"],
+)
+def test_an_endpoint_rejects_what_does_not_fit_its_header(field: str, value: object) -> None:
+    """An endpoint's QP, UDP port and address are checked where the value is made."""
+    args: dict[str, Any] = {"mac": "02:00:00:00:00:02", "ip": "10.9.0.2", field: value}
+    with pytest.raises(ValueError, match=field):
+        Endpoint(**args)
 
 
 def test_rdma_write_rejects_immediate_on_first_and_middle() -> None:
@@ -316,7 +324,7 @@ def test_parse_reads_vlan_tagged_frames() -> None:
     """One 802.1Q tag (PCP-based PFC deployments) is skipped."""
     pkt = rdma_write(psn=9, payload=b"abcd", **HEADERS)
     tagged = (
-        Ether(src=HEADERS["src_mac"], dst=HEADERS["dst_mac"]) / Dot1Q(prio=3, vlan=10) / pkt[IP]
+        Ether(src=SRC.mac, dst=DST.mac) / Dot1Q(prio=3, vlan=10) / pkt[IP]
     )
     info = _parsed(bytes(tagged))
     assert info.psn == 9 and info.icrc_ok
