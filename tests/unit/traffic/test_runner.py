@@ -114,7 +114,9 @@ def test_retries_exhausted_fail_the_job_with_the_qp_and_peer(hosts: Callable[...
     reports = mem.run({"h1": jobs["h1"]})
     report = reports["h1"]
     assert report.status == "failed" and report.error is not None
-    assert report.error.startswith("step 0: h1-eth0 QP 0x11 -> 10.8.0.1 QP 0x11:")
+    (link,) = jobs["h1"].connections[0].qps  # the QP pair the job connected
+    assert report.error.startswith(
+        f"step 0: h1-eth0 QP {link.local:#x} -> 10.8.0.1 QP {link.remote:#x}:")
     assert "retry count exceeded" in report.error
     assert report.counters.timeouts == 3
 
