@@ -7,7 +7,7 @@ loads at start-up (this one, for any path under tests/).
 When the run starts, what `$AIZONE_REQUIRE` declares is checked against the
 machine (`tests/provides.py`): a declared capability that is missing stops
 the run with what is missing, and a skip for a declared capability is a
-failure. The run's summary ends with how many tests ran (passed or failed)
+failure. The run's summary ends with how many tests ran (passed, failed or xfail)
 per switch target, by folder, and the reasons of the skips.
 
 A test's target is its `target` fixture's value; a test that brings a
@@ -87,7 +87,7 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
     stats = terminalreporter.stats
     ran_on = config.stash.get(_RAN_ON, {})
     per: dict[str, Counter[str]] = {}
-    for kind in ("passed", "failed"):
+    for kind in ("passed", "failed", "xfailed", "xpassed"):
         for r in stats.get(kind, []):
             if getattr(r, "when", "") == "call":
                 target = ran_on.get(r.nodeid, NONE)
