@@ -42,7 +42,7 @@ NICs on raw sockets; ``traffic.memnet`` joins them in memory for tests.
   the two rates holds.
 
 Names: ``TrafficClass``, ``QosClasses``, ``NicConfig``, ``Nic``, ``Qp``,
-``NicCounters``, ``DEFAULT_CLASSES``.
+``NicCounters``, ``PauseTimes``, ``DEFAULT_CLASSES``.
 """
 
 from __future__ import annotations
@@ -51,7 +51,7 @@ import math
 import socket
 from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass, fields
+from dataclasses import asdict, dataclass, fields
 
 from traffic.dcqcn import Dcqcn, DcqcnParams
 from traffic.endpoint import Endpoint
@@ -74,6 +74,7 @@ __all__ = [
     "Nic",
     "NicConfig",
     "NicCounters",
+    "PauseTimes",
     "QosClasses",
     "Qp",
     "TrafficClass",
@@ -181,6 +182,14 @@ class NicCounters:
     datagrams_received: int = 0
     kernel_drops: int = 0  # frames the kernel dropped: the receive socket was full (engine)
     send_retries: int = 0  # transmissions retried: the device queue was full (engine)
+
+
+@dataclass(frozen=True, kw_only=True)
+class PauseTimes:
+    """Seconds a NIC's classes spent paused by PFC (``Nic.totals`` adds them to the counters)."""
+
+    paused_seconds: float = 0.0  # the data class's priority
+    control_paused_seconds: float = 0.0
 
 
 class Qp:
@@ -546,6 +555,9 @@ class Nic:
                     rc[name] += getattr(c, name)
         out.update(rc)
         classes = self.config.classes
-        out["paused_seconds"] = self.pause.paused_seconds(classes.data.priority, now)
-        out["control_paused_seconds"] = self.pause.paused_seconds(classes.control.priority, now)
+        paused = PauseTimes(
+            paused_seconds=self.pause.paused_seconds(classes.data.priority, now),
+            control_paused_seconds=self.pause.paused_seconds(classes.control.priority, now),
+        )
+        out.update(asdict(paused))
         return out

@@ -35,7 +35,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, create_model, field_validator, model_validator
 
-from traffic.nic import NicCounters
+from traffic.nic import NicCounters, PauseTimes
 from traffic.rc import RcCounters
 from traffic.roce import IB_MTUS
 
@@ -232,14 +232,15 @@ class Job(_Model):
         raise KeyError(conn_id)
 
 
+_TYPES = {"int": int, "float": float}  # the counters' annotations (strings: postponed)
+
+
 def _counter_fields() -> dict[str, Any]:
-    """Every counter the NIC (`NicCounters`) and its QPs (`RcCounters`) keep, as model fields,
-    plus the time each class spent paused: one list of counters, written once, in those two."""
-    out: dict[str, Any] = {f.name: (int, 0) for cls in (NicCounters, RcCounters)
-                           for f in dataclasses.fields(cls)}
-    out["paused_seconds"] = (float, 0.0)  # the data class's priority
-    out["control_paused_seconds"] = (float, 0.0)
-    return out
+    """Every counter the NIC (`NicCounters`) and its QPs (`RcCounters`) keep and the times
+    its classes spent paused (`PauseTimes`), as model fields: one list of counters, written
+    once, in those three."""
+    return {f.name: (_TYPES[str(f.type)], f.default)
+            for cls in (NicCounters, RcCounters, PauseTimes) for f in dataclasses.fields(cls)}
 
 
 _CounterFields: Any = create_model("_CounterFields", __base__=_Model, **_counter_fields())
@@ -248,9 +249,9 @@ _CounterFields: Any = create_model("_CounterFields", __base__=_Model, **_counter
 class Counters(_CounterFields):
     """Counters of one NIC, or summed over a host's NICs (a step's: the change over the step).
 
-    The fields are `traffic.nic.NicCounters`' and `traffic.rc.RcCounters'`
-    (frames, transport, PFC, ECN/CNP, errors), and `paused_seconds` /
-    `control_paused_seconds`.
+    The fields are `traffic.nic.NicCounters`', `traffic.rc.RcCounters`'
+    (frames, transport, PFC, ECN/CNP, errors) and `traffic.nic.PauseTimes`'
+    (`paused_seconds`, `control_paused_seconds`).
     """
 
 

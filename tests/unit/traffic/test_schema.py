@@ -92,3 +92,14 @@ def test_send_counts_its_messages() -> None:
     assert Send(conn="c", bytes=5000, message_bytes=2048).messages == 3
     assert Send(conn="c", bytes=5000).messages == 1
     assert Send(conn="c", bytes=0).messages == 0
+
+
+def test_a_report_carries_every_total_a_nic_keeps(hosts: Any) -> None:
+    """The NIC's totals (its counters, its QPs', the paused times) are exactly the report's
+    counter fields, and each validates as one: a new counter reaches the reports by itself."""
+    from traffic.schema import Counters
+
+    mem = hosts(1)
+    totals = mem.nics["h0"].totals(0.0)
+    assert set(totals) == set(Counters.model_fields)
+    assert Counters.model_validate(totals).paused_seconds == 0.0
