@@ -80,7 +80,11 @@ def test_host_popen_starts_in_the_pinned_namespace(rack) -> None:
     net, rt = rack
     proc = rt.host_popen("h2", ["sleep", "30"])
     try:
-        time.sleep(0.2)
+        # `ip netns exec` enters the namespace, then becomes `sleep`: wait for that exec.
+        deadline = time.monotonic() + 10
+        while Path(f"/proc/{proc.pid}/comm").read_text().strip() != "sleep":
+            assert proc.poll() is None and time.monotonic() < deadline, "sleep never started"
+            time.sleep(0.01)
         assert ns_inode(proc.pid) == os.stat("/run/netns/aizone-h2").st_ino
         assert ns_inode(proc.pid) == ns_inode(net.host("h2").pid)
     finally:
