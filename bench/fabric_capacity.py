@@ -59,16 +59,15 @@ import time
 from pathlib import Path
 from typing import Any
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
+from controller.errors import ControllerError
+from experiments.capacity import CAPACITY_FILE, CapacityError, add_measurement
+from experiments.collective import Collective, run_collective, uses_api
+from experiments.fabric import Fabric, variant
+from experiments.sizes import FRAME_BYTES, MTU, lossless
+from experiments.usage import Usage
+from topologies.nodes import NetworkError, target_missing
 
-from controller.errors import ControllerError  # noqa: E402
-from experiments.capacity import CAPACITY_FILE, CapacityError, add_measurement  # noqa: E402
-from experiments.collective import Collective, run_collective, uses_api  # noqa: E402
-from experiments.fabric import Fabric, variant  # noqa: E402
-from experiments.sizes import FRAME_BYTES, MTU, lossless  # noqa: E402
-from experiments.usage import Usage  # noqa: E402
-from topologies.nodes import NetworkError, target_missing  # noqa: E402
+REPO = Path(__file__).resolve().parents[1]
 
 BASE = REPO / "topologies" / "ai_zone_small.yaml"
 LOSS_LIMIT = 0.001

@@ -38,21 +38,20 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
+from rich.console import Console
+from rich.progress import Progress
+from rich.table import Table
+
+from topologies.ports import ROCE_FRAME
+from traffic.agentclient import AgentClient, AgentError
+from traffic.collectives import Rank, build_jobs
+from traffic.memnet import MemNet
+from traffic.nic import Nic, NicConfig
+from traffic.rc import RcOptions, Wqe
+from traffic.runner import JobRun
+from traffic.schema import HostReport
+
 REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
-
-from rich.console import Console  # noqa: E402
-from rich.progress import Progress  # noqa: E402
-from rich.table import Table  # noqa: E402
-
-from topologies.ports import ROCE_FRAME  # noqa: E402
-from traffic.agentclient import AgentClient, AgentError  # noqa: E402
-from traffic.collectives import Rank, build_jobs  # noqa: E402
-from traffic.memnet import MemNet  # noqa: E402
-from traffic.nic import Nic, NicConfig  # noqa: E402
-from traffic.rc import RcOptions, Wqe  # noqa: E402
-from traffic.runner import JobRun  # noqa: E402
-from traffic.schema import HostReport  # noqa: E402
 
 PACKETS_PER_GBIT = 1e9 / 8 / ROCE_FRAME  # 1 KiB WRITE Middles on the wire
 
