@@ -6,7 +6,8 @@
   so a test never touches a real run's state file.
 
 Tests marked `root` skip with the reason when not run as root; run them
-under `flock /tmp/aizone-net.lock` (see /work/notes/helpers.md).
+under `flock /tmp/aizone-net.lock`, the lock every fabric test takes, so two runs
+never build networks at the same time.
 
 Names defined here: `target`, `state_dir`, `pytest_collection_modifyitems`.
 """
