@@ -17,7 +17,7 @@ PFC (IEEE 802.1Qbb), per (port, priority), beyond BMv2:
 
 * XOFF/XON: every queued packet is charged to the (ingress port, priority)
   it came from. When the charge reaches the ingress port's `xoff` a PAUSE
-  frame (`build_pause_frame`) for that priority goes out of the ingress port
+  frame (`pfcframe.build_pause_frame`) for that priority goes out of the ingress port
   (upstream); while the charge stays above `xon` the PAUSE is sent again
   before the previous one expires (half its quanta x 512 bit-times at the
   ingress port's speed); falling to `xon` sends a PAUSE with quanta 0.
@@ -34,9 +34,11 @@ thread runs egress as packets become ready; with `threaded=False` nothing
 moves until `poll()` (deliver what is ready now) or `advance(seconds)` (a
 `VirtualClock` stepped through every event), which makes tests exact.
 
-Names defined here: `TmConfig`, `PfcConfig`, `WatchdogConfig`,
-`TrafficManager`, `VirtualClock`, `build_pause_frame`, `parse_pause_frame`,
-`PFC_ETHERTYPE`, `PFC_OPCODE`, `PFC_DST`, `DEFAULT_SPEED`.
+The frames themselves are built and read in `p4switch.pfcframe`; the
+settings (`TmConfig`, `PfcConfig`, `WatchdogConfig`, `VirtualClock`) live in
+`p4switch.tmconfig`.
+
+Names defined here: `TrafficManager`.
 """
 
 from __future__ import annotations
@@ -46,154 +48,14 @@ import logging
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any
+
+from .pfcframe import build_pause_frame, is_mac_control, parse_pause_frame, port_mac
+from .tmconfig import PfcConfig, Settings, TmConfig, VirtualClock, WatchdogConfig
 
 log = logging.getLogger("p4switch.tm")
 
-PFC_ETHERTYPE = 0x8808
-PFC_OPCODE = 0x0101
-PFC_DST = bytes.fromhex("0180c2000001")
-DEFAULT_SPEED = 10_000_000_000  # bits/s, for pause quanta when no speed is set
-MIN_FRAME = 60  # bytes without the FCS
 INF = float("inf")
-
-
-def build_pause_frame(quanta: dict[int, int], src_mac: bytes = b"\x00" * 6) -> bytes:
-    """A PFC PAUSE frame (60 bytes, no FCS) pausing priority p for quanta[p] (0 = resume).
-
-    Destination 01:80:c2:00:00:01, EtherType 0x8808, opcode 0x0101, the
-    class-enable vector (bit p set for each listed priority), then eight
-    16-bit quanta (priority 0 first), zero padding to the minimum frame size.
-    """
-    enable = 0
-    times = [0] * 8
-    for p, q in quanta.items():
-        enable |= 1 << p
-        times[p] = q & 0xFFFF
-    body = PFC_DST + src_mac + PFC_ETHERTYPE.to_bytes(2, "big") + PFC_OPCODE.to_bytes(2, "big")
-    body += enable.to_bytes(2, "big") + b"".join(t.to_bytes(2, "big") for t in times)
-    return body + b"\x00" * (MIN_FRAME - len(body))
-
-
-def is_mac_control(frame: bytes) -> bool:
-    """EtherType 0x8808 (MAC control: PAUSE/PFC): never forwarded by a bridge."""
-    return len(frame) >= 14 and frame[12] == 0x88 and frame[13] == 0x08
-
-
-def parse_pause_frame(frame: bytes) -> dict[int, int] | None:
-    """priority -> quanta of a PFC PAUSE frame; None when the frame is not one."""
-    if len(frame) < 34 or frame[12:14] != b"\x88\x08" or frame[14:16] != b"\x01\x01":
-        return None
-    enable = int.from_bytes(frame[16:18], "big")
-    return {p: int.from_bytes(frame[18 + 2 * p:20 + 2 * p], "big") for p in range(8) if enable >> p & 1}
-
-
-def port_mac(port: int) -> bytes:
-    """The source MAC of PAUSE frames sent out of `port` (locally administered, per port)."""
-    return bytes((0x02, 0x50, 0x46, 0x43)) + (port & 0xFFFF).to_bytes(2, "big")
-
-
-@dataclass(frozen=True, kw_only=True)
-class PfcConfig:
-    """PFC on one port: the priorities it covers, XOFF/XON thresholds (packets), PAUSE quanta."""
-
-    priorities: frozenset[int]
-    xoff: int = 48
-    xon: int = 32
-    quanta: int = 0xFFFF
-
-
-@dataclass(frozen=True, kw_only=True)
-class WatchdogConfig:
-    """PFC watchdog on one port: priorities watched, detection/restoration times, action."""
-
-    priorities: frozenset[int]
-    detection_s: float = 0.2
-    restoration_s: float = 0.2
-    action: str = "drop"  # drop | forward
-
-    def __post_init__(self) -> None:
-        if self.action not in ("drop", "forward"):
-            raise ValueError(f"watchdog action must be 'drop' or 'forward', not {self.action!r}")
-        if self.detection_s <= 0 or self.restoration_s <= 0:
-            raise ValueError("watchdog detection and restoration times must be > 0")
-
-
-@dataclass(frozen=True, kw_only=True)
-class TmConfig:
-    """Initial settings; `TrafficManager.set_*` change them at run time. None keys: every port."""
-
-    queues: int = 1
-    depth: int = 64
-    port_depth: dict[int, int] = field(default_factory=dict)
-    rate_pps: float | None = None
-    port_rate_pps: dict[int, float] = field(default_factory=dict)
-    speed_bps: float | None = None
-    port_speed_bps: dict[int, float] = field(default_factory=dict)
-    pfc: dict[int | None, PfcConfig] = field(default_factory=dict)
-    watchdog: dict[int | None, WatchdogConfig] = field(default_factory=dict)
-
-
-class VirtualClock:
-    """A clock that only moves when told to (`TrafficManager.advance`)."""
-
-    def __init__(self, start: float = 0.0) -> None:
-        self.t = start
-
-    def __call__(self) -> float:
-        return self.t
-
-
-class _Settings:
-    """Mutable per-port / per-queue settings, looked up most specific first."""
-
-    def __init__(self, c: TmConfig) -> None:
-        self.depth: dict[Any, int] = {None: c.depth, **c.port_depth}
-        self.rate: dict[Any, float | None] = {None: c.rate_pps, **c.port_rate_pps}
-        self.speed: dict[Any, float | None] = {None: c.speed_bps, **c.port_speed_bps}
-        self.pfc: dict[Any, PfcConfig | None] = dict(c.pfc)
-        self.thresholds: dict[tuple[int | None, int], tuple[int, int]] = {}
-        self.watchdog: dict[Any, WatchdogConfig | None] = dict(c.watchdog)
-
-    @staticmethod
-    def _get(d: dict, port: int, prio: int | None = None) -> Any:
-        if prio is not None:
-            for k in ((port, prio), (None, prio)):
-                if k in d:
-                    return d[k]
-        if port in d:
-            return d[port]
-        return d.get(None)
-
-    def depth_of(self, port: int, prio: int) -> int:
-        """Queue depth in packets of (port, prio)."""
-        return self._get(self.depth, port, prio)
-
-    def rate_of(self, port: int, prio: int) -> float | None:
-        """Drain rate in packets/s of (port, prio); None: unlimited."""
-        return self._get(self.rate, port, prio)
-
-    def speed_of(self, port: int) -> float:
-        """Port speed in bits/s, `DEFAULT_SPEED` when none is set."""
-        return self._get(self.speed, port) or DEFAULT_SPEED
-
-    def pfc_of(self, port: int) -> PfcConfig | None:
-        """The PfcConfig of a port (None: PFC off there)."""
-        return self._get(self.pfc, port)
-
-    def pfc_for(self, port: int, prio: int) -> tuple[int, int, int] | None:
-        """(xoff, xon, quanta) when PFC covers (port, prio), else None."""
-        cfg = self._get(self.pfc, port)
-        if cfg is None or prio not in cfg.priorities:
-            return None
-        xoff, xon = self._get(self.thresholds, port, prio) or (cfg.xoff, cfg.xon)
-        return xoff, xon, cfg.quanta
-
-    def watchdog_of(self, port: int, prio: int) -> WatchdogConfig | None:
-        """The WatchdogConfig watching (port, prio), or None."""
-        cfg = self._get(self.watchdog, port)
-        return cfg if cfg is not None and prio in cfg.priorities else None
 
 
 class _Port:
@@ -222,7 +84,7 @@ class TrafficManager:
                  on_drop: Callable[[Any], None] | None = None) -> None:
         self.deliver = deliver
         self.config = config
-        self.settings = _Settings(config)
+        self.settings = Settings(config)
         self.send_raw = send_raw
         self.size_of = size_of
         self.clock = clock

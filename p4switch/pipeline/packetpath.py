@@ -10,7 +10,8 @@ from collections.abc import Callable
 from typing import Any
 
 from .. import ir
-from ..tm import TmConfig, TrafficManager, VirtualClock
+from ..tm import TrafficManager
+from ..tmconfig import TmConfig, VirtualClock
 from . import runtime
 from .state import Code, StateError
 from .v1compile import CompiledProgram, compile_program

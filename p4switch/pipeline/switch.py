@@ -6,7 +6,7 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Any, TypeVar
 
 from .. import ir
-from ..tm import PfcConfig, TmConfig, VirtualClock, WatchdogConfig
+from ..tmconfig import PfcConfig, TmConfig, VirtualClock, WatchdogConfig
 from .codegen import CodegenError
 from .externs import CounterArray, MeterArray, RegisterArray
 from .matchtable import Table

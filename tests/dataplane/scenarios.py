@@ -20,7 +20,7 @@ from collections import Counter
 from scapy.layers.inet import IP
 from scapy.layers.l2 import ARP, Ether
 
-from p4switch.tm import build_pause_frame, port_mac
+from p4switch.pfcframe import build_pause_frame, port_mac
 
 from .helpers import DROP, TC_CONTROL, Dataplane
 from .packets import (

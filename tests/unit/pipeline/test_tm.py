@@ -7,7 +7,9 @@ import threading
 import pytest
 from conftest import ctl_frame, report
 
-from p4switch.tm import PfcConfig, TmConfig, TrafficManager, build_pause_frame, parse_pause_frame
+from p4switch.pfcframe import build_pause_frame, parse_pause_frame
+from p4switch.tm import TrafficManager
+from p4switch.tmconfig import PfcConfig, TmConfig
 
 
 class Recorder:
@@ -155,7 +157,7 @@ def test_run_time_queue_depth_and_stats(make_switch):
 # A VirtualClock drives the traffic manager without a thread: time only moves in
 # advance(), so the outcomes below do not depend on the machine's speed.
 
-from p4switch.tm import VirtualClock  # noqa: E402
+from p4switch.tmconfig import VirtualClock  # noqa: E402
 
 LINE = 1e7  # the upstream sender's line rate (port 1: 10 Mb/s)
 

@@ -1,0 +1,125 @@
+"""The traffic manager's settings: what it starts with and how a port's value is found.
+
+`TmConfig` holds the initial settings (queues, depths, drain rates, port
+speeds, PFC and watchdog per port, `None` for every port); `PfcConfig` and
+`WatchdogConfig` are one port's PFC and PFC watchdog; `Settings` is the
+mutable copy the running `TrafficManager` changes through its `set_*`
+methods and reads most specific first ((port, priority), then (every port,
+priority), then port, then every port); `VirtualClock` is a clock that only
+moves when the traffic manager is told to advance (exact tests).
+
+Names defined here: `TmConfig`, `PfcConfig`, `WatchdogConfig`, `Settings`,
+`VirtualClock`, `DEFAULT_SPEED`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = ["DEFAULT_SPEED", "PfcConfig", "Settings", "TmConfig", "VirtualClock",
+           "WatchdogConfig"]
+
+DEFAULT_SPEED = 10_000_000_000  # bits/s, for pause quanta when no speed is set
+
+
+@dataclass(frozen=True, kw_only=True)
+class PfcConfig:
+    """PFC on one port: the priorities it covers, XOFF/XON thresholds (packets), PAUSE quanta."""
+
+    priorities: frozenset[int]
+    xoff: int = 48
+    xon: int = 32
+    quanta: int = 0xFFFF
+
+
+@dataclass(frozen=True, kw_only=True)
+class WatchdogConfig:
+    """PFC watchdog on one port: priorities watched, detection/restoration times, action."""
+
+    priorities: frozenset[int]
+    detection_s: float = 0.2
+    restoration_s: float = 0.2
+    action: str = "drop"  # drop | forward
+
+    def __post_init__(self) -> None:
+        if self.action not in ("drop", "forward"):
+            raise ValueError(f"watchdog action must be 'drop' or 'forward', not {self.action!r}")
+        if self.detection_s <= 0 or self.restoration_s <= 0:
+            raise ValueError("watchdog detection and restoration times must be > 0")
+
+
+@dataclass(frozen=True, kw_only=True)
+class TmConfig:
+    """Initial settings; `TrafficManager.set_*` change them at run time. None keys: every port."""
+
+    queues: int = 1
+    depth: int = 64
+    port_depth: dict[int, int] = field(default_factory=dict)
+    rate_pps: float | None = None
+    port_rate_pps: dict[int, float] = field(default_factory=dict)
+    speed_bps: float | None = None
+    port_speed_bps: dict[int, float] = field(default_factory=dict)
+    pfc: dict[int | None, PfcConfig] = field(default_factory=dict)
+    watchdog: dict[int | None, WatchdogConfig] = field(default_factory=dict)
+
+
+class VirtualClock:
+    """A clock that only moves when told to (`TrafficManager.advance`)."""
+
+    def __init__(self, start: float = 0.0) -> None:
+        self.t = start
+
+    def __call__(self) -> float:
+        return self.t
+
+
+class Settings:
+    """Mutable per-port / per-queue settings, looked up most specific first."""
+
+    def __init__(self, c: TmConfig) -> None:
+        self.depth: dict[Any, int] = {None: c.depth, **c.port_depth}
+        self.rate: dict[Any, float | None] = {None: c.rate_pps, **c.port_rate_pps}
+        self.speed: dict[Any, float | None] = {None: c.speed_bps, **c.port_speed_bps}
+        self.pfc: dict[Any, PfcConfig | None] = dict(c.pfc)
+        self.thresholds: dict[tuple[int | None, int], tuple[int, int]] = {}
+        self.watchdog: dict[Any, WatchdogConfig | None] = dict(c.watchdog)
+
+    @staticmethod
+    def _get(d: dict, port: int, prio: int | None = None) -> Any:
+        if prio is not None:
+            for k in ((port, prio), (None, prio)):
+                if k in d:
+                    return d[k]
+        if port in d:
+            return d[port]
+        return d.get(None)
+
+    def depth_of(self, port: int, prio: int) -> int:
+        """Queue depth in packets of (port, prio)."""
+        return self._get(self.depth, port, prio)
+
+    def rate_of(self, port: int, prio: int) -> float | None:
+        """Drain rate in packets/s of (port, prio); None: unlimited."""
+        return self._get(self.rate, port, prio)
+
+    def speed_of(self, port: int) -> float:
+        """Port speed in bits/s, `DEFAULT_SPEED` when none is set."""
+        return self._get(self.speed, port) or DEFAULT_SPEED
+
+    def pfc_of(self, port: int) -> PfcConfig | None:
+        """The PfcConfig of a port (None: PFC off there)."""
+        return self._get(self.pfc, port)
+
+    def pfc_for(self, port: int, prio: int) -> tuple[int, int, int] | None:
+        """(xoff, xon, quanta) when PFC covers (port, prio), else None."""
+        cfg = self._get(self.pfc, port)
+        if cfg is None or prio not in cfg.priorities:
+            return None
+        xoff, xon = self._get(self.thresholds, port, prio) or (cfg.xoff, cfg.xon)
+        return xoff, xon, cfg.quanta
+
+    def watchdog_of(self, port: int, prio: int) -> WatchdogConfig | None:
+        """The WatchdogConfig watching (port, prio), or None."""
+        cfg = self._get(self.watchdog, port)
+        return cfg if cfg is not None and prio in cfg.priorities else None
