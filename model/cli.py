@@ -73,7 +73,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
                    help="the collective library's message size (default 1M)")
     p.add_argument("--sport-per-qp", action="store_true",
                    help="UDP source port 49152 + QP index (default: 49152 for every QP)")
-    p.add_argument("--seed", type=int, default=0, help="random placement / permutation seed")
+    p.add_argument("--seed", type=int, default=0, help="random placement seed (the permutation is fixed: rank r to r + N/2)")
     p.add_argument("--max-steps", type=int, default=16,
                    help="all-to-all steps evaluated; beyond, an even sample (default 16)")
     p.add_argument("--json", action="store_true", help="print JSON only")

@@ -31,6 +31,7 @@ import sys
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from .cli import parse_size
 from .run import Model, ModelConfig
 
 __all__ = ["add_parser", "run", "run_sweep", "sweep_points"]
@@ -119,8 +120,8 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     p.add_argument("--fail", action="append", default=[], metavar="L1,L2",
                    help="a failure set (comma-separated link ids); repeat for more; "
                         "the no-failure point is always included")
-    p.add_argument("--size", type=int, default=2**30)
-    p.add_argument("--message-size", type=int, default=2**20)
+    p.add_argument("--size", type=parse_size, default=2**30, help="bytes per rank (4M, 1G, ...)")
+    p.add_argument("--message-size", type=parse_size, default=2**20)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--ray", action="store_true", help="run the points in parallel on Ray")
     p.add_argument("--address", help="join this Ray cluster (e.g. auto); default: a local one")
