@@ -35,7 +35,7 @@ def main() -> None:
             jobs[mode] = {"id": job.id, "time_s": job.result.time_s,
                           "busbw_gbps": job.result.busbw_gbps,
                           "retransmitted": job.result.retransmitted,
-                          "imbalance": job.tiers["rtsw up"]["imbalance"]}  # type: ignore[attr-defined]
+                          "imbalance": job.tiers["rtsw up"].imbalance}
         summary["jobs"] = jobs
         down = fabric.link_down("rtsw1", "ctsw1")
         summary["link_down"] = {"link": down.link, "seconds": down.seconds,

@@ -308,9 +308,11 @@ def test_a_capture_of_a_link_decodes_as_rocev2(fabric: dict[str, Any], tmp_path:
     frames = [p for p in rdpcap(str(pcap)) if BTH in p and p["IP"].tos >> 2 == 26]
     assert decoded == [(p[BTH].opcode, p[BTH].dqpn, p[BTH].psn) for p in frames]
     # IBTA RC opcodes: RDMA WRITE first 6, middle 7, last 8, last with immediate 9, only 10,
-    # only with immediate 11; ACKs (17) travel in their QP's class, the data class
+    # only with immediate 11; ACKs (17) travel in their QP's class, the data class. Whether
+    # this one link carries ACKs too depends on how the reverse flows hash (they take the
+    # other uplink for some QP numbers), so only the writes are required here.
     ops = {op for op, _, _ in decoded}
-    assert ops <= {6, 7, 8, 9, 10, 11, 17} and 17 in ops and ops & {6, 10}, ops
+    assert ops <= {6, 7, 8, 9, 10, 11, 17} and ops & {6, 10}, ops
 
 
 def test_up_pcap_keeps_every_port_from_the_start(fabric: dict[str, Any], pcaps: Path) -> None:
