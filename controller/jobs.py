@@ -76,7 +76,7 @@ from .stats import DROP_REASONS, TIER_DIRECTIONS
 
 __all__ = ["FRAME_BYTES", "MACHINE_BUSY", "PATTERN_ALIASES", "JobContext", "RunRequest",
            "fabric_ack_timeout_ms", "fabric_job_ack_timeout_ms", "job_fan_in", "link_loads",
-           "machine_cpu", "predict_link_bytes",
+           "machine_cpu", "path_queues", "predict_link_bytes",
            "pfc_cells", "pfc_delta",
            "run_collective", "tm_delta", "PFC_COUNTERS"]
 
@@ -148,6 +148,12 @@ class JobContext:
     mode: str | None = None  # the routing mode: the prediction follows its routes
 
 
+def path_queues(atsw: bool) -> int:
+    """The switch queues on a fabric's longest path: RTSW, CTSW, RTSW (3), or through the
+    ATSW layer RTSW, CTSW, ATSW, CTSW, RTSW (5)."""
+    return 5 if atsw else 3
+
+
 def fabric_ack_timeout_ms(rates: dict[str, float], queues: dict[str, int], hops: int,
                           in_flight: int = 0) -> float:
     """The ACK timeout for a fabric: the smallest 4.096 us x 2^k (k >= 15) above the time
@@ -179,7 +185,7 @@ def fabric_job_ack_timeout_ms(ctx: JobContext, in_flight: int = 0) -> float | No
     if not ctx.rates or not ctx.queues:
         return None
     tiers = [t for t in ctx.queues if t in ctx.rates]
-    hops = 5 if any(s.role == "atsw" for s in ctx.plan.switches) else 3
+    hops = path_queues(any(s.role == "atsw" for s in ctx.plan.switches))
     return fabric_ack_timeout_ms({t: ctx.rates[t] for t in tiers},
                                  {t: ctx.queues[t] for t in tiers}, hops, in_flight)
 

@@ -39,7 +39,7 @@ import math
 from pathlib import Path
 from typing import Any
 
-from controller.jobs import fabric_ack_timeout_ms
+from controller.jobs import fabric_ack_timeout_ms, path_queues
 from topologies.addressing import AddressPlan
 from topologies.ports import ROCE_FRAME
 from topologies.spec import FabricSpec, load_spec
@@ -103,7 +103,7 @@ def ack_timeout_ms(rates: dict[str, float], queues: dict[str, int], *, atsw: boo
     `queues` in packets), the switch queues of its longest path (three, five through an ATSW,
     as the daemon counts them) and all that `fan_in` QPs sending to one NIC can have in
     flight (`fan_in` x the RC window)."""
-    return fabric_ack_timeout_ms(rates, queues, 5 if atsw else 3,
+    return fabric_ack_timeout_ms(rates, queues, path_queues(atsw),
                                  fan_in * Transport().window)
 
 
