@@ -13,23 +13,29 @@ figure is written twice as a literal.
 `load_capacity(path)` reads the file (`CapacityError`, naming the file and
 the key, when it is missing or malformed); `add_measurement(path,
 measurement)` appends a run, as the bench's `--write` does.
+`host_rate(data, target)` is the host rate a target's experiments run at
+(`HostRate`): the fastest rate at which the target carried all 16 NICs of
+ai_zone_small lossless and at rate, or, when no rate did, the slowest one
+tried, said so.
 
-Names defined here: `CAPACITY_FILE`, `CapacityError`, `Level`, `Summary`,
-`TargetCapacity`, `Measurement`, `CapacityFile`, `load_capacity`,
-`add_measurement`, `capacity_lines`, `rate_reason`.
+Names defined here: `CAPACITY_FILE`, `TARGETS`, `CapacityError`, `Level`,
+`Summary`, `TargetCapacity`, `Measurement`, `CapacityFile`, `HostRate`,
+`load_capacity`, `add_measurement`, `host_rate`, `capacity_lines`,
+`rate_reason`.
 """
 
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-__all__ = ["CAPACITY_FILE", "CapacityError", "CapacityFile", "Level", "Measurement", "Summary",
-           "TargetCapacity", "add_measurement", "capacity_lines", "load_capacity",
-           "rate_reason"]
+__all__ = ["CAPACITY_FILE", "TARGETS", "CapacityError", "CapacityFile", "HostRate", "Level",
+           "Measurement", "Summary", "TargetCapacity", "add_measurement", "capacity_lines",
+           "host_rate", "load_capacity", "rate_reason"]
 
 CAPACITY_FILE = Path(__file__).resolve().parents[1] / "docs" / "results" / "capacity.json"
 TARGETS = ("p4switch", "bmv2")
@@ -126,6 +132,39 @@ def load_capacity(path: Path = CAPACITY_FILE) -> CapacityFile:
                                if exc.error_count() > 1 else "")) from None
 
 
+# Every NIC of ai_zone_small: the experiments' largest collectives use them all.
+FABRIC_NICS = 16
+
+
+@dataclass(frozen=True, kw_only=True)
+class HostRate:
+    """The host rate a target's experiments run at, and the capacity level it comes from."""
+
+    target: str
+    rate_mbps: float
+    level: Level  # the FABRIC_NICS level measured at that rate
+    at_rate: bool  # False: no rate tried carried every NIC at rate; the slowest is taken
+
+
+def host_rate(data: CapacityFile, target: str) -> HostRate:
+    """The fastest host rate at which `target` carried every NIC of ai_zone_small lossless and
+    at rate (the newest levels kept); when none did, the slowest rate tried, `at_rate` False
+    (a slower one was never measured, so nothing says it would be at rate either).
+    `CapacityError` when the target has no such level at all."""
+    full = [r for r in data.latest_levels(target)
+            if r.error is None and r.nics == FABRIC_NICS and r.carried_mbps is not None]
+    if not full:
+        raise CapacityError(f"{CAPACITY_FILE.name}: {target}: no level with all {FABRIC_NICS} "
+                            f"NICs measured; run bench/fabric_capacity.py --targets {target} "
+                            "--write")
+    good = [r for r in full if r.lossless and r.at_rate]
+    if good:
+        best = max(good, key=lambda r: r.rate_mbps)
+        return HostRate(target=target, rate_mbps=best.rate_mbps, level=best, at_rate=True)
+    slowest = min(full, key=lambda r: r.rate_mbps)
+    return HostRate(target=target, rate_mbps=slowest.rate_mbps, level=slowest, at_rate=False)
+
+
 def add_measurement(path: Path, measurement: dict[str, Any]) -> CapacityFile:
     """Append `measurement` (a `Measurement` as JSON data, every figure the bench keeps) to
     the file at `path`, made when missing; the file as written. `CapacityError` when the
@@ -210,23 +249,28 @@ def capacity_lines(data: CapacityFile) -> list[str]:
     return lines
 
 
-def rate_reason(data: CapacityFile, rate_mbps: float) -> str:
-    """Why the experiments run their host links at `rate_mbps`, from p4switch's levels."""
-    levels = [r for r in data.latest_levels("p4switch") if r.error is None]
-    full = next((r for r in levels if r.rate_mbps == rate_mbps and r.nics == 16), None)
-    faster = [r for r in levels if r.rate_mbps > rate_mbps and not r.at_rate]
-    if full is None or full.carried_mbps is None:
-        return ("the fabric capacity was not measured at this rate for this page; the rate is "
-                "the one the experiments were sized for.")
-    text = (f"`bench/fabric_capacity.py` (below) found p4switch carrying all 16 NICs of "
-            f"ai_zone_small at {rate_mbps:g} Mb/s at rate ({full.carried_mbps:.1f} of "
-            f"{16 * rate_mbps:g} Mb/s, {full.switch_pps or 0:,} switch frames/s, machine CPU "
-            f"{full.machine_cpu or 0.0:.0%})")
-    if faster:
+def rate_reason(data: CapacityFile, chosen: HostRate) -> str:
+    """Why a target's experiments run their host links at `chosen.rate_mbps`, from its levels."""
+    shown = _SHOWN.get(chosen.target, chosen.target)
+    full = chosen.level
+    offered = FABRIC_NICS * chosen.rate_mbps
+    faster = [r for r in data.latest_levels(chosen.target)
+              if r.error is None and r.rate_mbps > chosen.rate_mbps and not r.at_rate]
+    text = (f"`bench/fabric_capacity.py` (below) found {shown} carrying all {FABRIC_NICS} NICs "
+            f"of ai_zone_small at {chosen.rate_mbps:g} Mb/s "
+            + ("at rate" if chosen.at_rate else "**below rate**")
+            + f" ({full.carried_mbps or 0.0:.1f} of {offered:g} Mb/s, "
+            f"{full.switch_pps or 0:,} switch frames/s, machine CPU {full.machine_cpu or 0.0:.0%})")
+    if chosen.at_rate and faster:
         r = min(faster, key=lambda x: (x.rate_mbps, x.nics))
         text += (f", but not {r.nics} NICs at {r.rate_mbps:g} Mb/s ({r.carried_mbps or 0.0:.1f} "
                  f"of {r.rate_mbps * r.nics:g} Mb/s, machine CPU {r.machine_cpu or 0.0:.0%})")
-    return (text + f": {rate_mbps:g} Mb/s is the fastest host rate tried at which the whole "
-            "fabric runs at line rate here, so the experiments run at it, and their heaviest "
-            "collectives sit close to what this machine can emulate (the per-run checks below "
-            "say when one did not keep up).")
+    if not chosen.at_rate:
+        return (text + f": no rate tried runs the whole fabric at line rate on {shown}, so its "
+                f"experiments run at the slowest tried, {chosen.rate_mbps:g} Mb/s, and their "
+                f"times measure {shown}'s forwarding as well as the emulated fabric (each "
+                "experiment's calibration says what one flow alone reached).")
+    return (text + f": {chosen.rate_mbps:g} Mb/s is the fastest host rate tried at which the "
+            f"whole fabric runs at line rate on {shown}, so its experiments run at it, and their "
+            "heaviest collectives sit close to what this machine can emulate (the per-run checks "
+            "below say when one did not keep up).")

@@ -8,18 +8,24 @@
         [--repeat K] [--target p4switch|bmv2] [--quick] [--json] [--out DIR]
         [--doc FILE] [--build-dir DIR] [--rewrite]
 
-Each experiment writes `<out>/<name>.json` (`experiments.schema`),
-`<out>/<name>.md` and its plots (`.png` and `.svg`) and prints a summary
-(or, with --json, the result). `all` runs every experiment into `--out`
-(default `docs/results`) and writes `--doc` (default `docs/results.md`).
+Each experiment writes `<dir>/<name>.json` (`experiments.schema`),
+`<dir>/<name>.md` and its plots (`.png` and `.svg`) and prints a summary
+(or, with --json, the result). Each target has its own folder, so one
+target's results never overwrite another's: `<dir>` is `--out` for
+p4switch and `--out`/bmv2 for BMv2 (`results_dir`). The host links run at
+the target's rate from the measured capacity (`experiments.sizes.target_rate`).
+`all` runs every experiment into `--out` (default `docs/results`) and
+writes `--doc` (default `docs/results.md`) from every target's saved
+results (this target's just measured, the others' as saved).
 `--rewrite` runs nothing and writes those files again from the JSON
 already there (the findings and plots recomputed from the measured runs:
-for a change in how results are explained, never in what was measured).
+for a change in how results are explained, never in what was measured);
+`all --rewrite` does it for every target with a full set of results.
 
 Exit codes: 0 done (also when a finding does not hold: that is a result);
 1 the fabric or a run failed at run time; 2 bad input; 130 interrupted.
 
-Names defined here: `add_parser`, `run`, `main`, `EXPERIMENTS`.
+Names defined here: `add_parser`, `run`, `main`, `results_dir`, `EXPERIMENTS`.
 """
 
 from __future__ import annotations
@@ -28,7 +34,6 @@ import argparse
 import json
 import shlex
 import sys
-import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -37,12 +42,13 @@ from controller.errors import ControllerError
 from topologies.nodes import NetworkError, target_missing
 
 from . import failure, incast, pinning, placement, qp_scaling
-from .capacity import CapacityError, load_capacity
+from .capacity import TARGETS, CapacityError, load_capacity
 from .markdown import write_result
 from .schema import ExperimentResult
 from .session import DEFAULT_TARGET, Options
+from .sizes import target_rate
 
-__all__ = ["EXPERIMENTS", "add_parser", "main", "run"]
+__all__ = ["EXPERIMENTS", "add_parser", "main", "results_dir", "run"]
 
 EXIT_OK, EXIT_FAIL, EXIT_INPUT, EXIT_INTERRUPTED = 0, 1, 2, 130
 Runner = Callable[[Options], ExperimentResult]
@@ -63,14 +69,15 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
                    help=f"one of {', '.join(EXPERIMENTS)}, or all")
     p.add_argument("--repeat", type=int, default=None, metavar="K",
                    help="repeats of every grid point (default: the experiment's, 3)")
-    p.add_argument("--target", choices=("p4switch", "bmv2"), default=DEFAULT_TARGET,
-                   help="switch target (default p4switch: PFC is native there, which the "
-                        "lossless class and incast need; BMv2 sends no PAUSE)")
+    p.add_argument("--target", choices=TARGETS, default=DEFAULT_TARGET,
+                   help="switch target (default p4switch); BMv2's results go to a folder of "
+                        "their own under --out (bmv2/), its host rate from its capacity")
     p.add_argument("--quick", action="store_true",
                    help="the smallest grid and sizes, one repeat (a smoke test)")
     p.add_argument("--json", action="store_true", help="print the result(s) as JSON")
     p.add_argument("--out", type=Path, default=None,
-                   help=f"where results go (default {DEFAULT_OUT}; all: {ALL_OUT})")
+                   help=f"where results go (default {DEFAULT_OUT}; all: {ALL_OUT}); "
+                        "BMv2's in its bmv2/ folder")
     p.add_argument("--doc", type=Path, default=ALL_DOC,
                    help=f"all: the page written (default {ALL_DOC})")
     p.add_argument("--rewrite", action="store_true",
@@ -80,6 +87,12 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
                    help="compiled programs and switch logs (default ./build)")
     p.set_defaults(func=run)
     return p
+
+
+def results_dir(base: Path, target: str) -> Path:
+    """Where `target`'s results go under `base`: base itself for the default target (the
+    committed p4switch results stay where they were), base/<target> for another."""
+    return base if target == DEFAULT_TARGET else base / target
 
 
 def _summary(result: ExperimentResult, written: Sequence[Path]) -> None:
@@ -131,28 +144,29 @@ def run(args: argparse.Namespace) -> int:
     if args.repeat is not None and not 1 <= args.repeat <= 50:
         print("aizone experiment: error: --repeat must be 1..50", file=sys.stderr)
         return EXIT_INPUT
+    base = args.out or (ALL_OUT if args.name == "all" else DEFAULT_OUT)
+    command = _command(args)
+    names = list(EXPERIMENTS) if args.name == "all" else [args.name]
+    if args.rewrite:
+        return _rewrite(args, names, base, command)
     missing = target_missing(args.target)
     if missing:
         print(f"aizone experiment: error: target {args.target} needs {', '.join(missing)} on "
               f"PATH", file=sys.stderr)
         return EXIT_INPUT
-    if args.name == "all":
-        try:  # the page derives the sizes from it: said now, not after an hour of runs
-            load_capacity()
-        except CapacityError as exc:
-            print(f"aizone experiment: error: {exc}", file=sys.stderr)
-            return EXIT_INPUT
-    out = args.out or (ALL_OUT if args.name == "all" else DEFAULT_OUT)
-    command = _command(args)
-    names = list(EXPERIMENTS) if args.name == "all" else [args.name]
+    try:  # the rate and the page's sizes come from it: said now, not after an hour of runs
+        load_capacity()
+        rate = target_rate(args.target)
+    except CapacityError as exc:
+        print(f"aizone experiment: error: {exc}", file=sys.stderr)
+        return EXIT_INPUT
+    out = results_dir(base, args.target)
     results: list[ExperimentResult] = []
-    t0 = time.monotonic()
-    if args.rewrite:
-        return _rewrite(args, names, out, command)
     try:
         for name in names:
-            options = Options(out=out, target=args.target, repeat=args.repeat, quick=args.quick,
-                              build_dir=args.build_dir, quiet=args.json,
+            options = Options(out=out, target=args.target, host_mbps=rate.rate_mbps,
+                              repeat=args.repeat, quick=args.quick, build_dir=args.build_dir,
+                              quiet=args.json,
                               command=_command(args, name if args.name != "all" else None))
             result = EXPERIMENTS[name][0](options)
             written = write_result(result, out)
@@ -160,10 +174,7 @@ def run(args: argparse.Namespace) -> int:
             if not args.json:
                 _summary(result, written)
         if args.name == "all":
-            from .page import write_page
-
-            page = write_page(results, args.doc, out, command=command,
-                              seconds=time.monotonic() - t0)
+            page = _page(args, base, command, {args.target: results})
             if not args.json:
                 print(f"wrote {page}")
     except KeyboardInterrupt:
@@ -179,24 +190,51 @@ def run(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _rewrite(args: argparse.Namespace, names: Sequence[str], out: Path, command: str) -> int:
-    """--rewrite: the results' files again from their JSON (findings and plots recomputed)."""
-    from .page import write_page
+def _saved(folder: Path) -> list[ExperimentResult] | None:
+    """Every experiment's saved result in `folder`, or None when one is missing."""
     from .schema import load_result
 
-    results = []
+    if not all((folder / f"{n}.json").is_file() for n in EXPERIMENTS):
+        return None
+    return [load_result(folder / f"{n}.json") for n in EXPERIMENTS]
+
+
+def _page(args: argparse.Namespace, base: Path, command: str,
+          have: dict[str, list[ExperimentResult]], rewritten: bool = False) -> Path:
+    """The results page from `have` and every other target's full set saved under `base`."""
+    from .page import write_page
+
+    by_target: dict[str, list[ExperimentResult]] = {}
+    for t in TARGETS:
+        got = have.get(t) or _saved(results_dir(base, t))
+        if got:
+            by_target[t] = got
+    return write_page(by_target, args.doc, {t: results_dir(base, t) for t in by_target},
+                      command=command, rewritten=rewritten)
+
+
+def _rewrite(args: argparse.Namespace, names: Sequence[str], base: Path, command: str) -> int:
+    """--rewrite: the results' files again from their JSON (findings and plots recomputed);
+    for all, every target's with a full set saved, then the page."""
+    from .schema import load_result
+
+    have: dict[str, list[ExperimentResult]] = {}
     try:
-        for name in names:
-            result = load_result(out / f"{name}.json")
-            result.findings = _MODULES[name].findings(result)
-            result.plots = _MODULES[name].plot(result, out)
-            written = write_result(result, out)
-            results.append(result)
-            if not args.json:
-                _summary(result, written)
+        for target in TARGETS:
+            out = results_dir(base, target)
+            if target != args.target and (args.name != "all" or _saved(out) is None):
+                continue
+            have[target] = []
+            for name in names:
+                result = load_result(out / f"{name}.json")
+                result.findings = _MODULES[name].findings(result)
+                result.plots = _MODULES[name].plot(result, out)
+                written = write_result(result, out)
+                have[target].append(result)
+                if not args.json:
+                    _summary(result, written)
         if args.name == "all":
-            page = write_page(results, args.doc, out, command=command,
-                              seconds=sum(r.seconds for r in results), rewritten=True)
+            page = _page(args, base, command, have, rewritten=True)
             if not args.json:
                 print(f"wrote {page}")
     except (OSError, ValueError) as exc:

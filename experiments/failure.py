@@ -91,7 +91,8 @@ def run(options: Options) -> ExperimentResult:
     sz = sizes_for(NAME, options.quick)
     repeat = options.repeat or sz["repeat"]
     configs = [("pin", 1), ("ecmp", 1), ("eecmp", sz["qps"])]
-    topo = variant(BASE, options.out, f"{NAME}-fabric", fabric_changes(BASE))
+    topo = variant(BASE, options.out, f"{NAME}-fabric",
+                   fabric_changes(BASE, host_mbps=options.host_mbps))
     session = Session(NAME, TITLE, options, topology=topo, params=PARAMS, metrics=METRICS,
                       sizes={"bytes per rank": sz["size"], "message bytes": sz["message_size"],
                              "fails at": f"{sz['fail_at']:.0%} of the run without failure",

@@ -48,9 +48,11 @@ def run(options: Options) -> ExperimentResult:
     """Run the grid (see the module docstring) and return its result."""
     sz = sizes_for(NAME, options.quick)
     repeat = options.repeat or sz["repeat"]
-    fabrics = [("on", variant(BASE, options.out, f"{NAME}-pfc-on", fabric_changes(BASE))),
+    rate = options.host_mbps
+    fabrics = [("on", variant(BASE, options.out, f"{NAME}-pfc-on",
+                              fabric_changes(BASE, host_mbps=rate))),
                ("off", variant(BASE, options.out, f"{NAME}-pfc-off",
-                               fabric_changes(BASE, pfc=False)))]
+                               fabric_changes(BASE, pfc=False, host_mbps=rate)))]
     session = Session(NAME, TITLE, options, topology=BASE, params=PARAMS, metrics=METRICS,
                       sizes={"bytes per sender": sz["size"], "class": "data (lossless)"},
                       repeat=repeat)

@@ -143,9 +143,10 @@ def _flagged_runs(result: ExperimentResult) -> str:
 
 
 def result_markdown(result: ExperimentResult, heading: str = "#",
-                    plot_dir: str = "") -> str:
-    """An experiment's results as a markdown section (plots linked from `plot_dir`)."""
-    out = [f"{heading} {result.experiment}: {result.title}\n",
+                    plot_dir: str = "", suffix: str = "") -> str:
+    """An experiment's results as a markdown section (plots linked from `plot_dir`; `suffix`
+    after its title, the target's name on a page of several)."""
+    out = [f"{heading} {result.experiment}: {result.title}{suffix}\n",
            f"Made by `{result.command}`. {_where(result)}\n"]
     if result.sizes:
         out.append("Sizes: " + ", ".join(f"{k} {v}" for k, v in result.sizes.items()) + ".\n")

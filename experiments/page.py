@@ -1,15 +1,19 @@
-"""`docs/results.md`: every experiment's table, findings and plots on one page.
+"""`docs/results.md`: every experiment's table, findings and plots on one page, per target.
 
-`write_page(results, doc, out_dir, command, seconds, rewritten)` writes the page that
-`aizone experiment all` regenerates: how it was made (the command, the
-machine, the total time; and, above results measured with the
-experiments' former ACK-timeout rule, a note saying so and what the
-fabric's rule gives instead), the fabric-capacity figures and the sizes
-derived from them (`experiments.sizes`), a summary of what each
-experiment shows against the paper, then each experiment's section
-(`experiments.markdown.result_markdown`) with its plots linked relative to
-the page, and the model's full-scale section when `docs/model.md` has
-one. The headline plot (`qp-scaling.png`) is what the README shows.
+`write_page(by_target, doc, out_dirs, command, rewritten)` writes the page that
+`aizone experiment all` regenerates from every target whose results are
+saved (`out_dirs`: p4switch's in `docs/results`, BMv2's in
+`docs/results/bmv2`): how each was made (the command, the machine, the
+total time; and, above results measured with the experiments' former
+ACK-timeout rule, a note saying so and what the fabric's rule gives
+instead), a summary of what each experiment shows against the paper with a
+column per target, where the targets disagree and what the runs say about
+why (`experiments.compare`), the fabric-capacity figures and the sizes
+derived from them for each target (`experiments.sizes`), then each
+experiment's section per target (`experiments.markdown.result_markdown`)
+with its plots linked relative to the page, and the model's full-scale
+section when `docs/model.md` has one. The headline plot (`qp-scaling.png`
+of the first target) is what the README shows.
 
 Names defined here: `write_page`, `HEADLINE`.
 """
@@ -17,9 +21,10 @@ Names defined here: `write_page`, `HEADLINE`.
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+from .compare import disagreements, disagreements_markdown, run_rows, shown, summary_rows
 from .markdown import markdown_table, result_markdown
 from .schema import ExperimentResult
 from .sizes import derivation_markdown, former_ack_note
@@ -27,15 +32,6 @@ from .sizes import derivation_markdown, former_ack_note
 __all__ = ["HEADLINE", "write_page"]
 
 HEADLINE = "qp-scaling.png"
-
-
-def _summary_rows(results: Sequence[ExperimentResult]) -> list[list[str]]:
-    rows = []
-    for r in results:
-        for f in r.findings:
-            verdict = {True: "yes", False: "**no**", None: "–"}[f.holds]
-            rows.append([r.experiment, f.claim, f.measured, verdict])
-    return rows
 
 
 def _former_ack_rule(results: Sequence[ExperimentResult]) -> bool:
@@ -60,40 +56,83 @@ def _model_section(root: Path) -> str:
             "`aizone experiment all`).\n\n" + body.replace("\n### ", "\n### ") + "\n")
 
 
-def write_page(results: Sequence[ExperimentResult], doc: Path, out_dir: Path, *, command: str,
-               seconds: float, rewritten: bool = False) -> Path:
-    """Write the results page (see the module docstring); returns its path."""
+def _plot_dir(out_dir: Path, doc: Path) -> str:
     rel = os.path.relpath(out_dir.resolve(), doc.parent.resolve())
-    plot_dir = "" if rel == "." else rel.rstrip("/") + "/"
-    first = results[0] if results else None
+    return "" if rel == "." else rel.rstrip("/") + "/"
+
+
+def _made(target: str, results: Sequence[ExperimentResult]) -> str:
+    """One target's provenance: its command, machine, version, runs and minutes."""
+    first = results[0]
+    seconds = sum(r.seconds for r in results)
+    made = "aizone experiment all" + ("" if target == "p4switch" else f" --target {target}")
+    return (f"**{shown(target)}**: `{made}`, {first.machine.get('cores')} cores "
+            f"({first.machine.get('cpu')}), aizone {first.versions.get('aizone')} "
+            f"({first.versions.get('commit')}"
+            + (", uncommitted changes" if any(r.versions.get("dirty") for r in results) else "")
+            + f"), started {first.started}; {sum(r.runs for r in results)} runs "
+            f"({sum(r.cpu_bound_runs for r in results)} CPU-bound, "
+            f"{sum(r.failed_runs for r in results)} failed) in {seconds / 60:.1f} minutes ("
+            + ", ".join(f"{r.experiment} {r.seconds / 60:.1f} min" for r in results) + ").")
+
+
+def write_page(by_target: Mapping[str, Sequence[ExperimentResult]], doc: Path,
+               out_dirs: Mapping[str, Path], *, command: str, rewritten: bool = False) -> Path:
+    """Write the results page (see the module docstring) from each target's results (in
+    `by_target`'s order, the first the headline's); returns its path."""
+    targets = [t for t, rs in by_target.items() if rs]
+    if not targets:
+        raise ValueError("no results to write a page from")
+    dirs = {t: _plot_dir(out_dirs[t], doc) for t in targets}
+    every = [r for t in targets for r in by_target[t]]
+    former = [t for t in targets if _former_ack_rule(by_target[t])]
+    several = len(targets) > 1
+    headers = ["experiment", "the paper's claim"]
+    for t in targets:
+        headers += [f"measured ({shown(t)})", f"holds ({shown(t)})"] if several else [
+            "measured", "holds"]
     parts = ["# Results\n",
-             f"Generated by `{command}` (do not edit: run it again). "
-             + (f"Target `{first.target}`, {first.machine.get('cores')} cores "
-                f"({first.machine.get('cpu')}), aizone {first.versions.get('aizone')} "
-                f"({first.versions.get('commit')}); " if first else "")
-             + f"{sum(r.runs for r in results)} runs "
-             + f"({sum(r.cpu_bound_runs for r in results)} CPU-bound, "
-             + f"{sum(r.failed_runs for r in results)} failed) in {seconds / 60:.1f} minutes "
-             + "(" + ", ".join(f"{r.experiment} {r.seconds / 60:.1f} min" for r in results)
-             + ")."
-             + (f" Tables, findings and plots written again from these runs' JSON by `{command} "
-                "--rewrite` (nothing re-measured)." if rewritten else "") + "\n",
-             *([f"**The ACK timeout.** {former_ack_note()}\n"]
-               if _former_ack_rule(results) else []),
+             f"Generated by `{command}` (do not edit: run it again), from each target's runs:\n",
+             "\n".join(f"- {_made(t, by_target[t])}" for t in targets) + "\n",
+             *([f"Tables, findings and plots written again from these runs' JSON by `{command}` "
+                "(nothing re-measured).\n"] if rewritten else []),
+             *([f"**The ACK timeout ({', '.join(shown(t) for t in former)}).** "
+                f"{former_ack_note()}\n"] if former else []),
              "Every number comes from the switches' counters (read over P4Runtime by the "
              "controller) and the hosts' traffic agents; each grid point is repeated and shown "
              "as mean ± standard deviation; runs the emulator rather than the emulated fabric "
              "limited are flagged CPU-bound, listed, and left out of the means.\n",
-             f"![headline]({plot_dir}{HEADLINE})\n",
+             f"![headline]({dirs[targets[0]]}{HEADLINE})\n",
              "## What the experiments show\n",
-             markdown_table(["experiment", "the paper's claim", "measured", "holds"],
-                            _summary_rows(results)),
-             "\n## Fabric capacity and the sizes derived from it\n",
-             derivation_markdown()]
-    for r in results:
-        parts.append("\n" + result_markdown(r, heading="##", plot_dir=plot_dir))
-        parts.append(f"\nFiles: [{r.experiment}.json]({plot_dir}{r.experiment}.json), "
-                     f"[{r.experiment}.md]({plot_dir}{r.experiment}.md).\n")
+             markdown_table(headers, summary_rows({t: by_target[t] for t in targets}))]
+    if several:
+        parts += ["\n## Where the targets disagree, and why\n",
+                  "Computed from the runs (`experiments.compare`): each finding whose verdict "
+                  "differs between the targets, what each measured, and what the runs' "
+                  "counters say about it. How each experiment's runs went on each target "
+                  "(resends, ACK timeouts, queue drops and PAUSEs summed over its runs; one "
+                  "flow alone: the share of line rate a single flow reached after each "
+                  "bring-up):\n",
+                  markdown_table(["experiment", "target", "runs", "retransmitted",
+                                  "ACK timeouts", "queue drops", "PAUSEs sent", "one flow alone"],
+                                 run_rows({t: by_target[t] for t in targets}),
+                                 [False, False, False, True, True, True, True, True]),
+                  "\n" + disagreements_markdown(
+                      disagreements({t: by_target[t] for t in targets}))]
+    parts += ["\n## Fabric capacity and the sizes derived from it\n",
+              derivation_markdown(tuple(targets))]
+    names: list[str] = []
+    for r in every:
+        names += [] if r.experiment in names else [r.experiment]
+    for name in names:
+        for t in targets:
+            res = next((x for x in by_target[t] if x.experiment == name), None)
+            if res is None:
+                continue
+            d = dirs[t]
+            parts.append("\n" + result_markdown(res, heading="##", plot_dir=d,
+                                                 suffix=f" ({shown(t)})" if several else ""))
+            parts.append(f"\nFiles: [{name}.json]({d}{name}.json), [{name}.md]({d}{name}.md).\n")
     model = _model_section(Path(__file__).resolve().parents[1])
     if model:
         parts.append("\n" + model)

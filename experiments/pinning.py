@@ -41,7 +41,7 @@ from .jobs import racks_of, rail_hosts
 from .predict import hash_note, link_bytes, predicted_imbalance
 from .schema import Column, ExperimentResult, Finding, Point
 from .session import Options, Session
-from .sizes import RATE_MBPS, lossless, sizes_for
+from .sizes import lossless, sizes_for
 from .stats import clearly_less, faster, judged
 
 __all__ = ["NAME", "TITLE", "TOPOLOGY_CHANGES", "findings", "plot", "run"]
@@ -93,8 +93,8 @@ def run(options: Options) -> ExperimentResult:
     repeat = options.repeat or sz["repeat"]
     configs = _configs(sz["qps"])
     topo = variant(BASE, options.out, f"{NAME}-fabric", {
-        **TOPOLOGY_CHANGES, **lossless(), "links.host.rate_mbps": RATE_MBPS,
-        "links.rtsw_ctsw.rate_mbps": RATE_MBPS})
+        **TOPOLOGY_CHANGES, **lossless(), "links.host.rate_mbps": options.host_mbps,
+        "links.rtsw_ctsw.rate_mbps": options.host_mbps})
     session = Session(NAME, TITLE, options, topology=topo, params=PARAMS, metrics=METRICS,
                       sizes={"bytes per rank": sz["size"], "message bytes": sz["message_size"],
                              "QPs with QP scaling": sz["qps"], "strategy": "rr"},

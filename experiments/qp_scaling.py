@@ -59,7 +59,8 @@ def run(options: Options) -> ExperimentResult:
     sz = sizes_for(NAME, options.quick)
     repeat = options.repeat or sz["repeat"]
     modes, qps_list, strategies = ["ecmp", "eecmp"], sz["qps"], ["rr", "split"]
-    topo = variant(BASE, options.out, f"{NAME}-fabric", fabric_changes(BASE))
+    topo = variant(BASE, options.out, f"{NAME}-fabric",
+                   fabric_changes(BASE, host_mbps=options.host_mbps))
     session = Session(NAME, TITLE, options, topology=topo, params=PARAMS, metrics=METRICS,
                       sizes={"bytes per rank": sz["size"], "message bytes": sz["message_size"],
                              "admission": sz["admission"]}, repeat=repeat)

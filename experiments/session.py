@@ -56,7 +56,7 @@ from .collective import Collective, run_collective, uses_api
 from .fabric import Fabric
 from .machine import machine, versions
 from .schema import Column, ExperimentResult, Finding, Point, Run, summarize_runs
-from .sizes import FRAME_BYTES, MTU
+from .sizes import FRAME_BYTES, MTU, RATE_MBPS
 from .stats import tier_imbalance
 from .usage import Usage
 
@@ -66,8 +66,9 @@ __all__ = ["DEFAULT_TARGET", "LOSS_LIMIT", "Options", "Session", "cpu_bound_reas
 LOSS_LIMIT = 0.001  # frames lost on cables / sent: above it, the emulator fell behind
 SWITCH_FULL_CORE = 0.9
 MACHINE_BUSY = 0.95
-# PFC is native on p4switch only (BMv2 sends and honours no PAUSE): the
-# lossless class, incast and the paper's PFC-only fabric need it.
+# The target the committed results were first measured on, and the one that carries the whole
+# fabric at rate on this machine (docs/results/capacity.json); `--target bmv2` runs the same
+# grids on the reference target (the P4 programs' PFC is the same on both).
 DEFAULT_TARGET = "p4switch"
 
 
@@ -77,6 +78,9 @@ class Options:
 
     out: Path
     target: str = DEFAULT_TARGET
+    # The host links' rate (Mb/s); the CLI gives the target's, from the capacity file
+    # (`experiments.sizes.target_rate`).
+    host_mbps: float = RATE_MBPS
     repeat: int | None = None  # None: the experiment's default
     quick: bool = False
     build_dir: Path | None = None

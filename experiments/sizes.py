@@ -1,8 +1,13 @@
 """The experiments' sizes, and how they follow from what this machine can emulate.
 
-Every experiment runs its preset with the host links at `RATE_MBPS` (the
-other tiers keep their ratio to it: `rates`, `fabric_changes`) and the
-switch queues `QUEUE`. Its RC ACK timeout is the fabric's, by the
+Every experiment runs its preset with the host links at its target's host
+rate, `target_rate(target)`: the fastest rate at which that target carried
+the whole fabric at rate, from the capacity the bench measured
+(`experiments.capacity.host_rate`); the other tiers keep their ratio to it
+(`rates`, `fabric_changes`). The byte sizes were chosen at `RATE_MBPS`
+(p4switch's rate) and are the same on every target: a ring step's worth
+of round trips does not depend on the rate, only its time does. The
+switch queues are `QUEUE`. Its RC ACK timeout is the fabric's, by the
 controller's rule (`controller.jobs.fabric_ack_timeout_ms`, as `aizone run`
 sets it): `ack_timeout_ms` for given rates and queues,
 `running_ack_timeout_ms` for a fabric that runs, `preset_ack_timeout_ms`
@@ -26,7 +31,7 @@ with (`--quick`: the smallest grid and sizes that still exercise every
 path, for the smoke test).
 
 Names defined here: `RATE_MBPS`, `QUEUE`, `MTU`, `FRAME_BYTES`, `TIERS`,
-`SIZES`, `sizes_for`, `rates`, `fabric_changes`, `lossless`,
+`SIZES`, `sizes_for`, `target_rate`, `rates`, `fabric_changes`, `lossless`,
 `ack_timeout_ms`, `running_ack_timeout_ms`, `preset_ack_timeout_ms`,
 `ack_cases`, `FORMER_ACK_TIMEOUT_MS`, `former_ack_note`, `grid_runs`,
 `ideal_seconds`, `budget_seconds`, `derivation_markdown`.
@@ -36,6 +41,7 @@ from __future__ import annotations
 
 import copy
 import math
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -45,17 +51,18 @@ from topologies.ports import ROCE_FRAME
 from topologies.spec import FabricSpec, load_spec
 from traffic.schema import Transport
 
-from .capacity import capacity_lines, load_capacity, rate_reason
+from .capacity import CAPACITY_FILE, HostRate, capacity_lines, host_rate, load_capacity, rate_reason
 
 __all__ = ["FORMER_ACK_TIMEOUT_MS", "FRAME_BYTES", "MTU", "QUEUE", "RATE_MBPS", "SIZES", "TIERS",
            "ack_cases", "ack_timeout_ms", "budget_seconds", "derivation_markdown",
            "fabric_changes", "former_ack_note", "grid_runs", "ideal_seconds", "lossless",
-           "preset_ack_timeout_ms", "rates", "running_ack_timeout_ms", "sizes_for"]
+           "preset_ack_timeout_ms", "rates", "running_ack_timeout_ms", "sizes_for", "target_rate"]
 
 KiB, MiB = 1 << 10, 1 << 20
 
-# The host links' emulated rate every experiment runs at (the other tiers keep their preset's
-# ratio to it): see derivation_markdown().
+# The host rate the byte sizes were chosen at (p4switch's, from its capacity): the reference for
+# the step-time reasoning in derivation_markdown(); what a run uses is its target's
+# `target_rate`, which the capacity file gives.
 RATE_MBPS = 1.0
 # A full data packet at path MTU 1,024 (`topologies.ports.ROCE_FRAME`).
 MTU, FRAME_BYTES = 1024, ROCE_FRAME
@@ -74,6 +81,12 @@ QUEUE: dict[str, Any] = {"queue": 128, "pfc": {"enabled": True, "xoff": 16, "xon
 FORMER_ACK_TIMEOUT_MS = 4.096e-3 * 2**20
 _PRESETS = Path(__file__).resolve().parents[1] / "topologies"
 TIERS = ("host", "rtsw_ctsw", "ctsw_atsw")
+
+
+def target_rate(target: str, path: Path = CAPACITY_FILE) -> HostRate:
+    """The host rate `target`'s experiments run at, from the capacity file at `path`
+    (`experiments.capacity.host_rate`; `CapacityError` when it cannot say)."""
+    return host_rate(load_capacity(path), target)
 
 
 def rates(base: Path, host_mbps: float = RATE_MBPS) -> dict[str, Any]:
@@ -222,7 +235,7 @@ def _ib_k(ms: float) -> int:
     return round(math.log2(ms / 4.096e-3))
 
 
-def ack_cases() -> list[tuple[str, str, int, float]]:
+def ack_cases(host_mbps: float = RATE_MBPS) -> list[tuple[str, str, int, float]]:
     """(fabric, collective, fan-in, ACK timeout in ms) of every kind of collective the
     experiments run (their full sizes): rings with each QP count, incasts with each number
     of senders, on the fabric each runs on."""
@@ -235,7 +248,7 @@ def ack_cases() -> list[tuple[str, str, int, float]]:
               for n in SIZES["incast"]["full"]["senders"]]
     q = SIZES["placement"]["full"]["qps"]
     cases += [("two_zones", f"ring, {q} QP{'s' if q > 1 else ''} per peer (placement)", q, zones)]
-    return [(f, what, n, preset_ack_timeout_ms(base, n)) for f, what, n, base in cases]
+    return [(f, what, n, preset_ack_timeout_ms(base, n, host_mbps)) for f, what, n, base in cases]
 
 
 def former_ack_note() -> str:
@@ -256,29 +269,35 @@ def former_ack_note() -> str:
             "under it.")
 
 
-def derivation_markdown() -> str:
-    """How the sizes follow from the capacity and the fabric (a section of docs/results.md);
-    `CapacityError` when the capacity file (`experiments.capacity`) is missing or malformed."""
-    capacity = load_capacity()
+def derivation_markdown(targets: Sequence[str] = ("p4switch",),
+                        capacity_file: Path = CAPACITY_FILE) -> str:
+    """How the sizes follow from the capacity and the fabric, for each target the page shows
+    (a section of docs/results.md); `CapacityError` when the capacity file
+    (`experiments.capacity`) is missing or malformed, or says no rate for a target."""
+    capacity = load_capacity(capacity_file)
+    chosen = [host_rate(capacity, t) for t in targets]
     frame_ms = FRAME_BYTES * 8 / (RATE_MBPS * 1e6) * 1e3
     queue_s = int(QUEUE["queue"]) * frame_ms / 1e3
     pps = 16 * RATE_MBPS * 1e6 / (FRAME_BYTES * 8)
+    each = ", ".join(f"{_shown(c.target)} **{c.rate_mbps:g} Mb/s** (scale "
+                     f"{400e3 / c.rate_mbps:,.0f})" for c in chosen)
     out = [
-        f"Every experiment runs its preset with the host links at **{RATE_MBPS:g} Mb/s** and "
-        "every other tier in the preset's ratio to them (ai_zone_small: uplinks at twice the "
-        f"host rate, 1:1; two_zones: the ATSW tier at half, 4:1). A host link stands for a "
-        f"400 G NIC, so the **scale is {400e3 / RATE_MBPS:,.0f}** (each table says it again, "
-        "from the fabric that ran).",
+        "Every experiment runs its preset with the host links at its target's host rate "
+        f"({each}) and every other tier in the preset's ratio to them (ai_zone_small: "
+        "uplinks at twice the host rate, 1:1; two_zones: the ATSW tier at half, 4:1). A host "
+        "link stands for a 400 G NIC, so the scale is 400 G over the host rate (each table "
+        "says it again, from the fabric that ran). The bytes are the same on every target; "
+        f"the figures below are worked out at {RATE_MBPS:g} Mb/s.",
         "",
         "Why this rate. The switches and the hosts' agents share this machine's 2 cores: "
-        "6-9 p4switch processes, 8 agents, the controller. With all 16 NICs of "
+        "6-9 switch processes, 8 agents, the controller. With all 16 NICs of "
         f"ai_zone_small sending at {RATE_MBPS:g} Mb/s the hosts emit {pps:,.0f} full frames/s "
         f"and the switches forward about {3 * pps:,.0f}/s (each frame crosses an RTSW, a "
-        "CTSW and an RTSW), plus ACKs, every one through a P4 interpreter in Python. "
-        + rate_reason(capacity, RATE_MBPS) + " Runs that were CPU-bound anyway (an agent or "
-        "switch at a full core, the machine >= 95% busy, >= 0.1% of frames lost on cables "
-        "rather than at a switch queue) are flagged, listed under their table and left out of "
-        "the means.",
+        "CTSW and an RTSW), plus ACKs: on p4switch every one through a P4 interpreter in "
+        "Python. " + " ".join(rate_reason(capacity, c) for c in chosen)
+        + " Runs that were CPU-bound anyway (an agent or p4switch process at a full core, the "
+        "machine >= 95% busy, >= 0.1% of frames lost on cables rather than at a switch queue) "
+        "are flagged, listed under their table and left out of the means.",
         "",
         f"Queues: {QUEUE['queue']} packets per switch egress queue, PFC XOFF/XON "
         f"{QUEUE['pfc']['xoff']}/{QUEUE['pfc']['xon']} on the lossless class: "
@@ -298,10 +317,7 @@ def derivation_markdown() -> str:
         "default, for 400 G links) would time out on packets that are only queued. For the "
         "experiments' collectives:",
         "",
-        "| fabric | collective | fan-in | ACK timeout |",
-        "|---|---|---:|---:|",
-        *(f"| {fabric} | {what} | {fan_in} | {ms / 1e3:.2f} s (k = {_ib_k(ms)}) |"
-          for fabric, what, fan_in, ms in ack_cases()),
+        *_ack_table(chosen),
         "",
         "Step time: a ring step waits for the previous step's last ACK, so its chunk "
         "(bytes per rank / ranks) must take several round trips; the round trip of a full "
@@ -334,22 +350,50 @@ def derivation_markdown() -> str:
         "collective at line rate with every link evenly loaded; estimate: runs x (ideal x "
         f"{SLACK:g} + 2 s) + 15 s per bring-up):",
         "",
-        "| experiment | bytes | message bytes | chunk per ring step | repeats | runs | ideal run "
-        "| estimate |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|",
+        *_size_table(chosen),
     ]
-    total = 0.0
+    return "\n".join(out) + "\n"
+
+
+def _shown(target: str) -> str:
+    return {"bmv2": "BMv2"}.get(target, target)
+
+
+def _ack_table(chosen: Sequence[HostRate]) -> list[str]:
+    """The ACK timeout of every kind of collective, a column per target's host rate."""
+    cols = [ack_cases(c.rate_mbps) for c in chosen]
+    head = " | ".join(f"ACK timeout ({_shown(c.target)})" for c in chosen)
+    lines = [f"| fabric | collective | fan-in | {head} |",
+             "|---|---|---:|" + "---:|" * len(chosen)]
+    for i, (fabric, what, fan_in, _) in enumerate(cols[0]):
+        cells = " | ".join(f"{col[i][3] / 1e3:.2f} s (k = {_ib_k(col[i][3])})" for col in cols)
+        lines.append(f"| {fabric} | {what} | {fan_in} | {cells} |")
+    return lines
+
+
+def _size_table(chosen: Sequence[HostRate]) -> list[str]:
+    """The sizes, and the ideal run and estimate of each experiment at each target's rate."""
+    head = " | ".join(f"ideal run ({_shown(c.target)}) | estimate ({_shown(c.target)})"
+                      for c in chosen)
+    lines = [f"| experiment | bytes | message bytes | chunk per ring step | repeats | runs | "
+             f"{head} |", "|---|---:|---:|---:|---:|---:|" + "---:|---:|" * len(chosen)]
+    totals = [0.0] * len(chosen)
     for name, by in SIZES.items():
         sz = by["full"]
-        runs, ideal = grid_runs(name), ideal_seconds(name)
-        est = budget_seconds(runs, ideal * SLACK, BRINGUPS[name])
-        total += est
+        runs = grid_runs(name)
+        cells = []
+        for i, c in enumerate(chosen):
+            ideal = ideal_seconds(name, host_mbps=c.rate_mbps)
+            est = budget_seconds(runs, ideal * SLACK, BRINGUPS[name])
+            totals[i] += est
+            cells.append(f"{ideal:.1f} s | {est / 60:.1f} min")
         chunk = "–"
         if name in RANKS:
             c = sz["size"] // RANKS[name]
             chunk = f"{c // KiB} KiB ({c * FRAME_BYTES / MTU * 8 / (RATE_MBPS * 1e6):.2f} s)"
-        out.append(f"| {name} | {sz['size'] // KiB} KiB | {sz.get('message_size') or '–'} | "
-                   f"{chunk} | {sz['repeat']} | {runs} | {ideal:.1f} s | {est / 60:.1f} min |")
-    out += ["", f"Estimate for `aizone experiment all`: {total / 60:.0f} minutes (the measured "
-            "time is at the top of this page)."]
-    return "\n".join(out) + "\n"
+        lines.append(f"| {name} | {sz['size'] // KiB} KiB | {sz.get('message_size') or '–'} | "
+                     f"{chunk} | {sz['repeat']} | {runs} | {' | '.join(cells)} |")
+    lines += ["", "Estimate for `aizone experiment all`: " + ", ".join(
+        f"{t / 60:.0f} minutes on {_shown(c.target)}" for t, c in zip(totals, chosen, strict=True))
+        + " (the measured time is at the top of this page)."]
+    return lines

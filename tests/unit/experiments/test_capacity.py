@@ -12,6 +12,7 @@ from experiments.capacity import (
     CapacityError,
     add_measurement,
     capacity_lines,
+    host_rate,
     load_capacity,
     rate_reason,
 )
@@ -53,7 +54,8 @@ def test_page_lines_show_each_run_and_every_level() -> None:
 
 def test_the_rate_is_explained_by_p4switchs_levels() -> None:
     """1 Mb/s: all 16 NICs at rate; 8 NICs at 2 Mb/s were not."""
-    text = rate_reason(load_capacity(), 1.0)
+    data = load_capacity()
+    text = rate_reason(data, host_rate(data, "p4switch"))
     assert "(15.0 of 16 Mb/s, 5,777 switch frames/s, machine CPU 83%)" in text
     assert "but not 8 NICs at 2 Mb/s (11.6 of 16 Mb/s" in text
 
@@ -101,3 +103,46 @@ def test_a_bad_run_leaves_the_file_as_it_was(tmp_path: Path) -> None:
     with pytest.raises(CapacityError, match="the new measurement: Field required"):
         add_measurement(path, {k: v for k, v in RUN.items() if k != "date"})
     assert path.read_text() == before
+
+
+def _levels_file(tmp_path: Path, levels: list[dict[str, object]]) -> Path:
+    """A capacity file with one run of BMv2 at the given levels (the others' figures made up)."""
+    path = tmp_path / "capacity.json"
+    full = [{**LEVEL, "carried_mbps": 1.0, "target": "bmv2", **lv} for lv in levels]
+    add_measurement(path, {**RUN, "targets": {"bmv2": {"levels": full}}})
+    return path
+
+
+def test_the_host_rate_is_the_fastest_with_every_nic_at_rate(tmp_path: Path) -> None:
+    """16 NICs at rate at 1 and 2 Mb/s, not at 4; 8 NICs at 4 Mb/s does not count: 2 Mb/s."""
+    path = _levels_file(tmp_path, [
+        {"rate_mbps": 1.0, "nics": 16, "at_rate": True},
+        {"rate_mbps": 2.0, "nics": 16, "at_rate": True, "carried_mbps": 30.1},
+        {"rate_mbps": 4.0, "nics": 16, "at_rate": False},
+        {"rate_mbps": 4.0, "nics": 8, "at_rate": True}])
+    got = host_rate(load_capacity(path), "bmv2")
+    assert (got.rate_mbps, got.at_rate, got.level.carried_mbps) == (2.0, True, 30.1)
+    assert "found BMv2 carrying all 16 NICs of ai_zone_small at 2 Mb/s at rate (30.1 of " \
+           "32 Mb/s" in rate_reason(load_capacity(path), got)
+
+
+def test_no_rate_at_rate_takes_the_slowest_and_says_so(tmp_path: Path) -> None:
+    """No 16-NIC level at rate (one lossy, one slow): the slowest tried, 1 Mb/s, said below rate."""
+    path = _levels_file(tmp_path, [
+        {"rate_mbps": 2.0, "nics": 16, "at_rate": False},
+        {"rate_mbps": 1.0, "nics": 16, "at_rate": True, "lossless": False, "carried_mbps": 9.5}])
+    got = host_rate(load_capacity(path), "bmv2")
+    assert (got.rate_mbps, got.at_rate) == (1.0, False)
+    text = rate_reason(load_capacity(path), got)
+    assert "at 1 Mb/s **below rate** (9.5 of 16 Mb/s" in text
+    assert "no rate tried runs the whole fabric at line rate on BMv2" in text
+
+
+def test_a_target_without_a_full_fabric_level_is_an_error(tmp_path: Path) -> None:
+    """Only 4-NIC levels for BMv2, none for p4switch: the target and the bench to run, named."""
+    path = _levels_file(tmp_path, [{"rate_mbps": 1.0, "nics": 4}])
+    with pytest.raises(CapacityError, match=r"bmv2: no level with all 16 NICs measured; run "
+                                            r"bench/fabric_capacity.py --targets bmv2 --write"):
+        host_rate(load_capacity(path), "bmv2")
+    with pytest.raises(CapacityError, match="p4switch: no level"):
+        host_rate(load_capacity(path), "p4switch")

@@ -3,6 +3,7 @@ ACK timeout by the controller's rule."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -138,8 +139,32 @@ def test_derivation_states_rate_scale_and_timeout() -> None:
     """The page's section gives the host rate, the scale, the ACK timeouts, the measured
     capacity and a budget row."""
     text = derivation_markdown()
-    assert "host links at **1 Mb/s**" in text and "scale is 400,000" in text
+    assert "at its target's host rate (p4switch **1 Mb/s** (scale 400,000))" in text
     assert "| ai_zone_small | ring, 8 QPs per peer | 8 | 34.36 s (k = 23) |" in text
     assert "| ai_zone_small | incast, 7 senders | 7 | 17.18 s (k = 22) |" in text
     assert "carrying all 16 NICs of ai_zone_small at 1 Mb/s at rate (15.0 of 16 Mb/s" in text
     assert "| qp-scaling | 512 KiB | 4096 | 32 KiB (0.28 s) | 2 | 32 | 8.3 s |" in text
+
+
+def test_each_target_has_its_rate_timeouts_and_budget(tmp_path: Path) -> None:
+    """A hand-written capacity: p4switch at rate at 1 Mb/s, BMv2 only at 0.5 Mb/s. BMv2's ACK
+    timeouts double (8-QP ring: 34.36 s -> 68.72 s, k 23 -> 24) and so do its ideal runs
+    (qp-scaling 8.3 s -> 16.6 s)."""
+    def level(rate: float) -> dict[str, object]:
+        return {"rate_mbps": rate, "nics": 16, "carried_mbps": 15.0 * rate, "lossless": True,
+                "at_rate": True}
+
+    path = tmp_path / "capacity.json"
+    path.write_text(json.dumps({"measurements": [{
+        "command": "bench", "date": "2026-12-02",
+        "targets": {"p4switch": {"levels": [level(1.0)]},
+                    "bmv2": {"levels": [level(0.5), {**level(1.0), "at_rate": False}]}}}]}))
+    text = derivation_markdown(("p4switch", "bmv2"), path)
+    assert ("(p4switch **1 Mb/s** (scale 400,000), BMv2 **0.5 Mb/s** (scale 800,000))"
+            in text)
+    assert "| fabric | collective | fan-in | ACK timeout (p4switch) | ACK timeout (BMv2) |" in text
+    assert "| ai_zone_small | ring, 8 QPs per peer | 8 | 34.36 s (k = 23) | 68.72 s (k = 24) |" \
+        in text
+    assert "| qp-scaling | 512 KiB | 4096 | 32 KiB (0.28 s) | 2 | 32 | 8.3 s |" in text
+    assert "| 16.6 s |" in text.split("| qp-scaling | 512 KiB |")[1].splitlines()[0]
+    assert "found BMv2 carrying all 16 NICs of ai_zone_small at 0.5 Mb/s at rate" in text
