@@ -179,11 +179,25 @@ def build_parser() -> argparse.ArgumentParser:
     cap.add_argument("--filter", default=None, metavar="BPF",
                      help="a tcpdump filter, e.g. 'udp port 4791'")
     tr = add("trace", cmd_trace)
-    tr.add_argument("src", help="source host (its NIC 0), NIC interface or address")
-    tr.add_argument("dst", help="destination host, NIC interface or address")
-    tr.add_argument("--sport", type=int, default=49152, help="UDP source port (default 49152)")
+    tr.add_argument("src", nargs="?", help="source host (its NIC 0), NIC interface or address")
+    tr.add_argument("dst", nargs="?", help="destination host, NIC interface or address")
+    tr.add_argument("--job", type=int, default=None, metavar="ID",
+                    help="trace a connection of this job (the id `aizone run --json` prints; "
+                         "the daemon keeps the latest 50) instead of SRC -> DST")
+    tr.add_argument("--connection", default=None, metavar="r<S>>r<D>",
+                    help="with --job: the connection, sending rank S to rank D (default the "
+                         "job's first)")
+    tr.add_argument("--qp-index", type=int, default=0, metavar="Q",
+                    help="which of the connection's QPs (default 0)")
+    tr.add_argument("--qps", type=int, default=1,
+                    help="SRC -> DST: QPs of the connection, as `aizone run --qps` (default 1)")
+    tr.add_argument("--sport-per-qp", action="store_true",
+                    help="SRC -> DST: one UDP source port per QP, as `aizone run --sport-per-qp`")
+    tr.add_argument("--sport", type=int, default=None,
+                    help="UDP source port (default: the connection's, traffic.connections)")
     tr.add_argument("--dport", type=int, default=4791, help="UDP destination port (default 4791)")
-    tr.add_argument("--qp", type=int, default=17, help="BTH destination QP (default 17)")
+    tr.add_argument("--qp", type=int, default=None,
+                    help="BTH destination QP (default: the connection's, traffic.connections)")
     tr.add_argument("--no-send", action="store_true", help="predict only")
     shell = add("shell", cmd_shell, json_flag=False)
     shell.add_argument("switch")
@@ -221,3 +235,18 @@ def validate(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
         parser.error("--ack-timeout must be in (0, 600000] ms")
     if args.command == "link" and args.index < 0:
         parser.error("--index must be >= 0")
+    if args.command == "trace":
+        _validate_trace(parser, args)
+
+
+def _validate_trace(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """A trace names SRC and DST or a job's connection, not both."""
+    if args.job is None and (args.src is None or args.dst is None):
+        parser.error("trace: give SRC and DST, or --job ID (and --connection)")
+    if args.job is not None and (args.src is not None or args.qps != 1 or args.sport_per_qp):
+        parser.error("trace --job: the job gives the NICs, QPs and source ports; leave out "
+                     "SRC, DST, --qps and --sport-per-qp")
+    if args.connection is not None and args.job is None:
+        parser.error("trace --connection names a job's connection: give --job too")
+    if not 1 <= args.qps <= 255 or not 0 <= args.qp_index < 255:
+        parser.error("trace: --qps must be in 1..255 and --qp-index in 0..254")

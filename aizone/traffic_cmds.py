@@ -99,14 +99,24 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 
 def cmd_trace(args: argparse.Namespace) -> int:
-    """The path a packet of SRC -> DST takes, from the entries read back with the programs' hash.
+    """The path a packet of SRC -> DST (or of a job's connection) takes, from the entries read back.
 
-    Then confirmed: the flow is sent (RoCEv2, --count packets) and the
-    counters on the path must have moved (--no-send skips that).
+    The flow is a connection as a run numbers it (traffic.connections): by
+    default SRC -> DST's, rank 0 -> rank 1 of a job of the two (--qps,
+    --qp-index, --sport-per-qp as `aizone run` takes them); with --job ID,
+    that job's connection (--connection r<S>>r<D>, default its first), so
+    the path is the one the job's packets took. --sport and --qp replace
+    the connection's numbers. Then confirmed: the flow is sent (RoCEv2) and
+    the counters on the path must have moved (--no-send skips that).
     """
+    flow: dict[str, Any] = {"dport": args.dport, "qp_index": args.qp_index}
+    if args.job is not None:
+        flow.update(job=args.job, connection=args.connection)
+    else:
+        flow.update(src=args.src, dst=args.dst, qps=args.qps, sport_per_qp=args.sport_per_qp)
+    flow.update({k: v for k, v in (("sport", args.sport), ("qp", args.qp)) if v is not None})
+    flow = {k: v for k, v in flow.items() if v is not None}
     with ApiClient() as c:
-        flow = {"src": args.src, "dst": args.dst, "sport": args.sport, "dport": args.dport,
-                "qp": args.qp}
         # Predicting reads; sending packets changes the fabric's counters: a POST.
         data = c.get("/trace", **flow) if args.no_send else c.post("/trace", flow)
     if not emit_json(args, data):

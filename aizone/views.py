@@ -200,8 +200,12 @@ def show_link(console: Console, data: dict[str, Any]) -> None:
 def show_trace(console: Console, data: dict[str, Any]) -> None:
     """`aizone trace`: the predicted hops, where the packet ends, and the confirmation."""
     pred = data["prediction"]
+    conn = data.get("connection")
+    whose = ("" if conn is None else f", job {data['job']}'s" if data.get("job") is not None
+             else ",")
+    of = "" if conn is None else f"{whose} connection {conn} QP #{data.get('qp_index', 0)}"
     t = Table(title=f"{data['src']} -> {data['dst_ip']} (UDP {data['sport']} -> {data['dport']},"
-                    f" QP {data['qp']})")
+                    f" QP {data['qp']}{of})")
     for col in ("switch", "in", "out", "via", "link", "confirmed"):
         t.add_column(col)
     conf = data.get("confirmation") or {}

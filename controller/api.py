@@ -21,6 +21,7 @@ Every path is under `/api/v1`:
     POST /exec                {"host", "argv", "timeout"}: run a command in a host (Unix socket only)
     GET  /capture?target=T&seconds=S[&count&snaplen&filter]   pcap of a link, port or NIC
     GET  /trace?src&dst&...   a flow's path predicted from the entries read back
+                              (or ?job=ID&connection=r0>r1: a job's connection)
     POST /trace               {"src", "dst", ...}: the same, confirmed by sending the flow
     POST /run                 a collective on the hosts' agents (controller.jobs.RunRequest)
     GET  /jobs, /jobs/ID      the collectives run so far, and one's full result
@@ -130,13 +131,26 @@ class ExecRequest(_Body):
 
 
 class TraceRequest(_Body):
-    """The body of `POST /trace`: the flow to predict and send (UDP ports, destination QP)."""
+    """The body of `POST /trace`: the flow to predict and send (module `controller.trace`).
 
-    src: str = Field(description="source host or NIC")
-    dst: str = Field(description="destination host or NIC")
-    sport: int = Field(default=49152, ge=0, le=65535)
+    SRC -> DST's connection, or a job's; its UDP source port and destination
+    QP are the shared allocation's unless `sport`/`qp` are given.
+    """
+
+    src: str | None = Field(default=None, description="source host or NIC (without a job)")
+    dst: str | None = Field(default=None, description="destination host or NIC (without a job)")
+    job: int | None = Field(default=None, description="a job the daemon ran (GET /jobs): trace "
+                                                      "one of its connections")
+    connection: str | None = Field(default=None, description='the job\'s connection, "r<s>>r<d>" '
+                                                             "(default its first)")
+    qp_index: int = Field(default=0, ge=0, lt=255, description="which QP of the connection")
+    qps: int = Field(default=1, ge=1, le=255, description="QPs of SRC -> DST's connection")
+    sport_per_qp: bool = Field(default=False, description="SRC -> DST: one source port per QP")
+    sport: int | None = Field(default=None, ge=0, le=65535,
+                              description="UDP source port (default: the allocation's)")
     dport: int = Field(default=4791, ge=0, le=65535)
-    qp: int = Field(default=17, ge=0, lt=1 << 24)
+    qp: int | None = Field(default=None, ge=0, lt=1 << 24,
+                           description="BTH destination QP (default: the allocation's)")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -404,17 +418,21 @@ def create_app(daemon: Daemon, *, tcp: bool = False, limits: Limits | None = Non
 
     @app.get(f"{PREFIX}/trace", summary="a flow's path, predicted from the entries read back",
              response_model=TraceAnswer)
-    async def trace(src: str, dst: str, sport: Annotated[int, Query(ge=0, le=65535)] = 49152,
+    async def trace(src: str | None = None, dst: str | None = None, job: int | None = None,
+                    connection: str | None = None,
+                    qp_index: Annotated[int, Query(ge=0, lt=255)] = 0,
+                    qps: Annotated[int, Query(ge=1, le=255)] = 1, sport_per_qp: bool = False,
+                    sport: Annotated[int | None, Query(ge=0, le=65535)] = None,
                     dport: Annotated[int, Query(ge=0, le=65535)] = 4791,
-                    qp: Annotated[int, Query(ge=0, lt=1 << 24)] = 17) -> dict[str, Any]:
-        return await operations.trace(daemon, src, dst, sport=sport, dport=dport, qp=qp,
-                                      send=False)
+                    qp: Annotated[int | None, Query(ge=0, lt=1 << 24)] = None) -> dict[str, Any]:
+        return await operations.trace(daemon, send=False, dport=dport, src=src, dst=dst,
+                                      job=job, connection=connection, qp_index=qp_index,
+                                      qps=qps, sport_per_qp=sport_per_qp, sport=sport, qp=qp)
 
     @app.post(f"{PREFIX}/trace", summary="a flow's path, predicted and confirmed by sending it",
              response_model=TraceAnswer)
     async def trace_send(body: TraceRequest) -> dict[str, Any]:
-        return await operations.trace(daemon, body.src, body.dst, sport=body.sport,
-                                      dport=body.dport, qp=body.qp, send=True)
+        return await operations.trace(daemon, send=True, **body.model_dump())
 
     @app.post(f"{PREFIX}/run", summary="run a collective on the hosts' traffic agents",
              response_model=RunAnswer)

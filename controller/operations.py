@@ -231,25 +231,29 @@ async def check(daemon: Daemon, *, roce: bool = True) -> dict[str, Any]:
     return result
 
 
-async def trace(daemon: Daemon, src: str, dst: str, *, sport: int, dport: int, qp: int,
-                send: bool) -> dict[str, Any]:
-    """Predict a flow's path from the entries read back, and confirm it with counters."""
+async def trace(daemon: Daemon, *, send: bool, dport: int, **flow: Any) -> dict[str, Any]:
+    """Predict a flow's path from the entries read back, and confirm it with counters.
+
+    `flow`: what `controller.trace.resolve_flow` takes (src and dst, or a
+    job and its connection; QP index, QPs, explicit sport/qp).
+    """
     from .jobs import fabric_job_ack_timeout_ms
     from .paths import PathError
+    from .trace import resolve_flow
     from .trace import trace as trace_flow
 
     rt, _, sessions = daemon.need()
     if send and daemon.job_lock.locked():
         raise DaemonError("a collective is running: its agents cannot send a trace's flow now")
     try:
+        chosen = resolve_flow(rt.plan, daemon.jobs, **flow)
         if not send or daemon.agents is None:
-            return await trace_flow(sessions, rt.plan, None, src, dst, sport=sport,
-                                    dport=dport, qp=qp, send=send)
+            return await trace_flow(sessions, rt.plan, None, chosen, dport=dport, send=send)
         # the fabric's RC ACK timeout, as for `aizone run` and `aizone check`
         ack_ms = fabric_job_ack_timeout_ms(_job_context(daemon, rt, sessions, daemon.agents))
         async with daemon.job_lock:  # the agents run one job at a time
-            return await trace_flow(sessions, rt.plan, daemon.agents, src, dst, sport=sport,
-                                    dport=dport, qp=qp, send=True, ack_timeout_ms=ack_ms)
+            return await trace_flow(sessions, rt.plan, daemon.agents, chosen, dport=dport,
+                                    send=True, ack_timeout_ms=ack_ms)
     except (ValueError, PathError) as exc:
         raise DaemonError(str(exc)) from None
 

@@ -16,19 +16,34 @@
    test is a margin and not equality). The acknowledgements travel the
    other way, out of ports that are not the forward path's groups.
 
-Names defined here: `trace`, `confirm`.
+Which flow: the UDP source port and destination QP come from the one
+allocation the agents, the model and the experiments' predictor share
+(`traffic.connections`), so a trace follows the packets a run sends:
+
+- `job_flow(plan, job, connection, qp_index)`: QP `qp_index` of a
+  connection (``"r<s>>r<d>"``, default the job's first) of a collective the
+  daemon ran (its record: pattern, ranks' NICs, QPs, `sport_per_qp`);
+- `pair_flow(plan, src, dst, qps, qp_index)`: the connection of SRC -> DST
+  as rank 0 -> rank 1 of a job of their own (for two hosts, what `aizone run
+  allreduce --hosts SRC,DST --per host --qps Q` sends from SRC to DST);
+- an explicit `sport`/`qp` overrides either number (a flow no job sends).
+
+Names defined here: `TraceFlow`, `resolve_flow`, `job_flow`, `pair_flow`, `trace`,
+`confirm`.
 """
 
 from __future__ import annotations
 
 import asyncio
 import time
-from dataclasses import asdict
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass
 from typing import Any
 
 from topologies.addressing import AddressPlan
 from traffic.agentclient import AgentError
 from traffic.collectives import Rank
+from traffic.connections import AllocationError, plan_connections, receiver_qpn, source_port
 from traffic.flowjobs import flow_jobs, sent
 from traffic.schema import Transport
 
@@ -37,7 +52,7 @@ from .hostagents import HostAgents
 from .paths import PredictedPath, predict_path
 from .sessions import FabricSessions
 
-__all__ = ["confirm", "trace"]
+__all__ = ["TraceFlow", "confirm", "job_flow", "pair_flow", "resolve_flow", "trace"]
 
 TX = "FabricEgress.counters.tx_port"
 ROCE_PORT = 4791
@@ -49,6 +64,91 @@ PACE_MBPS = 0.4
 SIZE = 64  # bytes per message: one packet each
 # Both agents set their QPs up before the first packet leaves (the job's start_at).
 _START_IN = 1.0
+
+
+@dataclass(frozen=True, kw_only=True)
+class TraceFlow:
+    """The flow a trace follows, and which connection of the allocation it is."""
+
+    src: str
+    """The source NIC's interface."""
+    dst_ip: str
+    """The destination NIC's address."""
+    sport: int
+    """The UDP source port."""
+    qp: int
+    """The BTH destination QP (the receiver's QP of the connection)."""
+    connection: str | None = None
+    """The connection ("r<s>>r<d>") whose QP this is; None: a flow given by its numbers."""
+    qp_index: int = 0
+    """Which of the connection's QPs."""
+    job: int | None = None
+    """The daemon's job the connection belongs to; None: the pair's own allocation."""
+
+
+def _ranks(plan: AddressPlan, nics: list[str]) -> list[Rank]:
+    by = {n.intf: n for n in plan.nics()}
+    missing = [x for x in nics if x not in by]
+    if missing:
+        raise ValueError(f"no NIC {missing[0]!r} in fabric {plan.name}")
+    return [Rank(host=by[x].host, nic=x, ip=by[x].ip) for x in nics]
+
+
+def _pick(plans: tuple[Any, ...], connection: str | None, qp_index: int, where: str) -> Any:
+    if not plans:
+        raise ValueError(f"{where}: no connection crosses the fabric")
+    if connection is None:
+        chosen = plans[0]
+    else:
+        chosen = next((c for c in plans if c.id == connection), None)
+        if chosen is None:
+            ids = [c.id for c in plans]
+            shown = ", ".join(ids[:8]) + (f" ... ({len(ids)} in all)" if len(ids) > 8 else "")
+            raise ValueError(f"{where}: no connection {connection!r}; it has {shown}")
+    if not 0 <= qp_index < len(chosen.receiver_qpns):
+        raise ValueError(f"{where}: qp_index={qp_index}: connection {chosen.id} has "
+                         f"{len(chosen.receiver_qpns)} QP(s), 0..{len(chosen.receiver_qpns) - 1}")
+    return chosen
+
+
+def job_flow(plan: AddressPlan, job: Mapping[str, Any], connection: str | None = None,
+             qp_index: int = 0) -> TraceFlow:
+    """QP `qp_index` of `connection` (None: the first) of a job the daemon ran (its record)."""
+    req = job.get("request") or {}
+    where = f"job {job.get('id')}"
+    try:
+        ranks = _ranks(plan, list(job["ranks_nics"]))
+        plans = plan_connections(str(job["pattern"]), ranks, int(req.get("qps", 1)),
+                                 job_name=f"job{job.get('id')}-{job['pattern']}",
+                                 sport_per_qp=bool(req.get("sport_per_qp", False)))
+    except KeyError as exc:
+        raise ValueError(f"{where}: its record has no {exc.args[0]!r}") from None
+    except AllocationError as exc:
+        raise ValueError(f"{where}: {exc}") from None
+    c = _pick(plans, connection, qp_index, where)
+    return TraceFlow(src=ranks[c.src].nic, dst_ip=ranks[c.dst].ip, sport=c.sports[qp_index],
+                     qp=c.receiver_qpns[qp_index], connection=c.id, qp_index=qp_index,
+                     job=int(job["id"]) if job.get("id") is not None else None)
+
+
+def pair_flow(plan: AddressPlan, src: str, dst: str, *, qps: int = 1, qp_index: int = 0,
+              sport_per_qp: bool = False) -> TraceFlow:
+    """QP `qp_index` of SRC -> DST, rank 0 -> rank 1 of a job of their own with `qps` QPs."""
+    ranks = _ranks(plan, [_nic_of(plan, src), _nic_of(plan, dst)])
+    where = f"{src} -> {dst}"
+    if ranks[0].nic == ranks[1].nic:
+        raise ValueError(f"{where}: a flow from {ranks[0].nic} to itself does not cross the "
+                         f"fabric")
+    if not 1 <= qps <= 255:
+        raise ValueError(f"{where}: qps={qps}: must be 1..255")
+    if not 0 <= qp_index < qps:
+        raise ValueError(f"{where}: qp_index={qp_index}: must be 0..{qps - 1} with {qps} QP(s)")
+    # The allocation's own numbers for connection r0>r1 (`plan_connections` gives the
+    # same for two hosts; two NICs of one host get no connection in a job, since they
+    # exchange over the host's interconnect, but a trace between them crosses the RTSW).
+    return TraceFlow(src=ranks[0].nic, dst_ip=ranks[1].ip,
+                     sport=source_port(ranks[0].ip, ranks[1].ip, qp_index, per_qp=sport_per_qp),
+                     qp=receiver_qpn(0, qp_index, qps), connection="r0>r1", qp_index=qp_index)
 
 
 async def _tx(sessions: FabricSessions, plan: AddressPlan) -> dict[str, dict[int, int]]:
@@ -121,22 +221,23 @@ async def confirm(sessions: FabricSessions, plan: AddressPlan, agents: HostAgent
 
 
 async def trace(sessions: FabricSessions, plan: AddressPlan, agents: HostAgents | None,
-                src: str, dst: str, *, sport: int = 49152, dport: int = ROCE_PORT, qp: int = 17,
-                send: bool = True, ack_timeout_ms: float | None = None) -> dict[str, Any]:
-    """Predict (and with `send`, confirm) the path of one flow; see the module docstring.
+                flow: TraceFlow, *, dport: int = ROCE_PORT, send: bool = True,
+                ack_timeout_ms: float | None = None) -> dict[str, Any]:
+    """Predict (and with `send`, confirm) the path of `flow`; see the module docstring.
 
     `agents` are the fabric's traffic agents, which send the confirming flow
     (None: the path is predicted, and the confirmation says why not sent);
     `ack_timeout_ms` their RC ACK timeout (None: the transport's default).
     """
-    src_nic = _nic_of(plan, src)
-    dst_ip = _ip_of(plan, dst)
+    src_nic, dst_ip, sport, qp = flow.src, flow.dst_ip, flow.sport, flow.qp
     names = [s.name for s in plan.switches]
     states = await asyncio.gather(*(sessions.read_state(n) for n in names))
     entries = dict(zip(names, states, strict=True))
     path = predict_path(plan, entries, src_nic, dst_ip, sport=sport, dport=dport, qp=qp)
     result: dict[str, Any] = {"src": src_nic, "dst_ip": dst_ip, "sport": sport, "dport": dport,
-                              "qp": qp, "prediction": _path_json(path)}
+                              "qp": qp, "connection": flow.connection,
+                              "qp_index": flow.qp_index, "job": flow.job,
+                              "prediction": _path_json(path)}
     if send and dport == ROCE_PORT and path.delivered_to is not None and agents is not None:
         result["confirmation"] = await confirm(sessions, plan, agents, path, entries,
                                                sport=sport, qp=qp, ack_timeout_ms=ack_timeout_ms)
@@ -165,11 +266,35 @@ def _nic_of(plan: AddressPlan, name: str) -> str:
     raise ValueError(f"no host, NIC or NIC address {name!r} in fabric {plan.name}")
 
 
-def _ip_of(plan: AddressPlan, name: str) -> str:
-    for h in plan.hosts:
-        if h.name == name:
-            return h.nics[0].ip
-        for n in h.nics:
-            if name in (n.intf, n.ip):
-                return n.ip
-    raise ValueError(f"no host, NIC or NIC address {name!r} in fabric {plan.name}")
+
+def resolve_flow(plan: AddressPlan, jobs: Mapping[int, Mapping[str, Any]], *,
+                 src: str | None = None, dst: str | None = None, job: int | None = None,
+                 connection: str | None = None, qp_index: int = 0, qps: int = 1,
+                 sport_per_qp: bool = False, sport: int | None = None,
+                 qp: int | None = None) -> TraceFlow:
+    """The flow a trace request names: a job's connection, or SRC -> DST's (module docstring).
+
+    `jobs` are the daemon's job records by id; `sport` and `qp`, when given,
+    replace the allocation's numbers (the flow is then no connection's).
+    """
+    if job is not None:
+        if src is not None or dst is not None or qps != 1 or sport_per_qp:
+            raise ValueError("a job's connection: its job record gives the NICs, QPs and "
+                             "source ports (leave out src, dst, qps and sport_per_qp)")
+        record = jobs.get(job)
+        if record is None:
+            kept = sorted(jobs)
+            raise ValueError(f"no job {job}: the daemon keeps the latest 50"
+                             + (f" ({kept[0]}..{kept[-1]})" if kept else ", and has run none"))
+        flow = job_flow(plan, record, connection, qp_index)
+    elif src is None or dst is None:
+        raise ValueError("give a source and a destination, or a job (and its connection)")
+    elif connection is not None:
+        raise ValueError(f"connection {connection!r} names a job's connection: give the job too")
+    else:
+        flow = pair_flow(plan, src, dst, qps=qps, qp_index=qp_index, sport_per_qp=sport_per_qp)
+    if sport is None and qp is None:
+        return flow
+    return TraceFlow(src=flow.src, dst_ip=flow.dst_ip,
+                     sport=flow.sport if sport is None else sport,
+                     qp=flow.qp if qp is None else qp)

@@ -53,8 +53,14 @@ def test_target_choices_come_from_the_registry() -> None:
 @pytest.mark.parametrize("argv,flag", [(["demo", "--size", "0"], "--size"),
                                        (["run", "allreduce", "--size", "lots"], "--size"),
                                        (["mode", "ospf"], "mode"),
-                                       (["link", "sideways", "rtsw1", "ctsw1"], "state")],
-                         ids=["size-range", "size-unit", "mode", "link-state"])
+                                       (["link", "sideways", "rtsw1", "ctsw1"], "state"),
+                                       (["trace", "h1"], "SRC and DST"),
+                                       (["trace", "h1", "h2", "--job", "3"], "--job"),
+                                       (["trace", "h1", "h2", "--connection", "r0>r1"],
+                                        "--connection"),
+                                       (["trace", "h1", "h2", "--qps", "0"], "--qps")],
+                         ids=["size-range", "size-unit", "mode", "link-state", "trace-no-dst",
+                              "trace-job-and-pair", "trace-connection-no-job", "trace-qps"])
 def test_invalid_arguments_are_usage_errors(argv: list[str], flag: str, capsys) -> None:
     """Bad values are usage errors (exit 2) that name the argument."""
     with pytest.raises(SystemExit) as exc:
