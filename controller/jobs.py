@@ -155,14 +155,16 @@ def path_queues(atsw: bool) -> int:
 
 
 def fabric_ack_timeout_ms(rates: dict[str, float], queues: dict[str, int], hops: int,
-                          in_flight: int = 0) -> float:
+                          in_flight: int = 0, rtt_ms: float = 0.0) -> float:
     """The ACK timeout for a fabric: the smallest 4.096 us x 2^k (k >= 15) above the time
     `hops` full switch queues of full frames take to drain at the slowest tier's rate, and
     above twice the time `in_flight` full frames (all a job can have in flight towards one
-    NIC, which PFC holds rather than drops) take at that rate."""
+    NIC, which PFC holds rather than drops) take at that rate, plus `rtt_ms`, the round trip
+    the topology's scaled latency adds (`AddressPlan.delayed_rtt_s`): an ACK comes back no
+    sooner."""
     slowest = min(rates.values())
     frame_s = FRAME_BYTES * 8 / (slowest * 1e6)
-    worst = max(hops * max(queues.values()), 2 * in_flight) * frame_s
+    worst = max(hops * max(queues.values()), 2 * in_flight) * frame_s + rtt_ms / 1e3
     k = max(_NCCL_DEFAULT_K, math.ceil(math.log2(worst / _IB_TIMEOUT_UNIT_S)))
     return _IB_TIMEOUT_UNIT_S * 1e3 * 2**k
 
@@ -187,7 +189,8 @@ def fabric_job_ack_timeout_ms(ctx: JobContext, in_flight: int = 0) -> float | No
     tiers = [t for t in ctx.queues if t in ctx.rates]
     hops = path_queues(any(s.role == "atsw" for s in ctx.plan.switches))
     return fabric_ack_timeout_ms({t: ctx.rates[t] for t in tiers},
-                                 {t: ctx.queues[t] for t in tiers}, hops, in_flight)
+                                 {t: ctx.queues[t] for t in tiers}, hops, in_flight,
+                                 rtt_ms=ctx.plan.delayed_rtt_s * 1e3)
 
 
 class RunError(ValueError):

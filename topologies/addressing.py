@@ -59,6 +59,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import Literal
 
+from .latency import LatencySpec
 from .spec import FabricSpec, LinkSpec, QosSpec
 
 __all__ = [
@@ -255,6 +256,8 @@ class AddressPlan:
     qos: QosSpec = field(default_factory=QosSpec)
     # line_rate_gbps * 1000 / links.host.rate_mbps: what results are scaled by.
     scale: float = 1.0
+    # Real latencies the veths delay by, x scale (None: no delay; topologies.latency).
+    latency: LatencySpec | None = None
 
     @cached_property
     def _switches(self) -> dict[str, SwitchPlan]:
@@ -303,6 +306,14 @@ class AddressPlan:
             return self._nics_by_ip[ip]
         except KeyError:
             raise KeyError(f"no NIC has address {ip}") from None
+
+    @property
+    def delayed_rtt_s(self) -> float:
+        """The round trip between the farthest hosts that the scaled latency adds (0: none)."""
+        if self.latency is None:
+            return 0.0
+        atsw = any(s.role == "atsw" for s in self.switches)
+        return self.latency.path_rtt_us(atsw) * 1e-6 * self.scale
 
     def switches_of(self, role: str) -> tuple[SwitchPlan, ...]:
         """The switches of one role ("rtsw", "ctsw" or "atsw"), in index order."""
@@ -439,4 +450,5 @@ def plan_addresses(spec: FabricSpec) -> AddressPlan:
             cpu_port=sw.cpu_port, program=program,
             ports=tuple(sorted(b.ports[name], key=lambda p: p.port)), subnet=subnet))
     return AddressPlan(name=spec.name, mode=spec.routing.mode, switches=tuple(switches),
-                       hosts=tuple(hosts), links=tuple(b.links), qos=spec.qos, scale=spec.scale)
+                       hosts=tuple(hosts), links=tuple(b.links), qos=spec.qos, scale=spec.scale,
+                       latency=spec.latency)

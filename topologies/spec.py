@@ -52,6 +52,8 @@ from pydantic import (
 )
 from pydantic_core import ErrorDetails
 
+from .latency import MAX_HOP_DELAY_S, TIER_ENDS, LatencySpec
+
 __all__ = [
     "DEFAULT_CLASSES",
     "MAX_PORTS",
@@ -370,6 +372,7 @@ class RoutingSpec(_Model):
     mode: Literal["pin", "ecmp", "eecmp"] = "ecmp"
 
 
+
 class FabricSpec(_Model):
     """A whole fabric preset."""
 
@@ -382,6 +385,8 @@ class FabricSpec(_Model):
     # The NIC line rate the host tier's emulated rate stands for (Gb/s).
     line_rate_gbps: float = Field(default=400, gt=0, le=3200)
     links: LinksSpec = LinksSpec()
+    # Real propagation and switch latency, scaled like the rates (None: none).
+    latency: LatencySpec | None = None
     qos: QosSpec = QosSpec()
     # One-zone shorthand ...
     racks: list[RackSpec] = Field(default_factory=list)
@@ -412,6 +417,7 @@ class FabricSpec(_Model):
             raise ValueError("ATSWs join CTSWs: every zone needs ctsws >= 1")
         self._check_port_counts(zones)
         self._check_counts(zones)
+        self._check_latency()
         names = [z.name for z in self.zones if z.name]
         if len(names) != len(set(names)):
             raise ValueError("zone names must be unique")
@@ -446,6 +452,22 @@ class FabricSpec(_Model):
             self.switches.check_ranges(total)
         except ValueError as exc:
             raise ValueError(f"switches.{exc}") from None
+
+    def _check_latency(self) -> None:
+        if self.latency is None:
+            return
+        for tier in TIERS:
+            if self.links.tier(tier).delay_ms is not None:
+                raise ValueError(f"links.{tier}.delay_ms: netem delay and `latency` both delay "
+                                 f"the links: give one")
+            for role in TIER_ENDS[tier]:
+                hop_s = self.latency.egress_us(tier, role) * 1e-6 * self.scale
+                if hop_s > MAX_HOP_DELAY_S:
+                    key = f"switch_us.{role}" if role else f"propagation_us.{tier}"
+                    raise ValueError(
+                        f"latency.{key}: a frame leaving {role or 'a host'} onto {tier} would "
+                        f"wait {hop_s:g} s (real us x scale {self.scale:g}), at most "
+                        f"{MAX_HOP_DELAY_S:g} s")
 
     def zone_list(self) -> list[ZoneSpec]:
         """The zones, with the one-zone shorthand turned into a zone."""

@@ -12,6 +12,12 @@
   (uplinks), from rates x links: `ratio` = down / up (> 1 is
   oversubscribed, < 1 has spare uplinks, like the paper's RTSW at 1:1.125),
   the worst switch of the role, and a label ("1:1.125", "7.111:1");
+- `latency`: with the topology's `latency:` section (None without), per
+  tier the real propagation and the switch latency at each end, each
+  direction's emulated delay (real x scale), the link's round trip (real
+  us, emulated ms) and its bandwidth-delay product (rate x round trip: the
+  same bytes real and emulated), and the round trip between the farthest
+  hosts with its BDP at a NIC's rate;
 - `qos`, `addressing` (per zone subnets, NIC prefix, port and device id
   ranges, the limits) and `processes` (switch processes + host agents `up`
   would run, against `MAX_PROCESSES`).
@@ -32,6 +38,7 @@ from rich.console import Console
 from rich.table import Table
 
 from .addressing import AddressPlan, SwitchPlan
+from .latency import TIER_ENDS, LatencySpec
 from .spec import MAX_PORTS, MAX_RACKS_PER_ZONE, MAX_ZONES, TIERS, FabricSpec, SpecError
 
 __all__ = ["MAX_PROCESSES", "check_runnable", "ratio_label", "render_summary", "summarize"]
@@ -116,6 +123,9 @@ def summarize(spec: FabricSpec, plan: AddressPlan) -> dict[str, Any]:
             "worst_ratio": worst, "worst_label": ratio_label(worst),
         })
 
+    latency = (_latency(spec.latency, spec, [str(t["tier"]) for t in tiers], roles["atsw"] > 0)
+               if spec.latency else None)
+
     qos = {"queues": spec.qos.queues, "default_tc": 0,
            "classes": [{"name": name, "tc": c.tc, "dscp": list(c.dscp), "lossless": c.lossless}
                        for name, c in sorted(spec.qos.classes.items(), key=lambda kv: kv[1].tc)]}
@@ -140,8 +150,32 @@ def summarize(spec: FabricSpec, plan: AddressPlan) -> dict[str, Any]:
                  "runnable": n_sw + len(plan.hosts) <= MAX_PROCESSES}
     return {"name": spec.name, "description": spec.description,
             "line_rate_gbps": spec.line_rate_gbps, "scale": scale, "counts": counts,
-            "tiers": tiers, "oversubscription": over, "qos": qos, "addressing": addressing,
+            "tiers": tiers, "oversubscription": over, "latency": latency, "qos": qos,
+            "addressing": addressing,
             "processes": processes}
+
+
+def _latency(lat: LatencySpec, spec: FabricSpec, tiers: list[str], atsw: bool
+             ) -> dict[str, Any]:
+    scale = spec.scale
+    rows = []
+    for t in tiers:
+        lower, upper = TIER_ENDS[t]
+        rtt_us = lat.link_rtt_us(t, lower, upper)
+        rate = spec.links.tier(t).rate_mbps
+        rows.append({
+            "tier": t, "propagation_us": getattr(lat.propagation_us, t),
+            "lower_switch_us": getattr(lat.switch_us, lower) if lower else 0.0,
+            "upper_switch_us": getattr(lat.switch_us, upper),
+            "up_ms": lat.egress_us(t, lower) * scale / 1e3,
+            "down_ms": lat.egress_us(t, upper) * scale / 1e3,
+            "rtt_us": rtt_us, "rtt_ms": rtt_us * scale / 1e3,
+            "bdp_bytes": rate * 1e6 / 8 * rtt_us * 1e-6 * scale,
+        })
+    path_us = lat.path_rtt_us(atsw)
+    host_rate = spec.links.host.rate_mbps
+    return {"tiers": rows, "path_rtt_us": path_us, "path_rtt_ms": path_us * scale / 1e3,
+            "path_bdp_bytes": host_rate * 1e6 / 8 * path_us * 1e-6 * scale}
 
 
 def _span(base: int, n: int) -> str:
@@ -192,6 +226,8 @@ def render_summary(console: Console, summary: dict[str, Any]) -> None:
                       row["label"], row["worst_label"])
         console.print(o)
 
+    _render_latency(console, s["latency"])
+
     q = Table(title=f"traffic classes ({s['qos']['queues']} queues, class c in queue c)")
     for col in ("class", "tc", "DSCP", "lossless (PFC)"):
         q.add_column(col)
@@ -216,3 +252,25 @@ def render_summary(console: Console, summary: dict[str, Any]) -> None:
                else f"[red]too large for `up`[/] (at most {p['limit']})")
     console.print(f"`up` would run {p['switches']:,} switch processes + {p['host_agents']:,} "
                   f"host agents = {p['total']:,}: {verdict}")
+
+
+def _render_latency(console: Console, lat: dict[str, Any] | None) -> None:
+    if lat is None:
+        console.print("latency: none configured (no `latency:` section): a hop takes the "
+                      "emulator's own time, not the real fabric's x scale")
+        return
+    t = Table(title="latency (real us x scale; BDP = rate x round trip, the same bytes real "
+                    "and emulated)")
+    for col in ("tier", "propagation", "switch below/above", "delay up", "delay down",
+                "round trip", "emulated", "BDP"):
+        t.add_column(col, justify="left" if col == "tier" else "right")
+    for row in lat["tiers"]:
+        t.add_row(row["tier"], f"{_num(row['propagation_us'])} us",
+                  f"{_num(row['lower_switch_us'])}/{_num(row['upper_switch_us'])} us",
+                  f"{_num(row['up_ms'])} ms", f"{_num(row['down_ms'])} ms",
+                  f"{_num(row['rtt_us'])} us", f"{_num(row['rtt_ms'])} ms",
+                  f"{_num(row['bdp_bytes'] / 1000)} KB")
+    console.print(t)
+    console.print(f"farthest hosts: round trip {_num(lat['path_rtt_us'])} us real, "
+                  f"{_num(lat['path_rtt_ms'])} ms emulated; BDP at a NIC's rate "
+                  f"{_num(lat['path_bdp_bytes'] / 1000)} KB")
