@@ -252,10 +252,11 @@ def run(args: argparse.Namespace, stop: threading.Event) -> None:
         load_program(program_bytes)  # fail on a bad program before touching the network
 
     def factory(program: Any, transmit: Any) -> Any:
-        """A pipeline `Switch` for `program`, with the traffic manager options given."""
+        """A pipeline `Switch` for `program`, with the traffic manager options given; its
+        traffic manager runs on the ports' thread (one thread per switch)."""
         from p4switch.pipeline import Switch
 
-        return Switch(program, transmit, **_switch_options(args))
+        return Switch(program, transmit, tm_driver=ports, **_switch_options(args))
 
     tls = None
     if args.grpc_server_ssl:

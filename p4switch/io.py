@@ -10,7 +10,11 @@ Two port sets with the same interface (`transmit(port, frame)`,
   every frame to `sink(port, frame)` (the pipeline's `process`), so all
   forwarding happens on that thread, never on gRPC threads. An 802.1Q tag
   the kernel took out of a received frame is put back (PACKET_AUXDATA, as
-  libpcap does), so the program sees the frame as it was sent.
+  libpcap does), so the program sees the frame as it was sent. The same
+  thread runs the traffic managers attached to it (`attach(service)`, the
+  `tm.TmDriver` protocol): `service()` after every batch of frames and at
+  the time it asked for (a `timerfd.Timer` in the same epoll), so a switch
+  is one thread, with no handoff between threads per frame.
 * `MemoryPorts`: in-memory ports for tests: `inject(port, frame)` feeds the
   sink, and transmitted frames are kept per port (`sent[port]`, or a
   `wait_sent()` helper).
@@ -36,9 +40,13 @@ from collections import defaultdict, deque
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from .timerfd import Timer
+
 log = logging.getLogger("p4switch.io")
 
 Sink = Callable[[int, bytes], None]
+Service = Callable[[], float]
+INF = float("inf")
 
 ETH_P_ALL = 0x0003
 SOL_PACKET = 263
@@ -172,7 +180,13 @@ class RawPorts(_PortSet):
         self._by_fd: dict[int, int] = {}
         self._filter_outgoing: set[int] = set()
         self._thread: threading.Thread | None = None
+        self._loop_ident: int | None = None
         self._stop_r, self._stop_w = os.pipe()
+        # Services (traffic managers) run on the loop's thread; the tuple is replaced,
+        # never changed, so the loop reads it without a lock.
+        self._services: tuple[Service, ...] = ()
+        self._wake_fd = os.eventfd(0, os.EFD_NONBLOCK | os.EFD_CLOEXEC)
+        self._timer = Timer()
         try:
             for port, name in interfaces.items():
                 self._open(port, name)
@@ -224,6 +238,37 @@ class RawPorts(_PortSet):
             return
         self._count_tx(port, frame)
 
+    def attach(self, service: Service) -> Callable[[], None]:
+        """Run `service()` on the receive thread after each batch of frames and at the
+        `time.monotonic()` time it returns (inf: only when woken); returns its `wake()`."""
+        self._services = (*self._services, service)
+        self._wake()
+        return self._wake
+
+    def detach(self, service: Service) -> None:
+        """Stop running `service`."""
+        self._services = tuple(s for s in self._services if s != service)
+
+    def _wake(self) -> None:
+        # On the loop's own thread the services run after the current batch anyway.
+        if threading.get_ident() != self._loop_ident and self._wake_fd >= 0:
+            try:
+                os.eventfd_write(self._wake_fd, 1)
+            except OSError:
+                pass
+
+    def _run_services(self) -> float:
+        due = INF
+        for service in self._services:
+            try:
+                t = service()
+            except Exception:  # a failing traffic manager must not stop the ports
+                log.exception("running the traffic manager failed")
+                continue
+            if t < due:
+                due = t
+        return due
+
     def start(self, sink: Sink) -> None:
         """Start the receive thread, handing every frame to `sink(port, frame)`."""
         self._thread = threading.Thread(target=self._loop, args=(sink,), name="p4switch-ports",
@@ -231,16 +276,38 @@ class RawPorts(_PortSet):
         self._thread.start()
 
     def _loop(self, sink: Sink) -> None:
+        self._loop_ident = threading.get_ident()
         ep = select.epoll()
         ep.register(self._stop_r, select.EPOLLIN)
+        ep.register(self._wake_fd, select.EPOLLIN)
         for fd in self._by_fd:
             ep.register(fd, select.EPOLLIN)
+        timer_fd = self._timer.fd
+        if timer_fd is not None:
+            ep.register(timer_fd, select.EPOLLIN)
+        by_fd = self._by_fd
+        armed = INF
+        clock = time.monotonic
         try:
             while True:
-                for fd, _ in ep.poll():
-                    if fd == self._stop_r:
-                        return
-                    port = self._by_fd[fd]
+                if timer_fd is None and armed != INF:  # no timerfd: epoll's own timeout
+                    events = ep.poll(max(0.0, armed - clock()))
+                else:
+                    events = ep.poll()
+                for fd, _ in events:
+                    port = by_fd.get(fd)
+                    if port is None:
+                        if fd == self._stop_r:
+                            return
+                        if fd == self._wake_fd:
+                            try:
+                                os.eventfd_read(self._wake_fd)
+                            except BlockingIOError:
+                                pass
+                        elif fd == timer_fd:
+                            self._timer.clear()
+                            armed = INF  # fired: arm again whatever the services say
+                        continue
                     s = self._socks[port]
                     filtered = port in self._filter_outgoing
                     recvmsg = s.recvmsg
@@ -262,6 +329,11 @@ class RawPorts(_PortSet):
                             sink(port, frame)
                         except Exception:  # a bad frame never stops the switch
                             log.exception("processing a frame from port %d failed", port)
+                if self._services:
+                    due = self._run_services()
+                    if due != armed:
+                        self._timer.set(due)
+                        armed = due
         finally:
             ep.close()
 
@@ -275,12 +347,13 @@ class RawPorts(_PortSet):
             s.close()
         self._socks.clear()
         self._by_fd.clear()
-        for fd in (self._stop_r, self._stop_w):
+        for fd in (self._stop_r, self._stop_w, self._wake_fd):
             try:
                 os.close(fd)
             except OSError:
                 pass
-        self._stop_r = self._stop_w = -1
+        self._stop_r = self._stop_w = self._wake_fd = -1
+        self._timer.close()
         self._close_pcaps()
 
 

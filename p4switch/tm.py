@@ -29,16 +29,25 @@ PFC (IEEE 802.1Qbb), per (port, priority), beyond BMv2:
   dropped (queued ones and arrivals, counted) or forwarded ignoring PAUSE
   (`action`), until no PAUSE has been received on it for `restoration_s`.
 
-Time: `clock` (default `time.monotonic`). With `threaded=True` a scheduler
-thread runs egress as packets become ready; with `threaded=False` nothing
-moves until `poll()` (deliver what is ready now) or `advance(seconds)` (a
-`VirtualClock` stepped through every event), which makes tests exact.
+Time: `clock` (default `time.monotonic`). Three ways to run egress:
+
+* `driver` (a `TmDriver`, e.g. `io.RawPorts`): no thread of its own; the
+  driver's thread, the one that receives the frames, calls `service()` after
+  each batch of frames and again at the time `service()` returned (a timer),
+  and the traffic manager calls the `wake` the driver gave it when another
+  thread (a packet-out, a setting) changes what is due. One thread per
+  switch: no handoff and no thread switch per frame.
+* `threaded=True` (no driver): a scheduler thread of its own runs egress as
+  packets become ready (in-memory ports, library use).
+* `threaded=False`: nothing moves until `poll()` (deliver what is ready now)
+  or `advance(seconds)` (a `VirtualClock` stepped through every event),
+  which makes tests exact.
 
 The frames themselves are built and read in `p4switch.pfcframe`; the
 settings (`TmConfig`, `PfcConfig`, `WatchdogConfig`, `VirtualClock`) live in
 `p4switch.tmconfig`.
 
-Names defined here: `TrafficManager`.
+Names defined here: `TrafficManager`, `TmDriver`.
 """
 
 from __future__ import annotations
@@ -48,7 +57,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Protocol
 
 from .pfcframe import build_pause_frame, is_mac_control, parse_pause_frame, port_mac
 from .tmconfig import PfcConfig, Settings, TmConfig, VirtualClock, WatchdogConfig
@@ -56,6 +65,22 @@ from .tmconfig import PfcConfig, Settings, TmConfig, VirtualClock, WatchdogConfi
 log = logging.getLogger("p4switch.tm")
 
 INF = float("inf")
+
+__all__ = ["TmDriver", "TrafficManager"]
+
+
+class TmDriver(Protocol):
+    """A thread that runs a traffic manager's egress beside its own work (`io.RawPorts`)."""
+
+    def attach(self, service: Callable[[], float]) -> Callable[[], None]:
+        """Call `service()` on the driver's thread after each batch of work and at the
+        time (on `time.monotonic`) it returned, until detached; returns a `wake()` any
+        thread may call so that the driver calls `service()` soon."""
+        ...
+
+    def detach(self, service: Callable[[], float]) -> None:
+        """Stop calling `service`."""
+        ...
 
 
 class _Port:
@@ -81,7 +106,8 @@ class TrafficManager:
                  send_raw: Callable[[int, bytes], None] | None = None,
                  size_of: Callable[[Any], int] = lambda item: 0,
                  clock: Callable[[], float] = time.monotonic, threaded: bool = True,
-                 on_drop: Callable[[Any], None] | None = None) -> None:
+                 on_drop: Callable[[Any], None] | None = None,
+                 driver: TmDriver | None = None) -> None:
         self.deliver = deliver
         self.config = config
         self.settings = Settings(config)
@@ -106,11 +132,22 @@ class TrafficManager:
         self.in_flight = 0
         self._last_port: int | None = None
         self._stop = False
-        self.threaded = threaded
+        self.driver = driver
+        self._wake: Callable[[], None] | None = None
+        self.threaded = threaded and driver is None
         self.thread: threading.Thread | None = None
-        if threaded:
+        if driver is not None:
+            self._wake = driver.attach(self.service)
+        elif threaded:
             self.thread = threading.Thread(target=self._run, name="p4switch-tm", daemon=True)
             self.thread.start()
+
+    def _notify(self) -> None:
+        """Something due may have changed (caller holds the lock): tell whoever runs egress."""
+        if self._wake is not None:
+            self._wake()
+        else:
+            self.cv.notify()
 
     # ------------------------------------------------------------ queues
     def _port(self, port: int) -> _Port:
@@ -144,7 +181,7 @@ class TrafficManager:
                 self.max_depth[k] = depth + 1
             if ingress_port is not None:
                 self._charge(ingress_port, prio, +1, frames)
-            self.cv.notify()
+            self._notify()
         self._send(frames)
         return depth
 
@@ -217,7 +254,7 @@ class TrafficManager:
                     self._pause(p, prio, now, now + self._pause_time(port, q))
                 else:
                     self._resume(p, prio, now)
-            self.cv.notify()
+            self._notify()
         return True
 
     @staticmethod
@@ -377,6 +414,23 @@ class TrafficManager:
             if got is not None:
                 self._deliver(got)
 
+    def service(self, limit: int = 256) -> float:
+        """Driven mode: deliver what is ready now (at most `limit` packets, so that the
+        driver's own work is not starved); returns when to be called next (inf: when
+        woken)."""
+        for _ in range(limit):
+            frames: list = []
+            with self.cv:
+                if self._stop:
+                    return INF
+                wake, got = self._take(self.clock(), frames)
+            if frames:
+                self._send(frames)
+            if got is None:
+                return wake
+            self._deliver(got)
+        return self.clock()
+
     def poll(self) -> int:
         """Manual mode: deliver everything ready at the clock's current time; returns how many."""
         n = 0
@@ -435,7 +489,7 @@ class TrafficManager:
             raise ValueError("queue rate must be >= 0")
         with self.cv:
             self.settings.rate[port if prio is None else (port, prio)] = float(pps) if pps else None
-            self.cv.notify()
+            self._notify()
 
     def set_speed(self, port: int | None, bps: float | None) -> None:
         """Port speed in bits/s (None: every port; None or 0 bps: no serialisation delay)."""
@@ -443,7 +497,7 @@ class TrafficManager:
             raise ValueError("port speed must be >= 0")
         with self.cv:
             self.settings.speed[port] = float(bps) if bps else None
-            self.cv.notify()
+            self._notify()
 
     def set_pfc(self, port: int | None, cfg: PfcConfig | None) -> None:
         """PFC of a port (None: every port; cfg None: off); resumes upstream ports now uncovered."""
@@ -455,7 +509,7 @@ class TrafficManager:
                     del self.xoff[k]
                     self.resumes_sent[k] += 1
                     frames.append((k[0], {k[1]: 0}))
-            self.cv.notify()
+            self._notify()
         self._send(frames)
 
     def set_thresholds(self, port: int | None, prio: int, xoff: int, xon: int) -> None:
@@ -469,7 +523,7 @@ class TrafficManager:
         """PFC watchdog config of a port (None: every port; cfg None: off)."""
         with self.cv:
             self.settings.watchdog[port] = cfg
-            self.cv.notify()
+            self._notify()
 
     # ------------------------------------------------------------ reading
     def stats(self) -> dict[str, Any]:
@@ -536,6 +590,8 @@ class TrafficManager:
                 self.resumes_sent[k] += 1
                 frames.append((k[0], {k[1]: 0}))
             self.cv.notify_all()
+            if self._wake is not None:
+                self._wake()
         self._send(frames)
         return n
 
@@ -546,7 +602,7 @@ class TrafficManager:
 
     def drain(self, timeout: float = 5.0) -> bool:
         """Wait until every queue is empty and nothing is being delivered (threaded mode)."""
-        if not self.threaded:
+        if not self.threaded and self.driver is None:
             self.poll()
             return self.idle()
         end = time.monotonic() + timeout
@@ -563,5 +619,7 @@ class TrafficManager:
         with self.cv:
             self._stop = True
             self.cv.notify_all()
+        if self.driver is not None:
+            self.driver.detach(self.service)
         if self.thread is not None and threading.current_thread() is not self.thread:
             self.thread.join(timeout=2.0)

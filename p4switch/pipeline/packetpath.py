@@ -10,7 +10,7 @@ from collections.abc import Callable
 from typing import Any
 
 from .. import ir
-from ..tm import TrafficManager
+from ..tm import TmDriver, TrafficManager
 from ..tmconfig import TmConfig, VirtualClock
 from . import runtime
 from .state import Code, StateError
@@ -37,13 +37,16 @@ class PacketPath:
 
     `tm_config` holds the traffic manager's initial settings; it runs when
     `start_tm` is set or `clock` is a `tm.VirtualClock` (then without a
-    thread, moved by `advance(seconds)`). `switch.Switch` (the control-plane
+    thread, moved by `advance(seconds)`). With a `tm_driver` (`io.RawPorts`)
+    the traffic manager has no thread of its own: egress runs on the driver's
+    thread, the one that calls `process()`. `switch.Switch` (the control-plane
     accessors) builds on this class and turns its user-facing options into these.
     """
 
     def __init__(self, program: ir.Program, transmit: Callable[[int, bytes], None],
                  tm_config: TmConfig, *, start_tm: bool, cpu_port: int | None, drop_port: int,
-                 egress_spec_init_to_drop: bool, clock: Callable[[], float] | None) -> None:
+                 egress_spec_init_to_drop: bool, clock: Callable[[], float] | None,
+                 tm_driver: TmDriver | None = None) -> None:
         self.transmit = transmit
         self.cpu_port = cpu_port
         self.drop_port = drop_port
@@ -51,6 +54,7 @@ class PacketPath:
         self.spec_init = egress_spec_init_to_drop
         self.clock = clock or time.monotonic
         self.manual = isinstance(clock, VirtualClock)
+        self.tm_driver = None if self.manual else tm_driver
         self.lock = threading.RLock()
         self.packet_in_handler: Callable[[bytes, dict[str, int]], None] | None = None
         self.digest_handler: Callable[[str, tuple], None] | None = None
@@ -69,7 +73,7 @@ class PacketPath:
         if self.tm is None:
             self.tm = TrafficManager(self._tm_deliver, self.tm_config, send_raw=self._send_raw,
                                      size_of=_size_of, clock=self.clock, threaded=not self.manual,
-                                     on_drop=self._tm_dropped)
+                                     on_drop=self._tm_dropped, driver=self.tm_driver)
             if getattr(self, "v1", None) is not None:
                 self.v1.pending = None
         return self.tm

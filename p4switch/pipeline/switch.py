@@ -6,6 +6,7 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Any, TypeVar
 
 from .. import ir
+from ..tm import TmDriver
 from ..tmconfig import PfcConfig, TmConfig, VirtualClock, WatchdogConfig
 from .codegen import CodegenError
 from .externs import CounterArray, MeterArray, RegisterArray
@@ -75,7 +76,8 @@ class Switch(PacketPath):
     `queue_depth` (packets), `queue_rate` (packets/s), `port_speed` (Gb/s),
     `pfc` (priorities, e.g. "3,4"), `pfc_watchdog` (priorities, or a dict as
     `set_pfc_watchdog` takes). `clock`: a `tm.VirtualClock` runs the traffic
-    manager without a thread, moved by `advance(seconds)` (deterministic tests).
+    manager without a thread, moved by `advance(seconds)` (deterministic tests);
+    `tm_driver` (`io.RawPorts`): the traffic manager runs on the ports' thread.
     Every accessor takes the packet path's lock.
     """
 
@@ -83,7 +85,8 @@ class Switch(PacketPath):
                  cpu_port: int | None = None, drop_port: int = 511, priority_queues: int = 1,
                  queue_depth: Any = None, queue_rate: Any = None, port_speed: Any = None,
                  pfc: Any = None, pfc_watchdog: Any = None, egress_spec_init_to_drop: bool = False,
-                 clock: Callable[[], float] | None = None) -> None:
+                 clock: Callable[[], float] | None = None,
+                 tm_driver: TmDriver | None = None) -> None:
         queues = max(1, int(priority_queues))
         depth, port_depth = _per_port(queue_depth, int)
         rate, port_rate = _per_port(queue_rate, float)
@@ -103,7 +106,7 @@ class Switch(PacketPath):
                         or port_speed_d or pfc_map or port_depth or queue_depth is not None)
         super().__init__(program, transmit, tm_config, start_tm=start_tm, cpu_port=cpu_port,
                          drop_port=drop_port, egress_spec_init_to_drop=egress_spec_init_to_drop,
-                         clock=clock)
+                         clock=clock, tm_driver=tm_driver)
 
     # ------------------------------------------------------------ traffic manager settings
     def set_port_speed(self, port: int | None, gbps: float) -> None:
