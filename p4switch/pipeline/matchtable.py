@@ -74,7 +74,9 @@ class _Rec:
         self.tests: tuple = ()
         self.seq = seq
         self.idle_reported = False
-        self.choices: list[Result] = []
+        # shared and never mutated: Table.choices assigns a new list (one object
+        # fewer per entry for the garbage collector to track)
+        self.choices: Sequence[Result] = ()
         self.cver = -1  # ActionProfile.version the choices were built for
 
 
@@ -142,10 +144,15 @@ class Table:
         self.default_const = default_const
         self.recs: dict[tuple, _Rec] = {}
         self._seq = itertools.count()
-        self._rcache: dict[ActionCall, Result] = {}
+        self._rcache: dict[tuple[str, tuple[int, ...]], Result] = {}  # (action, args) -> result
         self.mode = table_mode([k.kind for k in keys])
+        self._scan_mode = self.mode == "scan"
+        self._key_range = range(len(keys))
         if self.mode == "lpm":
             self.lpm_index = [k.kind for k in keys].index("lpm")
+            w = keys[self.lpm_index].width
+            # the mask of each prefix length, 0..width (index = prefix length)
+            self._plen_masks = tuple(((1 << p) - 1) << (w - p) for p in range(w + 1))
         self.single = len(keys) == 1
         # no direct resources and no profile: the index holds the results themselves
         self.simple = not direct_counter and not direct_meter and profile is None and not support_timeout
@@ -170,13 +177,15 @@ class Table:
         if len(cache) > 4096 + 2 * len(self.recs):
             # Results of entries deleted long ago: start over (entries keep their own).
             cache.clear()
-        # one hash of `call` (a dataclass: hashing runs Python code), not two
-        return cache.setdefault(call, self._result(call))
+        # keyed by the call's fields, hashed in C (the dataclass's __hash__ is Python)
+        action, args = call.action, call.args
+        info = self.actions[action]
+        return cache.setdefault((action, args), (info.fn, args, True, info.action_id))
 
     def _value(self, rec: _Rec) -> Any:
         return rec.result if self.simple else rec
 
-    def choices(self, rec: _Rec) -> list[Result]:
+    def choices(self, rec: _Rec) -> Sequence[Result]:
         """The results an entry through the action profile can run (selector: pick one by hash)."""
         prof = self.profile
         assert prof is not None  # only tables with an implementation get here
@@ -287,10 +296,16 @@ class Table:
 
     # ------------------------------------------------------------ validation
     def _ekey(self, entry: TableEntry) -> tuple:
-        prio = entry.priority if self.mode == "scan" else 0
+        # The fields of each FieldMatch (None: a wildcard), not the FieldMatch: equal
+        # exactly when the FieldMatches are, and hashed in C rather than by the
+        # dataclass's Python __hash__ (twice per insert, once per delete).
+        prio = entry.priority if self._scan_mode else 0
         if self.single:
-            return ((entry.match.get(0),), prio)
-        return (tuple(entry.match.get(i) for i in range(len(self.keys))), prio)
+            fm = entry.match.get(0)
+            return (None if fm is None else (fm.kind, fm.value, fm.mask, fm.prefix_len, fm.high), prio)
+        match = entry.match
+        return (tuple([None if (fm := match.get(i)) is None else (fm.kind, fm.value, fm.mask, fm.prefix_len, fm.high)
+                       for i in self._key_range]), prio)
 
     def _check_call(self, call: ActionCall, default: bool = False) -> None:
         info = self.actions.get(call.action)
@@ -359,11 +374,11 @@ class Table:
 
     # ---------------------------------------------------------------- writes
     def _make_rec(self, entry: TableEntry, seq: int) -> _Rec:
-        result = self._hit_result(entry.action) if entry.action is not None else None
-        rec = _Rec(entry, result, seq)
+        call = entry.action
+        rec = _Rec(entry, self._hit_result(call) if call is not None else None, seq)
         if entry.meter_config is not None:
             rec.meter = TrTcm(entry.meter_config)
-        if self.mode != "scan":  # only a scan compares field by field (find); the others probe dicts
+        if not self._scan_mode:  # only a scan compares field by field (find); the others probe dicts
             return rec
         tests = []
         for i, fm in sorted(entry.match.items()):
@@ -393,28 +408,29 @@ class Table:
         self.profile.refs[k] = self.profile.refs.get(k, 0) + delta
 
     def _lpm_parts(self, entry: TableEntry) -> tuple[int, Any]:
-        w = self.keys[self.lpm_index].width
         fm = entry.match.get(self.lpm_index)
         plen = fm.prefix_len if fm else 0
         if self.single:  # the common route table: no list, no tuple
-            return plen, (fm.value & (((1 << plen) - 1) << (w - plen)) if fm else 0)
-        vals = [entry.match[i].value if i in entry.match else 0 for i in range(len(self.keys))]
-        mask = ((1 << plen) - 1) << (w - plen)
-        vals[self.lpm_index] &= mask
-        return plen, (vals[0] if self.single else tuple(vals))
+            return plen, (fm.value & self._plen_masks[plen] if fm else 0)
+        match = entry.match
+        vals = [match[i].value if i in match else 0 for i in self._key_range]
+        vals[self.lpm_index] &= self._plen_masks[plen]
+        return plen, tuple(vals)
 
     def _index_add(self, rec: _Rec) -> None:
         e = rec.entry
-        if self.mode == "exact":
-            vals = tuple(e.match[i].value for i in range(len(self.keys)))
-            self.fast[vals[0] if self.single else vals] = self._value(rec)
-        elif self.mode == "lpm":
+        mode = self.mode
+        if mode == "exact":
+            match = e.match
+            k = match[0].value if self.single else tuple([match[i].value for i in self._key_range])
+            self.fast[k] = rec.result if self.simple else rec
+        elif mode == "lpm":
             plen, k = self._lpm_parts(e)
             d = self._lpm.get(plen)
             if d is None:
                 d = self._lpm[plen] = {}
                 self._rebuild_plens()
-            d[k] = self._value(rec)
+            d[k] = rec.result if self.simple else rec
         else:
             sk = (-e.priority, rec.seq)
             i = bisect.bisect(self._scan_keys, sk)
@@ -424,8 +440,8 @@ class Table:
     def _index_remove(self, rec: _Rec) -> None:
         e = rec.entry
         if self.mode == "exact":
-            vals = tuple(e.match[i].value for i in range(len(self.keys)))
-            del self.fast[vals[0] if self.single else vals]
+            match = e.match
+            del self.fast[match[0].value if self.single else tuple([match[i].value for i in self._key_range])]
         elif self.mode == "lpm":
             plen, k = self._lpm_parts(e)
             d = self._lpm[plen]
@@ -449,16 +465,18 @@ class Table:
 
     def insert(self, entry: TableEntry, *, force: bool = False, trusted: bool = False) -> None:
         """Add an entry. `trusted`: validated by the caller and not kept by it (no check, no copy)."""
-        if not force:
+        if self.immutable and not force:
             self._writable()
-        if not trusted or self.profile is not None:  # members/groups are state: always checked
+        profile = self.profile
+        if not trusted or profile is not None:  # members/groups are state: always checked
             self._check_entry(entry)
         if not trusted:
             check_meter_config(self.name, entry.meter_config)
         k = self._ekey(entry)
-        if k in self.recs:
+        recs = self.recs
+        if k in recs:
             raise StateError(Code.ALREADY_EXISTS, f"table '{self.name}': entry already exists")
-        if not force and len(self.recs) >= self.size:
+        if not force and len(recs) >= self.size:
             raise StateError(Code.RESOURCE_EXHAUSTED, f"table '{self.name}' is full ({self.size} entries)")
         if trusted:
             entry.last_hit_ns = _monotonic_ns() if self.support_timeout else 0
@@ -466,9 +484,10 @@ class Table:
             entry = dataclasses.replace(entry, match=dict(entry.match),
                                         last_hit_ns=_monotonic_ns() if self.support_timeout else 0)
         rec = self._make_rec(entry, next(self._seq))
-        self.recs[k] = rec
+        recs[k] = rec
         self._index_add(rec)
-        self._refs(entry, +1)
+        if profile is not None:
+            self._refs(entry, +1)
 
     def modify(self, entry: TableEntry, *, trusted: bool = False) -> None:
         """Replace the action (and direct resources) of an existing entry."""
@@ -502,13 +521,14 @@ class Table:
 
     def delete(self, entry: TableEntry) -> None:
         """Remove an entry (StateError when there is none with its key)."""
-        self._writable()
-        k = self._ekey(entry)
-        old = self.recs.pop(k, None)
+        if self.immutable:
+            self._writable()
+        old = self.recs.pop(self._ekey(entry), None)
         if old is None:
             raise StateError(Code.NOT_FOUND, f"table '{self.name}': no such entry")
         self._index_remove(old)
-        self._refs(old.entry, -1)
+        if self.profile is not None:
+            self._refs(old.entry, -1)
 
     def set_direct(self, entry: TableEntry, *, packets: int | None = None, bytes_: int | None = None,
                    meter_config: tuple[int, int, int, int] | None | bool = False) -> None:

@@ -358,34 +358,45 @@ class _Batch:
         self.access = access
         self.many = many
         self.results: list[P4RTError | None] = [None] * n
-        self.pending: list[tuple[int, tableentries.Plan]] = []
+        # the collected run: update indexes, their (op, entry) for the Device,
+        # and the plans with something to do once applied (by index)
+        self.indexes: list[int] = []
+        self.ops: list[tuple[str, Any]] = []
+        self.afters: dict[int, Callable[[], None]] = {}
         self.table = ""
 
     def run(self, updates: Any) -> list[P4RTError | None]:
         """Apply the updates in order; one result per update (None: OK)."""
         st, access, many, results = self.st, self.access, self.many, self.results
         writers = WRITERS
+        plan_update = tableentries.plan_table_update
+        types = _TYPES
         for i, u in enumerate(updates):
             try:
                 ent = u.entity
-                which = ent.WhichOneof("entity")
+                # HasField costs half a WhichOneof: ask for the common entity first
+                which = "table_entry" if ent.HasField("table_entry") else ent.WhichOneof("entity")
                 if which is None:
                     raise P4RTError(INVALID_ARGUMENT, "update has no entity")
                 utype = u.type
-                if utype not in _TYPES:
+                if utype not in types:
                     raise P4RTError(INVALID_ARGUMENT, "update type must be INSERT, MODIFY or DELETE")
                 msg = getattr(ent, which)
                 if access is not None and not access.allows(entity_p4_id(which, msg)):
                     raise P4RTError(PERMISSION_DENIED, f"{which} is not in the scope of this role")
                 if many is not None and which == "table_entry":
-                    plan = tableentries.plan_table_update(st, utype, msg)
+                    plan = plan_update(st, utype, msg)
                     if plan is not None:
                         if plan.table != self.table:
-                            self.flush()
+                            if self.ops:
+                                self.flush()
                             self.table = plan.table
-                        self.pending.append((i, plan))
+                        self.indexes.append(i)
+                        self.ops.append((plan.op, plan.entry))
+                        if plan.after is not None:
+                            self.afters[i] = plan.after
                         continue
-                if self.pending:
+                if self.ops:
                     self.flush()
                 writers[which](st, utype, msg)
             except P4RTError as e:
@@ -395,25 +406,30 @@ class _Batch:
             except Exception as e:  # a bug must not take the server down
                 log.exception("write failed")
                 results[i] = P4RTError(INTERNAL, f"internal error: {e}")
-        if self.pending:
+        if self.ops:
             self.flush()
         return results
 
     def flush(self) -> None:
         """Apply the collected TableEntry updates with one `table_write_many` call."""
-        pending, self.pending = self.pending, []
-        if not pending:
+        # taken first: whatever happens below, these ops are not applied twice
+        indexes, ops, afters = self.indexes, self.ops, self.afters
+        if not ops:
             return
+        self.indexes, self.ops, self.afters = [], [], {}
         try:
-            errors = self.many(self.table, [(p.op, p.entry) for _, p in pending])
+            errors = self.many(self.table, ops)
         except StateError as e:  # the whole call refused (e.g. no such table)
-            errors = [e] * len(pending)
-        for (i, plan), err in zip(pending, errors, strict=True):
+            errors = [e] * len(ops)
+        results = self.results
+        for i, err in zip(indexes, errors, strict=True):
             if err is None:
-                if plan.after is not None:
-                    plan.after()
+                if afters:
+                    after = afters.get(i)
+                    if after is not None:
+                        after()
             else:
-                self.results[i] = P4RTError(int(err.code), err.message)
+                results[i] = P4RTError(int(err.code), err.message)
 
 
 def _narrow(st: PipelineState, which: str, msg: Any, access: RoleAccess | None) -> list[Any]:
