@@ -29,8 +29,13 @@ after, `traffic.report.summarize` for nccl-tests' figures and
 has the daemon's shape (`result`, `links`, `tiers`, `tm`, `switch_drops`,
 `cpu_bound`, `cpu_bound_reasons`) plus `via` ("api" or "agents").
 
+`lossless_packets(fabric)` reads each switch's lossless-class packets in
+and out so far (the programs' per-port, per-class counters): a switch that
+lost none of them between two readings sent out as many as came in, on
+either target (BMv2's queue drops are counted nowhere else).
+
 Names defined here: `Collective`, `run_collective`, `uses_api`,
-`api_supports`.
+`api_supports`, `lossless_packets`.
 """
 
 from __future__ import annotations
@@ -45,6 +50,7 @@ from typing import Any
 from controller.client import ApiError
 from controller.hostagents import agents_dir
 from controller.jobs import (
+    CLASSES,
     PFC_COUNTERS,
     RunRequest,
     job_fan_in,
@@ -53,6 +59,7 @@ from controller.jobs import (
     pfc_delta,
     tm_delta,
 )
+from controller.lossless import LOSSLESS, RX, TX
 from controller.stats import DROP_REASONS
 from traffic.agentclient import AgentClient, AgentError
 from traffic.collectives import Rank, build_jobs
@@ -62,7 +69,7 @@ from traffic.schema import Admission, Job, Transport
 from .fabric import Fabric, FabricError
 from .sizes import running_ack_timeout_ms
 
-__all__ = ["Collective", "api_supports", "run_collective", "uses_api"]
+__all__ = ["Collective", "api_supports", "lossless_packets", "run_collective", "uses_api"]
 _ids = itertools.count(1)
 
 
@@ -119,6 +126,16 @@ def _read_pfc(fabric: Fabric) -> dict[str, dict[str, int]]:
         cells = pfc_cells(fabric.plan, s.name)
         out[s.name] = {key: sum(v[0] for v in fabric.counters(s.name, counter, cells).values())
                        for key, counter in PFC_COUNTERS.items()}
+    return out
+
+
+def lossless_packets(fabric: Fabric) -> dict[str, tuple[int, int]]:
+    """Per switch, its lossless-class packets in and out so far (every port's cell)."""
+    out = {}
+    for s in fabric.plan.switches:
+        cells = [p.port * CLASSES + LOSSLESS for p in fabric.plan.switch(s.name).ports]
+        rx, tx = (fabric.counters(s.name, name, cells) for name in (RX, TX))
+        out[s.name] = (sum(v[0] for v in rx.values()), sum(v[0] for v in tx.values()))
     return out
 
 

@@ -77,9 +77,10 @@ class RunStats:
     cpu_bound: int
     retransmitted: float
     timeouts: float
-    queue_drops: float | None  # None: the target counts none (its counters are p4switch's)
+    queue_drops: float | None  # lossless packets lost in switches (None: not measured)
     switch_pauses: float | None
     one_flow: float | None  # what one flow alone reached, a share of line rate (mean)
+    rate_mbps: float | None  # the host links' rate the runs had
 
 
 def _sum(result: ExperimentResult, key: str) -> float | None:
@@ -97,7 +98,8 @@ def run_stats(result: ExperimentResult) -> RunStats:
                     timeouts=_sum(result, "timeouts") or 0.0,
                     queue_drops=_sum(result, "tm_dropped"),
                     switch_pauses=_sum(result, "switch_pauses"),
-                    one_flow=statistics.fmean(effs) if effs else None)
+                    one_flow=statistics.fmean(effs) if effs else None,
+                    rate_mbps=(result.scale.get("host") or {}).get("rate_mbps"))
 
 
 def _n(x: float | None) -> str:
@@ -137,6 +139,11 @@ class Disagreement:
 
 def _reasons(stats: Mapping[str, RunStats], verdicts: Mapping[str, bool | None]) -> list[str]:
     out = []
+    rates = {t: s.rate_mbps for t, s in stats.items()}
+    if len(set(rates.values())) > 1:
+        out.append("the host links ran at " + ", ".join(
+            f"{r:g} Mb/s on {shown(t)}" for t, r in rates.items() if r is not None)
+            + " (each target's rate from its capacity)")
     for t, s in stats.items():
         others = [stats[o] for o in stats if o != t]
         if verdicts.get(t) is None:

@@ -52,7 +52,7 @@ from rich.progress import (
 
 from controller.errors import ControllerError
 
-from .collective import Collective, run_collective, uses_api
+from .collective import Collective, lossless_packets, run_collective, uses_api
 from .fabric import Fabric
 from .machine import machine, versions
 from .schema import Column, ExperimentResult, Finding, Point, Run, summarize_runs
@@ -258,6 +258,7 @@ class Session:
         self._point_note = label
         self.note(label)
         before = fabric.sample() if uses_api(coll) else None
+        held0 = lossless_packets(fabric)
         extra: dict[str, Any] = {}
         try:
             if during is None:
@@ -278,7 +279,16 @@ class Session:
         usage = Usage.of(fabric.plan, samples[0], samples[1],
                          seconds=answer["result"]["span_s"], failed=failed)
         reasons = cpu_bound_reasons(answer, usage, self.options.target)
-        run = Run(repeat=repeat, metrics=run_metrics(answer, usage, racks),
+        metrics = run_metrics(answer, usage, racks)
+        # Lossless packets that came into a switch and never left it: on p4switch its traffic
+        # manager counts its tail drops too (tm_dropped); BMv2 counts them nowhere else, so
+        # there this is its queue drops.
+        held1 = lossless_packets(fabric)
+        metrics["switch_lost"] = float(sum(
+            max(0, (a[0] - held0[sw][0]) - (a[1] - held0[sw][1])) for sw, a in held1.items()))
+        if self.options.target != "p4switch":
+            metrics["tm_dropped"] = metrics["switch_lost"]
+        run = Run(repeat=repeat, metrics=metrics,
                   cpu_bound=bool(reasons), cpu_bound_reasons=reasons, job_id=answer.get("id"),
                   details={"via": answer.get("via"),
                            "ack_timeout_ms": answer.get("ack_timeout_ms"),

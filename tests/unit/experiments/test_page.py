@@ -130,3 +130,13 @@ def test_an_undecided_finding_names_the_failed_runs(tmp_path: Path) -> None:
     text = _page(tmp_path, {"p4switch": [_result()], "bmv2": [_bmv2(None, failed=True)]})
     assert "undecided on BMv2: 1 of 1 runs failed, 0 were CPU-bound" in text
     assert "(holds: p4switch no; BMv2 –)" in text
+
+
+def test_different_host_rates_are_a_reason(tmp_path: Path) -> None:
+    """p4switch ran at 1 Mb/s and BMv2 at 0.5: the disagreement says so."""
+    p4, bm = _result(), _bmv2(True)
+    p4.scale = {"host": {"rate_mbps": 1.0, "scale": 400000.0}}
+    bm.scale = {"host": {"rate_mbps": 0.5, "scale": 800000.0}}
+    text = _page(tmp_path, {"p4switch": [p4], "bmv2": [bm]})
+    assert ("Why, from the runs: the host links ran at 1 Mb/s on p4switch, 0.5 Mb/s on BMv2 "
+            "(each target's rate from its capacity); BMv2 resent 120 packets") in text
