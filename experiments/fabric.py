@@ -158,6 +158,9 @@ class Sample:
     switch_cpu: dict[str, float]  # switch -> CPU seconds of its process
     machine: tuple[float, float]  # (busy, total) jiffies of all CPUs
     cores: int = field(default_factory=lambda: os.cpu_count() or 1)
+    # switch -> when (time.monotonic()) its rx_port and its tx_port counters were read: the
+    # switches are read one after the other, so the two ends of a cable are read apart
+    read_at: dict[str, tuple[float, float]] = field(default_factory=dict)
 
 
 def _proc_cpu(pid: int) -> float | None:
@@ -288,13 +291,20 @@ class Fabric:
         from traffic.agentclient import AgentClient, AgentError
 
         ports: dict[str, dict[str, dict[int, tuple[int, int]]]] = {}
+        read_at: dict[str, tuple[float, float]] = {}
         for s in self.plan.switches:
             indexes = [p.port for p in s.ports]
             try:
-                ports[s.name] = {"rx": self.counters(s.name, RX, indexes),
-                                 "tx": self.counters(s.name, TX, indexes)}
+                t0 = time.monotonic()
+                rx = self.counters(s.name, RX, indexes)
+                t1 = time.monotonic()
+                tx = self.counters(s.name, TX, indexes)
+                t2 = time.monotonic()
             except (ApiError, NotRunning):
                 ports[s.name] = {"rx": {}, "tx": {}}
+                continue
+            ports[s.name] = {"rx": rx, "tx": tx}
+            read_at[s.name] = ((t0 + t1) / 2, (t1 + t2) / 2)
         nics: dict[str, dict[str, Any]] = {}
         agent_cpu: dict[str, float] = {}
         for h in self.plan.hosts:
@@ -311,7 +321,7 @@ class Fabric:
             if cpu is not None:
                 switch_cpu[rec["name"]] = cpu
         return Sample(at=time.monotonic(), ports=ports, nics=nics, agent_cpu=agent_cpu,
-                      switch_cpu=switch_cpu, machine=machine_cpu())
+                      switch_cpu=switch_cpu, machine=machine_cpu(), read_at=read_at)
 
 
 @contextlib.contextmanager

@@ -21,7 +21,13 @@ sent and received all the time, and the two ends of a cable are read one
 after the other, so one probe can be on the wire at a reading
 (`IN_FLIGHT`: up to that many frames per cable and direction are not
 counted lost; measured, an idle-to-idle run otherwise shows 1 frame
-"lost" on half the fabric links); and a link the experiment failed
+"lost" on half the fabric links), plus the probes the sending end sent
+between the reading of the receiving end's `rx_port` and its own
+`tx_port` in the second sample (`probe_allowance`: the switches are read
+one after the other, RTSWs first, so a CTSW -> RTSW direction is read
+that much apart; on a loaded machine the reads take long enough that 2
+frames showed "lost" on such a cable, and the run was wrongly flagged);
+and a link the experiment failed
 (`failed`: its frames are the emulated failure's loss, counted apart in
 `failed_lost`).
 
@@ -35,27 +41,41 @@ NICs sent per second, emulated Gbit/s), the packets per second the
 switches' pipelines took in, and CPU shares: per switch process and per
 agent (of one core), and the machine's (of all its cores).
 
-Names defined here: `Usage`, `link_balance`, `cpu_share`, `IN_FLIGHT`.
+Names defined here: `Usage`, `link_balance`, `cpu_share`, `probe_allowance`,
+`IN_FLIGHT`, `PROBE_INTERVAL`.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from controller.daemon import DaemonConfig
 from topologies.addressing import AddressPlan
 
 from .fabric import Sample
 
-__all__ = ["IN_FLIGHT", "Usage", "cpu_share", "link_balance"]
+__all__ = ["IN_FLIGHT", "PROBE_INTERVAL", "Usage", "cpu_share", "link_balance",
+           "probe_allowance"]
 
 IN_FLIGHT = 1  # frames per fabric cable and direction a reading can catch on the wire
+PROBE_INTERVAL = DaemonConfig.probe_interval  # the daemon's link probes, each way (seconds)
 
 
 def link_balance(sent_before: int, sent_after: int, got_before: int, got_after: int) -> int:
     """Frames that left one end of a cable and did not arrive at the other (>= 0)."""
     return max(0, (sent_after - sent_before) - (got_after - got_before))
+
+
+def probe_allowance(sample: Sample, sender: str, receiver: str) -> int:
+    """Probes `sender` can have sent between `receiver`'s rx_port read and its own tx_port read
+    in `sample` (0 when it was read first, or when either was not read)."""
+    if sender not in sample.read_at or receiver not in sample.read_at:
+        return 0
+    apart = sample.read_at[sender][1] - sample.read_at[receiver][0]
+    return math.ceil(apart / PROBE_INTERVAL) if apart > 0 else 0
 
 
 def cpu_share(before: Mapping[str, float], after: Mapping[str, float], seconds: float
@@ -146,7 +166,8 @@ class Usage:
                         failed_lost[f"{lk.id} {way}"] = gone
                     continue
                 if lk.tier != "host":
-                    gone = max(0, gone - IN_FLIGHT)
+                    src, dst = (lk.a, lk.b) if way == "up" else (lk.b, lk.a)
+                    gone = max(0, gone - IN_FLIGHT - probe_allowance(after, src, dst))
                 if gone:
                     lost_on[f"{lk.id} {way}"] = gone
                     lost += gone

@@ -20,6 +20,8 @@ Sent: 1,000 + 500 + 990 + 5 = 2,495; lost 20: loss 20 / 2,495.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from experiments.fabric import Sample
@@ -120,3 +122,27 @@ def test_a_failed_links_losses_are_counted_apart() -> None:
     link = "rtsw1-eth2--ctsw1-eth1"
     u = Usage.of(_plan(), *_fabric_link_case(900), failed=frozenset({link}))
     assert u.lost == 0 and u.failed_lost == {f"{link} up": 90}
+
+
+def _read_apart(rtsw_rx: float, ctsw_tx: float) -> tuple[Sample, Sample]:
+    """ctsw1 port 1 sent 10 down, rtsw1 port 2 received 6; in the second sample rtsw1's
+    rx_port was read at `rtsw_rx` and ctsw1's tx_port at `ctsw_tx` (seconds)."""
+    before = _sample(0.0, h_sent=0, h_got=0, h_pauses=0, r1=(0, 0), r2=(0, 0), c1=(0, 0),
+                     busy=0, total=1, cpu=0)
+    after = _sample(1.0, h_sent=0, h_got=0, h_pauses=0, r1=(0, 0), r2=(6, 0), c1=(0, 10),
+                    busy=0, total=2, cpu=0)
+    return before, replace(after, read_at={"rtsw1": (rtsw_rx, rtsw_rx + 0.05),
+                                           "ctsw1": (ctsw_tx - 0.05, ctsw_tx)})
+
+
+@pytest.mark.parametrize(("rtsw_rx", "ctsw_tx", "lost"), [
+    (1.0, 1.5, 0),  # 0.5 s apart: up to ceil(0.5 / 0.2) = 3 probes + 1 on the wire = 4
+    (1.0, 1.3, 1),  # 0.3 s: 2 probes + 1 on the wire = 3 of the 4 missing
+    (1.5, 1.0, 3),  # the sender read first: nothing it sent later is counted; 1 on the wire
+], ids=["read-0.5s-apart", "read-0.3s-apart", "sender-read-first"])
+def test_probes_sent_between_the_two_ends_reads_are_not_lost(rtsw_rx: float, ctsw_tx: float,
+                                                               lost: int) -> None:
+    """4 frames missing on ctsw1 -> rtsw1: the probes (one per 0.2 s) ctsw1 sent after rtsw1
+    was read and before it was read itself are not counted lost; the rest are."""
+    u = Usage.of(_plan(), *_read_apart(rtsw_rx, ctsw_tx))
+    assert u.lost == lost
