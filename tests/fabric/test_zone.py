@@ -283,6 +283,38 @@ def test_trace_prediction_is_confirmed_by_counters(zone: Zone, mode: str) -> Non
         aizone("mode", "eecmp")
 
 
+def test_trace_of_a_jobs_connection_follows_its_packets(zone: Zone) -> None:
+    """A ring h1, h3, h5, h7 (4 QPs, eecmp): `aizone trace --job ID --connection r0>r1
+    --qp-index Q` for each QP gives h1 -> h3's numbers as `aizone trace h1 h3 --qps 4` does
+    (one allocation), and rtsw1's uplinks that carried the job's data are exactly those
+    the four traced QPs take. Only h1 sends data up rtsw1 (one host per rack); the other
+    uplink carries at most h1's ACKs to h7 (96 x 66 B) and probes. Each QP carries at
+    least one 16 KiB chunk (6 chunks rr over 4 QPs): 16 frames of 1,082 B = 17,312 B."""
+    out = zone.api.post("/run", {"pattern": "allreduce", "hosts": RING, "per": "host",
+                                 "size": 64 << 10, "qps": 4, "timeout": 120})
+    assert out["result"]["status"] == "ok", out["result"]["errors"]
+    traced, links = [], set()
+    for q in range(4):
+        proc = aizone("trace", "--job", str(out["id"]), "--connection", "r0>r1",
+                      "--qp-index", str(q), "--no-send", "--json")
+        assert proc.returncode == 0, proc.stdout[-1000:] + proc.stderr
+        data = json.loads(proc.stdout)
+        assert (data["job"], data["connection"], data["qp_index"]) == (out["id"], "r0>r1", q)
+        assert data["prediction"]["delivered_to"] == zone.nic("h3")["intf"]
+        pair = json.loads(aizone("trace", "h1", "h3", "--qps", "4", "--qp-index", str(q),
+                                 "--no-send", "--json").stdout)
+        assert (pair["sport"], pair["qp"]) == (data["sport"], data["qp"])
+        traced.append((data["sport"], data["qp"]))
+        links |= set(data["prediction"]["links"])
+    assert len({qp for _, qp in traced}) == 4 and len({sport for sport, _ in traced}) == 1
+    uplinks = {lk["id"]: lk["up_bytes"] for lk in out["links"] if lk["a"] == "rtsw1"
+               and lk["tier"] == "rtsw_ctsw"}
+    assert len(uplinks) == 2
+    carried = {lid for lid, b in uplinks.items() if b >= 16 * FRAME}
+    assert carried == links & set(uplinks), (uplinks, links)
+    assert all(b < 12_000 for lid, b in uplinks.items() if lid not in carried), uplinks
+
+
 RING = ["h1", "h3", "h5", "h7"]  # one host per rack: every ring hop crosses the spine
 FRAME, MTU = 1082, 1024  # a full data frame: 14 + 20 + 8 + 12 (BTH) + 1,024 + 4 (ICRC)
 
