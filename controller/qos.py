@@ -28,37 +28,62 @@ on every port whose link tier has `pfc.enabled`, from `topologies.ports`:
 - `FabricIngress.pfc.pfc_honour`: `port` -> `honour(quantum_q16_us)`, the
   port's pause quantum (512 bit-times at its emulated rate) in microseconds
   x 65536, so received PFC frames hold for quanta x 512 bit-times;
+- per lossless class, the priority group (ingress port, class):
+  `FabricIngress.pfc.pfc_xoff` (`port`, `tc`) -> `set_xoff(xoff_bytes,
+  xon_bytes)`, its thresholds in bytes (`pfc_thresholds`), and
+  `FabricEgress.pfc.pfc_hold` (`port`, `tc`) -> `hold(watchdog)` (the class
+  is held towards the port while paused; watchdog 0: off);
 - `FabricEgress.pfc.pfc_port`: `port` -> `set_pfc_port(mac, xoff_quanta,
-  refresh)`: frames out of it come from the port's MAC, pause for the time
-  the port's queue of RoCE frames takes to leave (`pfc_quanta`: 64 bytes a
-  quantum, at most 65,535) and are re-sent every half of that while
-  asserted. Not 65,535 quanta: at the emulated rates that is seconds (3.4 s
-  at 10 Mb/s), and the programs send XON for an ingress port only when a
-  packet from it leaves a drained queue, so a port whose last packets left
-  while others kept the queue up would stay paused that long; with a pause
-  the length of a queue it resumes on its own and is paused again if the
-  queue is still full;
-- per lossless class: `FabricEgress.pfc.pfc_xoff` (`port`, `tc`) ->
-  `set_xoff(xoff, xon)` (the tier's thresholds, packets of queue depth) and
-  `FabricEgress.pfc.pfc_hold` (`port`, `tc`) -> `hold(watchdog)` (the
-  class is held while paused; watchdog 0: off).
+  refresh)`: frames out of it come from the port's MAC, pause for
+  `pfc_thresholds`' quanta and are re-sent every `refresh` us while XOFF
+  stays asserted.
 
-Names defined here: `compute_qos`, `compute_pfc`, `pfc_quantum_q16`, `QOS_NAMES`,
-`PFC_NAMES`, `PFC_SESSION_BASE`, `pfc_quanta`, `DSCP_MASK`, `DSCP_PRIORITY`.
+The thresholds (`pfc_thresholds`, 802.1Qbb's way, in bytes): the tier's
+`pfc.xoff`/`pfc.xon` are counted in RoCE frames (`ports.ROCE_FRAME`), the
+frames the lossless class carries. After XOFF leaves, the upstream keeps
+sending for a round trip: its frame on the wire, the PAUSE's way up, the
+emulated switch's reaction (`PFC_RESPONSE_S`) and the cable both ways
+(`delay_ms`); that many bytes at the port's rate, plus one largest frame
+(`ports.MTU_FRAME`) it may have begun, is the PG's headroom, and XOFF is
+lowered if need be so that XOFF + headroom fit the tier's queue
+(`queue` RoCE frames). The round trip is the slowest tier's (the longest),
+one figure for the fabric. The pause asks for twice the time the port's
+link takes to carry XOFF + headroom and is refreshed at half of it:
+long enough that a refresh late by half a pause still lands in time, short
+enough that a lost XON costs one pause; XON normally ends it when the PG's
+backlog drains.
+
+Worked out for ai_zone_small's host ports (10 Mb/s, queue 128, XOFF/XON 16/8,
+no delay_ms): XOFF 16 x 1,082 = 17,312 B, XON 8 x 1,082 = 8,656 B; round
+trip 20 ms; headroom 10e6 / 8 x 0.020 + 1,514 = 26,514 B; XOFF + headroom
+43,826 B of a 128 x 1,082 = 138,496-B queue (fits, XOFF kept); pause
+2 x 43,826 / 64 = 1,369.6 -> 1,370 quanta = 70.1 ms at 10 Mb/s (51.2 us a
+quantum), refreshed every 35,072 us. Its uplinks (20 Mb/s): headroom
+20e6 / 8 x 0.020 + 1,514 = 51,514 B, pause 2 x 68,826 / 64 -> 2,151 quanta
+= 55.1 ms at 20 Mb/s (25.6 us a quantum), refresh 27,533 us. rack.yaml's
+host ports (20 Mb/s, queue 64, XOFF 24) show the clamp: 64 x 1,082 =
+69,248 B leave 17,734 B below the 51,514-B headroom, so XOFF comes at
+17,734 B instead of 25,968.
+
+Names defined here: `compute_qos`, `compute_pfc`, `pfc_thresholds`,
+`PfcThresholds`, `pfc_quantum_q16`, `pause_quanta`, `QOS_NAMES`, `PFC_NAMES`,
+`PFC_SESSION_BASE`, `PFC_RESPONSE_S`, `DSCP_MASK`, `DSCP_PRIORITY`.
 """
 
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 from topologies.addressing import AddressPlan, mac_to_int
-from topologies.ports import ROCE_FRAME, switch_settings
+from topologies.ports import MTU_FRAME, ROCE_FRAME, PortSettings, switch_settings
 from topologies.spec import FabricSpec
 
 from .entities import Action, CloneSession, Exact, TableEntry, Ternary
 
-__all__ = ["DSCP_MASK", "DSCP_PRIORITY", "PFC_NAMES", "PFC_SESSION_BASE", "pfc_quanta",
-           "QOS_NAMES", "compute_pfc", "compute_qos", "pfc_quantum_q16"]
+__all__ = ["DSCP_MASK", "DSCP_PRIORITY", "PFC_NAMES", "PFC_RESPONSE_S", "PFC_SESSION_BASE",
+           "PfcThresholds", "QOS_NAMES", "compute_pfc", "compute_qos", "pause_quanta",
+           "pfc_quantum_q16", "pfc_thresholds"]
 
 # The P4Runtime names QoS writes (p4/include/control/qos.p4 as the P4Info names them).
 QOS_NAMES = {
@@ -75,18 +100,72 @@ PFC_NAMES = {
     "honour": "FabricIngress.pfc.honour",
     "pfc_hold": "FabricEgress.pfc.pfc_hold",
     "hold": "FabricEgress.pfc.hold",
-    "pfc_xoff": "FabricEgress.pfc.pfc_xoff",
-    "set_xoff": "FabricEgress.pfc.set_xoff",
+    "pfc_xoff": "FabricIngress.pfc.pfc_xoff",
+    "set_xoff": "FabricIngress.pfc.set_xoff",
     "pfc_port": "FabricEgress.pfc.pfc_port",
     "set_pfc_port": "FabricEgress.pfc.set_pfc_port",
 }
 PFC_SESSION_BASE = 1024
 
 
-def pfc_quanta(queue: int) -> int:
-    """Pause quanta (512 bit-times, 64 bytes each) for a queue of `queue` RoCE frames to
-    leave: what an XOFF out of a port with that queue asks for, at most 65,535."""
-    return min(0xFFFF, math.ceil(queue * ROCE_FRAME / 64))
+# How long the emulated switch and its upstream take to act on a PAUSE, beyond
+# the cable: the program's pass, the PFC frame's wait behind the frame on the
+# wire, the upstream's pass or NIC agent taking it in. A busy BMv2 or p4switch
+# takes milliseconds to tens of milliseconds per pass here, not a real ASIC's
+# microsecond: this is the round trip the headroom must cover.
+PFC_RESPONSE_S = 0.020
+
+
+@dataclass(frozen=True, kw_only=True)
+class PfcThresholds:
+    """One port's priority-group PFC settings, in bytes (see the module docstring)."""
+
+    xoff_bytes: int
+    """XOFF when the PG holds this many bytes."""
+    xon_bytes: int
+    """XON when the PG is down to this many bytes."""
+    headroom_bytes: int
+    """What the upstream may still send after XOFF: rate x round trip + a largest frame."""
+    buffer_bytes: int
+    """The tier's queue in RoCE frames' bytes: XOFF + headroom fit in it."""
+    quanta: int
+    """What an XOFF out of the port asks for (512 bit-times each)."""
+    refresh_us: int
+    """How often XOFF is re-sent while asserted: half the pause."""
+
+
+def pause_quanta(nbytes: float) -> int:
+    """Quanta (512 bit-times: 64 bytes each) of a pause twice as long as `nbytes` take on
+    the link, at most 65,535, at least 1."""
+    return max(1, min(0xFFFF, math.ceil(2 * nbytes / 64)))
+
+
+def _round_trip_s(plan: AddressPlan) -> float:
+    """The slowest tier's round trip: cable both ways plus the switches' reaction."""
+    delay_ms = max((link.shape.delay_ms or 0.0 for link in plan.links), default=0.0)
+    return 2 * delay_ms / 1000 + PFC_RESPONSE_S
+
+
+def pfc_thresholds(plan: AddressPlan, port: PortSettings) -> PfcThresholds:
+    """The PG thresholds, headroom, quanta and refresh of `port` (see the module docstring).
+    Raises ValueError when the tier's queue cannot hold XOFF above XON plus the headroom."""
+    rate_bps = port.rate_mbps * 1e6
+    headroom = math.ceil(rate_bps / 8 * _round_trip_s(plan)) + MTU_FRAME
+    buffer = port.queue * ROCE_FRAME
+    xon = port.xon * ROCE_FRAME
+    xoff = min(port.xoff * ROCE_FRAME, buffer - headroom)
+    if xoff <= xon:
+        raise ValueError(
+            f"{port.intf} ({port.tier} tier): a queue of {port.queue} frames ({buffer:,} B) "
+            f"less the {headroom:,}-B PFC headroom leaves {buffer - headroom:,} B for XOFF, "
+            f"not above pfc.xon {port.xon} ({xon:,} B): raise queue or lower pfc.xon")
+    quanta = pause_quanta(xoff + headroom)
+    pause_us = quanta * 512 / rate_bps * 1e6
+    return PfcThresholds(xoff_bytes=xoff, xon_bytes=xon, headroom_bytes=headroom,
+                         buffer_bytes=buffer, quanta=quanta,
+                         refresh_us=max(1, round(pause_us / 2)))
+
+
 DSCP_MASK = 0x3F  # the 6-bit key, matched exactly
 DSCP_PRIORITY = 1  # ternary entries need a priority; these never overlap
 
@@ -133,8 +212,7 @@ def compute_pfc(plan: AddressPlan, switch: str) -> tuple[CloneSession | TableEnt
         if not p.pfc:
             continue
         port = (("port", Exact(value=p.port)),)
-        quanta = pfc_quanta(p.queue)
-        pause_us = quanta * 512 / (p.rate_mbps * 1e6) * 1e6
+        th = pfc_thresholds(plan, p)
         sessions.append(CloneSession(session_id=PFC_SESSION_BASE + p.port,
                                      replicas=((p.port, 0),)))
         entries.append(TableEntry(
@@ -144,14 +222,14 @@ def compute_pfc(plan: AddressPlan, switch: str) -> tuple[CloneSession | TableEnt
         entries.append(TableEntry(
             table=PFC_NAMES["pfc_port"], match=port,
             action=Action(name=PFC_NAMES["set_pfc_port"], params=(
-                ("mac", mac_to_int(macs[p.port])), ("xoff_quanta", quanta),
-                ("refresh", max(1, round(pause_us / 2)))))))
+                ("mac", mac_to_int(macs[p.port])), ("xoff_quanta", th.quanta),
+                ("refresh", th.refresh_us)))))
         for tc in p.pfc:
             key = (*port, ("tc", Exact(value=tc)))
             entries.append(TableEntry(
                 table=PFC_NAMES["pfc_xoff"], match=key,
                 action=Action(name=PFC_NAMES["set_xoff"],
-                              params=(("xoff_depth", p.xoff), ("xon_depth", p.xon)))))
+                              params=(("xoff_bytes", th.xoff_bytes), ("xon_bytes", th.xon_bytes)))))
             entries.append(TableEntry(
                 table=PFC_NAMES["pfc_hold"], match=key,
                 action=Action(name=PFC_NAMES["hold"], params=(("watchdog", 0),))))

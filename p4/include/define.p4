@@ -80,6 +80,7 @@ const bit<32> DROP_REASONS    = 8;
 
 /* v1model instance_type values (BMv2 simple_switch's). */
 const bit<32> INSTANCE_NORMAL = 0;
+const bit<32> INSTANCE_INGRESS_CLONE = 1;
 const bit<32> INSTANCE_EGRESS_CLONE = 2;
 const bit<32> INSTANCE_RECIRC = 4;
 

@@ -112,7 +112,9 @@ control FabricEgress(inout headers_t hdr,
         /* PFC first: it builds PFC frames (E2E clones) and sends held packets
          * round again; only what leaves is marked and counted. */
         pfc.apply(hdr, meta, standard_metadata);
-        bool pfc_frame = standard_metadata.instance_type == INSTANCE_EGRESS_CLONE && meta.pfc_frame;
+        bool pfc_frame = meta.pfc_frame
+            && (standard_metadata.instance_type == INSTANCE_EGRESS_CLONE
+                || standard_metadata.instance_type == INSTANCE_INGRESS_CLONE);
         if (!meta.recirculating && !pfc_frame && !meta.pfc_rx) {
             ecn.apply(hdr, meta, standard_metadata);
             counters.apply(hdr, meta, standard_metadata);

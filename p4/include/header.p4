@@ -157,17 +157,23 @@ struct local_metadata_t {
     tc_t      tc;
     bit<8>    drop_reason;
     bit<19>   ecn_threshold;
-    /* PFC (control/pfc.p4). The E2E clone that becomes a PFC frame keeps
-     * its class and quanta; a held (recirculated) packet keeps where it
-     * goes, its class, first ingress port and place in the hold. */
+    /* PFC (control/pfc.p4). The clone that becomes a PFC frame (I2E for an
+     * XOFF at admission, E2E for a refresh or an XON at a departure) keeps
+     * its class and whether it resumes (quanta 0); a held (recirculated)
+     * packet keeps where it goes, its class, first ingress port, place in
+     * the hold, and its priority group's accounting: counted in
+     * `pg_bytes` (pg_counted) for pg_len bytes, XON at pg_xon bytes. */
     @field_list(FL_PFC_FRAME) bool    pfc_frame;
     @field_list(FL_PFC_FRAME) tc_t    pfc_class;
-    @field_list(FL_PFC_FRAME) bit<16> pfc_quanta;
+    @field_list(FL_PFC_FRAME) bool    pfc_resume;
     @field_list(FL_PFC_HOLD) bool    held;
     @field_list(FL_PFC_HOLD) bit<32> hold_seq;
     @field_list(FL_PFC_HOLD) port_t  hold_port;
     @field_list(FL_PFC_HOLD) tc_t    hold_tc;
     @field_list(FL_PFC_HOLD) port_t  hold_in_port;
+    @field_list(FL_PFC_HOLD) bool    pg_counted;
+    @field_list(FL_PFC_HOLD) bit<32> pg_len;
+    @field_list(FL_PFC_HOLD) bit<32> pg_xon;
     /* A received PFC frame on its way to the egress of the port it came in
      * on, where that port's pause state is kept, with the port's pause
      * quantum (control/pfc.p4, `honour`). */

@@ -84,8 +84,8 @@ NAMES = {
     "ecn_marked": _EG + "ecn.ecn_marked",
     "queue_depth": _EG + "counters.queue_depth",
     "queue_peak": _EG + "counters.queue_peak",
-    "pfc_xoff": _EG + "pfc.pfc_xoff",
-    "set_xoff": _EG + "pfc.set_xoff",
+    "pfc_xoff": _IG + "pfc.pfc_xoff",
+    "set_xoff": _IG + "pfc.set_xoff",
     "pfc_port": _EG + "pfc.pfc_port",
     "set_pfc_port": _EG + "pfc.set_pfc_port",
     "pfc_tx": _EG + "pfc.pfc_tx",
@@ -276,11 +276,12 @@ class Dataplane:
 
     def set_lossless(self, port: int, tc: int, *, xoff: int, xon: int,
                      watchdog_us: int = 0) -> None:
-        """(egress port, class) lossless: held while paused, XOFF at `xoff` packets queued,
-        XON at `xon`; the PFC watchdog releases a pause longer than `watchdog_us` (0: off)."""
+        """(port, class) lossless: held towards the port while paused; what comes in on it
+        in that class sends XOFF out of it at `xoff` bytes held in the switch, XON at `xon`;
+        the PFC watchdog releases a pause longer than `watchdog_us` (0: off)."""
         self.insert(
             P4TableEntry(NAMES["pfc_xoff"], match=P4TableMatch(port=port, tc=tc),
-                         action=P4TableAction(NAMES["set_xoff"], xoff_depth=xoff, xon_depth=xon)),
+                         action=P4TableAction(NAMES["set_xoff"], xoff_bytes=xoff, xon_bytes=xon)),
             P4TableEntry(NAMES["pfc_hold"], match=P4TableMatch(port=port, tc=tc),
                          action=P4TableAction(NAMES["hold"], watchdog=watchdog_us)))
 

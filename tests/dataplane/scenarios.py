@@ -20,8 +20,6 @@ from collections import Counter
 from scapy.layers.inet import IP
 from scapy.layers.l2 import ARP, Ether
 
-from p4switch.pfcframe import build_pause_frame, port_mac
-
 from .helpers import DROP, TC_CONTROL, Dataplane
 from .packets import (
     arp_request,
@@ -635,45 +633,6 @@ def _resume(dp: Dataplane, port: int, tc: int = 3) -> None:
     dp.send(port, pfc_pause({tc: 0}, in_port=port))
     got = dp.wait_counter(lambda: (dp.counter("pfc_rx", slot).packets, 0), (before + 1, 0))
     assert got[0] == before + 1, "the XON was not seen"
-
-
-def xoff_then_xon_from_the_program(dp: Dataplane, egress: int, n: int = 30) -> None:
-    """A lossless class backed up past XOFF on a slow port sends one PFC frame (class 3's
-    bit, its quanta, from the port's MAC, 60 bytes) out of the ingress port; XON (quanta 0)
-    when it has drained to XON; nothing is lost; both are counted."""
-    _pfc_class_setup(dp, {"10.5.0.0/16": egress})
-    dp.set_pfc_port(HOST, rate_bps=1e6, quanta=0xFFFF, refresh_us=60_000_000)
-    dp.set_lossless(egress, 3, xoff=8, xon=2)
-    slot = dp.port_tc(HOST, 3)
-    sent = dp.counter("pfc_tx", slot).packets
-    _send_burst(dp, [bytes(udp4("10.0.0.1", "10.5.0.1", dscp=24, tag=i)) for i in range(n)])
-    assert len(dp.collect(n, [egress], timeout=15)) == n, "a lossless packet was lost"
-    frames = [r.frame for r in dp.collect(2, [HOST], timeout=2)]
-    xoff = build_pause_frame({3: 0xFFFF}, port_mac(HOST))
-    xon = build_pause_frame({3: 0}, port_mac(HOST))
-    assert frames == [xoff, xon], [f.hex() for f in frames]
-    dp.expect_none([HOST], timeout=0.2)
-    got = dp.wait_counter(lambda: (dp.counter("pfc_tx", slot).packets, 0), (sent + 2, 0))
-    assert got[0] == sent + 2, f"pfc_tx[{HOST}, 3]: {got[0] - sent} frames counted"
-
-
-def xoff_refreshed_while_the_queue_stays_up(dp: Dataplane, egress: int, n: int = 40) -> None:
-    """While the queue stays above XON the PFC frame is sent again every refresh period
-    (not once per packet), then one XON."""
-    _pfc_class_setup(dp, {"10.5.0.0/16": egress})
-    dp.set_pfc_port(HOST, rate_bps=1e6, quanta=0x1000, refresh_us=100_000)
-    dp.set_lossless(egress, 3, xoff=8, xon=2)
-    _send_burst(dp, [bytes(udp4("10.0.0.1", "10.5.0.1", dscp=24, tag=i)) for i in range(n)])
-    assert len(dp.collect(n, [egress], timeout=15)) == n, "a lossless packet was lost"
-    # The XON follows the last packets out: wait for it, then every PFC frame in order.
-    xon = dp.ports.take(HOST, lambda f: f[12:16] == b"\x88\x08\x01\x01" and f[24:26] == bytes(2),
-                        timeout=5)
-    frames = [r.frame for r in dp.ports.pending([HOST])] + ([xon.frame] if xon else [])
-    quanta = [int.from_bytes(f[18 + 6:20 + 6], "big") for f in frames]
-    # 40 packets at 100/s: ~0.4 s above XON, a refresh each 0.1 s; never one per packet.
-    assert 2 <= len(frames) <= 8 and quanta[-1] == 0 and all(q == 0x1000 for q in quanta[:-1]), \
-        quanta
-    assert all(f[16:18] == b"\x00\x08" for f in frames), [f.hex() for f in frames]
 
 
 def pause_holds_its_class_for_its_time(dp: Dataplane, port: int, other: int,

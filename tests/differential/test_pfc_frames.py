@@ -4,16 +4,18 @@ One RTSW (p4/rtsw.p4) per target on veths (`tests.dataplane.switch`), 8 priority
 queues, port 2 drained at 20 packets/s (p4switch's --queue-rate, BMv2's
 set_queue_rate). The same burst of lossless packets (DSCP 24, class 3) comes in on
 an ingress port and backs up port 2's class-3 queue past XOFF, then drains it below
-XON: the queue crosses each threshold once, at the same packet on both targets,
+XON: the priority group crosses each threshold once, at the same packet on both targets,
 whatever their speeds (20 packets/s is far below what either forwards, even on a
 busy machine: at 100 p4switch's first packets after a push came in too slowly for
 native's XOFF of 48), so each sends exactly one XOFF and one XON out of the ingress
 port. Sources compared:
 
-- the programs' PFC (p4/include/control/pfc.p4) on BMv2 and on p4switch, XOFF at
-  8 packets queued, XON at 2, no refresh within the burst, twice: from port 1 with
-  quanta 0xFFFF and p4switch's native source MAC, from port 3 with the fabric's
-  quanta for a 128-frame queue (`controller.qos.pfc_quanta`) and another MAC;
+- the programs' PFC (p4/include/control/pfc.p4) on BMv2 and on p4switch, the
+  ingress port's priority group XOFF at 512 bytes (8 of the burst's 64-byte frames
+  in the switch), XON at 128, no refresh within the burst, twice: from port 1 with
+  quanta 0xFFFF and p4switch's native source MAC, from port 3 with the quanta an
+  ai_zone_small host port gets (1,370: `controller.qos.pfc_thresholds`) and another
+  MAC;
 - p4switch's native 802.1Qbb traffic manager (`--pfc 1=3`) for the first burst: its
   first XOFF and its XON (it may refresh in between; its thresholds are its own, so
   its burst is 56 packets).
@@ -33,7 +35,6 @@ from typing import Any
 
 import pytest
 
-from controller.qos import pfc_quanta
 from tests.dataplane.helpers import Dataplane
 from tests.dataplane.packets import udp4
 from tests.dataplane.switch import SwitchOptions, SwitchUnderTest, build_program
@@ -42,6 +43,7 @@ from topologies.nodes import target_missing
 
 EGRESS, BURST, RATE = 2, 30, 20
 NATIVE_BURST = 56  # native's XOFF threshold is its own (a share of the queue), above 30
+FRAME = 64  # bytes of each frame of the bursts (udp4's)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -54,7 +56,7 @@ class Burst:
 
 
 BURSTS = (Burst(ingress=1, quanta=0xFFFF, mac="02:50:46:43:00:01"),  # p4switch's native MAC
-          Burst(ingress=3, quanta=pfc_quanta(128), mac="02:aa:00:00:03:03"))
+          Burst(ingress=3, quanta=1370, mac="02:aa:00:00:03:03"))
 
 
 def decode(frame: bytes) -> dict[str, Any]:
@@ -102,8 +104,7 @@ def _run(target: str, out: Path, logs: Path, *, native: bool) -> dict[int, list[
             if not native:  # the program's: thresholds and what its frames carry
                 dp.set_pfc_port(b.ingress, rate_bps=10e6, quanta=b.quanta,
                                 refresh_us=60_000_000, src_mac=b.mac)
-            if k == 0 and not native:
-                dp.set_lossless(EGRESS, 3, xoff=8, xon=2)
+                dp.set_lossless(b.ingress, 3, xoff=8 * FRAME, xon=2 * FRAME)
             _burst(dp, b.ingress, tag=100 * k, n=NATIVE_BURST if native else BURST)
             got[b.ingress] = _until_xon(dp, b.ingress)
         return got

@@ -1,5 +1,50 @@
 /* PFC-like flow control (IEEE 802.1Qbb) in the program, the same on every
- * target: egress honours received PFC frames and sends them.
+ * target: ingress accounts each priority group's bytes and asserts XOFF,
+ * egress refreshes and releases it, and honours received PFC frames.
+ *
+ * Generating: priority groups counted in bytes, as 802.1Qbb switches do.
+ * A priority group (PG) is (ingress port, class). For a lossless PG
+ * (`pfc_xoff` in ingress: xoff_bytes, xon_bytes) every data packet admitted
+ * on its first pass counts its bytes in (`pg_in[port * 8 + class]`), and
+ * the same bytes are counted out (`pg_out`) when it finally leaves egress
+ * (not on a pass that holds it). So the count is what that port sent in that class that is
+ * still in the switch, whichever egress queues it waits in.
+ *  - XOFF: an admission that brings the PG to xoff_bytes or more while XOFF
+ *    is not asserted sends a PFC frame for the class out of the ingress
+ *    port at once (an I2E clone to its session), with the port's quanta.
+ *  - Refresh: while asserted and above xon_bytes, a pass in egress of one of
+ *    the PG's packets re-sends it when refresh_us has gone by (an E2E
+ *    clone), so the pause never runs out while it is needed and one frame
+ *    covers a burst.
+ *  - XON: the departure that brings the PG to xon_bytes or less sends quanta
+ *    0 at once. Because only the port's own packets lower its count, XON
+ *    comes as soon as that port's backlog has drained, whatever other ports
+ *    keep in the same queue (the queue-depth rule this replaces waited for a
+ *    packet of the paused port to leave a short queue: once the port was
+ *    paused none came, and the pause ran out its full time).
+ * Quanta and refresh are the port's (`pfc_port`, the controller's
+ * `pfc_quanta`): the pause lasts twice the time the port's link takes to
+ * carry the PG's XOFF threshold and headroom, and is refreshed at half of
+ * it, as switches refresh at about half the pause: a refresh late by up to
+ * half a pause still lands before the upstream resumes, and a lost XON
+ * costs at most one pause.
+ * One writer: BMv2 runs its ingress thread and its egress threads at the
+ * same time, and a count both sides read, changed and wrote could lose an
+ * update whenever the two interleave. So each register has one writer: ingress
+ * counts bytes in (`pg_in`) and XOFFs asserted (`pg_xoffs`), egress bytes
+ * out (`pg_out`) and the XOFF count it last released (`pg_xons`); the PG
+ * holds pg_in - pg_out bytes and XOFF stands while pg_xoffs != pg_xons.
+ * BMv2 has one ingress thread; its egress threads (one per group of ports)
+ * can still both count out the same PG's bytes at once, from two egress
+ * ports, and lose one: that is drift, below.
+ * Drift: the count is high by the bytes of any counted packet that never
+ * left (a queue tail-dropped it: lossless queues are deeper than XOFF plus
+ * headroom, so that is a misconfiguration; a held packet lost on its way
+ * round the loop; two egress threads counting out at once). It is bounded
+ * in time: when a PG has had bytes outstanding for PFC_PG_IDLE_US and none
+ * of its packets was seen in egress meanwhile, nothing of it is left in the
+ * switch, and its next admission starts it from zero again (counted in
+ * `pg_resyncs`). A PG read below zero is empty.
  *
  * Honouring (PfcEgress, where the queues are). A PFC frame received on
  * port p, for a port the controller enabled (`pfc_honour` in ingress, with
@@ -25,19 +70,10 @@
  * coming is in a PFC storm (counted in `pfc_storms`): its pause is ignored
  * (held packets leave) until no PAUSE arrived for watchdog_us.
  *
- * Generating (PfcEgress). For a lossless (egress port, class)
- * (`pfc_xoff`: xoff and xon, in packets of `deq_qdepth`, the queue a packet
- * leaves behind it), a packet that leaves a queue of at least xoff packets
- * asserts XOFF for (its ingress port, class): a PFC frame with that
- * class's quanta (`pfc_port` of the ingress port) goes out of the ingress
- * port, again every refresh_us while the queue stays above xon (so the
- * pause never runs out while needed, and one frame covers a burst), and a
- * frame with quanta 0 (XON) when a packet leaves xon packets or fewer. The
- * frame is an E2E clone to the ingress port's clone session
- * (PFC_SESSION_BASE + port), truncated to PFC_FRAME_BYTES, rebuilt into the
- * PFC frame in its own egress pass; its source MAC is `pfc_port`'s for that
- * port. Counted per (port, class) in `pfc_tx` (sent) and `pfc_rx`
- * (received). */
+ * The frame: the clone (to session PFC_SESSION_BASE + port) is rebuilt into
+ * the PFC frame in its own egress pass and truncated to PFC_FRAME_BYTES;
+ * its source MAC is `pfc_port`'s for that port. Counted per (port, class)
+ * in `pfc_tx` (sent) and `pfc_rx` (received). */
 #ifndef AIZONE_PFC_P4
 #define AIZONE_PFC_P4
 
@@ -49,6 +85,27 @@
  * the loop (a full queue of held packets at the port's rate: 0.6 s at
  * 1 Mb/s), so a slow turn is not taken for a loss and let out of order. */
 const bit<48> PFC_HOLD_STALL_US = 2000000;
+
+/* A PG with bytes outstanding none of whose packets reached egress for this
+ * long has nothing left in the switch: what it still counts was lost (see
+ * "Drift" above) and its next admission starts from zero. Long against the
+ * widest gap between two of a backlogged PG's packets in egress (a queue of
+ * other ports' frames between them: 128 RoCE frames take 0.11 s at
+ * 10 Mb/s, 1.1 s at 1 Mb/s), so live bytes are never forgotten. */
+const bit<48> PFC_PG_IDLE_US = 5000000;
+
+/* Priority-group state, index ingress port * TCS + class. Every register is
+ * written by one side only, ingress or egress (see "One writer" above):
+ * the PG holds pg_in - pg_out bytes (mod 2^32), XOFF is asserted while
+ * pg_xoffs != pg_xons. */
+register<bit<32>>(PORT_TC_SLOTS) pg_in;          /* ingress: bytes admitted, ever */
+register<bit<48>>(PORT_TC_SLOTS) pg_first;       /* ingress: when it last rose from empty */
+register<bit<32>>(PORT_TC_SLOTS) pg_xoffs;       /* ingress: XOFFs asserted, ever */
+register<bit<48>>(PORT_TC_SLOTS) pg_xoff_at;     /* ingress: when the last XOFF was sent */
+register<bit<32>>(PORT_TC_SLOTS) pg_out;         /* egress: bytes that left, ever */
+register<bit<48>>(PORT_TC_SLOTS) pg_seen;        /* egress: its last packet in egress */
+register<bit<32>>(PORT_TC_SLOTS) pg_xons;        /* egress: pg_xoffs when XON was last sent */
+register<bit<48>>(PORT_TC_SLOTS) pg_refresh_at;  /* egress: when the last refresh was sent */
 
 /* Honour one class of a received PFC frame (macro: v1model targets do not
  * all take register writes under conditions inside actions). */
@@ -75,10 +132,18 @@ const bit<48> PFC_HOLD_STALL_US = 2000000;
  * port that honours them to the egress of that port, in the control class's
  * queue: the pause state is egress's, where the queues are. A held packet
  * back from the loop goes round to the port it is held for, in the lowest
- * queue. */
+ * queue. A routed data packet of a lossless PG is counted, and may assert
+ * XOFF towards its ingress port. */
 control PfcIngress(inout headers_t hdr,
                    inout local_metadata_t meta,
                    inout standard_metadata_t standard_metadata) {
+    counter(PORT_TC_SLOTS, CounterType.packets) pg_resyncs;
+
+    bit<32> xoff_level = 0;
+    bit<32> xon_level = 0;
+    bool resynced = false;
+    bool send_xoff = false;
+
     /* quantum_q16: microseconds per pause quantum (512 bit-times at the
      * port's rate) x 65536, carried to egress with the frame. */
     action honour(bit<32> quantum_q16_us) {
@@ -94,6 +159,55 @@ control PfcIngress(inout headers_t hdr,
         actions = { honour; @defaultonly NoAction; }
         const default_action = NoAction();
         size = PFC_PORT_TABLE_SIZE;
+    }
+
+    action set_xoff(bit<32> xoff_bytes, bit<32> xon_bytes) {
+        xoff_level = xoff_bytes;
+        xon_level = xon_bytes;
+    }
+
+    /* Lossless PGs (ingress port, class): XOFF at xoff_bytes, XON at xon_bytes. */
+    table pfc_xoff {
+        key = {
+            standard_metadata.ingress_port: exact @name("port");
+            meta.tc: exact @name("tc");
+        }
+        actions = { set_xoff; @defaultonly NoAction; }
+        const default_action = NoAction();
+        size = PFC_QUEUE_TABLE_SIZE;
+    }
+
+    /* One admission (see "One writer" above): forget a stale count, add the
+     * packet, assert XOFF at the threshold. */
+    action pg_admit(bit<32> slot, bit<32> len, bit<48> now) {
+        bit<32> bytes_in;
+        bit<32> bytes_out;
+        bit<48> first;
+        bit<48> seen;
+        bit<32> xoffs;
+        bit<32> xons;
+        bit<48> at;
+        pg_in.read(bytes_in, slot);
+        pg_out.read(bytes_out, slot);
+        pg_first.read(first, slot);
+        pg_seen.read(seen, slot);
+        pg_xoffs.read(xoffs, slot);
+        pg_xons.read(xons, slot);
+        pg_xoff_at.read(at, slot);
+        /* `seen` may be later than `now`: egress stamps it, and a packet's
+         * ingress timestamp is taken when it arrived, before it waited for
+         * the ingress pipeline. */
+        bit<48> last = first > seen ? first : seen;
+        bool stale = bytes_in != bytes_out && now > last && now - last >= PFC_PG_IDLE_US;
+        resynced = stale;
+        bytes_in = stale ? bytes_out : bytes_in;
+        pg_first.write(slot, bytes_in == bytes_out ? now : first);
+        bytes_in = bytes_in + len;
+        pg_in.write(slot, bytes_in);
+        bool send = bytes_in - bytes_out >= xoff_level && xoffs == xons;
+        send_xoff = send;
+        pg_xoffs.write(slot, send ? xoffs + 1 : xoffs);
+        pg_xoff_at.write(slot, send ? now : at);
     }
 
     apply {
@@ -118,6 +232,27 @@ control PfcIngress(inout headers_t hdr,
             meta.hold_port = standard_metadata.egress_spec;
             meta.hold_tc = meta.tc;
             meta.hold_in_port = standard_metadata.ingress_port;
+            if (pfc_xoff.apply().hit) {
+                bit<32> slot = ((bit<32>) standard_metadata.ingress_port) * TCS + (bit<32>) meta.tc;
+                meta.pg_counted = true;
+                meta.pg_len = standard_metadata.packet_length;
+                meta.pg_xon = xon_level;
+                pg_admit(slot, standard_metadata.packet_length,
+                         standard_metadata.ingress_global_timestamp);
+                if (resynced) {
+                    pg_resyncs.count(slot);
+                }
+                if (send_xoff) {
+                    /* Out of the ingress port now, not when this packet
+                     * reaches egress behind the queue that is filling. */
+                    meta.pfc_frame = true;
+                    meta.pfc_class = meta.tc;
+                    meta.pfc_resume = false;
+                    clone_preserving_field_list(CloneType.I2E,
+                        PFC_SESSION_BASE + (bit<32>) standard_metadata.ingress_port,
+                        FL_PFC_FRAME);
+                }
+            }
         }
     }
 }
@@ -137,18 +272,15 @@ control PfcEgress(inout headers_t hdr,
     register<bit<32>>(PORT_TC_SLOTS) hold_head;
     register<bit<32>>(PORT_TC_SLOTS) hold_tail;
     register<bit<48>>(PORT_TC_SLOTS) hold_moved;
-    /* Sent: XOFF asserted towards (ingress port, class), and when it was last sent. */
-    register<bit<1>>(PORT_TC_SLOTS) xoff_on;
-    register<bit<48>>(PORT_TC_SLOTS) xoff_at;
 
     bit<32> quantum_q16 = meta.pfc_quantum_q16;
     bit<32> watchdog_us = 0;
-    bit<19> xoff = 0;
-    bit<19> xon = 0;
     mac_addr_t src_mac = PFC_DEFAULT_SRC_MAC;
     bit<16> quanta = 0;
     bit<32> refresh_us = 0;
     port_t key_port = 0;
+    bool send_xon = false;
+    bool send_refresh = false;
 
     action hold(bit<32> watchdog) {
         watchdog_us = watchdog;
@@ -161,22 +293,6 @@ control PfcEgress(inout headers_t hdr,
             meta.tc: exact @name("tc");
         }
         actions = { hold; @defaultonly NoAction; }
-        const default_action = NoAction();
-        size = PFC_QUEUE_TABLE_SIZE;
-    }
-
-    action set_xoff(bit<19> xoff_depth, bit<19> xon_depth) {
-        xoff = xoff_depth;
-        xon = xon_depth;
-    }
-
-    /* Lossless (egress port, class): XOFF at xoff packets queued, XON at xon. */
-    table pfc_xoff {
-        key = {
-            standard_metadata.egress_port: exact @name("port");
-            meta.tc: exact @name("tc");
-        }
-        actions = { set_xoff; @defaultonly NoAction; }
         const default_action = NoAction();
         size = PFC_QUEUE_TABLE_SIZE;
     }
@@ -197,19 +313,53 @@ control PfcEgress(inout headers_t hdr,
         size = PFC_PORT_TABLE_SIZE;
     }
 
+    /* A pass of a counted packet (see "One writer" above): a departure (`len`
+     * bytes; 0 on a pass that holds it) counts its bytes out; then XON if
+     * that leaves the PG at xon_bytes or less, else a refresh when one is due. */
+    action pg_pass(bit<32> slot, bit<32> len, bit<32> xon_bytes, bit<48> now,
+                   bit<48> refresh) {
+        bit<32> bytes_in;
+        bit<32> bytes_out;
+        bit<32> xoffs;
+        bit<32> xons;
+        bit<48> xoff_at;
+        bit<48> refresh_at;
+        pg_in.read(bytes_in, slot);
+        pg_out.read(bytes_out, slot);
+        pg_xoffs.read(xoffs, slot);
+        pg_xons.read(xons, slot);
+        pg_xoff_at.read(xoff_at, slot);
+        pg_refresh_at.read(refresh_at, slot);
+        bytes_out = bytes_out + len;
+        pg_out.write(slot, bytes_out);
+        pg_seen.write(slot, now);
+        /* Above 2^31: out passed in (a resync forgot bytes still queued): empty. */
+        bit<32> held_bytes = bytes_in - bytes_out;
+        held_bytes = held_bytes < 0x80000000 ? held_bytes : 32w0;
+        bit<48> last = xoff_at > refresh_at ? xoff_at : refresh_at;
+        bool on = xoffs != xons;
+        bool xon = on && held_bytes <= xon_bytes;
+        bool again = on && !xon && now > last && now - last >= refresh;
+        send_xon = xon;
+        send_refresh = again;
+        pg_xons.write(slot, xon ? xoffs : xons);
+        pg_refresh_at.write(slot, again ? now : refresh_at);
+    }
+
     apply {
         bit<48> now = standard_metadata.egress_global_timestamp;
-        bool frame = standard_metadata.instance_type == INSTANCE_EGRESS_CLONE && meta.pfc_frame;
+        bool frame = meta.pfc_frame
+            && (standard_metadata.instance_type == INSTANCE_EGRESS_CLONE
+                || standard_metadata.instance_type == INSTANCE_INGRESS_CLONE);
         /* Each table once (BMv2 places a table once in its pipeline graph). */
-        bool lossless = false;
+        bool counted = !frame && meta.pfc_data && !meta.pfc_rx && meta.pg_counted;
         if (frame) {
             key_port = standard_metadata.egress_port;
-        } else if (meta.pfc_data && !meta.pfc_rx) {
+        } else if (counted) {
             key_port = meta.hold_in_port;
-            lossless = pfc_xoff.apply().hit;
         }
         bool port_set = false;
-        if (frame || lossless) {
+        if (frame || counted) {
             port_set = pfc_port.apply().hit;
         }
         if (meta.pfc_rx) {
@@ -227,6 +377,7 @@ control PfcEgress(inout headers_t hdr,
             mark_to_drop(standard_metadata);
         } else if (frame) {
             /* The clone becomes the PFC frame (its truncation drops the rest). */
+            bit<16> q = meta.pfc_resume ? 16w0 : quanta;
             hdr.packet_in.setInvalid();
             hdr.arp.setInvalid();
             hdr.ipv4.setInvalid();
@@ -241,47 +392,19 @@ control PfcEgress(inout headers_t hdr,
             hdr.pfc.setValid();
             hdr.pfc.opcode = MAC_CONTROL_OPCODE_PFC;
             hdr.pfc.class_enable = ((bit<16>) 1) << meta.pfc_class;
-            hdr.pfc.time0 = meta.pfc_class == 0 ? meta.pfc_quanta : 0;
-            hdr.pfc.time1 = meta.pfc_class == 1 ? meta.pfc_quanta : 0;
-            hdr.pfc.time2 = meta.pfc_class == 2 ? meta.pfc_quanta : 0;
-            hdr.pfc.time3 = meta.pfc_class == 3 ? meta.pfc_quanta : 0;
-            hdr.pfc.time4 = meta.pfc_class == 4 ? meta.pfc_quanta : 0;
-            hdr.pfc.time5 = meta.pfc_class == 5 ? meta.pfc_quanta : 0;
-            hdr.pfc.time6 = meta.pfc_class == 6 ? meta.pfc_quanta : 0;
-            hdr.pfc.time7 = meta.pfc_class == 7 ? meta.pfc_quanta : 0;
+            hdr.pfc.time0 = meta.pfc_class == 0 ? q : 0;
+            hdr.pfc.time1 = meta.pfc_class == 1 ? q : 0;
+            hdr.pfc.time2 = meta.pfc_class == 2 ? q : 0;
+            hdr.pfc.time3 = meta.pfc_class == 3 ? q : 0;
+            hdr.pfc.time4 = meta.pfc_class == 4 ? q : 0;
+            hdr.pfc.time5 = meta.pfc_class == 5 ? q : 0;
+            hdr.pfc.time6 = meta.pfc_class == 6 ? q : 0;
+            hdr.pfc.time7 = meta.pfc_class == 7 ? q : 0;
             hdr.pfc_pad.setValid();
             hdr.pfc_pad.zero = 0;
             truncate(PFC_FRAME_BYTES);
             pfc_tx.count(((bit<32>) standard_metadata.egress_port) * TCS + (bit<32>) meta.pfc_class);
         } else if (meta.pfc_data) {
-            /* Sending: the queue this packet leaves behind asserts XOFF towards
-             * its ingress port, refreshes it, or releases it. */
-            if (lossless && port_set) {
-                bit<32> slot = ((bit<32>) meta.hold_in_port) * TCS + (bit<32>) meta.tc;
-                bit<1> on;
-                bit<48> at;
-                xoff_on.read(on, slot);
-                xoff_at.read(at, slot);
-                bit<19> depth = standard_metadata.deq_qdepth;
-                bool send = false;
-                if (depth >= xoff && on == 0) {
-                    send = true;
-                } else if (on == 1 && depth > xon && now - at >= (bit<48>) refresh_us) {
-                    send = true;  /* refresh before the last one runs out */
-                } else if (on == 1 && depth <= xon) {
-                    send = true;
-                    quanta = 0;  /* XON */
-                }
-                if (send) {
-                    xoff_on.write(slot, quanta == 0 ? 1w0 : 1w1);
-                    xoff_at.write(slot, now);
-                    meta.pfc_frame = true;
-                    meta.pfc_class = meta.tc;
-                    meta.pfc_quanta = quanta;
-                    clone_preserving_field_list(CloneType.E2E,
-                        PFC_SESSION_BASE + (bit<32>) meta.hold_in_port, FL_PFC_FRAME);
-                }
-            }
             /* Honouring: a packet of a paused lossless (port, class) does not
              * leave; it is held, and leaves from here when its turn comes. */
             if (pfc_hold.apply().hit) {
@@ -343,6 +466,23 @@ control PfcEgress(inout headers_t hdr,
                 }
             } else {
                 meta.held = false;  /* the class is not (or no longer) lossless: it leaves */
+            }
+            if (counted) {
+                /* Generating: this pass of one of the PG's packets takes its
+                 * bytes off if it leaves, and releases or refreshes XOFF. */
+                bit<32> slot = ((bit<32>) meta.hold_in_port) * TCS + (bit<32>) meta.hold_tc;
+                pg_pass(slot, meta.held ? 32w0 : meta.pg_len, meta.pg_xon, now,
+                        (bit<48>) refresh_us);
+                if (!meta.held) {
+                    meta.pg_counted = false;  /* left: counted off once */
+                }
+                if (port_set && (send_xon || send_refresh)) {
+                    meta.pfc_frame = true;
+                    meta.pfc_class = meta.hold_tc;
+                    meta.pfc_resume = send_xon;
+                    clone_preserving_field_list(CloneType.E2E,
+                        PFC_SESSION_BASE + (bit<32>) meta.hold_in_port, FL_PFC_FRAME);
+                }
             }
             if (meta.held) {
                 /* Round the loop again (PfcIngress sends it back here). */

@@ -53,7 +53,7 @@ def test_a_program_without_the_pfc_tables_is_refused_where_ports_have_pfc(tmp_pa
     """rtsw's P4Info names the four PFC tables, ctsw's lacks pfc_hold: ctsw is named."""
     plan = plan_addresses(load_spec(SMALL))
     tables = ["FabricIngress.pfc.pfc_honour", "FabricEgress.pfc.pfc_hold",
-              "FabricEgress.pfc.pfc_xoff", "FabricEgress.pfc.pfc_port"]
+              "FabricIngress.pfc.pfc_xoff", "FabricEgress.pfc.pfc_port"]
     full = "".join(f'tables {{ preamble {{ id: {i} name: "{t}" }} }}\n'
                    for i, t in enumerate(tables))
     partial = "".join(f'tables {{ preamble {{ id: {i} name: "{t}" }} }}\n'

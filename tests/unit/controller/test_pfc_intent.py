@@ -2,21 +2,27 @@
 
 Worked out by hand for ai_zone_small's rtsw1: ports 1-4 are host links at
 10 Mb/s and 5-6 uplinks at 20 Mb/s, every tier lossless on class 3 with
-XOFF/XON 16/8 packets. A pause quantum is 512 bit-times: 51.2 us at
-10 Mb/s (x 65536 = 3,355,443), 25.6 us at 20 Mb/s (1,677,722); an XOFF
-asks for the time a queue of 128 RoCE frames of 1,082 bytes takes to leave:
-128 x 1,082 / 64 = 2,164 quanta, 110.8 ms at 10 Mb/s, refreshed at half of
-it (55,398 us).
+XOFF/XON 16/8 RoCE frames of 1,082 bytes: 17,312 / 8,656 bytes per priority
+group. A pause quantum is 512 bit-times: 51.2 us at 10 Mb/s (x 65536 =
+3,355,443), 25.6 us at 20 Mb/s (1,677,722). Headroom: the port's rate for a
+20-ms round trip plus a 1,514-byte frame: 10e6 / 8 x 0.02 + 1,514 = 26,514 B
+at 10 Mb/s; an XOFF asks for twice the time XOFF + headroom take on the link:
+2 x (17,312 + 26,514) / 64 = 1,369.6 -> 1,370 quanta, 70.1 ms at 10 Mb/s,
+refreshed at half of it (1,370 x 51.2 / 2 = 35,072 us).
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
+
+import pytest
 
 from controller.entities import CloneSession, TableEntry
 from controller.intent import FabricIntent
-from controller.qos import compute_pfc, pfc_quanta
+from controller.qos import compute_pfc, pause_quanta, pfc_thresholds
 from topologies.addressing import plan_addresses
+from topologies.ports import switch_settings
 from topologies.spec import load_spec
 
 SMALL = Path(__file__).resolve().parents[3] / "topologies" / "ai_zone_small.yaml"
@@ -36,12 +42,13 @@ def test_rtsw1_gets_a_session_back_out_of_each_pfc_port() -> None:
 
 
 def test_thresholds_and_quanta_follow_the_tiers_rates() -> None:
-    """XOFF/XON 16/8 on class 3 of every port; the quantum and refresh of each port's rate."""
+    """XOFF/XON 17,312/8,656 B on class 3 of every port; quantum and refresh per port's rate."""
     plan = plan_addresses(load_spec(SMALL))
     entries = [e for e in compute_pfc(plan, "rtsw1") if isinstance(e, TableEntry)]
     xoff = {e.match[0][1].value: _params(e) for e in entries  # type: ignore[union-attr]
             if e.table.endswith("pfc_xoff")}
-    assert {p: tuple(v.values()) for p, v in xoff.items()} == {p: (16, 8) for p in range(1, 7)}
+    assert {p: tuple(v.values()) for p, v in xoff.items()} == {
+        p: (17312, 8656) for p in range(1, 7)}
     assert all(e.match[1][1].value == 3 for e in entries  # type: ignore[union-attr]
                if e.table.endswith("pfc_xoff"))
     honour = {e.match[0][1].value: _params(e)["quantum_q16_us"] for e in entries  # type: ignore[union-attr]
@@ -49,13 +56,13 @@ def test_thresholds_and_quanta_follow_the_tiers_rates() -> None:
     assert honour == {1: 3355443, 2: 3355443, 3: 3355443, 4: 3355443, 5: 1677722, 6: 1677722}
     port1 = next(_params(e) for e in entries if e.table.endswith("pfc_port")
                  and e.match[0][1].value == 1)  # type: ignore[union-attr]
-    assert port1["xoff_quanta"] == 2164 and port1["refresh"] == 55398
+    assert port1["xoff_quanta"] == 1370 and port1["refresh"] == 35072
 
 
-def test_quanta_cover_a_queue_and_never_pass_the_field() -> None:
-    """64 frames: 64 x 1,082 / 64 = 1,082 quanta; 4,000 frames would be 67,625: 65,535."""
-    assert pfc_quanta(64) == 1082
-    assert pfc_quanta(4000) == 65535
+def test_quanta_cover_twice_the_bytes_and_never_pass_the_field() -> None:
+    """43,826 B: 2 x 43,826 / 64 = 1,369.6 -> 1,370 quanta; 3 MB would be 93,750: 65,535."""
+    assert pause_quanta(43_826) == 1370
+    assert pause_quanta(3_000_000) == 65535
 
 
 def test_a_target_with_native_pfc_gets_none_of_it() -> None:
@@ -69,3 +76,22 @@ def test_a_target_with_native_pfc_gets_none_of_it() -> None:
                    or (isinstance(e, TableEntry) and ".pfc." in e.table))
     assert pfc(on) == 6 + 6 * 4 and pfc(off) == 0
     assert len(on) - len(off) == 30
+
+
+def test_xoff_is_lowered_so_that_headroom_fits_the_queue() -> None:
+    """rack.yaml's host ports (20 Mb/s, queue 64, XOFF/XON 24/12): 64 x 1,082 = 69,248 B,
+    headroom 20e6 / 8 x 0.02 + 1,514 = 51,514 B, so XOFF at 17,734 B, not 24 x 1,082."""
+    plan = plan_addresses(load_spec(SMALL.parent / "rack.yaml"))
+    port = next(p for p in switch_settings(plan, "rtsw1").ports if p.pfc)
+    th = pfc_thresholds(plan, port)
+    assert (th.xoff_bytes, th.xon_bytes, th.headroom_bytes, th.buffer_bytes) == (
+        17734, 12984, 51514, 69248)
+
+
+def test_a_queue_too_short_for_the_headroom_is_refused() -> None:
+    """A 32-frame queue at 20 Mb/s: 34,624 - 51,514 B left for XOFF, not above XON."""
+    plan = plan_addresses(load_spec(SMALL.parent / "rack.yaml"))
+    port = replace(next(p for p in switch_settings(plan, "rtsw1").ports if p.pfc), queue=32)
+    with pytest.raises(ValueError, match=r"\(host tier\): a queue of 32 frames \(34,624 B\) "
+                                         r"less the 51,514-B PFC headroom leaves -16,890 B"):
+        pfc_thresholds(plan, port)
