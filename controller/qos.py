@@ -43,10 +43,13 @@ The thresholds (`pfc_thresholds`, 802.1Qbb's way, in bytes): the tier's
 frames the lossless class carries. After XOFF leaves, the upstream keeps
 sending for a round trip: its frame on the wire, the PAUSE's way up, the
 emulated switch's reaction (`PFC_RESPONSE_S`) and the cable both ways
-(`delay_ms`); that many bytes at the port's rate, plus one largest frame
-(`ports.MTU_FRAME`) it may have begun, is the PG's headroom, and XOFF is
-lowered if need be so that XOFF + headroom fit the tier's queue
-(`queue` RoCE frames). The round trip is the slowest tier's (the longest),
+(the topology's scaled `latency:`, or a tier's `delay_ms`); that many bytes at
+the port's rate, plus one largest frame (`ports.MTU_FRAME`) it may have
+begun, is the PG's headroom, and XOFF is lowered if need be so that XOFF +
+headroom fit the tier's queue (`queue` RoCE frames); a queue too short even
+for that gets XOFF one frame above XON and `headroom_fits` False (at a
+realistic BDP the presets' queues are: docs/model.md). The round trip is
+the slowest tier's (the longest),
 one figure for the fabric. The pause asks for twice the time the port's
 link takes to carry XOFF + headroom and is refreshed at half of it:
 long enough that a refresh late by half a pause still lands in time, short
@@ -76,6 +79,7 @@ import math
 from dataclasses import dataclass
 
 from topologies.addressing import AddressPlan, mac_to_int
+from topologies.latency import TIER_ENDS
 from topologies.ports import MTU_FRAME, ROCE_FRAME, PortSettings, switch_settings
 from topologies.spec import FabricSpec
 
@@ -127,7 +131,9 @@ class PfcThresholds:
     headroom_bytes: int
     """What the upstream may still send after XOFF: rate x round trip + a largest frame."""
     buffer_bytes: int
-    """The tier's queue in RoCE frames' bytes: XOFF + headroom fit in it."""
+    """The tier's queue in RoCE frames' bytes: XOFF + headroom fit in it..."""
+    headroom_fits: bool
+    """... unless this is False (XOFF is then one RoCE frame above XON)."""
     quanta: int
     """What an XOFF out of the port asks for (512 bit-times each)."""
     refresh_us: int
@@ -141,28 +147,32 @@ def pause_quanta(nbytes: float) -> int:
 
 
 def _round_trip_s(plan: AddressPlan) -> float:
-    """The slowest tier's round trip: cable both ways plus the switches' reaction."""
-    delay_ms = max((link.shape.delay_ms or 0.0 for link in plan.links), default=0.0)
-    return 2 * delay_ms / 1000 + PFC_RESPONSE_S
+    """The slowest tier's round trip: its cable both ways (the topology's scaled
+    `latency:`, or a tier's netem `delay_ms`), plus the switches' reaction."""
+    cable = max((2 * (link.shape.delay_ms or 0.0) / 1000 for link in plan.links), default=0.0)
+    if plan.latency is not None:
+        cable = max(cable, *(plan.latency.link_rtt_us(link.tier, *TIER_ENDS[link.tier])
+                             * 1e-6 * plan.scale for link in plan.links))
+    return cable + PFC_RESPONSE_S
 
 
 def pfc_thresholds(plan: AddressPlan, port: PortSettings) -> PfcThresholds:
     """The PG thresholds, headroom, quanta and refresh of `port` (see the module docstring).
-    Raises ValueError when the tier's queue cannot hold XOFF above XON plus the headroom."""
+    A queue too short for XOFF above XON plus the headroom gets XOFF one RoCE frame above
+    XON, and says so (`headroom_fits` False): lossless only while the upstream reacts
+    faster than the round trip assumed."""
     rate_bps = port.rate_mbps * 1e6
     headroom = math.ceil(rate_bps / 8 * _round_trip_s(plan)) + MTU_FRAME
     buffer = port.queue * ROCE_FRAME
     xon = port.xon * ROCE_FRAME
     xoff = min(port.xoff * ROCE_FRAME, buffer - headroom)
-    if xoff <= xon:
-        raise ValueError(
-            f"{port.intf} ({port.tier} tier): a queue of {port.queue} frames ({buffer:,} B) "
-            f"less the {headroom:,}-B PFC headroom leaves {buffer - headroom:,} B for XOFF, "
-            f"not above pfc.xon {port.xon} ({xon:,} B): raise queue or lower pfc.xon")
+    fits = xoff > xon
+    if not fits:
+        xoff = xon + ROCE_FRAME
     quanta = pause_quanta(xoff + headroom)
     pause_us = quanta * 512 / rate_bps * 1e6
     return PfcThresholds(xoff_bytes=xoff, xon_bytes=xon, headroom_bytes=headroom,
-                         buffer_bytes=buffer, quanta=quanta,
+                         buffer_bytes=buffer, headroom_fits=fits, quanta=quanta,
                          refresh_us=max(1, round(pause_us / 2)))
 
 

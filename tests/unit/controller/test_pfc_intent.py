@@ -16,8 +16,6 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
-import pytest
-
 from controller.entities import CloneSession, TableEntry
 from controller.intent import FabricIntent
 from controller.qos import compute_pfc, pause_quanta, pfc_thresholds
@@ -84,14 +82,14 @@ def test_xoff_is_lowered_so_that_headroom_fits_the_queue() -> None:
     plan = plan_addresses(load_spec(SMALL.parent / "rack.yaml"))
     port = next(p for p in switch_settings(plan, "rtsw1").ports if p.pfc)
     th = pfc_thresholds(plan, port)
-    assert (th.xoff_bytes, th.xon_bytes, th.headroom_bytes, th.buffer_bytes) == (
-        17734, 12984, 51514, 69248)
+    assert (th.xoff_bytes, th.xon_bytes, th.headroom_bytes, th.buffer_bytes, th.headroom_fits) == (
+        17734, 12984, 51514, 69248, True)
 
 
-def test_a_queue_too_short_for_the_headroom_is_refused() -> None:
-    """A 32-frame queue at 20 Mb/s: 34,624 - 51,514 B left for XOFF, not above XON."""
+def test_a_queue_too_short_for_the_headroom_says_so() -> None:
+    """A 32-frame queue at 20 Mb/s: 34,624 - 51,514 B leave nothing above XON's 12,984 B,
+    so XOFF is one frame above XON (14,066 B) and the headroom does not fit."""
     plan = plan_addresses(load_spec(SMALL.parent / "rack.yaml"))
     port = replace(next(p for p in switch_settings(plan, "rtsw1").ports if p.pfc), queue=32)
-    with pytest.raises(ValueError, match=r"\(host tier\): a queue of 32 frames \(34,624 B\) "
-                                         r"less the 51,514-B PFC headroom leaves -16,890 B"):
-        pfc_thresholds(plan, port)
+    th = pfc_thresholds(plan, port)
+    assert (th.xoff_bytes, th.xon_bytes, th.headroom_fits) == (14066, 12984, False)
