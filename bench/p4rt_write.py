@@ -12,14 +12,19 @@ primary `finsy.Switch` pushes the pipeline; the WriteRequests are encoded
 through finsy's schema before the clock starts; it warms the connection up
 with a fifth of them, empties the table, then inserts N routes in batches of
 1, 100, 500 and 1000 updates per request and reads them all back (finsy
-decodes what it reads). Prints entries/s for each, side by side. Figures
-only, never asserts.
+decodes what it reads). Prints entries/s for each and, when both targets
+ran, a summary: p4switch's rate over BMv2's per batch size (the first
+transport measured). Figures only, never asserts.
 
     .venv/bin/python bench/p4rt_write.py [--entries N] [--pps PPS] [--transport T]
                                          [--target p4switch|bmv2|both] [--profile FILE]
 
-`--profile FILE` writes a cProfile of the p4switch server process (open it
-with `python -m pstats FILE`).
+`--profile FILE` writes a cProfile of the p4switch server's Write calls
+during the timed runs (FILE.<transport>; open it with `python -m pstats`).
+cProfile follows one thread: each Write is profiled on the thread that runs
+it (the client sends one request at a time). For the whole process, threads
+and native frames included, use py-spy (`py-spy record --native -- python
+bench/p4rt_write.py ...`).
 """
 
 from __future__ import annotations
@@ -36,6 +41,7 @@ import tempfile
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -156,7 +162,7 @@ def main() -> None:
                     help="p4switch: measure one gRPC transport only (default: both, native first)")
     ap.add_argument("--target", choices=("p4switch", "bmv2", "both"), default="both",
                     help="which server (default both: p4switch, then BMv2 when on PATH)")
-    ap.add_argument("--profile", metavar="FILE", help="write a cProfile of the server process (FILE.<transport>)")
+    ap.add_argument("--profile", metavar="FILE", help="write a cProfile of the server's Write calls (FILE.<transport>)")
     ap.add_argument("--switch-interval", type=float, default=None, metavar="S",
                     help="sys.setswitchinterval for the server process (default: Python's 0.005)")
     args = ap.parse_args()
@@ -168,6 +174,7 @@ def main() -> None:
     from p4switch.server.transport import native_available
 
     n = min(args.entries, TABLE_SIZE)
+    rates: dict[str, Rates] = {}
     with tempfile.TemporaryDirectory(prefix="p4rtbench-") as tmp:
         source = program_source(Path(tmp))
         if args.target in ("p4switch", "both"):
@@ -180,12 +187,29 @@ def main() -> None:
                 print(f"(native transport not built: {native_available()}; grpcio only)")
                 transports = ["grpcio"]
             for transport in transports:
-                run(transport, args, info, blob, frames, n)
+                rates[f"p4switch ({transport})"] = run(transport, args, info, blob, frames, n)
         if args.target in ("bmv2", "both"):
             if not (shutil.which("simple_switch_grpc") and shutil.which("p4c-bm2-ss")):
                 print("BMv2: skipped (simple_switch_grpc and p4c-bm2-ss are not on PATH)")
             else:
-                run_bmv2(source, Path(tmp), n)
+                rates["BMv2"] = run_bmv2(source, Path(tmp), n)
+    summary(rates)
+
+
+Rates = dict[int, tuple[float, float]]  # batch size -> (write, read-back) entries/s
+
+
+def summary(rates: dict[str, Rates]) -> None:
+    """p4switch's rates over BMv2's, per batch size, when both were measured."""
+    bmv2 = rates.get("BMv2")
+    ours = next((k for k in rates if k.startswith("p4switch")), None)
+    if bmv2 is None or ours is None:
+        return
+    print(f"{ours} / BMv2, same run:")
+    for batch, (w, r) in rates[ours].items():
+        bw, br = bmv2[batch]
+        print(f"  batch {batch:>4}: write {w / bw:5.2f}x ({w:8.0f} vs {bw:8.0f} entries/s)"
+              f"   read back {r / br:5.2f}x")
 
 
 def _free_port() -> int:
@@ -220,8 +244,8 @@ def _serve_client(address: str, info: Path, blob: Path, n: int,
     return out
 
 
-def run_bmv2(source: Path, tmp: Path, n: int) -> None:
-    """simple_switch_grpc on the same program (p4c-bm2-ss), no ports; print the rates."""
+def run_bmv2(source: Path, tmp: Path, n: int) -> Rates:
+    """simple_switch_grpc on the same program (p4c-bm2-ss), no ports; print and return the rates."""
     info, blob = build_bmv2(source, tmp)
     addr = f"127.0.0.1:{_free_port()}"
     log = open(tmp / "bmv2.log", "wb")  # noqa: SIM115 - handed to the child
@@ -240,8 +264,11 @@ def run_bmv2(source: Path, tmp: Path, n: int) -> None:
                 time.sleep(0.1)
         print(f"BMv2 simple_switch_grpc P4Runtime write/read: {n} LPM entries per run, client in "
               f"another process, no packet load (no ports)")
+        out: Rates = {}
         for batch, w, r, _ in _serve_client(addr, info, blob, n):
             print(f"  batch {batch:>4}: write {w:8.0f} entries/s   read back {r:8.0f} entries/s")
+            out[batch] = (w, r)
+        return out
     finally:
         proc.terminate()
         try:
@@ -253,8 +280,9 @@ def run_bmv2(source: Path, tmp: Path, n: int) -> None:
 
 
 def run(transport: str, args: argparse.Namespace, info: Path, blob: Path, frames: list[bytes],
-        n: int) -> None:
-    """Serve with `transport`, let a client process write and read at each batch size; print the rates."""
+        n: int) -> Rates:
+    """Serve with `transport`, let a client process write and read at each batch size; print and
+    return the rates."""
     from p4switch.pipeline import Switch
     from p4switch.server import P4RuntimeServer
 
@@ -267,34 +295,45 @@ def run(transport: str, args: argparse.Namespace, info: Path, blob: Path, frames
                              factory=lambda prog, tx: Switch(prog, tx, cpu_port=255),
                              transport=transport).start()
     prof = None
+    profiling = threading.Event()  # set while a timed run is under way
     if args.profile:
         import cProfile
 
         prof = cProfile.Profile()
+        write = server.service.Write
+
+        def profiled_write(request: Any, context: Any) -> Any:
+            """The service's Write, under the profiler during the timed runs."""
+            if prof is not None and profiling.is_set():
+                return prof.runcall(write, request, context)
+            return write(request, context)
+
+        server.service.Write = profiled_write  # type: ignore[method-assign]
 
     def start_load() -> PacketLoad:
         load = PacketLoad(server.process, args.pps, frames)
         sink["n"] = 0
         load.thread.start()
         time.sleep(0.2)  # let the load settle before the clock starts
-        if prof is not None:
-            prof.enable()
+        profiling.set()
         return load
 
     def stop_load(load: PacketLoad, secs: float) -> float:
-        if prof is not None:
-            prof.disable()
+        profiling.clear()
         load.stop.set()
         load.thread.join()
         return sink["n"] / secs
 
     print(f"p4switch P4Runtime write/read over the {transport} transport: {n} LPM entries per run, "
           f"client in another process, packet load {'flat out' if not args.pps else f'{args.pps:.0f} pps'}")
+    out: Rates = {}
     try:
         for batch, w, r, pps in _serve_client(f"127.0.0.1:{server.port}", info, blob, n,
                                               (start_load, stop_load)):
             print(f"  batch {batch:>4}: write {w:8.0f} entries/s   read back {r:8.0f} entries/s"
                   f"   (forwarding {pps:.0f} pps meanwhile)")
+            out[batch] = (w, r)
+        return out
     finally:
         server.stop(grace=0)
         if prof is not None:

@@ -428,7 +428,7 @@ class _Batch:
                 utype = u.type
                 if utype not in types:
                     raise P4RTError(INVALID_ARGUMENT, "update type must be INSERT, MODIFY or DELETE")
-                msg = getattr(ent, which)
+                msg = ent.table_entry if which == "table_entry" else getattr(ent, which)
                 if access is not None and not access.allows(entity_p4_id(which, msg)):
                     raise P4RTError(PERMISSION_DENIED, f"{which} is not in the scope of this role")
                 if many is not None and which == "table_entry":

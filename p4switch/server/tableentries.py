@@ -368,10 +368,11 @@ def plan_table_update(st: PipelineState, utype: int, msg: p4r.TableEntry) -> Pla
         return Plan(tc.name, "delete", TableEntry(match=match, priority=priority), after)
     entry = TableEntry(match=match, priority=priority, idle_timeout_ns=msg.idle_timeout_ns,
                        metadata=msg.metadata)
-    if tc.counter or tc.meter:
+    # A meter always has a config to write (unset: the default); otherwise only the
+    # fields the entry sets ask for anything (or, on a table without, raise).
+    if tc.meter or msg.HasField("counter_data") or msg.HasField("meter_config") \
+            or msg.HasField("meter_counter_data"):
         direct = _direct_resources(st, tc, msg)
-    elif msg.HasField("counter_data") or msg.HasField("meter_config") or msg.HasField("meter_counter_data"):
-        direct = _direct_resources(st, tc, msg)  # raises: the table has none
     else:
         direct = None
     if utype == INSERT:
