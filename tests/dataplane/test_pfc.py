@@ -74,12 +74,13 @@ def _admit(dp: Dataplane, port: int, pkts: list[bytes], group: int = 8) -> None:
             f"port {port}: the program did not see packets {i}..{i + len(chunk) - 1}"
 
 
-def _lossless_from(dp: Dataplane, *ports: int) -> None:
+def _lossless_from(dp: Dataplane, *ports: int, refresh_us: int = 60_000_000) -> None:
     """Routes 10.5/16 -> EGRESS, DSCP 24 -> class 3 -> queue 3; each of `ports` a lossless
-    PG with XOFF/XON 4,000/1,100 bytes whose frames carry quanta 0x1234, no refresh."""
+    PG with XOFF/XON 4,000/1,100 bytes whose frames carry quanta 0x1234, refreshed every
+    `refresh_us` (by default: not within a test)."""
     sc._pfc_class_setup(dp, {"10.5.0.0/16": EGRESS})
     for port in ports:
-        dp.set_pfc_port(port, rate_bps=1e6, quanta=0x1234, refresh_us=60_000_000,
+        dp.set_pfc_port(port, rate_bps=1e6, quanta=0x1234, refresh_us=refresh_us,
                         src_mac=MAC if port == HOST else None)
         dp.set_lossless(port, 3, xoff=XOFF_BYTES, xon=XON_BYTES)
 
@@ -149,6 +150,36 @@ def test_pfc_xon_as_soon_as_the_ports_backlog_has_left(dp):
     other = [dp.ports.take(OTHER, _is_pfc, timeout=5) for _ in range(2)]
     assert [f.frame[24:26] if f else None for f in other] == [b"\x12\x34", b"\x00\x00"]
     assert _wait_pg(dp, HOST, 0) == 0 and _wait_pg(dp, OTHER, 0) == 0
+
+
+def test_pfc_xoff_refreshed_per_period_not_per_packet(dp):
+    """While HOST's group stays above XON (port 2 paused, its 8 frames held and going round
+    the loop at 100/s), XOFF is re-sent each 200-ms refresh, not on each pass; XON once
+    they have left."""
+    _lossless_from(dp, HOST, refresh_us=200_000)
+    dp.set_pfc_port(EGRESS, rate_bps=1e6)
+    dp.set_lossless(EGRESS, 3, xoff=10**9, xon=10**9 - 1)
+    slot = dp.port_tc(EGRESS, 3)
+    rx = dp.counter("pfc_rx", slot).packets
+    dp.send(EGRESS, pfc_pause({3: 0xFFFF}, in_port=EGRESS))
+    assert dp.wait_counter(lambda: (dp.counter("pfc_rx", slot).packets, 0),
+                           (rx + 1, 0))[0] == rx + 1, "the PAUSE into port 2 was not seen"
+    _admit(dp, HOST, [bytes(udp4("10.0.0.1", "10.5.0.1", dscp=24, tag=i, size=1034))
+                      for i in range(8)])
+    sent = [dp.ports.take(HOST, _is_pfc, timeout=5) for _ in range(3)]  # XOFF, 2 refreshes
+    assert all(f is not None and f.frame == XOFF_FRAME for f in sent), \
+        [f.frame.hex() if f else None for f in sent]
+    first, last = sent[0].at, sent[-1].at  # type: ignore[union-attr]
+    sc._resume(dp, EGRESS)
+    assert len(dp.collect(8, [EGRESS], timeout=20)) == 8
+    xon = dp.ports.take(HOST, lambda f: _is_pfc(f) and f == XON_FRAME, timeout=5)
+    assert xon is not None, "no XON"
+    more = [r for r in dp.ports.pending([HOST]) if _is_pfc(r.frame) and r.at < xon.at]
+    # Held frames pass egress ~100 times a second; one XOFF per pass would be dozens here.
+    periods = (xon.at - first) / 0.2
+    assert len(sent) + len(more) <= periods + 2, (len(sent) + len(more), periods)
+    assert last - first >= 0.2, "two refreshes inside one period"
+    assert _wait_pg(dp, HOST, 0) == 0
 
 
 def test_pfc_pause_holds_its_class_to_its_port_for_its_time(dp):
