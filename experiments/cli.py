@@ -20,7 +20,7 @@ results (this target's just measured, the others' as saved).
 `--rewrite` runs nothing and writes those files again from the JSON
 already there (the findings and plots recomputed from the measured runs:
 for a change in how results are explained, never in what was measured);
-`all --rewrite` does it for every target with a full set of results.
+`all --rewrite` does it for every target with results saved.
 
 Exit codes: 0 done (also when a finding does not hold: that is a result);
 1 the fabric or a run failed at run time; 2 bad input; 130 interrupted.
@@ -190,18 +190,21 @@ def run(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _saved(folder: Path) -> list[ExperimentResult] | None:
-    """Every experiment's saved result in `folder`, or None when one is missing."""
+def _saved_names(folder: Path) -> list[str]:
+    """The experiments whose results are saved in `folder` (an `all` cut short saves some)."""
+    return [n for n in EXPERIMENTS if (folder / f"{n}.json").is_file()]
+
+
+def _saved(folder: Path) -> list[ExperimentResult]:
+    """The experiments' saved results in `folder` (those there are)."""
     from .schema import load_result
 
-    if not all((folder / f"{n}.json").is_file() for n in EXPERIMENTS):
-        return None
-    return [load_result(folder / f"{n}.json") for n in EXPERIMENTS]
+    return [load_result(folder / f"{n}.json") for n in _saved_names(folder)]
 
 
 def _page(args: argparse.Namespace, base: Path, command: str,
           have: dict[str, list[ExperimentResult]], rewritten: bool = False) -> Path:
-    """The results page from `have` and every other target's full set saved under `base`."""
+    """The results page from `have` and every other target's results saved under `base`."""
     from .page import write_page
 
     by_target: dict[str, list[ExperimentResult]] = {}
@@ -215,17 +218,17 @@ def _page(args: argparse.Namespace, base: Path, command: str,
 
 def _rewrite(args: argparse.Namespace, names: Sequence[str], base: Path, command: str) -> int:
     """--rewrite: the results' files again from their JSON (findings and plots recomputed);
-    for all, every target's with a full set saved, then the page."""
+    for all, every target's saved (the other targets' as far as they are), then the page."""
     from .schema import load_result
 
     have: dict[str, list[ExperimentResult]] = {}
     try:
         for target in TARGETS:
             out = results_dir(base, target)
-            if target != args.target and (args.name != "all" or _saved(out) is None):
+            if target != args.target and (args.name != "all" or not _saved_names(out)):
                 continue
             have[target] = []
-            for name in names:
+            for name in names if target == args.target else _saved_names(out):
                 result = load_result(out / f"{name}.json")
                 result.findings = _MODULES[name].findings(result)
                 result.plots = _MODULES[name].plot(result, out)

@@ -85,3 +85,32 @@ def test_rewrite_without_results_is_bad_input(tmp_path: Path,
     """No JSON in --out: exit 2, the file named."""
     assert main(["pinning", "--rewrite", "--out", str(tmp_path)]) == 2
     assert "pinning.json" in capsys.readouterr().err
+
+
+def test_rewrite_all_puts_every_targets_saved_results_on_the_page(tmp_path: Path) -> None:
+    """all --rewrite: p4switch's five results (the committed ones) and BMv2's qp-scaling alone
+    (an `all --target bmv2` cut short) on one page, BMv2's from its own folder."""
+    import json
+    import shutil
+
+    from experiments.schema import load_result
+
+    src = Path(__file__).resolve().parents[3] / "docs" / "results"
+    for name in EXPERIMENTS:
+        shutil.copy(src / f"{name}.json", tmp_path / f"{name}.json")
+    (tmp_path / "bmv2").mkdir()
+    data = json.loads((src / "qp-scaling.json").read_text())
+    data["target"] = "bmv2"
+    (tmp_path / "bmv2" / "qp-scaling.json").write_text(json.dumps(data))
+    doc = tmp_path / "results.md"
+    assert main(["all", "--rewrite", "--out", str(tmp_path), "--doc", str(doc)]) == 0
+    text = doc.read_text()
+    assert "| measured (p4switch) | holds (p4switch) | measured (BMv2) | holds (BMv2) |" in text
+    assert "## qp-scaling: ECMP vs E-ECMP with QP scaling on ai_zone_small (BMv2)" in text
+    assert "## placement: " in text and "(BMv2)\n" not in text.split("## placement: ")[1][:200]
+    assert "| not run | – |" in text  # BMv2's placement
+    assert "![qp-scaling](bmv2/qp-scaling.png)" in text
+    assert (tmp_path / "bmv2" / "qp-scaling.md").is_file()
+    assert load_result(tmp_path / "placement.json").target == "p4switch"
+    # The same runs on both: no finding differs.
+    assert "Every finding evaluated on both targets has the same verdict on both." in text
