@@ -300,7 +300,9 @@ def derivation_markdown(targets: Sequence[str] = ("p4switch",),
         "are flagged, listed under their table and left out of the means.",
         "",
         f"Queues: {QUEUE['queue']} packets per switch egress queue, PFC XOFF/XON "
-        f"{QUEUE['pfc']['xoff']}/{QUEUE['pfc']['xon']} on the lossless class: "
+        f"{QUEUE['pfc']['xoff']}/{QUEUE['pfc']['xon']} full frames' worth of bytes "
+        f"({int(QUEUE['pfc']['xoff']) * FRAME_BYTES:,}/{int(QUEUE['pfc']['xon']) * FRAME_BYTES:,}"
+        " B, the programs' PFC counts each ingress port's bytes) on the lossless class: "
         f"{QUEUE['queue']} - 5 x {QUEUE['pfc']['xoff']} = "
         f"{int(QUEUE['queue']) - 5 * int(QUEUE['pfc']['xoff'])} packets of headroom for the "
         "five ingress ports that can feed an RTSW's host port (the presets' 64 with 24/12 "
@@ -327,12 +329,12 @@ def derivation_markdown(targets: Sequence[str] = ("p4switch",),
         "QP scaling's messages: with rr a ring step's chunk should hold a message for each "
         f"of the 8 QPs ({SIZES['qp-scaling']['full']['size'] // 16 // KiB} KiB chunks of "
         f"{SIZES['qp-scaling']['full']['message_size'] // KiB} KiB messages), and split's "
-        "pieces (a message over the QPs) should not be tiny: the switches' queues and PFC "
-        "thresholds count packets, not bytes, so many small packets fill them where as many "
-        "bytes in full frames would not (measured on the smoke test's first size, 512 B "
-        "messages split over 8 QPs into 64 B pieces: 735 queue drops with PFC on, 116 ACK "
-        "timeouts and 51.5 s against 2.8 s for round-robin; a real switch's buffer and "
-        "headroom are in bytes).",
+        "pieces (a message over the QPs) should not be tiny: the switches' queues hold "
+        "packets, not bytes (the programs' PFC thresholds count bytes, as a real switch's "
+        "buffer and headroom do), so many small packets fill a queue where as many bytes in "
+        "full frames would not (measured on the smoke test's first size, when PFC counted "
+        "packets too: 512 B messages split over 8 QPs into 64 B pieces gave 735 queue drops "
+        "with PFC on, 116 ACK timeouts and 51.5 s against 2.8 s for round-robin).",
         "",
         "Incast: without PFC the root's queue must overflow. N senders at the host rate "
         "fill it at N - 1 times the rate it drains for as long as they send, a peak of "
