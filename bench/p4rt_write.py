@@ -12,9 +12,12 @@ primary `finsy.Switch` pushes the pipeline; the WriteRequests are encoded
 through finsy's schema before the clock starts; it warms the connection up
 with a fifth of them, empties the table, then inserts N routes in batches of
 1, 100, 500 and 1000 updates per request and reads them all back (finsy
-decodes what it reads). Prints entries/s for each and, when both targets
-ran, a summary: p4switch's rate over BMv2's per batch size (the first
-transport measured). Figures only, never asserts.
+decodes what it reads). Prints entries/s for each, and the server's CPU
+time per entry written (every thread of the server process but the packet
+load's, from /proc/<pid>/task/*/schedstat, in ns), which shifts less with
+the other work on the machine than the rates do. When both targets ran, a
+summary: p4switch's rate over BMv2's per batch size (the first transport
+measured). Figures only, never asserts.
 
     .venv/bin/python bench/p4rt_write.py [--entries N] [--pps PPS] [--transport T]
                                          [--target p4switch|bmv2|both] [--profile FILE]
@@ -40,6 +43,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -117,6 +121,7 @@ async def _client(address: str, p4info: Path, blob: Path, n: int, conn) -> None:
             for req in requests:
                 await sw.write(req)
             wt = time.perf_counter() - t0
+            conn.send(("written", None))  # the server's CPU count stops here
             t0 = time.perf_counter()
             got = [e async for e in sw.read(P4TableEntry(TABLE))]
             rt = time.perf_counter() - t0
@@ -196,7 +201,8 @@ def main() -> None:
     summary(rates)
 
 
-Rates = dict[int, tuple[float, float]]  # batch size -> (write, read-back) entries/s
+# batch size -> (write, read-back) entries/s, server CPU µs per entry written
+Rates = dict[int, tuple[float, float, float]]
 
 
 def summary(rates: dict[str, Rates]) -> None:
@@ -206,10 +212,10 @@ def summary(rates: dict[str, Rates]) -> None:
     if bmv2 is None or ours is None:
         return
     print(f"{ours} / BMv2, same run:")
-    for batch, (w, r) in rates[ours].items():
-        bw, br = bmv2[batch]
+    for batch, (w, r, us) in rates[ours].items():
+        bw, br, bus = bmv2[batch]
         print(f"  batch {batch:>4}: write {w / bw:5.2f}x ({w:8.0f} vs {bw:8.0f} entries/s)"
-              f"   read back {r / br:5.2f}x")
+              f"   read back {r / br:5.2f}x   server CPU per entry {us / bus:5.2f}x")
 
 
 def _free_port() -> int:
@@ -218,10 +224,25 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-def _serve_client(address: str, info: Path, blob: Path, n: int,
-                  around: tuple | None = None) -> list[tuple[int, float, float, float]]:
-    """Run the client process against `address`; `around` = (start, stop) of a load per batch.
-    Returns (batch, write/s, read/s, load pps) per batch."""
+def cpu_ns(pid: int, skip: frozenset[int] = frozenset()) -> int:
+    """CPU time (ns) of every thread of process `pid` but those in `skip` (schedstat's first field)."""
+    total = 0
+    for task in os.listdir(f"/proc/{pid}/task"):
+        if int(task) in skip:
+            continue
+        try:
+            with open(f"/proc/{pid}/task/{task}/schedstat") as f:
+                total += int(f.read().split()[0])
+        except (FileNotFoundError, ProcessLookupError):  # the thread ended meanwhile
+            pass
+    return total
+
+
+def _serve_client(address: str, info: Path, blob: Path, n: int, cpu: Callable[[], int],
+                  around: tuple | None = None) -> list[tuple[int, float, float, float, float]]:
+    """Run the client process against `address`; `around` = (start, stop) of a load per batch;
+    `cpu()` the server's CPU time (ns). Returns (batch, write/s, read/s, load pps, server CPU
+    µs per entry written) per batch."""
     here, there = mp.Pipe()
     proc = mp.get_context("spawn").Process(target=client_main,
                                            args=(address, str(info), str(blob), n, there))
@@ -234,11 +255,14 @@ def _serve_client(address: str, info: Path, blob: Path, n: int,
                 break
             load = around[0]() if around else None
             t0 = time.perf_counter()
+            c0 = cpu()
             here.send("go")
+            kind, _ = here.recv()  # "written"
+            us = (cpu() - c0) / 1e3 / n
             kind, (batch, w, r) = here.recv()
             secs = time.perf_counter() - t0
             pps = around[1](load, secs) if around else 0.0
-            out.append((batch, w, r, pps))
+            out.append((batch, w, r, pps, us))
     finally:
         proc.join(10)
     return out
@@ -265,9 +289,10 @@ def run_bmv2(source: Path, tmp: Path, n: int) -> Rates:
         print(f"BMv2 simple_switch_grpc P4Runtime write/read: {n} LPM entries per run, client in "
               f"another process, no packet load (no ports)")
         out: Rates = {}
-        for batch, w, r, _ in _serve_client(addr, info, blob, n):
-            print(f"  batch {batch:>4}: write {w:8.0f} entries/s   read back {r:8.0f} entries/s")
-            out[batch] = (w, r)
+        for batch, w, r, _, us in _serve_client(addr, info, blob, n, lambda: cpu_ns(proc.pid)):
+            print(f"  batch {batch:>4}: write {w:8.0f} entries/s   read back {r:8.0f} entries/s"
+                  f"   server CPU {us:5.1f} µs/entry written")
+            out[batch] = (w, r, us)
         return out
     finally:
         proc.terminate()
@@ -310,10 +335,15 @@ def run(transport: str, args: argparse.Namespace, info: Path, blob: Path, frames
 
         server.service.Write = profiled_write  # type: ignore[method-assign]
 
+    loads: frozenset[int] = frozenset()  # the load thread's id, left out of the server's CPU
+
     def start_load() -> PacketLoad:
+        nonlocal loads
         load = PacketLoad(server.process, args.pps, frames)
         sink["n"] = 0
         load.thread.start()
+        assert load.thread.native_id is not None
+        loads = frozenset({load.thread.native_id})
         time.sleep(0.2)  # let the load settle before the clock starts
         profiling.set()
         return load
@@ -328,11 +358,12 @@ def run(transport: str, args: argparse.Namespace, info: Path, blob: Path, frames
           f"client in another process, packet load {'flat out' if not args.pps else f'{args.pps:.0f} pps'}")
     out: Rates = {}
     try:
-        for batch, w, r, pps in _serve_client(f"127.0.0.1:{server.port}", info, blob, n,
-                                              (start_load, stop_load)):
+        for batch, w, r, pps, us in _serve_client(f"127.0.0.1:{server.port}", info, blob, n,
+                                                  lambda: cpu_ns(os.getpid(), loads),
+                                                  (start_load, stop_load)):
             print(f"  batch {batch:>4}: write {w:8.0f} entries/s   read back {r:8.0f} entries/s"
-                  f"   (forwarding {pps:.0f} pps meanwhile)")
-            out[batch] = (w, r)
+                  f"   server CPU {us:5.1f} µs/entry written   (forwarding {pps:.0f} pps meanwhile)")
+            out[batch] = (w, r, us)
         return out
     finally:
         server.stop(grace=0)
