@@ -163,21 +163,25 @@ def _reasons(stats: Mapping[str, RunStats], verdicts: Mapping[str, bool | None])
                        f"{s.timeouts:,.0f} ACK timeouts in this experiment (against "
                        + ", ".join(f"{o.retransmitted:,.0f} and {o.timeouts:,.0f}"
                                    for o in others)
-                       + "): recovering lost packets takes time that the compared "
-                       "configurations do not share alike")
+                       + f"), and counted {_n(s.queue_drops)} lossless packets lost in its "
+                       "switches (against "
+                       + ", ".join(_n(o.queue_drops) for o in others) + ")")
     return out or ["the runs' counters show no difference in how they went (no failed runs, "
                    "resends or slow single flow on one target only): the measured values "
                    "themselves differ"]
 
 
-def disagreements(by_target: ByTarget) -> list[Disagreement]:
-    """The findings both (every) target evaluated whose verdicts differ."""
+def disagreements(by_target: ByTarget, *, decided: bool = True) -> list[Disagreement]:
+    """The findings every target evaluated whose verdicts differ: with `decided`, those that
+    hold on one target and not on another; else those decided on one and undecided on
+    another (too few counted runs there)."""
     found = {t: _findings(rs) for t, rs in by_target.items()}
     by_name = {t: {r.experiment: r for r in rs} for t, rs in by_target.items()}
     out = []
     for exp, claim in _keys(by_target):
         got = {t: found[t][(exp, claim)] for t in by_target if (exp, claim) in found[t]}
-        if len(got) < 2 or len({f.holds for f in got.values()}) == 1:
+        verdicts_seen = {f.holds for f in got.values()}
+        if len(got) < 2 or len(verdicts_seen) == 1 or (None in verdicts_seen) == decided:
             continue
         stats = {t: run_stats(by_name[t][exp]) for t in got}
         verdicts = {t: f.holds for t, f in got.items()}
@@ -190,7 +194,7 @@ def disagreements(by_target: ByTarget) -> list[Disagreement]:
 def disagreements_markdown(found: Sequence[Disagreement]) -> str:
     """The disagreements as a Markdown list (or a sentence saying there are none)."""
     if not found:
-        return "Every finding evaluated on both targets has the same verdict on both.\n"
+        return ("No finding evaluated on both targets holds on one and not on the other.\n")
     lines = []
     for d in found:
         verdicts = "; ".join(f"{shown(t)} {VERDICT[v].replace('**', '')}"

@@ -119,6 +119,10 @@ def write_page(by_target: Mapping[str, Sequence[ExperimentResult]], doc: Path,
                                  [False, False, False, True, True, True, True, True]),
                   "\n" + disagreements_markdown(
                       disagreements({t: by_target[t] for t in targets}))]
+        undecided = disagreements({t: by_target[t] for t in targets}, decided=False)
+        if undecided:
+            parts += ["\nDecided on one target, undecided on the other (too few runs counted "
+                      "there, or no data):\n", disagreements_markdown(undecided)]
     parts += ["\n## Fabric capacity and the sizes derived from it\n",
               derivation_markdown(tuple(targets))]
     names: list[str] = []
