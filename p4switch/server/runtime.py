@@ -434,14 +434,15 @@ class _Batch:
                 if many is not None and which == "table_entry":
                     plan = plan_update(st, utype, msg)
                     if plan is not None:
-                        if plan.table != self.table:
+                        table, op, entry, after = plan
+                        if table != self.table:
                             if self.ops:
                                 self.flush()
-                            self.table = plan.table
+                            self.table = table
                         self.indexes.append(i)
-                        self.ops.append((plan.op, plan.entry))
-                        if plan.after is not None:
-                            self.afters[i] = plan.after
+                        self.ops.append((op, entry))
+                        if after is not None:
+                            self.afters[i] = after
                         continue
                 if self.ops:
                     self.flush()

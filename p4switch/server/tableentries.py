@@ -319,14 +319,11 @@ def _set_cmeta(st: PipelineState, key: tuple | None, cmeta: int) -> None:
             st.controller_metadata.pop(key, None)
 
 
-class Plan:
-    """One TableEntry update as a Device operation: `op` ("insert" | "modify" | "delete") of
-    `entry` on `table`, and `after()` (or None) to run once the Device applied it."""
-
-    __slots__ = ("table", "op", "entry", "after")
-
-    def __init__(self, table: str, op: str, entry: TableEntry, after: Callable[[], None] | None) -> None:
-        self.table, self.op, self.entry, self.after = table, op, entry, after
+# One TableEntry update as a Device operation: (table, op, entry, after) — `op`
+# ("insert" | "modify" | "delete") of `entry` on `table`, and `after()` (or
+# None) to run once the Device applied it. A plain tuple: one is built per
+# update of a batch, and a class's __init__ costs several times as much.
+Plan = tuple[str, str, TableEntry, Callable[[], None] | None]
 
 
 def plan_table_update(st: PipelineState, utype: int, msg: p4r.TableEntry) -> Plan | None:
@@ -365,7 +362,7 @@ def plan_table_update(st: PipelineState, utype: int, msg: p4r.TableEntry) -> Pla
         cmeta = 0 if utype == DELETE else msg.controller_metadata
         after = lambda: _set_cmeta(st, key, cmeta)  # noqa: E731
     if utype == DELETE:
-        return Plan(tc.name, "delete", TableEntry(match=match, priority=priority), after)
+        return (tc.name, "delete", TableEntry(match=match, priority=priority), after)
     entry = TableEntry(match=match, priority=priority, idle_timeout_ns=msg.idle_timeout_ns,
                        metadata=msg.metadata)
     # A meter always has a config to write (unset: the default); otherwise only the
@@ -389,9 +386,9 @@ def plan_table_update(st: PipelineState, utype: int, msg: p4r.TableEntry) -> Pla
             entry.counter_packets = direct.get("packets", 0)
             entry.counter_bytes = direct.get("bytes_", 0)
             entry.meter_config = direct.get("meter_config")
-        return Plan(tc.name, "insert", entry, after)
+        return (tc.name, "insert", entry, after)
     _decode_table_action(st, tc, msg.action, entry)
-    return Plan(tc.name, "modify", entry, after)
+    return (tc.name, "modify", entry, after)
 
 
 def write_table_entry(st: PipelineState, utype: int, msg: p4r.TableEntry) -> None:
