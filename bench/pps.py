@@ -18,12 +18,20 @@ Two figures, never assertions:
   ratio. With BMv2 on PATH (simple_switch_grpc, p4c-bm2-ss), the same
   measurements run on it too, side by side (`--targets` chooses). The
   switches are programmed over P4Runtime with finsy. Namespaces, veths and
-  processes are removed whatever happens.
+  processes are removed whatever happens. Target `p4switch-tm` is p4switch
+  with a fabric's traffic-manager flags (8 priority queues, a port speed
+  that does not limit here, 128-packet queues): every frame through the
+  traffic manager, as in a fabric.
+* CPU per frame: the switch process's CPU time (user + system, from
+  /proc) over the frames it forwarded, unpaced and at a fixed offered load
+  (`--cpu-rate`, default 2,000 frames/s: about what one switch of
+  `ai_zone_small` forwards in `bench/fabric_capacity.py`), the figure to set
+  beside fabric_capacity's CPU per switch frame.
 
     .venv/bin/python bench/pps.py [--packets N] [--routes N] [--program l3|rtsw]
                                   [--only memory|veth] [--seconds S] [--targets T,T]
                                   [--pace-start PPS] [--pace-step PPS] [--pace-max PPS]
-                                  [--pace-seconds S]
+                                  [--pace-seconds S] [--cpu-rate PPS]
 """
 
 from __future__ import annotations
@@ -305,6 +313,13 @@ def _paced(frames_file: Path, args: argparse.Namespace) -> tuple[float, list[tup
     return best, steps
 
 
+def _cpu_seconds(pid: int) -> float:
+    """User + system CPU seconds of a process so far."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def _warm(frames_file: Path, timeout: float = 20.0) -> bool:
     """Wait until frames get through (the pipeline is programmed and running)."""
     deadline = time.monotonic() + timeout
@@ -330,8 +345,11 @@ def _switch_command(target: str, addr: str) -> list[str]:
     if target == "bmv2":
         return ["simple_switch_grpc", "--no-p4", *ports, "--device-id", "1", "--thrift-port",
                 str(_free_port()), "--", "--grpc-server-addr", addr]
+    tm = []
+    if target == "p4switch-tm":  # a fabric's flags: every frame through the traffic manager
+        tm = ["--priority-queues", "8", "--port-speed", "10", "--queue-depth", "128"]
     return [str(Path(sys.executable).with_name("p4switch")), "--no-p4", *ports, "--device-id", "1",
-            "--grpc-server-addr", addr]
+            "--grpc-server-addr", addr, *tm]
 
 
 def _veth_target(target: str, frames_file: Path, tmp: str, routes: list[int],
@@ -344,13 +362,23 @@ def _veth_target(target: str, frames_file: Path, tmp: str, routes: list[int],
             switch = subprocess.Popen(_switch_command(target, addr), stdout=log,
                                       stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
         _wait_port(addr, switch)
-        _program_switch(addr, Path(tmp) / f"build-{target}", routes, target)
+        _program_switch(addr, Path(tmp) / f"build-{target}", routes,
+                        "bmv2" if target == "bmv2" else "p4switch")
         if not _warm(frames_file):
             raise RuntimeError(f"no frame got through {target} (see its log)")
+        cpu0 = _cpu_seconds(switch.pid)
         offered, got, dt = _blast(frames_file, args.seconds)
+        cpu = _cpu_seconds(switch.pid) - cpu0
         pps = got / dt
         print(f"[veth] {target} rtsw.p4, {len(routes)} routes, ECMP 8: unpaced: offered "
-              f"{offered / dt:,.0f} pps, through {pps:,.0f} pps ({got} frames in {dt:.1f} s)")
+              f"{offered / dt:,.0f} pps, through {pps:,.0f} pps ({got} frames in {dt:.1f} s), "
+              f"{cpu / max(got, 1) * 1e6:.1f} us CPU/frame")
+        if args.cpu_rate > 0:
+            cpu0 = _cpu_seconds(switch.pid)
+            offered, got, dt = _blast(frames_file, args.seconds, args.cpu_rate)
+            cpu = _cpu_seconds(switch.pid) - cpu0
+            print(f"[veth] {target} at {args.cpu_rate:,.0f} pps offered: through {got / dt:,.0f} pps, "
+                  f"{cpu / max(got, 1) * 1e6:.1f} us CPU/frame ({cpu / dt:.0%} of a core)")
         if args.pace_step > 0:
             paced = args
             if pps < args.pace_start:
@@ -397,8 +425,9 @@ def bench_veth(args: argparse.Namespace) -> None:
             print(f"[veth] raw-socket Python forwarder: offered {offered / dt:,.0f} pps, "
                   f"through {fwd_pps:,.0f} pps")
             ratios = [f"{t} / forwarder: {pps / fwd_pps:.2f}" for t, pps in measured.items()]
-            if "p4switch" in measured and "bmv2" in measured:
-                ratios.append(f"p4switch / BMv2: {measured['p4switch'] / measured['bmv2']:.2f}")
+            for t in ("p4switch", "p4switch-tm"):
+                if t in measured and measured.get("bmv2"):
+                    ratios.append(f"{t} / BMv2: {measured[t] / measured['bmv2']:.2f}")
             print("[veth] " + "; ".join(ratios))
         finally:
             _stop(fwd)
@@ -417,8 +446,11 @@ def main() -> int:
     ap.add_argument("--pace-step", type=float, default=5000, help="paced veth: step (pps); 0: no paced run")
     ap.add_argument("--pace-max", type=float, default=150000, help="paced veth: highest offered load (pps)")
     ap.add_argument("--pace-seconds", type=float, default=2.0, help="paced veth: seconds per step")
-    ap.add_argument("--targets", default="p4switch,bmv2",
-                    help="veth: targets to measure, in order (default p4switch,bmv2; bmv2 is "
+    ap.add_argument("--cpu-rate", type=float, default=2000,
+                    help="veth: offered load (pps) of the CPU-per-frame run; 0: none")
+    ap.add_argument("--targets", default="p4switch,p4switch-tm,bmv2",
+                    help="veth: targets to measure, in order (p4switch, p4switch-tm: with a "
+                         "fabric's traffic-manager flags, bmv2; default all three; bmv2 is "
                          "skipped when it is not on PATH)")
     args = ap.parse_args()
     if args.only in (None, "memory"):

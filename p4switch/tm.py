@@ -130,6 +130,7 @@ class TrafficManager:
         self.xoff: dict[tuple[int, int], float] = {}  # (ingress port, prio) -> next refresh time
         self.max_depth: collections.Counter[tuple[int, int]] = C()
         self.in_flight = 0
+        self.queued = 0  # packets in every queue: an idle traffic manager is told at once
         self._last_port: int | None = None
         self._stop = False
         self.driver = driver
@@ -176,6 +177,7 @@ class TrafficManager:
                 self.drops[k] += 1
                 return None
             q.append((item, ingress_port, self.clock()))
+            self.queued += 1
             self.enqueued[k] += 1
             if depth + 1 > self.max_depth[k]:
                 self.max_depth[k] = depth + 1
@@ -332,6 +334,7 @@ class TrafficManager:
         q = p.queues[prio]
         while q:
             item, ingress_port, _ = q.popleft()
+            self.queued -= 1
             self.wd_drops[(port, prio)] += 1
             if ingress_port is not None:
                 self._charge(ingress_port, prio, -1, frames)
@@ -374,6 +377,7 @@ class TrafficManager:
         if got is None:
             return min(wake, w2), None
         port, prio, (item, ingress_port, t_enq) = got
+        self.queued -= 1
         p = self.ports[port]
         rate = self.settings.rate_of(port, prio)
         if rate:
@@ -418,10 +422,14 @@ class TrafficManager:
         """Driven mode: deliver what is ready now (at most `limit` packets, so that the
         driver's own work is not starved); returns when to be called next (inf: when
         woken)."""
+        settings = self.settings
         for _ in range(limit):
             frames: list = []
             with self.cv:
                 if self._stop:
+                    return INF
+                # Nothing queued, no PAUSE to refresh, no watchdog: nothing will be due.
+                if not self.queued and not self.xoff and not any(settings.watchdog.values()):
                     return INF
                 wake, got = self._take(self.clock(), frames)
             if frames:
@@ -584,6 +592,7 @@ class TrafficManager:
                 for q in p.queues:
                     n += len(q)
                     q.clear()
+            self.queued = 0
             self.charge.clear()
             for k in list(self.xoff):
                 del self.xoff[k]
