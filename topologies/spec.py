@@ -26,7 +26,7 @@ raises `SpecError`, whose message names the file and the key path, e.g.
 checks name the innermost key that holds both fields
 (`links.host.pfc: xon 30 must be below xoff 24`).
 
-Names defined here: `FabricSpec`, `ZoneSpec`, `RackSpec`, `LinkSpec`,
+Names defined here: `FabricSpec`, `ServersSpec`, `ZoneSpec`, `RackSpec`, `LinkSpec`,
 `PfcSpec`, `LinksSpec`, `QosSpec`, `TrafficClass`, `ProgramsSpec`,
 `SwitchSpec`, `RoutingSpec`, `SpecError`, `load_spec`, `parse_spec`,
 `check_programs`, `ROLES`, `TARGETS`, `MODES`, `TIERS`, `DEFAULT_CLASSES`,
@@ -72,6 +72,7 @@ __all__ = [
     "QosSpec",
     "RackSpec",
     "RoutingSpec",
+    "ServersSpec",
     "SpecError",
     "SwitchSpec",
     "TrafficClass",
@@ -373,6 +374,30 @@ class RoutingSpec(_Model):
 
 
 
+class ServersSpec(_Model):
+    """The machines one fabric runs on (`aizone up --servers` overrides `names`).
+
+    The first is the machine `aizone up` runs on (the controller's); the others are
+    reached over ssh by address or name (docs/scale-out.md). `placement` pins nodes
+    (switch or host name -> server name); the rest is placed to cut the fewest links
+    (`topologies.serverplacement`).
+    """
+
+    names: list[str] = Field(min_length=1)
+    placement: dict[str, str] = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _known_servers(self) -> ServersSpec:
+        dup = sorted({n for n in self.names if self.names.count(n) > 1})
+        if dup:
+            raise ValueError(f"names: server {dup[0]} is named twice")
+        for node, server in sorted(self.placement.items()):
+            if server not in self.names:
+                raise ValueError(f"placement: {node} is on {server!r}, which is not in names "
+                                 f"({', '.join(self.names)})")
+        return self
+
+
 class FabricSpec(_Model):
     """A whole fabric preset."""
 
@@ -394,6 +419,8 @@ class FabricSpec(_Model):
     # ... or several zones.
     zones: list[ZoneSpec] = Field(default_factory=list)
     atsws: int = Field(default=0, ge=0, le=255)
+    # Several machines (None: this one only).
+    servers: ServersSpec | None = None
 
     @model_validator(mode="after")
     def _one_form(self) -> FabricSpec:
