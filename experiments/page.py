@@ -27,7 +27,7 @@ from pathlib import Path
 from .compare import disagreements, disagreements_markdown, run_rows, shown, summary_rows
 from .markdown import markdown_table, result_markdown
 from .schema import ExperimentResult
-from .sizes import derivation_markdown, former_ack_note
+from .sizes import derivation_markdown, former_ack_note, target_rate
 
 __all__ = ["HEADLINE", "write_page"]
 
@@ -54,6 +54,24 @@ def _model_section(root: Path) -> str:
     return ("## Beyond one machine: the flow-level model at 24K GPUs\n\n"
             "From `docs/model.md` (the model's own commands; not re-run by "
             "`aizone experiment all`).\n\n" + body.replace("\n### ", "\n### ") + "\n")
+
+
+def _rate_notes(by_target: Mapping[str, Sequence[ExperimentResult]],
+                targets: Sequence[str]) -> list[str]:
+    """A note for each target whose runs had another host rate than its capacity gives now
+    (the capacity was measured again after them)."""
+    notes = []
+    for t in targets:
+        now = target_rate(t).rate_mbps
+        ran = sorted({float(r.scale["host"]["rate_mbps"]) for r in by_target[t]
+                      if isinstance(r.scale.get("host"), dict)
+                      and r.scale["host"].get("rate_mbps")} - {now})
+        if ran:
+            notes.append(f"\n**{shown(t)}'s runs** had host links at "
+                         f"{', '.join(f'{x:g}' for x in ran)} Mb/s; the capacity above gives "
+                         f"{now:g} Mb/s now (measured again after them): their tables say the "
+                         "rate that ran.\n")
+    return notes
 
 
 def _plot_dir(out_dir: Path, doc: Path) -> str:
@@ -124,7 +142,7 @@ def write_page(by_target: Mapping[str, Sequence[ExperimentResult]], doc: Path,
             parts += ["\nDecided on one target, undecided on the other (too few runs counted "
                       "there, or no data):\n", disagreements_markdown(undecided)]
     parts += ["\n## Fabric capacity and the sizes derived from it\n",
-              derivation_markdown(tuple(targets))]
+              derivation_markdown(tuple(targets)), *_rate_notes(by_target, targets)]
     names: list[str] = []
     for r in every:
         names += [] if r.experiment in names else [r.experiment]

@@ -140,3 +140,14 @@ def test_different_host_rates_are_a_reason(tmp_path: Path) -> None:
     text = _page(tmp_path, {"p4switch": [p4], "bmv2": [bm]})
     assert ("Why, from the runs: the host links ran at 1 Mb/s on p4switch, 0.5 Mb/s on BMv2 "
             "(each target's rate from its capacity); BMv2 resent 120 packets") in text
+
+
+def test_runs_at_another_rate_than_the_capacity_gives_are_said_so(tmp_path: Path) -> None:
+    """p4switch's capacity gives 1 Mb/s; runs made at 2 Mb/s say so under the derivation."""
+    r = _result()
+    r.scale = {"host": {"rate_mbps": 2.0, "scale": 200000.0}}
+    text = _page(tmp_path, {"p4switch": [r]})
+    assert ("**p4switch's runs** had host links at 2 Mb/s; the capacity above gives 1 Mb/s now "
+            "(measured again after them)") in text
+    r.scale = {"host": {"rate_mbps": 1.0, "scale": 400000.0}}
+    assert "**p4switch's runs**" not in _page(tmp_path, {"p4switch": [r]})
