@@ -8,17 +8,18 @@ PYTHON ?= python3
 # nftables (confines the switches' control ports to root: topologies/firewall.py),
 # cpp (the P4 preprocessor), tcpdump (captures), openssl (TLS tests),
 # g++, pkg-config and libgrpc++-dev (p4switch's native P4Runtime transport,
-# built by pip install from p4switch/server/native.cc).
-APT_PACKAGES := mininet iproute2 iputils-ping ethtool nftables cpp gcc g++ pkg-config libgrpc++-dev tcpdump openssl python3-venv
+# built by pip install from p4switch/server/native.cc), openssh-client and sudo (a fabric
+# over several servers: Mininet's cluster mode runs `sudo -E mnexec` over ssh, docs/scale-out.md).
+APT_PACKAGES := mininet iproute2 iputils-ping ethtool nftables cpp gcc g++ pkg-config libgrpc++-dev tcpdump openssl python3-venv openssh-client sudo
 # What only the tests need: chromium (the dashboard's browser test, driven by Playwright),
 # prometheus (a real server scrapes GET /metrics; promtool checks the exposition), tshark
 # (decodes `aizone capture`'s pcap as RoCEv2),
 # shellcheck, vagrant and vagrant-libvirt (checks of the VM's provisioning script and
-# Vagrantfile).
+# Vagrantfile), openssh-server (the cluster test's servers: namespaces running sshd).
 # Debian's browser is `chromium`; Ubuntu (the VM) ships it as `chromium-browser` (a snap).
 OS_ID := $(shell . /etc/os-release 2>/dev/null && echo $$ID)
 CHROMIUM := $(if $(filter ubuntu,$(OS_ID)),chromium-browser,chromium)
-APT_TEST_PACKAGES := $(CHROMIUM) prometheus tshark shellcheck vagrant vagrant-libvirt
+APT_TEST_PACKAGES := $(CHROMIUM) prometheus tshark shellcheck vagrant vagrant-libvirt openssh-server
 STAMP_PIP := $(VENV)/.pip-done
 PYTEST_ARGS ?=
 # The switch target of `make demo`: p4switch (the built-in one, the default), bmv2, or auto

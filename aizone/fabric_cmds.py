@@ -70,7 +70,7 @@ def cmd_up(args: argparse.Namespace) -> int:
         topology=Path(topology) if topology else None, target=args.target, mode=args.mode,
         pfc=args.pfc, build_dir=args.build_dir, api_host=args.api_host,
         api_port=args.api_port, api_allow_hosts=tuple(args.api_allow_host),
-        switch_log=args.switch_log, pcap_dir=args.pcap)
+        switch_log=args.switch_log, pcap_dir=args.pcap, servers=args.servers)
     attach = will_attach(options.topology)
     with UpProgress(console, quiet=args.json, attach=attach) as view:
         child, info = bring_up(options, view.on_event)
@@ -339,6 +339,10 @@ def cmd_topo(args: argparse.Namespace) -> int:
     from topologies.summary import render_summary, summarize
 
     spec = load_spec(args.topo)
+    if getattr(args, "servers", None) is not None:
+        from .serverview import show_placement
+
+        return show_placement(args, spec)
     summary = summarize(spec, plan_addresses(spec))
     if not emit_json(args, summary):
         render_summary(Console(highlight=False), summary)

@@ -141,6 +141,9 @@ class DaemonConfig:
     """Switches log every packet into their log files."""
     pcap_dir: Path | None = None
     """Capture every switch port from the start into this folder (`controller.capture`)."""
+    servers: tuple[str, ...] = ()
+    """The machines to spread the fabric over, this one first (empty: the topology's
+    `servers`, else this machine alone; `topologies.cluster`)."""
 
 
 @dataclass
@@ -312,8 +315,20 @@ class Daemon:
         self.intent = FabricIntent(spec=spec, plan=plan, mode=cfg.mode or spec.routing.mode,
                                    program_pfc=in_programs)
         meta = self._meta()
-        net = FabricNet(plan, switch=SWITCH_CLASSES[target], log_dir=out / "logs",
-                        log_console=cfg.log_console, meta=meta, native_pfc=not in_programs)
+        servers = cfg.servers or (tuple(spec.servers.names) if spec.servers else ())
+        net: FabricNet
+        if len(servers) > 1:
+            from topologies.cluster import ClusterNet
+            from topologies.serverplacement import place_on_servers
+
+            placement = place_on_servers(plan, servers,
+                                         spec.servers.placement if spec.servers else None)
+            net = ClusterNet(plan, placement, switch=SWITCH_CLASSES[target],
+                             log_dir=out / "logs", log_console=cfg.log_console, meta=meta,
+                             native_pfc=not in_programs)
+        else:
+            net = FabricNet(plan, switch=SWITCH_CLASSES[target], log_dir=out / "logs",
+                            log_console=cfg.log_console, meta=meta, native_pfc=not in_programs)
         self.rt.net = net
         self.progress("network", switches=len(plan.switches), hosts=len(plan.hosts))
         await asyncio.to_thread(net.start)

@@ -52,6 +52,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--probe-dead-after", type=float, default=1.0)
     p.add_argument("--switch-log", action="store_true")
     p.add_argument("--pcap", type=Path, default=None, metavar="DIR")
+    p.add_argument("--servers", default="", metavar="A,B,...")
     return p
 
 
@@ -78,7 +79,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                           attach=args.attach,
                           stats_interval=args.stats_interval, probe_interval=args.probe_interval,
                           probe_dead_after=args.probe_dead_after, log_console=args.switch_log,
-                          pcap_dir=args.pcap.resolve() if args.pcap else None)
+                          pcap_dir=args.pcap.resolve() if args.pcap else None,
+                          servers=tuple(s for s in args.servers.split(",") if s))
     try:
         return asyncio.run(Daemon(config).run())
     except (SpecError, NetworkError, ControllerError, OSError) as exc:

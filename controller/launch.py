@@ -58,6 +58,7 @@ class DaemonOptions:
     switch_log: bool = False
     attach: bool = False
     pcap_dir: Path | None = None  # capture every switch port from the start (`up --pcap`)
+    servers: tuple[str, ...] = ()  # the machines to spread it over (`up --servers`)
 
     def argv(self) -> list[str]:
         """The daemon's command line (`attach` leaves out the topology, target, PFC and pcap)."""
@@ -80,6 +81,8 @@ class DaemonOptions:
             cmd.append("--switch-log")
         if self.pcap_dir and not self.attach:
             cmd += ["--pcap", str(self.pcap_dir.resolve())]
+        if self.servers and not self.attach:
+            cmd += ["--servers", ",".join(self.servers)]
         return cmd
 
 

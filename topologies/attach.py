@@ -70,6 +70,7 @@ from .nodes import (
     wait_ready,
 )
 from .runstate import NETNS_DIR, RunState, netns_name, update_state
+from .sshcmd import remote_argv, remote_hosts
 
 __all__ = ["FabricRuntime"]
 
@@ -101,7 +102,8 @@ class FabricRuntime:
 
     def __init__(self, plan: AddressPlan, *, token: str, target: str,
                  records: list[SwitchRecord], net: FabricNet | None = None,
-                 state_directory: Path | None = None) -> None:
+                 state_directory: Path | None = None,
+                 host_servers: dict[str, str] | None = None) -> None:
         if target not in SWITCH_CLASSES:
             raise NetworkError(f"run.json names target {target!r}, not one of "
                                f"{', '.join(SWITCH_CLASSES)}")
@@ -115,6 +117,8 @@ class FabricRuntime:
         self.switch_cls: type[FabricSwitch] = SWITCH_CLASSES[target]
         self.records = {r.name: r for r in records}
         self.state_directory = state_directory
+        # Hosts on another server of a cluster fabric (`topologies.cluster`): reached by ssh.
+        self.host_servers = dict(host_servers or {})
         self._net = net
         self._procs: dict[str, subprocess.Popen[bytes]] = {}  # switch processes we started
         self._mn_links: dict[str, Link] = {}
@@ -132,7 +136,8 @@ class FabricRuntime:
             raise NetworkError("the network is not running")
         records = [sw.record() for sw in net.fabric_switches()]
         return cls(net.plan, token=net.token, target=net.switch_cls.target, records=records,
-                   net=net, state_directory=net.state_directory)
+                   net=net, state_directory=net.state_directory,
+                   host_servers=remote_hosts(net.meta))
 
     @classmethod
     def from_state(cls, state: RunState, plan: AddressPlan, *,
@@ -143,7 +148,7 @@ class FabricRuntime:
             raise NetworkError("run.json has no command line for its switches "
                                "(written by an older aizone): restart the fabric")
         return cls(plan, token=state.token, target=state.target, records=records,
-                   state_directory=state_directory)
+                   state_directory=state_directory, host_servers=remote_hosts(state.meta))
 
     # --- hosts ---------------------------------------------------------------
 
@@ -154,13 +159,18 @@ class FabricRuntime:
         except KeyError:
             raise NetworkError(f"no host {host!r} in fabric {self.plan.name!r}") from None
         name = netns_name(host)
-        if not (NETNS_DIR / name).exists():
+        if host not in self.host_servers and not (NETNS_DIR / name).exists():
             raise NetworkError(f"{host}: its network namespace {NETNS_DIR / name} is gone "
                                f"(the fabric is down?)")
         return name
 
-    def _host_argv(self, host: str, argv: list[str]) -> list[str]:
-        return ["ip", "netns", "exec", self.netns(host), *argv]
+    def _host_argv(self, host: str, argv: list[str], *, tty: bool = False) -> list[str]:
+        inside = ["ip", "netns", "exec", self.netns(host), *argv]
+        server = self.host_servers.get(host)
+        if server is None:
+            return inside
+        return remote_argv(server, inside, {RUN_ENV: self.token,
+                                            "PATH": os.environ.get("PATH", "")}, tty=tty)
 
     def _env(self, env: dict[str, str] | None) -> dict[str, str]:
         out = dict(os.environ if env is None else env)
@@ -170,7 +180,8 @@ class FabricRuntime:
     def host_popen(self, host: str, argv: list[str], **popen_kw: Any) -> subprocess.Popen[Any]:
         """Start `argv` inside `host`'s network namespace; `popen_kw` go to `subprocess.Popen`."""
         env = self._env(popen_kw.pop("env", None))
-        return subprocess.Popen(self._host_argv(host, argv), env=env, **popen_kw)
+        # A pseudo-terminal on another server: the command ends with its ssh session.
+        return subprocess.Popen(self._host_argv(host, argv, tty=True), env=env, **popen_kw)
 
     def root_popen(self, argv: list[str], **popen_kw: Any) -> subprocess.Popen[Any]:
         """Start `argv` in the root namespace (the switches' ports), marked as this fabric's

@@ -320,14 +320,12 @@ class FabricNet:
                 }
                 for s in self.plan.switches
             }
-            topo = FabricTopo(self.plan, opts, self.shaped)
-            self.net = Mininet(topo=topo, switch=self.switch_cls, host=Host, link=self.link_cls,
-                               controller=None, build=False, autoSetMacs=False)
+            self.net = self.make_mininet(self.make_topo(opts))
             self.net.build()
             for h in self.net.hosts:
                 # Recorded before it exists, so that stop() unpins a half-made one.
                 self.state.netns.append(netns_name(h.name))
-                pin_netns(netns_name(h.name), h.pid)
+                self.pin_host(h)
             self.state.hosts = [
                 {"name": h.name, "pid": h.pid, "netns_inode": _netns_inode(h.pid),
                  "netns": netns_name(h.name)}
@@ -344,6 +342,22 @@ class FabricNet:
             self.stop()
             raise
         return self
+
+    # Where a cluster fabric (`topologies.cluster.ClusterNet`) differs: the topology, the
+    # Mininet that runs it, and where a host's namespace is pinned.
+
+    def make_topo(self, opts: dict[str, dict[str, Any]]) -> FabricTopo:
+        """The Mininet topology to build, `opts` being each switch's node options."""
+        return FabricTopo(self.plan, opts, self.shaped)
+
+    def make_mininet(self, topo: FabricTopo) -> Mininet:
+        """The Mininet that runs `topo`: one machine, no controller, no Open vSwitch."""
+        return Mininet(topo=topo, switch=self.switch_cls, host=Host, link=self.link_cls,
+                       controller=None, build=False, autoSetMacs=False)
+
+    def pin_host(self, host: Host) -> None:
+        """Pin `host`'s network namespace as /run/netns/aizone-<host>."""
+        pin_netns(netns_name(host.name), host.pid)
 
     def _configure_host(self, hp: HostPlan) -> None:
         assert self.net is not None

@@ -1,0 +1,457 @@
+"""One fabric across several servers, on Mininet's cluster mode (`mininet.examples.cluster`).
+
+`ClusterNet(plan, placement, switch=P4SwitchNode, ...)` is a `FabricNet`
+whose Mininet is Mininet's own `MininetCluster`: every node is placed on
+the server `placement` (`topologies.serverplacement.ServerPlacement`)
+names, hosts are Mininet `RemoteHost`s (their shells are `mnexec` run
+through ssh on their server), switches are the target's node class mixed
+with Mininet's `RemoteMixin`, and a link between nodes of two servers is
+Mininet's `RemoteGRELink` (a gretap pair between the servers' addresses),
+shaped by tc as a local link is (`ClusterLink`). The first server is this
+machine ("localhost"): the controller runs here and talks P4Runtime to
+every switch.
+
+A switch on another server listens on that server's loopback, as on one
+machine, and is started through an ssh session that also forwards its
+control ports to the same ports here (`ssh -L`): the controller's P4Runtime
+(mutual TLS) crosses machines inside ssh, never in plaintext, the switch's
+control ports are reachable on its server by root alone, and ending the
+session (SIGTERM to the local ssh) hangs up the switch (its pty closes).
+p4switch's control socket is forwarded to `<name>.fwd.ctl` here. The
+fabric's CA files are copied to each server over ssh before its first
+switch starts.
+
+ssh reads the config file `$AIZONE_SSH_CONFIG` when set (`ssh -F`), else
+the user's own; every session is batch mode (never a password prompt).
+`check_servers(servers, target)` is the preflight: each server reachable
+over ssh as root, the same aizone version at the same interpreter path,
+Mininet's `mnexec` and the target's tools present; a `ClusterError`
+names the server and what is wrong.
+
+`ClusterNet.stop()` stops the network as `FabricNet.stop()` does, then, on
+every other server, ends any process still marked with the run's token and
+deletes our interfaces left there (`end_run`, run through ssh).
+
+Names defined here: `ClusterNet`, `ClusterLink`, `ClusterError`,
+`check_servers`, `cluster_switch_class`, `end_run`, `ssh_base`,
+`SSH_CONFIG_ENV`, `LOCAL`.
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from mininet.examples.cluster import MininetCluster, Placer, RemoteGRELink, RemoteHost, RemoteMixin
+from mininet.link import TCIntf, TCLink
+from mininet.net import Mininet
+from mininet.node import Host
+
+from .addressing import AddressPlan
+from .net import FabricNet, FabricTopo
+from .nodes import (
+    RUN_ENV,
+    FabricSwitch,
+    SwitchRecord,
+    SwitchStartError,
+    launch,
+    target_missing,
+)
+from .runstate import OUR_INTF, RunState, netns_name, pin_netns
+from .serverplacement import ServerPlacement
+from .sshcmd import SSH_CONFIG_ENV, ClusterError, quote, ssh_base
+
+__all__ = ["LOCAL", "SSH_CONFIG_ENV", "ClusterError", "ClusterLink", "ClusterNet",
+           "check_servers", "cluster_switch_class", "end_run", "ssh_base"]
+
+# Mininet's name for this machine: the first server of a placement, whatever its name.
+LOCAL = "localhost"
+
+
+def _ssh(server: str, script: str, *, timeout: float = 60.0,
+         stdin: bytes | None = None) -> subprocess.CompletedProcess[bytes]:
+    """Run the shell `script` on `server` as root; ClusterError when ssh itself fails."""
+    try:
+        out = subprocess.run([*ssh_base(), f"root@{server}", script], input=stdin,
+                             capture_output=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        raise ClusterError(f"server {server}: no answer over ssh within {timeout:.0f} s") from None
+    if out.returncode == 255:
+        why = out.stderr.decode(errors="replace").strip().splitlines()
+        raise ClusterError(f"server {server}: ssh failed: {why[-1] if why else 'exit 255'} "
+                           f"(is sshd running there and root's key authorised? "
+                           f"{SSH_CONFIG_ENV} names the ssh config to use)")
+    return out
+
+
+# --- preflight -----------------------------------------------------------------------
+
+_PROBE = (
+    "import importlib.metadata as m, shutil, sys\n"
+    "print(m.version('aizone'))\n"
+    "print(','.join(t for t in sys.argv[1:] if shutil.which(t) is None))\n"
+)
+
+
+def check_servers(servers: tuple[str, ...], target: str) -> None:
+    """`ClusterError` naming the first of `servers` (other machines) that cannot run its part
+    of a `target` fabric."""
+    version = importlib.metadata.version("aizone")
+    tools = ("mnexec", *_target_tools(target))
+    for server in servers:
+        probe = (f"env PATH={quote(os.environ.get('PATH', ''))} {quote(sys.executable)} -c "
+                 f"{quote(_PROBE)} {' '.join(tools)}")
+        out = _ssh(server, probe)
+        text = out.stdout.decode(errors="replace").splitlines()
+        if out.returncode != 0 or not text:
+            err = out.stderr.decode(errors="replace").strip().splitlines()
+            raise ClusterError(f"server {server}: cannot run {sys.executable} with aizone "
+                               f"installed ({err[-1] if err else f'exit {out.returncode}'}): "
+                               f"install aizone there at the same path")
+        if text[0].strip() != version:
+            raise ClusterError(f"server {server}: aizone {text[0].strip()} is installed, this "
+                               f"machine runs {version}: install the same version everywhere")
+        missing = text[1].strip() if len(text) > 1 else ""
+        if missing:
+            raise ClusterError(f"server {server}: {missing.replace(',', ', ')} not on PATH "
+                               f"(needed for target {target})")
+
+
+def _target_tools(target: str) -> tuple[str, ...]:
+    """The tools a target's switch needs on its server (BMv2's switch and CLI)."""
+    return ("simple_switch_grpc", "simple_switch_CLI") if target == "bmv2" else ()
+
+
+# --- nodes --------------------------------------------------------------------------
+
+
+class _ClusterHost(RemoteHost):
+    """A Mininet `RemoteHost` whose ssh sessions use `ssh_base()` (our config, batch mode)."""
+
+    def __init__(self, name: str, **params: Any) -> None:
+        self.sshbase = [*ssh_base(), "-q", "-tt"]
+        super().__init__(name, user="root", **params)
+
+
+class _ClusterSwitchMixin(RemoteMixin):
+    """A target's switch node on a server: started through ssh with its ports forwarded here."""
+
+    _copied_pki: set[tuple[str, str]] = set()
+
+    def __init__(self, name: str, **params: Any) -> None:
+        self.sshbase = [*ssh_base(), "-q", "-tt"]
+        super().__init__(name, user="root", **params)
+
+    def _forward_ctl(self) -> str | None:
+        """The local end of the forwarded p4switch control socket (None: not remote)."""
+        address = self.ctl_addr()
+        if not self.isRemote or not address or not address.startswith("unix:"):
+            return None
+        return str(address).removesuffix(".ctl") + ".fwd.ctl"
+
+    def command(self) -> list[str]:
+        """The target's argv, run through ssh on the switch's server when it is remote."""
+        inner: list[str] = super().command()
+        if not self.isRemote:
+            return inner
+        cmd = [*ssh_base(), "-tt", "-o", "ExitOnForwardFailure=yes",
+               "-o", "StreamLocalBindUnlink=yes",
+               "-L", f"127.0.0.1:{self.grpc_port}:127.0.0.1:{self.grpc_port}"]
+        thrift = self.thrift_port
+        if thrift is not None and "thrift" in self.extra_ports:
+            cmd += ["-L", f"127.0.0.1:{thrift}:127.0.0.1:{thrift}"]
+        local_ctl = self._forward_ctl()
+        if local_ctl is not None:
+            remote = str(self.ctl_addr()).removeprefix("unix:")
+            cmd += ["-L", f"{local_ctl.removeprefix('unix:')}:{remote}"]
+        token = self.run_token
+        return [*cmd, f"root@{self.serverIP}", "env", f"{RUN_ENV}={token}",
+                quote(f"PATH={os.environ.get('PATH', '')}"), "PYTHONUNBUFFERED=1",
+                *(quote(a) for a in inner)]
+
+    def record(self) -> SwitchRecord:
+        """What run.json keeps; a remote p4switch's control API is its forwarded socket."""
+        fresh = self._record is None
+        record: SwitchRecord = super().record()
+        local_ctl = self._forward_ctl()
+        if fresh and local_ctl is not None:
+            record.ctl_addr = local_ctl
+        return record
+
+    def start(self, controllers: list[Any]) -> None:
+        """Start the switch; on another server through ssh, waiting through its forward."""
+        if not self.isRemote:
+            super().start(controllers)
+            return
+        self._copy_pki()
+        control = getattr(self, "control_dir", None)
+        if control is not None:
+            _ssh(self.serverIP, f"mkdir -p -m 0700 {quote(str(control))}")
+        for _port, name in self.port_intfs():
+            self.cmd(f"sysctl -qw net.ipv6.conf.{name}.disable_ipv6=1")
+            self.cmd(f"ethtool -K {name} tx off rx off sg off tso off gso off gro off "
+                     f">/dev/null 2>&1")
+            self.cmd(f"ip link set {name} up")
+        log = getattr(self, "log_path", None)
+        if log is not None and log.exists():
+            log.unlink()
+        record = self.record()
+        self.proc = launch(record)
+        _wait_forwarded(self.name, record.grpc_port, self.proc,
+                        self.start_timeout)
+
+    def _copy_pki(self) -> None:
+        tls_dir = getattr(self, "tls_dir", None)
+        if tls_dir is None or (self.serverIP, tls_dir) in self._copied_pki:
+            return
+        for path in sorted(Path(tls_dir).iterdir()):
+            if not path.is_file():
+                continue
+            # The bytes are read here first, so a server sharing this filesystem (the
+            # tests' namespaces) gets the same bytes back, never a truncated file.
+            data = path.read_bytes()
+            out = _ssh(self.serverIP, f"umask 077 && mkdir -p {quote(tls_dir)} && "
+                       f"cat > {quote(str(path))}", stdin=data)
+            if out.returncode != 0:
+                raise ClusterError(f"server {self.server}: cannot copy {path.name} to "
+                                   f"{tls_dir}: {out.stderr.decode(errors='replace').strip()}")
+        self._copied_pki.add((self.serverIP, tls_dir))
+
+
+def _wait_forwarded(name: str, port: int, proc: subprocess.Popen[bytes], timeout: float) -> None:
+    """Return once the switch behind the ssh forward of `port` accepts a connection.
+
+    The local end listens as soon as ssh is connected; while nothing listens on the
+    server, ssh accepts and closes at once. A TLS server waits for the client's hello,
+    so a connection that stays open, silent, for a moment is the switch itself.
+    """
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        code = proc.poll()
+        if code is not None:
+            raise SwitchStartError(f"{name}: its ssh session exited with code {code} at start")
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.5) as s:
+                s.settimeout(0.5)
+                if s.recv(1) != b"":
+                    return
+        except TimeoutError:
+            return
+        except OSError:
+            pass
+        time.sleep(0.2)
+    raise SwitchStartError(f"{name}: no switch answered on forwarded port {port} within "
+                           f"{timeout:.0f} s")
+
+
+_SWITCH_CLASSES: dict[str, type[FabricSwitch]] = {}
+
+
+def cluster_switch_class(base: type[FabricSwitch]) -> type[FabricSwitch]:
+    """`base` (a target's switch node) placeable on any server of a cluster fabric."""
+    if base.target not in _SWITCH_CLASSES:
+        _SWITCH_CLASSES[base.target] = type(f"Cluster{base.__name__}",
+                                            (_ClusterSwitchMixin, base), {})
+    return _SWITCH_CLASSES[base.target]
+
+
+class ClusterLink(RemoteGRELink, TCLink):
+    """A tc-shaped link: a veth pair on one server, a VXLAN pair between two.
+
+    Mininet's `RemoteGRELink` with its tunnel made of VXLAN devices instead of
+    gretap ones (GRE is a kernel module many machines, this one included, do
+    not have; VXLAN is in every kernel Mininet runs on): one VNI per link,
+    the device made on the node's server and moved into the node, MTU 1450
+    (50 bytes of VXLAN, UDP, IP and Ethernet headers inside a 1500-byte path)
+    as Mininet sets for GRE.
+    """
+
+    VXLAN_PORT = 4789
+    _vni = 0
+
+    def __init__(self, node1: Any, node2: Any, port1: int | None = None,
+                 port2: int | None = None, intfName1: str | None = None,  # noqa: N803
+                 intfName2: str | None = None, addr1: str | None = None,  # noqa: N803
+                 addr2: str | None = None, **params: Any) -> None:
+        RemoteGRELink.__init__(self, node1, node2, port1=port1, port2=port2,
+                               intfName1=intfName1, intfName2=intfName2, cls1=TCIntf,
+                               cls2=TCIntf, addr1=addr1, addr2=addr2, params1=params,
+                               params2=params)
+
+    def makeTunnel(self, node1: Any, node2: Any, intfname1: str, intfname2: str,  # noqa: N802
+                   addr1: str | None = None, addr2: str | None = None) -> None:
+        """A VXLAN device at each end, between the two servers' addresses."""
+        ClusterLink._vni += 1
+        vni = ClusterLink._vni
+        ends = ((node1, intfname1, addr1, node2), (node2, intfname2, addr2, node1))
+        for node, name, addr, peer in ends:
+            node.rcmd(f"ip link delete {name}")
+            made = node.rcmd(f"ip link add name {name} type vxlan id {vni} "
+                             f"local {node.serverIP} remote {peer.serverIP} "
+                             f"dstport {self.VXLAN_PORT}")
+            if made.strip():
+                raise ClusterError(f"server {node.server}: cannot make the VXLAN device {name} "
+                                   f"of {node.name}: {made.strip()}")
+            if addr:
+                node.rcmd(f"ip link set {name} address {addr}")
+            node.rcmd(f"ip link set dev {name} mtu 1450 up")
+            self.moveIntf(name, node)
+
+
+class _ClusterMininet(MininetCluster):
+    """MininetCluster with placement from the topology and no files under ~/.ssh.
+
+    MininetCluster's own setup checks servers with plain `ssh` and makes
+    ~/.ssh/mn for shared connections it does not use here; this one keeps its
+    attributes and leaves both out (`check_servers` is the preflight).
+    """
+
+    def __init__(self, *, servers: list[str], **params: Any) -> None:
+        self.servers = servers
+        self.serverIP = {s: self._address(s, servers) for s in servers}
+        self.user = "root"
+        self.connections: dict[Any, Any] = {}
+        self.placement = Placer
+        Mininet.__init__(self, **params)
+
+    @classmethod
+    def _address(cls, server: str, servers: list[str]) -> str:
+        """A server's IPv4 address (GRE tunnels run between addresses)."""
+        if server == LOCAL:
+            return cls._local_ip(servers)
+        address = RemoteMixin.findServerIP(server)
+        if not address:
+            raise ClusterError(f"server {server}: no IPv4 address for this name "
+                               f"(give its address, or a name getent ahostsv4 resolves)")
+        return str(address)
+
+    @staticmethod
+    def _local_ip(servers: list[str]) -> str:
+        """This machine's address towards the other servers (what GRE tunnels start from)."""
+        for server in servers:
+            if server != LOCAL:
+                out = subprocess.run(["ip", "route", "get", server], capture_output=True,
+                                     text=True).stdout
+                if " src " in out:
+                    return out.split(" src ")[1].split()[0]
+        return "127.0.0.1"
+
+
+class _ClusterTopo(FabricTopo):
+    """The fabric's topology with each node's server (Mininet's `server` node option)."""
+
+    def build(self, plan: AddressPlan, switch_opts: dict[str, dict[str, Any]] | None = None,
+              shaped: bool = False, placement: ServerPlacement | None = None) -> None:
+        """The plan's nodes and links (`FabricTopo.build`), each node on its server."""
+        super().build(plan, switch_opts, shaped)
+        assert placement is not None
+        for node in self.nodes():
+            self.nodeInfo(node)["server"] = _mn_server(placement, node)
+
+
+def _mn_server(placement: ServerPlacement, node: str) -> str:
+    """Mininet's server for `node`: LOCAL for the first server (this machine), else its name."""
+    server = placement.server_of(node)
+    return LOCAL if server == placement.servers[0] else server
+
+
+class ClusterNet(FabricNet):
+    """A `FabricNet` spread over `placement`'s servers by Mininet's cluster mode."""
+
+    def __init__(self, plan: AddressPlan, placement: ServerPlacement, *,
+                 switch: type[FabricSwitch], **kw: Any) -> None:
+        super().__init__(plan, switch=cluster_switch_class(switch), link=ClusterLink, **kw)
+        self.placement = placement
+        self.target = switch.target
+        self.meta["servers"] = list(placement.servers)
+        self.meta["placement"] = dict(placement.nodes)
+
+    def preflight(self) -> None:
+        """`FabricNet`'s checks here, then every other server's (`check_servers`)."""
+        super().preflight()
+        if shutil.which("ssh") is None:
+            raise ClusterError("ssh is not installed here (Debian: openssh-client)")
+        check_servers(self.placement.servers[1:], self.target)
+        missing = target_missing(self.target)
+        if missing:
+            raise ClusterError(f"server {LOCAL}: {', '.join(missing)} not on PATH")
+
+    def make_topo(self, opts: dict[str, dict[str, Any]]) -> FabricTopo:
+        """The topology with every node's server."""
+        return _ClusterTopo(self.plan, opts, self.shaped, self.placement)
+
+    def make_mininet(self, topo: FabricTopo) -> Mininet:
+        """Mininet's cluster mode over the placement's servers."""
+        return _ClusterMininet(servers=[LOCAL, *self.placement.servers[1:]], topo=topo,
+                               switch=self.switch_cls, host=_ClusterHost, link=self.link_cls,
+                               controller=None, build=False, autoSetMacs=False)
+
+    def pin_host(self, host: Host) -> None:
+        """Pin a host's namespace on its own server (`ip netns attach` there)."""
+        name = netns_name(host.name)
+        server = _mn_server(self.placement, host.name)
+        if server == LOCAL:
+            pin_netns(name, host.pid)
+            return
+        out = _ssh(server, f"ip netns attach {name} {int(host.pid)}")
+        if out.returncode != 0:
+            raise ClusterError(f"server {server}: cannot pin {host.name}'s namespace as "
+                               f"{name}: {out.stderr.decode(errors='replace').strip()}")
+
+    def stop(self) -> None:
+        """`FabricNet.stop()`, then what is left of the run on every other server."""
+        token = self.token
+        state: RunState | None = self.state
+        netns = list(state.netns) if state is not None else []
+        try:
+            super().stop()
+        finally:
+            for server in self.placement.servers[1:]:
+                with _suppress_cluster_errors():
+                    _ssh(server, f"{quote(sys.executable)} -c "
+                         f"{quote('import sys; from topologies.cluster import end_run; end_run(sys.argv[1], sys.argv[2:])')} "
+                         f"{token} {' '.join(netns)}", timeout=120)
+
+
+class _suppress_cluster_errors:  # noqa: N801 - used as a context manager
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, kind: type[BaseException] | None, *_: object) -> bool:
+        return kind is not None and issubclass(kind, ClusterError)
+
+
+def end_run(token: str, netns: list[str]) -> None:
+    """On a server: end processes marked with run `token`, unpin `netns`, delete our links."""
+    me = os.getpid()
+    marker = f"{RUN_ENV}={token}".encode()
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit() or int(entry.name) == me:
+            continue
+        try:
+            env = (entry / "environ").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if marker in env:
+            try:
+                os.kill(int(entry.name), signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+    for name in netns:
+        if Path("/run/netns", name).exists():
+            subprocess.run(["ip", "netns", "delete", name], capture_output=True)
+    out = subprocess.run(["ip", "-o", "link", "show"], capture_output=True, text=True).stdout
+    for line in out.splitlines():
+        parts = line.split(":", 2)
+        if len(parts) >= 2:
+            name = parts[1].strip().split("@")[0]
+            if OUR_INTF.match(name):
+                subprocess.run(["ip", "link", "del", name], capture_output=True)
