@@ -76,7 +76,7 @@ def test_page_summary_sections_and_derivation(tmp_path: Path) -> None:
 def test_a_rewritten_page_says_so(tmp_path: Path) -> None:
     """--rewrite: the header says nothing was re-measured."""
     text = _page(tmp_path, {"p4switch": [_result()]}, rewritten=True)
-    assert ("written again from these runs' JSON by `aizone experiment all` (nothing "
+    assert ("written again from these runs' JSON by `aizone experiment all --rewrite` (nothing "
             "re-measured).") in text
 
 
