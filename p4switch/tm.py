@@ -65,6 +65,7 @@ from .tmconfig import PfcConfig, Settings, TmConfig, VirtualClock, WatchdogConfi
 log = logging.getLogger("p4switch.tm")
 
 INF = float("inf")
+DRIVEN_SLACK = 0.001  # seconds; see TrafficManager.slack
 
 __all__ = ["TmDriver", "TrafficManager"]
 
@@ -134,6 +135,10 @@ class TrafficManager:
         self._last_port: int | None = None
         self._stop = False
         self.driver = driver
+        # Driven: a packet may leave up to `slack` seconds before its port is free (the
+        # schedule stays exact, see _take), so packets due close together leave in one
+        # wake-up, and a fast port does not cost a timer per packet.
+        self.slack = DRIVEN_SLACK if driver is not None else 0.0
         self._wake: Callable[[], None] | None = None
         self.threaded = threaded and driver is None
         self.thread: threading.Thread | None = None
@@ -344,6 +349,8 @@ class TrafficManager:
     def _pick(self, now: float) -> tuple[float, tuple | None]:
         """(earliest time something may become ready, (port, prio, entry) ready now or None)."""
         wake = INF
+        slack = self.slack
+        ready = now + slack
         # Ports are served round robin (each port is its own transmitter): a port whose
         # queues are always ready (a PFC hold looping) must not starve the others.
         order = list(self.ports.items())
@@ -351,9 +358,9 @@ class TrafficManager:
             i = next((k for k, (port, _) in enumerate(order) if port == self._last_port), -1)
             order = order[i + 1:] + order[:i + 1]
         for port, p in order:
-            if p.busy_until > now:
+            if p.busy_until > ready:
                 if any(p.queues):
-                    wake = min(wake, p.busy_until)
+                    wake = min(wake, p.busy_until - slack)
                 continue
             for prio in range(len(p.queues) - 1, -1, -1):
                 q = p.queues[prio]
@@ -363,8 +370,8 @@ class TrafficManager:
                 if pu > now and not p.storm[prio]:
                     wake = min(wake, pu)
                     continue
-                if p.next_ok[prio] > now:
-                    wake = min(wake, p.next_ok[prio])
+                if p.next_ok[prio] > ready:
+                    wake = min(wake, p.next_ok[prio] - slack)
                     continue
                 self._last_port = port
                 return now, (port, prio, q.popleft())
@@ -379,12 +386,19 @@ class TrafficManager:
         port, prio, (item, ingress_port, t_enq) = got
         self.queued -= 1
         p = self.ports[port]
+        # With slack, a port keeps its own schedule: the next packet's time counts from when
+        # this one was due, not from when the driver got to it (up to `slack` early or late),
+        # so the driver's wake-up latency costs no emulated bandwidth.
+        slack = self.slack
         rate = self.settings.rate_of(port, prio)
         if rate:
-            p.next_ok[prio] = now + 1.0 / rate
+            due = p.next_ok[prio]
+            p.next_ok[prio] = (due if slack and due >= now - slack else now) + 1.0 / rate
         speed = self.settings._get(self.settings.speed, port)
         if speed:
-            p.busy_until = now + self.size_of(item) * 8 / speed
+            due = p.busy_until
+            p.busy_until = ((due if slack and due >= now - slack else now)
+                            + self.size_of(item) * 8 / speed)
         self.dequeued[(port, prio)] += 1
         self.in_flight += 1
         if ingress_port is not None:
