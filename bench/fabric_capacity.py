@@ -109,6 +109,11 @@ def measure(fabric: Fabric, hosts: tuple[str, ...], rate: float, seconds: float
         "kernel_drops": result["kernel_drops"], "time_s": result["time_s"],
         "machine_cpu": use.machine_cpu,
         "max_switch_cpu": max(use.switch_cpu.values(), default=0.0),
+        # CPU the switch processes spent per frame they took in (all switches' CPU over
+        # all switches' frames): what one switch frame costs inside the fabric, to set
+        # beside bench/pps.py's standalone figure.
+        "switch_cpu_us": round(sum(use.switch_cpu.values()) / use.switch_pps * 1e6, 1)
+        if use.switch_pps else None,
         "max_agent_cpu": result["max_cpu_share"], "complete": use.complete,
         "carried_share": round(goodput / (n * rate), 4),
         "lossless": (use.loss < LOSS_LIMIT and use.complete and result["status"] == "ok"
@@ -191,7 +196,8 @@ def main(argv: list[str] | None = None) -> int:
             return
         console.print(f"{row['target']} R={row['rate_mbps']:g} Mb/s x {row['nics']} NICs: "
                       f"carried {row['carried_mbps']:.1f} of {row['offered_mbps']:g} Mb/s, "
-                      f"{row['switch_pps']:,} switch pkt/s, loss {row['loss']:.4%}, "
+                      f"{row['switch_pps']:,} switch pkt/s "
+                      f"({row['switch_cpu_us'] or 0:.0f} us CPU/switch frame), loss {row['loss']:.4%}, "
                       f"{row['tm_dropped']} queue drops "
                       f"({'lossless' if row['lossless'] else 'LOSS'}, "
                       f"{'at rate' if row['at_rate'] else 'below rate'}), machine CPU "
@@ -241,18 +247,19 @@ def main(argv: list[str] | None = None) -> int:
     table = Table(title="ai_zone_small: aggregate load carried with < 0.1% loss not at a switch "
                         "queue")
     for col in ("target", "R Mb/s", "NICs", "offered Mb/s", "carried Mb/s", "host pkt/s",
-                "switch pkt/s", "loss", "queue drops", "retrans", "machine CPU",
+                "switch pkt/s", "us CPU/switch frame", "loss", "queue drops", "retrans", "machine CPU",
                 "max switch CPU", "max agent CPU", ""):
         table.add_column(col, justify="right")
     for target, res in out["targets"].items():
         for r in res.get("levels", []):
             if "error" in r:
                 table.add_row(target, "", str(r["nics"]), "", "", "", "", "", "", "", "", "", "",
-                              "error")
+                              "", "error")
                 continue
             table.add_row(target, f"{r['rate_mbps']:g}", str(r["nics"]), f"{r['offered_mbps']:g}",
                           f"{r['carried_mbps']:.1f}", f"{r['host_pps']:,}",
-                          f"{r['switch_pps']:,}", f"{r['loss']:.3%}", str(r["tm_dropped"]),
+                          f"{r['switch_pps']:,}", f"{r.get('switch_cpu_us') or 0:.0f}",
+                          f"{r['loss']:.3%}", str(r["tm_dropped"]),
                           str(r["retransmitted"]),
                           f"{r['machine_cpu']:.0%}", f"{r['max_switch_cpu']:.2f}",
                           f"{r['max_agent_cpu']:.2f}",
