@@ -81,3 +81,15 @@ def test_ai_zone_small_over_two_servers_passes_check_and_downs_clean(
                            text=True, check=True).stdout
     names = [ln.split(":")[1].strip().split("@")[0] for ln in links.splitlines()]
     assert names == ["lo", "eth0"], links
+
+
+def test_up_names_the_server_it_cannot_reach(target: str, build_dir: Path,
+                                             servers: NamespaceServers) -> None:
+    """A server no sshd answers on: `up` fails before building anything, naming that server."""
+    before = leftovers()
+    nobody = servers.addresses[0].rsplit(".", 1)[0] + ".99"
+    up = aizone("up", "--json", "--target", target, "--build-dir", str(build_dir),
+                "--servers", f"localhost,{nobody}", str(SMALL), env=servers.env())
+    assert up.returncode == 1
+    assert f"server {nobody}: ssh failed" in up.stderr, up.stderr[-2000:]
+    assert_clean(before)
