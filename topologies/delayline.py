@@ -1,14 +1,17 @@
 """The delay line: one process that holds every frame of a fabric's delayed links for its delay.
 
 `python -m topologies.delayline CONFIG` reads a JSON list of interfaces
-(`[{"intf", "netns", "door_out", "delay_s"}, ...]`), opens for each a
-packet socket on its door's far end (where `topologies.linkdelay`'s
-classifier redirects the frames leaving the interface) and one on the
-interface itself, prints `ready` once every socket is open, then holds
+(`[{"intf", "netns", "door_in", "door_out", "delay_s"}, ...]`), opens for
+each a packet socket on its door's far end and one on the interface
+itself, then attaches `topologies.linkdelay`'s classifier, which redirects
+the frames leaving the interface to the door, all from inside the
+interface's namespace; it prints `ready` once every interface is done (or
+the reason it could not, and ends), then holds
 each frame it reads until its time and sends it out of its interface with
 the mark that lets it through. One heap of due times for all interfaces;
 the frames of one interface leave in the order they came, since they share
-one delay. It ends on SIGTERM or when its parent ends.
+one delay. It ends on SIGTERM (`FabricNet.stop`, or `aizone down`, which
+ends every process carrying the run marker).
 
 `DelayLine(delays)` starts it from a fabric's process and waits for `ready`
 (an event, not a sleep), `stop()` ends it.
@@ -32,7 +35,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from .linkdelay import DELAY_MARK, EgressDelay, LinkDelayError
+from .linkdelay import DELAY_MARK, EgressDelay, LinkDelayError, attach_redirect
 
 __all__ = ["DelayLine", "main"]
 
@@ -51,10 +54,12 @@ class DelayLine:
 
     def start(self) -> DelayLine:
         """Start the process and wait for its `ready`; `LinkDelayError` with its words if not."""
-        entries = [{"intf": d.intf, "netns": d.netns, "door_out": d.door_out,
-                    "delay_s": d.delay_s} for d in self.delays]
+        entries = [{"intf": d.intf, "netns": d.netns, "door_in": d.door_in,
+                    "door_out": d.door_out, "delay_s": d.delay_s} for d in self.delays]
         with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
             json.dump(entries, f)
+        if self.log:
+            self.log.parent.mkdir(parents=True, exist_ok=True)
         err = open(self.log, "a") if self.log else subprocess.DEVNULL  # noqa: SIM115
         try:
             self.proc = subprocess.Popen(
@@ -118,6 +123,8 @@ def _open(entries: list[dict[str, Any]]) -> list[tuple[socket.socket, socket.soc
             tx.setsockopt(socket.SOL_SOCKET, socket.SO_MARK, DELAY_MARK)
             tx.bind((e["intf"], 0))
             out.append((rx, tx, float(e["delay_s"])))
+            # Only now that the door is read: frames redirected before would be lost.
+            attach_redirect(e["intf"], e["door_in"])
             if e["netns"]:
                 _setns(home, "the root namespace")
     finally:
@@ -158,13 +165,13 @@ def main(argv: list[str] | None = None) -> int:
     """The process: read the config, open the sockets, say `ready`, forward until SIGTERM."""
     args = sys.argv[1:] if argv is None else argv
     entries = json.loads(Path(args[0]).read_text())
-    # End with the fabric that started us, even if it dies without a word.
-    ctypes.CDLL(None).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+    # No parent-death signal: the line outlives a daemon that is replaced and
+    # re-attaches; it carries the run marker, so `aizone down` ends it.
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
     try:
         pairs = _open(entries)
-    except OSError as exc:
-        print(f"cannot open the interfaces' sockets: {exc}", flush=True)
+    except (OSError, LinkDelayError) as exc:
+        print(f"cannot open the interfaces' sockets or attach the delay: {exc}", flush=True)
         return 1
     print("ready", flush=True)
     _run(pairs)

@@ -21,8 +21,8 @@ delayed once.
 
 The classifier is eight instructions, assembled here and loaded with the
 bpf(2) system call (no compiler on this machine, no object file to ship);
-pyroute2 attaches it by file descriptor, inside a host's namespace when X
-is there:
+pyroute2 attaches it by file descriptor, from inside X's namespace (the
+delay line steps into each namespace to open its sockets and attach):
 
     r0 = *(u32 *)(r1 + 8)        ; __sk_buff.mark
     if r0 != DELAY_MARK goto +2
@@ -187,22 +187,24 @@ def make_door(d: EgressDelay) -> None:
         _run(d.netns, ["ip", "link", "set", end, "arp", "off", "up"], d.intf)
 
 
-def attach_redirect(d: EgressDelay) -> None:
-    """Send every unmarked frame leaving `d.intf` through its door (clsact egress, tc-bpf)."""
-    _run(d.netns, ["tc", "qdisc", "replace", "dev", d.intf, "clsact"], d.intf)
-    with IPRoute(netns=d.netns) if d.netns else IPRoute() as ipr:
-        intf, door = ipr.link_lookup(ifname=d.intf), ipr.link_lookup(ifname=d.door_in)
-        if not intf or not door:
-            raise LinkDelayError(f"link delay: no interface {d.intf if not intf else d.door_in}"
-                                 f"{' in ' + d.netns if d.netns else ''}")
-        # pyroute2 opens its netlink socket inside the namespace but sends
-        # from this process, so the program's descriptor is ours to pass.
+def attach_redirect(intf: str, door_in: str) -> None:
+    """Send every unmarked frame leaving `intf` through `door_in` (clsact egress, tc-bpf).
+
+    Works in the calling process's namespace: the delay line calls it from
+    inside each one (pyroute2's own way into a namespace forks the caller,
+    and a forked copy of an asyncio daemon answers signals on its behalf).
+    """
+    _run(None, ["tc", "qdisc", "replace", "dev", intf, "clsact"], intf)
+    with IPRoute() as ipr:
+        found, door = ipr.link_lookup(ifname=intf), ipr.link_lookup(ifname=door_in)
+        if not found or not door:
+            raise LinkDelayError(f"link delay: no interface {intf if not found else door_in}")
         fd = load_program(redirect_program(door[0]))
         try:
-            ipr.tc("add-filter", "bpf", intf[0], ":1", fd=fd, name="aizone_delay",
+            ipr.tc("add-filter", "bpf", found[0], ":1", fd=fd, name="aizone_delay",
                    parent="ffff:fff3", direct_action=True, prio=1)
         except NetlinkError as exc:
-            raise LinkDelayError(f"link delay on {d.intf}: attaching the delay program "
+            raise LinkDelayError(f"link delay on {intf}: attaching the delay program "
                                  f"failed: {exc}") from None
         finally:
             os.close(fd)
