@@ -313,6 +313,17 @@ def _paced(frames_file: Path, args: argparse.Namespace) -> tuple[float, list[tup
     return best, steps
 
 
+def _settle(timeout: float = 30.0) -> None:
+    """Wait until the far end's counter stops moving: the switch has drained its backlog."""
+    last, deadline = _rx_packets(), time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        time.sleep(0.3)
+        now = _rx_packets()
+        if now == last:
+            return
+        last = now
+
+
 def _cpu_seconds(pid: int) -> float:
     """User + system CPU seconds of a process so far."""
     with open(f"/proc/{pid}/stat") as f:
@@ -374,6 +385,7 @@ def _veth_target(target: str, frames_file: Path, tmp: str, routes: list[int],
               f"{offered / dt:,.0f} pps, through {pps:,.0f} pps ({got} frames in {dt:.1f} s), "
               f"{cpu / max(got, 1) * 1e6:.1f} us CPU/frame")
         if args.cpu_rate > 0:
+            _settle()  # the unpaced blast's backlog must not count as this run's frames
             cpu0 = _cpu_seconds(switch.pid)
             offered, got, dt = _blast(frames_file, args.seconds, args.cpu_rate)
             cpu = _cpu_seconds(switch.pid) - cpu0
