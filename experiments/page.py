@@ -83,8 +83,15 @@ def _made(target: str, results: Sequence[ExperimentResult]) -> str:
     """One target's provenance: its command, machine, version, runs and minutes."""
     first = results[0]
     seconds = sum(r.seconds for r in results)
-    made = "aizone experiment all" + ("" if target == "p4switch" else f" --target {target}")
-    return (f"**{shown(target)}**: `{made}`, {first.machine.get('cores')} cores "
+    # `all` made them (its runs record `all`, or, before, one command per experiment), or
+    # the experiments were run one by one: their own commands then.
+    commands = list(dict.fromkeys(r.command for r in results))
+    if len(results) >= 5 or any(" all" in c for c in commands):
+        made = "`aizone experiment all" + ("" if target == "p4switch" else
+                                           f" --target {target}") + "`"
+    else:
+        made = ", ".join(f"`{c}`" for c in commands)
+    return (f"**{shown(target)}**: {made}, {first.machine.get('cores')} cores "
             f"({first.machine.get('cpu')}), aizone {first.versions.get('aizone')} "
             f"({first.versions.get('commit')}"
             + (", uncommitted changes" if any(r.versions.get("dirty") for r in results) else "")

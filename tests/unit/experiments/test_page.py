@@ -151,3 +151,11 @@ def test_runs_at_another_rate_than_the_capacity_gives_are_said_so(tmp_path: Path
             "(measured again after them)") in text
     r.scale = {"host": {"rate_mbps": 1.0, "scale": 400000.0}}
     assert "**p4switch's runs**" not in _page(tmp_path, {"p4switch": [r]})
+
+
+def test_experiments_run_one_by_one_quote_their_own_commands(tmp_path: Path) -> None:
+    """BMv2's one experiment run on its own: its command, not `all`'s."""
+    bm = _bmv2(True)
+    bm.command = "aizone experiment qp-scaling --target bmv2 --out docs/results"
+    text = _page(tmp_path, {"p4switch": [_result()], "bmv2": [bm]})
+    assert "- **BMv2**: `aizone experiment qp-scaling --target bmv2 --out docs/results`, " in text
