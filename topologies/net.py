@@ -15,6 +15,12 @@ rather than in the kernel. A switch's speed equals the tc rate behind it,
 so tc's queue on the switch side stays near empty (see docs/topologies.md
 for how this was measured).
 
+With a `latency:` section in the topology (`topologies.latency`), every
+veth end also delays the frames leaving it by its cable's propagation plus
+its switch's latency, times the fabric's scale: `start()` opens the delay
+line (`topologies.linkdelay`, `topologies.delayline`) once the links
+exist, before any host or switch sends; `stop()` ends it.
+
 Lifecycle: `start()` checks preconditions (root, gRPC ports free, none of
 our interfaces or pinned namespaces already present), builds the veths,
 pins every host's network namespace as /run/netns/aizone-<host> (so it
@@ -56,8 +62,10 @@ from mininet.node import Host
 from mininet.topo import Topo
 
 from .addressing import AddressPlan, HostPlan
+from .delayline import DelayLine
 from .firewall import confine
 from .hostcfg import host_commands
+from .linkdelay import egress_delays, make_door
 from .nodes import RUN_ENV, FabricSwitch, NetworkError
 from .pki import FabricPki
 from .ports import switch_settings
@@ -245,6 +253,7 @@ class FabricNet:
         self.net: Mininet | None = None
         self.state: RunState | None = None
         self._saved_env: str | None = None
+        self.delay_line: DelayLine | None = None
 
     # --- preconditions -----------------------------------------------------
 
@@ -332,6 +341,7 @@ class FabricNet:
                 for h in self.net.hosts
             ]
             write_state(self.state, self.state_directory)
+            self._start_delay()
             for hp in self.plan.hosts:
                 self._configure_host(hp)
             self.net.start()
@@ -359,6 +369,24 @@ class FabricNet:
         """Pin `host`'s network namespace as /run/netns/aizone-<host>."""
         pin_netns(netns_name(host.name), host.pid)
 
+    def _start_delay(self) -> None:
+        # The topology's scaled latency (topologies.latency): the doors, then the
+        # delay line, which attaches the classifiers once it reads the doors.
+        if self.plan.latency is None:
+            return
+        assert self.state is not None
+        delays = egress_delays(self.plan, self.plan.latency,
+                               {h.name: netns_name(h.name) for h in self.plan.hosts})
+        # Recorded before they exist: stop() and `aizone down` delete them (the
+        # host namespaces' doors go with their namespace).
+        self.state.interfaces += [d.door_in for d in delays if d.netns is None]
+        write_state(self.state, self.state_directory)
+        for d in delays:
+            make_door(d)
+        log = self.log_dir / "delayline.log" if self.log_dir else None
+        self.delay_line = DelayLine(delays, log=log).start()
+        self.state.meta["delay_line_pid"] = self.delay_line.pid
+
     def _configure_host(self, hp: HostPlan) -> None:
         assert self.net is not None
         host = self.net.get(hp.name)
@@ -385,6 +413,9 @@ class FabricNet:
                             sw.stop_process()
                     for node in net.hosts + net.switches:
                         node.terminate()
+            if self.delay_line is not None:
+                self.delay_line.stop()
+                self.delay_line = None
             # Anything Mininet missed (an interface made before a failure),
             # then the pinned namespaces and whatever still runs in them.
             if self.state is not None:
