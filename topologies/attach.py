@@ -70,7 +70,7 @@ from .nodes import (
     wait_ready,
 )
 from .runstate import NETNS_DIR, RunState, netns_name, update_state
-from .sshcmd import remote_argv, remote_hosts
+from .sshcmd import remote_argv, remote_nodes
 
 __all__ = ["FabricRuntime"]
 
@@ -103,7 +103,7 @@ class FabricRuntime:
     def __init__(self, plan: AddressPlan, *, token: str, target: str,
                  records: list[SwitchRecord], net: FabricNet | None = None,
                  state_directory: Path | None = None,
-                 host_servers: dict[str, str] | None = None) -> None:
+                 node_servers: dict[str, str] | None = None) -> None:
         if target not in SWITCH_CLASSES:
             raise NetworkError(f"run.json names target {target!r}, not one of "
                                f"{', '.join(SWITCH_CLASSES)}")
@@ -117,8 +117,8 @@ class FabricRuntime:
         self.switch_cls: type[FabricSwitch] = SWITCH_CLASSES[target]
         self.records = {r.name: r for r in records}
         self.state_directory = state_directory
-        # Hosts on another server of a cluster fabric (`topologies.cluster`): reached by ssh.
-        self.host_servers = dict(host_servers or {})
+        # Nodes on another server of a cluster fabric (`topologies.cluster`): reached by ssh.
+        self.node_servers = dict(node_servers or {})
         self._net = net
         self._procs: dict[str, subprocess.Popen[bytes]] = {}  # switch processes we started
         self._mn_links: dict[str, Link] = {}
@@ -137,7 +137,7 @@ class FabricRuntime:
         records = [sw.record() for sw in net.fabric_switches()]
         return cls(net.plan, token=net.token, target=net.switch_cls.target, records=records,
                    net=net, state_directory=net.state_directory,
-                   host_servers=remote_hosts(net.meta))
+                   node_servers=remote_nodes(net.meta))
 
     @classmethod
     def from_state(cls, state: RunState, plan: AddressPlan, *,
@@ -148,7 +148,7 @@ class FabricRuntime:
             raise NetworkError("run.json has no command line for its switches "
                                "(written by an older aizone): restart the fabric")
         return cls(plan, token=state.token, target=state.target, records=records,
-                   state_directory=state_directory, host_servers=remote_hosts(state.meta))
+                   state_directory=state_directory, node_servers=remote_nodes(state.meta))
 
     # --- hosts ---------------------------------------------------------------
 
@@ -159,14 +159,14 @@ class FabricRuntime:
         except KeyError:
             raise NetworkError(f"no host {host!r} in fabric {self.plan.name!r}") from None
         name = netns_name(host)
-        if host not in self.host_servers and not (NETNS_DIR / name).exists():
+        if host not in self.node_servers and not (NETNS_DIR / name).exists():
             raise NetworkError(f"{host}: its network namespace {NETNS_DIR / name} is gone "
                                f"(the fabric is down?)")
         return name
 
     def _host_argv(self, host: str, argv: list[str], *, tty: bool = False) -> list[str]:
         inside = ["ip", "netns", "exec", self.netns(host), *argv]
-        server = self.host_servers.get(host)
+        server = self.node_servers.get(host)
         if server is None:
             return inside
         return remote_argv(server, inside, {RUN_ENV: self.token,
@@ -213,12 +213,14 @@ class FabricRuntime:
                                f"(ids are <a_intf>--<b_intf>, e.g. "
                                f"{self.plan.links[0].id})") from None
 
-    def _ends(self, link: LinkPlan) -> list[tuple[str | None, str]]:
-        """(namespace or None for the root one, interface) of both ends."""
+    def _ends(self, link: LinkPlan) -> list[tuple[str | None, str | None, str]]:
+        """(server or None for this machine, namespace or None for the root one, interface)
+        of both ends."""
         def ns(node: str) -> str | None:
             """The namespace of `node`'s end: a host's own for a host link, else None."""
             return self.netns(node) if link.tier == "host" and node == link.a else None
-        return [(ns(link.a), link.a_intf), (ns(link.b), link.b_intf)]
+        return [(self.node_servers.get(link.a), ns(link.a), link.a_intf),
+                (self.node_servers.get(link.b), ns(link.b), link.b_intf)]
 
     def set_link(self, link_id: str, up: bool, *, silent: bool = False) -> None:
         """Take both ends of a link down, or bring them back (shaping kept).
@@ -246,12 +248,14 @@ class FabricRuntime:
                     if out.strip():
                         raise NetworkError(f"{link_id}: {intf.name} {state}: {out.strip()}")
         else:
-            for ns, intf in self._ends(link):
-                _ip(ns, ["link", "set", "dev", intf, state], what=f"{link_id}: {intf} {state}")
+            for server, ns, intf in self._ends(link):
+                _ip(ns, ["link", "set", "dev", intf, state], what=f"{link_id}: {intf} {state}",
+                    server=server)
         if up and link.tier == "host":
             nic = self.plan.host(link.a).nics[link.a_port]
             for argv in nic_routes(nic):
-                _ip(self.netns(link.a), argv[1:], what=f"{link_id}: {nic.host} routes")
+                _ip(self.netns(link.a), argv[1:], what=f"{link_id}: {nic.host} routes",
+                    server=self.node_servers.get(link.a))
 
     def _blackhole(self, link: LinkPlan, on: bool) -> None:
         """Drop (or stop dropping) everything both ends of `link` send.
@@ -259,24 +263,25 @@ class FabricRuntime:
         The blackhole replaces the leaf of the tier's HTB shaper (class 5:1,
         as Mininet's TCLink builds it), or the root qdisc of an unshaped link.
         """
-        for ns, intf in self._ends(link):
-            shaped = "htb 5:" in _tc(ns, ["qdisc", "show", "dev", intf], what=intf)
-            where = ["parent", "5:1"] if shaped else ["root"]
-            present = BLACKHOLE in _tc(ns, ["qdisc", "show", "dev", intf], what=intf)
+        for server, ns, intf in self._ends(link):
+            shown = _tc(ns, ["qdisc", "show", "dev", intf], what=intf, server=server)
+            where = ["parent", "5:1"] if "htb 5:" in shown else ["root"]
+            present = BLACKHOLE in shown
             if on and not present:
                 _tc(ns, ["qdisc", "add", "dev", intf, *where, "handle", "10:", "blackhole"],
-                    what=f"{link.id}: {intf} blackhole")
+                    what=f"{link.id}: {intf} blackhole", server=server)
             elif not on and present:
                 _tc(ns, ["qdisc", "del", "dev", intf, *where, "handle", "10:"],
-                    what=f"{link.id}: {intf} blackhole removed")
+                    what=f"{link.id}: {intf} blackhole removed", server=server)
 
     def link_up(self, link_id: str) -> bool:
         """Both ends administratively up, with carrier, and not blackholed."""
         link = self._link(link_id)
-        for ns, intf in self._ends(link):
-            if BLACKHOLE in _tc(ns, ["qdisc", "show", "dev", intf], what=intf):
+        for server, ns, intf in self._ends(link):
+            if BLACKHOLE in _tc(ns, ["qdisc", "show", "dev", intf], what=intf, server=server):
                 return False
-            out = _ip(ns, ["-j", "link", "show", "dev", intf], what=f"{link_id}: {intf}")
+            out = _ip(ns, ["-j", "link", "show", "dev", intf], what=f"{link_id}: {intf}",
+                      server=server)
             try:
                 flags = json.loads(out)[0].get("flags", [])
             except (ValueError, IndexError):
@@ -396,19 +401,26 @@ class FabricRuntime:
 BLACKHOLE = "qdisc blackhole 10:"
 
 
-def _tc(netns: str | None, args: list[str], *, what: str) -> str:
-    """Run `tc ARGS...` (inside NETNS); NetworkError with tc's message when it fails."""
+def _on(server: str | None, argv: list[str]) -> list[str]:
+    """`argv` as run here, or on `server` of a cluster fabric through ssh."""
+    if server is None:
+        return argv
+    return remote_argv(server, argv, {"PATH": os.environ.get("PATH", "")})
+
+
+def _tc(netns: str | None, args: list[str], *, what: str, server: str | None = None) -> str:
+    """Run `tc ARGS...` (inside NETNS, on SERVER); NetworkError with tc's message on failure."""
     argv = [*(["ip", "netns", "exec", netns] if netns else []), "tc", *args]
-    out = subprocess.run(argv, capture_output=True, text=True)
+    out = subprocess.run(_on(server, argv), capture_output=True, text=True)
     if out.returncode != 0:
         raise NetworkError(f"{what}: {out.stderr.strip() or ' '.join(argv)}")
     return out.stdout
 
 
-def _ip(netns: str | None, args: list[str], *, what: str) -> str:
-    """Run `ip [-n NETNS] ARGS...`; NetworkError with ip's message when it fails."""
+def _ip(netns: str | None, args: list[str], *, what: str, server: str | None = None) -> str:
+    """Run `ip [-n NETNS] ARGS...` (on SERVER); NetworkError with ip's message on failure."""
     argv = ["ip", *(["-n", netns] if netns else []), *args]
-    out = subprocess.run(argv, capture_output=True, text=True)
+    out = subprocess.run(_on(server, argv), capture_output=True, text=True)
     if out.returncode != 0:
         raise NetworkError(f"{what}: {out.stderr.strip() or ' '.join(argv)}")
     return out.stdout

@@ -5,13 +5,13 @@ server: batch mode (never a password prompt), a connect timeout, and `-F
 $AIZONE_SSH_CONFIG` when that variable names a config file (the tests'
 servers use one; without it ssh reads the user's own). `remote_argv(server,
 argv, env)` runs `argv` as root on `server` with `env` set there (ssh does
-not carry the environment across). `remote_hosts(meta)` reads, from a run's
+not carry the environment across). `remote_nodes(meta)` reads, from a run's
 metadata (`run.json`, written by `topologies.cluster.ClusterNet`), the
-hosts that run on a server other than this machine, so run-time access
+switches and hosts that run on a server other than this machine, so run-time access
 (`topologies.attach`) reaches them through ssh.
 
 Names defined here: `SSH_CONFIG_ENV`, `ClusterError`, `ssh_base`, `remote_argv`,
-`remote_hosts`, `quote`.
+`remote_nodes`, `quote`.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from typing import Any
 
 from .nodes import NetworkError
 
-__all__ = ["SSH_CONFIG_ENV", "ClusterError", "quote", "remote_argv", "remote_hosts", "ssh_base"]
+__all__ = ["SSH_CONFIG_ENV", "ClusterError", "quote", "remote_argv", "remote_nodes", "ssh_base"]
 
 SSH_CONFIG_ENV = "AIZONE_SSH_CONFIG"
 # Seconds an ssh session may take to connect before a server counts as unreachable.
@@ -61,11 +61,11 @@ def remote_argv(server: str, argv: list[str], env: Mapping[str, str], *,
             *(quote(f"{k}={v}") for k, v in env.items()), *(quote(a) for a in argv)]
 
 
-def remote_hosts(meta: Mapping[str, Any]) -> dict[str, str]:
-    """host -> server for the hosts a run placed on another server than this machine."""
+def remote_nodes(meta: Mapping[str, Any]) -> dict[str, str]:
+    """node -> server for the switches and hosts a run placed on another server than
+    this machine."""
     servers = meta.get("servers") or []
     placement = meta.get("placement") or {}
     if len(servers) < 2:
         return {}
-    return {node: server for node, server in placement.items()
-            if node.startswith("h") and server != servers[0]}
+    return {node: server for node, server in placement.items() if server != servers[0]}

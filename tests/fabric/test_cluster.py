@@ -4,7 +4,9 @@
 user runs it: the switches the placement puts on the other server run in
 that server's network namespace, started over ssh; every host pair passes
 `aizone check` (ping and a RoCEv2 WRITE, through the VXLAN tunnels between
-the servers); `aizone down` leaves nothing here and nothing on the server.
+the servers); an uplink between the servers taken down reroutes (every pair
+still answers) and comes back; `aizone down` leaves nothing here and nothing
+on the server.
 Skips, saying why, only where sshd cannot run (tests/fabric/servers_support.py).
 """
 
@@ -72,6 +74,7 @@ def test_ai_zone_small_over_two_servers_passes_check_and_downs_clean(
         check = aizone("check", "--json", env=env, timeout=900)
         data = json.loads(check.stdout)
         assert check.returncode == 0 and data["ok"], check.stdout[-3000:]
+        _tunnel_link_down_reroutes_and_up_restores(state.meta["placement"], env)
     finally:
         down = aizone("down", env=env)
     assert down.returncode == 0, down.stderr
@@ -81,6 +84,31 @@ def test_ai_zone_small_over_two_servers_passes_check_and_downs_clean(
                            text=True, check=True).stdout
     names = [ln.split(":")[1].strip().split("@")[0] for ln in links.splitlines()]
     assert names == ["lo", "eth0"], links
+
+
+def _tunnel_link_down_reroutes_and_up_restores(placement: dict[str, str],
+                                               env: dict[str, str]) -> None:
+    """An uplink between the servers (a VXLAN pair) down: rerouted, every pair still
+    answers; up: back, nothing failed."""
+    rtsw = sorted(n for n, s in placement.items() if n.startswith("rtsw"))[0]
+    ctsw = sorted(n for n, s in placement.items()
+                  if n.startswith("ctsw") and s != placement[rtsw])[0]
+    proc = aizone("link", "down", rtsw, ctsw, "--json", env=env)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    down = json.loads(proc.stdout)
+    try:
+        assert down["up"] is False and down["link"].startswith(f"{rtsw}-eth"), down
+        # Rerouted: by this request, or already by the probes that saw the link die first.
+        status = aizone("status", "--json", env=env)
+        assert json.loads(status.stdout)["failed"] == [down["link"]], status.stdout[-2000:]
+        check = aizone("check", "--json", "--no-roce", env=env, timeout=900)
+        assert check.returncode == 0 and json.loads(check.stdout)["ok"], check.stdout[-3000:]
+    finally:
+        up = aizone("link", "up", rtsw, ctsw, "--json", env=env)
+    assert up.returncode == 0, up.stderr[-2000:]
+    assert json.loads(up.stdout)["up"] is True
+    status = aizone("status", "--json", env=env)
+    assert json.loads(status.stdout)["failed"] == [], status.stdout[-2000:]
 
 
 def test_up_names_the_server_it_cannot_reach(target: str, build_dir: Path,
