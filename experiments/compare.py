@@ -171,6 +171,29 @@ def _reasons(stats: Mapping[str, RunStats], verdicts: Mapping[str, bool | None])
                    "themselves differ"]
 
 
+def _point_reasons(results: Mapping[str, ExperimentResult], limit: int = 3) -> list[str]:
+    """The grid points both targets ran whose mean ACK timeouts per run differ by half a
+    timeout or more, those with none on one target first: a timeout stalls a QP for the whole
+    ACK timeout, where a loss the receiver NAKs is resent at once."""
+    (ta, a), (tb, b) = list(results.items())[:2]
+    found: list[tuple[bool, str]] = []
+    for p in a.points:
+        q = b.point(**p.params)
+        if q is None or q.params != p.params:
+            continue
+        ta_to, tb_to = p.summary.get("timeouts"), q.summary.get("timeouts")
+        if ta_to is None or tb_to is None or abs(float(ta_to.mean) - float(tb_to.mean)) < 0.5:
+            continue
+        where = ", ".join(f"{k}={v}" for k, v in p.params.items())
+        times = [x.summary.get("time_s") for x in (p, q)]
+        took = ("; time " + " vs ".join(f"{float(t.mean):.2f} s" for t in times if t)
+                if all(times) else "")
+        found.append((min(float(ta_to.mean), float(tb_to.mean)) > 0,
+                      f"at {where}, ACK timeouts per run {shown(ta)} {float(ta_to.mean):.1f} vs "
+                      f"{shown(tb)} {float(tb_to.mean):.1f}{took}"))
+    return [text for _, text in sorted(found, key=lambda f: f[0])[:limit]]
+
+
 def disagreements(by_target: ByTarget, *, decided: bool = True) -> list[Disagreement]:
     """The findings every target evaluated whose verdicts differ: with `decided`, those that
     hold on one target and not on another; else those decided on one and undecided on
@@ -185,9 +208,13 @@ def disagreements(by_target: ByTarget, *, decided: bool = True) -> list[Disagree
             continue
         stats = {t: run_stats(by_name[t][exp]) for t in got}
         verdicts = {t: f.holds for t, f in got.items()}
+        points = _point_reasons({t: by_name[t][exp] for t in got})
+        reasons = _reasons(stats, verdicts)
+        if points and reasons[-1].startswith("the runs' counters show no difference"):
+            reasons = reasons[:-1]
         out.append(Disagreement(experiment=exp, claim=claim, verdicts=verdicts,
                                 measured={t: f.measured for t, f in got.items()},
-                                reasons=_reasons(stats, verdicts)))
+                                reasons=reasons + points))
     return out
 
 

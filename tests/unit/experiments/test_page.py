@@ -159,3 +159,17 @@ def test_experiments_run_one_by_one_quote_their_own_commands(tmp_path: Path) -> 
     bm.command = "aizone experiment qp-scaling --target bmv2 --out docs/results"
     text = _page(tmp_path, {"p4switch": [_result()], "bmv2": [bm]})
     assert "- **BMv2**: `aizone experiment qp-scaling --target bmv2 --out docs/results`, " in text
+
+
+def test_points_whose_ack_timeouts_differ_are_named(tmp_path: Path) -> None:
+    """p4switch's ecmp point timed out once per run (2 s), BMv2's never (4 s): that point, both
+    means, first among the reasons the disagreement gives."""
+    p4 = _result()
+    p4.points = [summarize_runs(Point(params={"mode": "ecmp"}, runs=[
+        Run(repeat=i, metrics={"time_s": 2.0, "timeouts": 1.0}) for i in range(2)]))]
+    bm = _bmv2(True)
+    bm.points = [summarize_runs(Point(params={"mode": "ecmp"}, runs=[
+        Run(repeat=0, metrics={"time_s": 4.0, "timeouts": 0.0})]))]
+    text = _page(tmp_path, {"p4switch": [p4], "bmv2": [bm]})
+    assert "at mode=ecmp, ACK timeouts per run p4switch 1.0 vs BMv2 0.0; time 2.00 s vs 4.00 s" \
+        in text
