@@ -7,7 +7,10 @@ loads at start-up (this one, for any path under tests/).
 When the run starts, what `$AIZONE_REQUIRE` declares is checked against the
 machine (`tests/provides.py`): a declared capability that is missing stops
 the run with what is missing, and a skip for a declared capability is a
-failure. The run's summary ends with how many tests ran (passed, failed or xfail)
+failure. A run started with SIGINT ignored (a `&` job of a shell without
+job control, e.g. `nohup make test &` from a script) takes its default back,
+so the commands the tests interrupt with Ctrl-C (`up --foreground`, `demo`,
+`capture`) do not inherit the ignore and run on. The run's summary ends with how many tests ran (passed, failed or xfail)
 per switch target, by folder, and the reasons of the skips.
 
 A test's target is its `target` fixture's value; a test that brings a
@@ -21,6 +24,7 @@ Names defined here: `pytest_addoption`, `pytest_sessionstart`,
 
 from __future__ import annotations
 
+import signal
 from collections import Counter
 from collections.abc import Generator
 from pathlib import Path
@@ -44,8 +48,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def pytest_sessionstart(session: pytest.Session) -> None:
-    """Stop at once when the machine lacks what `$AIZONE_REQUIRE` says it provides."""
+    """Stop at once when the machine lacks what `$AIZONE_REQUIRE` says it provides; take
+    SIGINT's default back if the run was started with it ignored (module docstring)."""
     from tests.provides import declared_but_missing
+
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        # A handled signal is reset to its default across exec, an ignored one is not.
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
     missing = declared_but_missing()
     if missing:
