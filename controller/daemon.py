@@ -313,7 +313,8 @@ class Daemon:
         if in_programs:
             check_program_pfc(programs, plan)
         self.intent = FabricIntent(spec=spec, plan=plan, mode=cfg.mode or spec.routing.mode,
-                                   program_pfc=in_programs)
+                                   program_pfc=in_programs,
+                                   packet_queues=SWITCH_CLASSES[target].packet_queues)
         meta = self._meta()
         servers = cfg.servers or (tuple(spec.servers.names) if spec.servers else ())
         net: FabricNet
@@ -366,7 +367,8 @@ class Daemon:
         # The fabric's own choice (its switches run with it), the target's default for a
         # fabric recorded before the choice was.
         self.intent = FabricIntent(spec=spec, plan=plan, mode=mode,
-                                   program_pfc=program_pfc(target, state.meta.get("pfc")))
+                                   program_pfc=program_pfc(target, state.meta.get("pfc")),
+                                   packet_queues=SWITCH_CLASSES[target].packet_queues)
         self.rt.admin_down = set(state.meta.get("admin_down", []))
         self.intent.failed = frozenset(self.rt.admin_down)
         meta = self._meta()

@@ -239,6 +239,9 @@ class FabricIntent:
     # The programs' own PFC (clone sessions and PFC tables): False where the target does PFC
     # in its traffic manager instead (p4switch's native 802.1Qbb), so the two never both act.
     program_pfc: bool = True
+    # The target's queue rates count packets (BMv2): RC ACKs get a queue of their own
+    # (`controller.qos.ack_lane`).
+    packet_queues: bool = False
 
     # Entries a person added to a switch's ACL (`aizone acl`): kept while the daemon runs.
     acl: dict[str, tuple[TableEntry, ...]] = field(default_factory=dict)
@@ -259,7 +262,8 @@ class FabricIntent:
             if graph is None:  # one live graph per failure set, shared by every switch
                 graph = self._graphs[self.failed] = RouteGraph(self.plan, self.failed)
             got = self._cache[key] = _intent(self.spec, self.plan, graph, switch, self.mode,
-                                             program_pfc=self.program_pfc)
+                                             program_pfc=self.program_pfc,
+                                             packet_queues=self.packet_queues)
         return (*got, *self.acl.get(switch, ()))
 
     def tables(self, switch: str) -> set[str]:
@@ -272,9 +276,10 @@ class FabricIntent:
 
 
 def _intent(spec: FabricSpec, plan: AddressPlan, graph: RouteGraph, switch: str,
-            mode: str, *, program_pfc: bool = True) -> tuple[Entity, ...]:
+            mode: str, *, program_pfc: bool = True, packet_queues: bool = False
+            ) -> tuple[Entity, ...]:
     routes = compute_routes(graph, switch, mode)
-    qos = compute_qos(spec, plan, switch)
+    qos = compute_qos(spec, plan, switch, packet_queues=packet_queues)
     pfc = compute_pfc(plan, switch) if program_pfc else ()
     return (*routes.members, *routes.groups, *routes.entries, *qos, *pfc, probe_acl_entry(),
             *routes.defaults)

@@ -12,6 +12,12 @@ into the P4 programs' QoS controls (`p4/include/control/qos.p4`):
 - `FabricIngress.qos.tc_to_queue`: `tc` -> `set_queue(tc)` for every class
   0..queues-1 ("class c waits in queue c"); a class past the switch's
   queues has no entry and stays in queue 0 (the program's default).
+- `FabricIngress.qos.ack_queue`, only for a target whose queue rates
+  count packets (BMv2, `packet_queues`): `tc` -> `set_queue(top)` for every
+  lossless class, `top` the switch's highest queue (`ack_lane`), so an RC
+  ACK/NAK waits there instead of taking a full RoCE frame's slot of its
+  class's queue rate (docs/bmv2.md, "Rates"). A class that is itself the
+  highest queue has no entry.
 - `FabricEgress.ecn.ecn_threshold`: (`port`, `tc`) -> `set_ecn_threshold(depth)`
   for every data port of the switch and every lossless class, `depth`
   the port's link tier `ecn_threshold` (packets).
@@ -68,7 +74,7 @@ host ports (20 Mb/s, queue 64, XOFF 24) show the clamp: 64 x 1,082 =
 69,248 B leave 17,734 B below the 51,514-B headroom, so XOFF comes at
 17,734 B instead of 25,968.
 
-Names defined here: `compute_qos`, `compute_pfc`, `pfc_thresholds`,
+Names defined here: `compute_qos`, `ack_lane`, `compute_pfc`, `pfc_thresholds`,
 `PfcThresholds`, `pfc_quantum_q16`, `pause_quanta`, `QOS_NAMES`, `PFC_NAMES`,
 `PFC_SESSION_BASE`, `PFC_RESPONSE_S`, `DSCP_MASK`, `DSCP_PRIORITY`.
 """
@@ -86,7 +92,7 @@ from topologies.spec import FabricSpec
 from .entities import Action, CloneSession, Exact, TableEntry, Ternary
 
 __all__ = ["DSCP_MASK", "DSCP_PRIORITY", "PFC_NAMES", "PFC_RESPONSE_S", "PFC_SESSION_BASE",
-           "PfcThresholds", "QOS_NAMES", "compute_pfc", "compute_qos", "pause_quanta",
+           "PfcThresholds", "QOS_NAMES", "ack_lane", "compute_pfc", "compute_qos", "pause_quanta",
            "pfc_quantum_q16", "pfc_thresholds"]
 
 # The P4Runtime names QoS writes (p4/include/control/qos.p4 as the P4Info names them).
@@ -95,6 +101,7 @@ QOS_NAMES = {
     "set_tc": "FabricIngress.qos.set_tc",
     "tc_to_queue": "FabricIngress.qos.tc_to_queue",
     "set_queue": "FabricIngress.qos.set_queue",
+    "ack_queue": "FabricIngress.qos.ack_queue",
     "ecn_threshold": "FabricEgress.ecn.ecn_threshold",
     "set_ecn_threshold": "FabricEgress.ecn.set_ecn_threshold",
 }
@@ -180,8 +187,18 @@ DSCP_MASK = 0x3F  # the 6-bit key, matched exactly
 DSCP_PRIORITY = 1  # ternary entries need a priority; these never overlap
 
 
-def compute_qos(spec: FabricSpec, plan: AddressPlan, switch: str) -> tuple[TableEntry, ...]:
-    """The QoS entries of `switch` (see the module docstring)."""
+def ack_lane(spec: FabricSpec) -> tuple[tuple[int, int], ...]:
+    """(class, queue) of the ACK lane: each lossless class's RC ACKs/NAKs wait in the
+    switch's highest queue (the control class's when it has all 8), unless that is the
+    class's own."""
+    top = spec.qos.queues - 1
+    return tuple((tc, top) for tc in spec.qos.lossless_tcs if tc != top)
+
+
+def compute_qos(spec: FabricSpec, plan: AddressPlan, switch: str, *,
+                packet_queues: bool = False) -> tuple[TableEntry, ...]:
+    """The QoS entries of `switch` (see the module docstring); with `packet_queues` (the
+    target's queue rates count packets: BMv2), the ACK lane's too."""
     sw = plan.switch(switch)
     classes = sorted(spec.qos.classes.values(), key=lambda c: c.tc)
     out: list[TableEntry] = []
@@ -196,6 +213,11 @@ def compute_qos(spec: FabricSpec, plan: AddressPlan, switch: str) -> tuple[Table
         out.append(TableEntry(
             table=QOS_NAMES["tc_to_queue"], match=(("tc", Exact(value=tc)),),
             action=Action(name=QOS_NAMES["set_queue"], params=(("queue", tc),))))
+    if packet_queues:
+        for tc, queue in ack_lane(spec):
+            out.append(TableEntry(
+                table=QOS_NAMES["ack_queue"], match=(("tc", Exact(value=tc)),),
+                action=Action(name=QOS_NAMES["set_queue"], params=(("queue", queue),))))
     lossless = spec.qos.lossless_tcs
     for port in sorted(sw.ports, key=lambda p: p.port):
         depth = spec.links.tier(port.tier).ecn_threshold

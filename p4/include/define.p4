@@ -41,6 +41,8 @@ const bit<8>  PROTO_ICMPV6 = 58;
 const bit<16> UDP_PORT_ROCEV2 = 4791;
 /* Congestion Notification Packet (IBTA annex A17.9.3). */
 const bit<8>  BTH_OPCODE_CNP = 0x81;
+/* RC ACKNOWLEDGE: an ACK or NAK, BTH + AETH and no payload (IBTA 9.2, table 38). */
+const bit<8>  BTH_OPCODE_RC_ACK = 0x11;
 
 const bit<16> ARP_OP_REQUEST = 1;
 const bit<16> ARP_OP_REPLY   = 2;

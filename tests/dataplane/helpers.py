@@ -74,6 +74,7 @@ NAMES = {
     "set_tc": _IG + "qos.set_tc",
     "tc_to_queue": _IG + "qos.tc_to_queue",
     "set_queue": _IG + "qos.set_queue",
+    "ack_queue": _IG + "qos.ack_queue",
     "ecn_threshold": _EG + "ecn.ecn_threshold",
     "set_ecn_threshold": _EG + "ecn.set_ecn_threshold",
     "rx_port": _IG + "counters.rx_port",
@@ -255,6 +256,10 @@ class Dataplane:
 
     def map_tc_to_queue(self, tc: int, queue: int) -> None:
         self.insert(P4TableEntry(NAMES["tc_to_queue"], match=P4TableMatch(tc=tc),
+                                 action=P4TableAction(NAMES["set_queue"], queue=queue)))
+
+    def map_ack_queue(self, tc: int, queue: int) -> None:
+        self.insert(P4TableEntry(NAMES["ack_queue"], match=P4TableMatch(tc=tc),
                                  action=P4TableAction(NAMES["set_queue"], queue=queue)))
 
     def set_ecn_threshold(self, port: int, tc: int, depth: int) -> None:

@@ -19,7 +19,7 @@ from scapy.layers.inet6 import IPv6
 from scapy.layers.l2 import ARP, Ether
 from scapy.packet import Packet, Raw
 
-from traffic.builders import rdma_write
+from traffic.builders import acknowledge, rdma_write
 from traffic.endpoint import Endpoint
 
 __all__ = [
@@ -91,6 +91,14 @@ def roce4(src: str, dst: str, *, qp: int, sport: int = 49152, dscp: int = 26, ec
                       dst=Endpoint(mac=switch_mac(in_port), ip=dst, qpn=qp), psn=tag & 0xFFFFFF,
                       payload=_tag(tag) + b"\x00" * 10, dscp=dscp, ecn=ecn, ttl=ttl,
                       ip_id=tag & 0xFFFF)
+
+
+def ack4(src: str, dst: str, *, qp: int, sport: int = 49152, dscp: int = 26, tag: int = 0,
+         in_port: int = 1) -> Packet:
+    """An RC ACKNOWLEDGE (BTH opcode 0x11 and an AETH, no payload) of PSN `tag` to `qp`."""
+    return acknowledge(src=Endpoint(mac=host_mac(in_port), ip=src, port=sport),
+                       dst=Endpoint(mac=switch_mac(in_port), ip=dst, qpn=qp),
+                       psn=tag & 0xFFFFFF, dscp=dscp, ip_id=tag & 0xFFFF)
 
 
 def cnp4(src: str, dst: str, *, qp: int, sport: int = 49152, dscp: int = 0, tag: int = 0,

@@ -22,6 +22,7 @@ from scapy.layers.l2 import ARP, Ether
 
 from .helpers import DROP, TC_CONTROL, Dataplane
 from .packets import (
+    ack4,
     arp_request,
     cnp4,
     flow_tag,
@@ -455,6 +456,38 @@ def cnp_goes_to_the_control_class(dp: Dataplane, port: int) -> None:
     assert pos <= 3, f"the CNP left in position {pos}"
     want = _delta(before, 1, len(cnp))
     assert dp.wait_counter(lambda: dp.counter("tx_port_tc", ctl), want) == want
+
+
+def ack_lane_takes_acks_past_their_class_queue(dp: Dataplane, port: int) -> None:
+    """An RC ACK of the lossless class waits in its class's queue, behind the data queued
+    there (FIFO: it leaves last), until `ack_queue` gives that class's ACKs the top
+    queue: then it overtakes the same data, and is still counted in its class (3)."""
+    dp.add_route("10.4.0.0/16", dp.add_next_hop(port))
+    dp.map_dscp(26, 3)
+    dp.map_tc_to_queue(3, 3)
+    dp.map_tc_to_queue(7, 7)
+    cell = dp.port_tc(port, 3)
+    for lane, tag in ((False, 700), (True, 800)):
+        if lane:
+            dp.map_ack_queue(3, 7)
+        before = _pb(dp.counter("tx_port_tc", cell))
+        data = [bytes(roce4("10.0.0.1", "10.4.0.1", qp=0x42, tag=tag + i)) for i in range(20)]
+        ack = bytes(ack4("10.0.0.1", "10.4.0.9", qp=0x43, tag=tag + 99))
+        assert ack[42] == 0x11, "not an RC ACKNOWLEDGE (BTH opcode 0x11)"
+        _send_burst(dp, data + [ack])
+        got = dp.collect(21, [port], timeout=10)
+        assert len(got) == 21, f"{len(got)} of 21 arrived"
+        # IPv4 protocol UDP, destination port 4791, BTH opcode RC ACKNOWLEDGE.
+        acks = [i for i, r in enumerate(got) if r.frame[23] == 17
+                and r.frame[36:38] == b"\x12\xb7" and r.frame[42] == 0x11]
+        assert len(acks) == 1, f"ACKs among what left: {acks}"
+        pos = acks[0]
+        if lane:
+            assert pos <= 3, f"with the ACK lane the ACK left in position {pos}"
+        else:
+            assert pos == 20, f"without the ACK lane the ACK left in position {pos}, not last"
+        want = _delta(before, 21, sum(map(len, data)) + len(ack))
+        assert dp.wait_counter(lambda: dp.counter("tx_port_tc", cell), want) == want
 
 
 def packet_out_overtakes_queued_data(dp: Dataplane, port: int) -> None:

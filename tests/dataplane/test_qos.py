@@ -33,6 +33,12 @@ def test_cnp_goes_to_the_top_class(dp):
     sc.cnp_goes_to_the_control_class(dp, port=5)
 
 
+def test_ack_lane_takes_rc_acks_past_their_class_queue(dp):
+    """With `ack_queue` (what the controller installs on BMv2) an RC ACK of class 3
+    overtakes class 3's queued data; without it, it waits behind it."""
+    sc.ack_lane_takes_acks_past_their_class_queue(dp, port=5)
+
+
 def test_packet_out_overtakes_queued_data(dp):
     """Packet-outs (link probes) ride the control class and overtake queued data."""
     sc.packet_out_overtakes_queued_data(dp, port=5)

@@ -43,6 +43,25 @@ control QosIngress(inout headers_t hdr,
         size = TC_TABLE_SIZE;
     }
 
+    /* The ACK lane: where an RC ACK/NAK of a class waits, when not in the
+     * class's own queue. For targets whose queue rates count packets, not
+     * bytes (BMv2's set_queue_rate): there a 60-byte ACK would take a full
+     * RoCE frame's slot of the link's rate, and a port that carries data one
+     * way and the ACKs of data the other way would run below the link's
+     * rate. The ACK keeps its class (meta.tc) for counters, its priority
+     * group and PFC holds; only the queue differs. No entry: the class's
+     * queue, as on a real port. The order within a QP is kept: an RC
+     * responder sends only ACKs/NAKs to its requester here (no READ
+     * responses). */
+    table ack_queue {
+        key = {
+            meta.tc: exact @name("tc");
+        }
+        actions = { set_queue; @defaultonly NoAction; }
+        const default_action = NoAction();
+        size = TC_TABLE_SIZE;
+    }
+
     /* For IP packets, the controller's packet-outs, received PFC frames and
      * ARP replies (FabricIngress applies it once, for all). */
     apply {
@@ -65,6 +84,9 @@ control QosIngress(inout headers_t hdr,
         }
         standard_metadata.priority = 0;
         tc_to_queue.apply();
+        if (hdr.bth.isValid() && hdr.bth.opcode == BTH_OPCODE_RC_ACK) {
+            ack_queue.apply();
+        }
     }
 }
 

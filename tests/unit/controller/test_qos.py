@@ -40,9 +40,18 @@ def ecn(port: int, tc: int, depth: int) -> TableEntry:
                                     params=(("depth", depth),)))
 
 
-def qos_of(spec_data: dict, switch: str) -> tuple[TableEntry, ...]:
+ACK_QUEUE = "FabricIngress.qos.ack_queue"
+
+
+def ack(tc: int, q: int) -> TableEntry:
+    return TableEntry(table=ACK_QUEUE, match=(("tc", Exact(value=tc)),),
+                      action=Action(name="FabricIngress.qos.set_queue", params=(("queue", q),)))
+
+
+def qos_of(spec_data: dict, switch: str, *, packet_queues: bool = False
+           ) -> tuple[TableEntry, ...]:
     spec = parse_spec(spec_data, source="small.yaml")
-    return compute_qos(spec, plan_addresses(spec), switch)
+    return compute_qos(spec, plan_addresses(spec), switch, packet_queues=packet_queues)
 
 
 def test_rtsw_gets_default_classes_queues_and_ecn_per_port() -> None:
@@ -85,8 +94,26 @@ def test_no_lossless_class_means_no_ecn_entries() -> None:
     assert not [e for e in qos_of(spec, "rtsw1") if e.table == ECN]
 
 
+def test_packet_queues_give_each_lossless_class_an_ack_lane_in_the_top_queue() -> None:
+    """Queues that count packets (BMv2): class 3's ACKs wait in queue 7, after the eight
+    tc_to_queue entries; queues in bytes (p4switch): no ack_queue entry at all."""
+    entries = qos_of(SMALL, "rtsw1", packet_queues=True)
+    assert [e for e in entries if e.table == ACK_QUEUE] == [ack(3, 7)]
+    assert entries.index(ack(3, 7)) == 2 + 8
+    assert not [e for e in qos_of(SMALL, "rtsw1") if e.table == ACK_QUEUE]
+
+
+def test_ack_lane_skips_a_class_that_is_the_top_queue() -> None:
+    """Four queues, lossless classes 1 and 3: class 1's ACKs go to queue 3; class 3 is
+    queue 3 itself, so its ACKs stay where they are (no entry)."""
+    spec = {**SMALL, "qos": {"queues": 4, "classes": {
+        "control": {"tc": 2}, "bulk": {"tc": 1, "dscp": [10], "lossless": True}}}}
+    assert [e for e in qos_of(spec, "rtsw1", packet_queues=True) if e.table == ACK_QUEUE] == [
+        ack(1, 3)]
+
+
 @pytest.mark.parametrize("switch", ["rtsw1", "ctsw1"])
 def test_entries_encode_with_the_program_p4info(schema: fy.P4Schema, switch: str) -> None:
     """Every QoS entry's table, keys, action and parameters exist in rtsw.p4's P4Info."""
-    for e in qos_of(SMALL, switch):
+    for e in qos_of(SMALL, switch, packet_queues=True):
         assert from_finsy(fy.P4TableEntry.decode(encode(e, schema), schema), schema) == e
