@@ -280,11 +280,13 @@ class ClusterLink(RemoteGRELink, TCLink):
     def __init__(self, node1: Any, node2: Any, port1: int | None = None,
                  port2: int | None = None, intfName1: str | None = None,  # noqa: N803
                  intfName2: str | None = None, addr1: str | None = None,  # noqa: N803
-                 addr2: str | None = None, **params: Any) -> None:
+                 addr2: str | None = None, params1: dict[str, Any] | None = None,
+                 params2: dict[str, Any] | None = None, **params: Any) -> None:
         RemoteGRELink.__init__(self, node1, node2, port1=port1, port2=port2,
                                intfName1=intfName1, intfName2=intfName2, cls1=TCIntf,
-                               cls2=TCIntf, addr1=addr1, addr2=addr2, params1=params,
-                               params2=params)
+                               cls2=TCIntf, addr1=addr1, addr2=addr2,
+                               params1={**params, **(params1 or {})},
+                               params2={**params, **(params2 or {})})
 
     def makeTunnel(self, node1: Any, node2: Any, intfname1: str, intfname2: str,  # noqa: N802
                    addr1: str | None = None, addr2: str | None = None) -> None:
@@ -349,9 +351,10 @@ class _ClusterTopo(FabricTopo):
     """The fabric's topology with each node's server (Mininet's `server` node option)."""
 
     def build(self, plan: AddressPlan, switch_opts: dict[str, dict[str, Any]] | None = None,
-              shaped: bool = False, placement: ServerPlacement | None = None) -> None:
+              shaped: bool = False, paced_frame: int | None = None,
+              placement: ServerPlacement | None = None) -> None:
         """The plan's nodes and links (`FabricTopo.build`), each node on its server."""
-        super().build(plan, switch_opts, shaped)
+        super().build(plan, switch_opts, shaped, paced_frame)
         assert placement is not None
         for node in self.nodes():
             self.nodeInfo(node)["server"] = _mn_server(placement, node)
@@ -386,7 +389,8 @@ class ClusterNet(FabricNet):
 
     def make_topo(self, opts: dict[str, dict[str, Any]]) -> FabricTopo:
         """The topology with every node's server."""
-        return _ClusterTopo(self.plan, opts, self.shaped, self.placement)
+        return _ClusterTopo(self.plan, opts, self.shaped, self.paced_frame,
+                            placement=self.placement)
 
     def make_mininet(self, topo: FabricTopo) -> Mininet:
         """Mininet's cluster mode over the placement's servers."""

@@ -68,7 +68,7 @@ from .hostcfg import host_commands
 from .linkdelay import egress_delays, make_door
 from .nodes import RUN_ENV, FabricSwitch, NetworkError
 from .pki import FabricPki
-from .ports import switch_settings
+from .ports import ROCE_FRAME, paced_mbps, switch_settings
 from .runstate import (
     CONTROL_DIR,
     NETNS_DIR,
@@ -180,8 +180,14 @@ class FabricTopo(Topo):
     """The Mininet topology of an addressing plan (no processes, no interfaces yet)."""
 
     def build(self, plan: AddressPlan, switch_opts: dict[str, dict[str, Any]] | None = None,
-              shaped: bool = False) -> None:
-        """Add the plan's hosts, switches (with `switch_opts` by name) and links."""
+              shaped: bool = False, paced_frame: int | None = None) -> None:
+        """Add the plan's hosts, switches (with `switch_opts` by name) and links.
+
+        `paced_frame`: the switches' queue rates count packets of this many bytes
+        (BMv2's): a switch's side of each cable is shaped at the rate its queue is paced
+        at (`ports.paced_mbps`, less than a frame a second above the tier's), so the
+        switch's queue, not tc's behind it, stays the bottleneck. The host's side keeps
+        the tier's rate."""
         switch_opts = switch_opts or {}
         for h in plan.hosts:
             # Addresses are set by FabricNet (Mininet's would use ifconfig and
@@ -197,9 +203,15 @@ class FabricTopo(Topo):
             a_mac = _intf_mac(plan, link.a, link.a_port)
             b_mac = _intf_mac(plan, link.b, link.b_port)
             opts = link_params(link.shape) if shaped else {}
+            ends: dict[str, dict[str, Any]] = {}
+            if shaped and paced_frame is not None:
+                bw = opts.pop("bw")
+                paced = paced_mbps(bw, paced_frame)
+                ends = {f"params{i}": {"bw": bw if node.startswith("h") else paced}
+                        for i, node in ((1, link.a), (2, link.b))}
             self.addLink(link.a, link.b, port1=link.a_port, port2=link.b_port,
                          intfName1=link.a_intf, intfName2=link.b_intf,
-                         addr1=a_mac, addr2=b_mac, **opts)
+                         addr1=a_mac, addr2=b_mac, **ends, **opts)
 
 
 def _intf_mac(plan: AddressPlan, node: str, port: int) -> str:
@@ -237,6 +249,8 @@ class FabricNet:
         self.switch_cls = switch
         self.link_cls = link or TCLink
         self.shaped = issubclass(self.link_cls, TCLink)
+        # Queue rates in packets (BMv2): the switches' side of each cable at their pace.
+        self.paced_frame = ROCE_FRAME if self.switch_cls.packet_queues else None
         self.device_configs = device_configs or {}
         self.log_dir = Path(log_dir) if log_dir else None
         self.log_console = log_console
@@ -358,7 +372,7 @@ class FabricNet:
 
     def make_topo(self, opts: dict[str, dict[str, Any]]) -> FabricTopo:
         """The Mininet topology to build, `opts` being each switch's node options."""
-        return FabricTopo(self.plan, opts, self.shaped)
+        return FabricTopo(self.plan, opts, self.shaped, self.paced_frame)
 
     def make_mininet(self, topo: FabricTopo) -> Mininet:
         """The Mininet that runs `topo`: one machine, no controller, no Open vSwitch."""

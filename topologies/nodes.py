@@ -20,12 +20,16 @@ and hold, in one place per target, how the switch's port settings
   `configure` sets per port `set_queue_depth PKTS PORT` and `set_queue_rate
   PPS PORT` through `simple_switch_CLI --thrift-port N` (it needs a loaded
   program). BMv2 rates are in packets/s per priority queue: the tier rate
-  in the lossless class's RoCE frames, rate / (8 x 1,082 bytes) rounded down
+  in the lossless class's RoCE frames, rate / (8 x 1,082 bytes) rounded up
   (`ports.ROCE_FRAME`, `ports.frames_per_second`), so a queue of RoCE WRITE
-  packets leaves at the link's rate and the queue, not the link's tc shaper,
-  is the bottleneck; a smaller packet (an ACK, a CNP) takes a RoCE frame's
-  slot, a bigger one (a 1,514-B frame of another class) leaves at up to 1.4x
-  the rate into the shaper, and several busy classes of one port can together
+  packets leaves at the link's rate (less than a frame a second above it,
+  and the switch's side of the cable is shaped at that pace:
+  `packet_queues`, `topologies.net`), and the queue, not the link's tc
+  shaper, is the bottleneck. A smaller packet would take a RoCE frame's
+  slot, so the controller sends RC ACKs to a lane of their own, the highest
+  queue (`controller.qos.ack_lane`; CNPs are in the control class already);
+  a bigger one (a 1,514-B frame of another class) leaves at up to 1.4x the
+  rate into the shaper, and several busy classes of one port can together
   exceed the rate (the shaper caps it then). A BMv2 fabric runs the
   programs' PFC (docs/bmv2.md, "PFC on BMv2"): on a port with PFC its
   lossless queues and its lowest queue, where the program holds paused
@@ -233,6 +237,10 @@ class FabricSwitch(Switch):
     # down (Mininet's link control), "blackhole" keeps them up and drops
     # everything either end sends (see FabricRuntime.set_link).
     link_down: ClassVar[str] = "carrier"
+    # Whether the target's queue rates count packets, not bytes (BMv2's set_queue_rate):
+    # the controller then gives RC ACKs a lane of their own (`controller.qos.ack_lane`)
+    # and `topologies.net` shapes the switch's side of each cable at the queue's pace.
+    packet_queues: ClassVar[bool] = False
 
     def __init__(
         self,
@@ -476,6 +484,7 @@ class Bmv2SwitchNode(FabricSwitch):
     # counters of the other ports freeze while tx goes on), so a failed link
     # keeps its carrier and drops everything instead.
     link_down = "blackhole"
+    packet_queues = True
     # simple_switch_CLI imports Thrift and reads the program from the switch.
     cli_timeout: ClassVar[float] = 30.0
 
@@ -495,6 +504,11 @@ class Bmv2SwitchNode(FabricSwitch):
             cmd += ["--notifications-addr", f"ipc://{self.control_dir / self.name}-notify.ipc"]
         if self.log_console:
             cmd.append("--log-console")
+        else:
+            # BMv2 formats every log message of its level, trace by default, sink or no
+            # sink: measured in a fabric, over a fifth of its CPU went to formatting
+            # packet traces nobody reads. Warnings and errors only.
+            cmd += ["--log-level", "warn"]
         cmd += ["--", "--grpc-server-addr", self.grpc_addr, "--cpu-port", str(self.cpu_port)]
         cmd += self.tls_args()
         if self.settings is not None:

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import pytest
+
 from topologies.addressing import plan_addresses
 from topologies.ports import (
     ROCE_FRAME,
     PortSettings,
     SwitchSettings,
     frames_per_second,
+    paced_mbps,
     switch_settings,
 )
 from topologies.spec import parse_spec
@@ -56,15 +59,24 @@ def test_rate_as_a_gbps_flag_value() -> None:
 
 
 def test_full_size_frames_per_second() -> None:
-    """10 Mb/s of 1514-byte frames: 10e6 / 12112 = 825.6 -> 825 (never above the rate); never 0."""
-    assert frames_per_second(10) == 825
-    assert frames_per_second(1000) == 82562  # 1e9 / 12112 = 82,562.7
+    """10 Mb/s of 1514-byte frames: 10e6 / 12112 = 825.6 -> 826 (never below the rate); an
+    exact quotient stays as it is; never 0."""
+    assert frames_per_second(10) == 826
+    assert frames_per_second(1000) == 82563  # 1e9 / 12112 = 82,562.7
+    assert frames_per_second(12.112) == 1000  # exactly 1,000 frames
     assert frames_per_second(0.001) == 1
 
 
 def test_roce_frames_per_second() -> None:
     """A RoCE WRITE Middle packet at MTU 1024 is 1082 bytes on the veth: 1 Mb/s is
-    1e6 / 8656 = 115.5 -> 115 of them a second, 10 Mb/s 1155."""
+    1e6 / 8656 = 115.5 -> 116 of them a second, 10 Mb/s 1155.6 -> 1156."""
     assert ROCE_FRAME == 1082
-    assert frames_per_second(1, ROCE_FRAME) == 115
-    assert frames_per_second(10, ROCE_FRAME) == 1155
+    assert frames_per_second(1, ROCE_FRAME) == 116
+    assert frames_per_second(10, ROCE_FRAME) == 1156
+
+
+def test_paced_rate_is_the_frames_rate_in_megabits() -> None:
+    """116 frames of 1,082 B a second are 116 x 8,656 = 1,004,096 b/s: 1.004096 Mb/s for a
+    1 Mb/s tier, less than one frame a second above it."""
+    assert paced_mbps(1, ROCE_FRAME) == pytest.approx(1.004096, abs=1e-12)
+    assert paced_mbps(10, ROCE_FRAME) == pytest.approx(1156 * 8656 / 1e6, abs=1e-12)
