@@ -91,7 +91,8 @@ def measure(fabric: Fabric, hosts: tuple[str, ...], rate: float, seconds: float
     try:
         got = run_collective(fabric, coll)
     except ControllerError as exc:
-        return {"nics": len(nics), "error": str(exc), "lossless": False, "at_rate": False}
+        return {"nics": len(nics), "rate_mbps": rate, "offered_mbps": len(nics) * rate,
+                "error": str(exc), "lossless": False, "at_rate": False}
     before, after = got.pop("samples", None) or (before, fabric.sample())
     result = got["result"]
     use = Usage.of(fabric.plan, before, after, seconds=result["span_s"])
@@ -238,7 +239,9 @@ def main(argv: list[str] | None = None) -> int:
         try:
             add_measurement(args.write, _measurement(out, given))
         except CapacityError as exc:
-            print(f"fabric_capacity: --write: {exc}", file=sys.stderr)
+            # Nothing measured is lost: the run goes to standard output as JSON.
+            print(f"fabric_capacity: --write: {exc}; the run, not written:", file=sys.stderr)
+            print(json.dumps(out))
             return 1
         console.print(f"appended this run to {args.write}")
     if args.json:

@@ -343,7 +343,8 @@ def run_bmv2(source: Path, tmp: Path, n: int) -> Rates:
     addr = f"127.0.0.1:{_free_port()}"
     log = open(tmp / "bmv2.log", "wb")  # noqa: SIM115 - handed to the child
     proc = subprocess.Popen(["simple_switch_grpc", "--no-p4", "--device-id", "1", "--thrift-port",
-                             str(_free_port()), "--", "--grpc-server-addr", addr, "--cpu-port", "255"],
+                             str(_free_port()), "--log-level", "warn", "--", "--grpc-server-addr", addr,
+                             "--cpu-port", "255"],
                             stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT)
     try:
         deadline = time.monotonic() + 30

@@ -355,7 +355,7 @@ def _switch_command(target: str, addr: str) -> list[str]:
     ports = ["-i", f"1@{VETHS[1][0]}", "-i", f"2@{VETHS[2][0]}"]
     if target == "bmv2":
         return ["simple_switch_grpc", "--no-p4", *ports, "--device-id", "1", "--thrift-port",
-                str(_free_port()), "--", "--grpc-server-addr", addr]
+                str(_free_port()), "--log-level", "warn", "--", "--grpc-server-addr", addr]
     tm = []
     if target == "p4switch-tm":  # a fabric's flags: every frame through the traffic manager
         tm = ["--priority-queues", "8", "--port-speed", "10", "--queue-depth", "128"]

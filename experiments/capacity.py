@@ -172,7 +172,9 @@ def add_measurement(path: Path, measurement: dict[str, Any]) -> CapacityFile:
     try:
         Measurement.model_validate(measurement)
     except ValidationError as exc:
-        raise CapacityError(f"the new measurement: {exc.errors()[0]['msg']}") from None
+        first = exc.errors()[0]
+        where = ".".join(str(k) for k in first["loc"]) or "the top level"
+        raise CapacityError(f"the new measurement: {where}: {first['msg']}") from None
     if path.exists():
         load_capacity(path)  # a malformed file is said, not overwritten
         data = json.loads(path.read_text())

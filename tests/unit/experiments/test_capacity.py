@@ -103,9 +103,25 @@ def test_a_bad_run_leaves_the_file_as_it_was(tmp_path: Path) -> None:
     path = tmp_path / "capacity.json"
     add_measurement(path, RUN)
     before = path.read_text()
-    with pytest.raises(CapacityError, match="the new measurement: Field required"):
+    with pytest.raises(CapacityError, match="the new measurement: date: Field required"):
         add_measurement(path, {k: v for k, v in RUN.items() if k != "date"})
     assert path.read_text() == before
+
+
+def test_a_level_that_failed_is_kept_with_its_error(tmp_path: Path) -> None:
+    """A level whose collective failed is kept, its rate and error with it; one without
+    its rate is refused, naming where."""
+    path = tmp_path / "capacity.json"
+    failed = {"nics": 16, "rate_mbps": 1.0, "error": "h1: job stopped", "lossless": False,
+              "at_rate": False}
+    run = {**RUN, "targets": {"bmv2": {"levels": [failed]}}}
+    add_measurement(path, run)
+    kept = json.loads(path.read_text())["measurements"][-1]["targets"]["bmv2"]["levels"][0]
+    assert kept["error"] == "h1: job stopped" and kept["rate_mbps"] == 1.0
+    no_rate = {k: v for k, v in failed.items() if k != "rate_mbps"}
+    with pytest.raises(CapacityError,
+                       match=r"the new measurement: targets\.bmv2\.levels\.0\.rate_mbps: "):
+        add_measurement(path, {**RUN, "targets": {"bmv2": {"levels": [no_rate]}}})
 
 
 def _levels_file(tmp_path: Path, levels: list[dict[str, object]]) -> Path:
