@@ -50,7 +50,7 @@ from .entities import (
     Ternary,
     UpdateKind,
 )
-from .qos import PFC_NAMES, compute_pfc, compute_qos
+from .qos import PFC_NAMES, QOS_NAMES, compute_pfc, compute_qos
 from .routegraph import RouteGraph
 from .routes import NAMES, compute_routes
 
@@ -83,6 +83,7 @@ OWNED_TABLES = (
     ACL_TABLE,
     "FabricIngress.qos.dscp_to_tc",
     "FabricIngress.qos.tc_to_queue",
+    QOS_NAMES["ack_queue"],
     "FabricEgress.ecn.ecn_threshold",
     PFC_NAMES["pfc_honour"],
     PFC_NAMES["pfc_port"],

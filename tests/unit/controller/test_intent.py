@@ -7,7 +7,15 @@ from pathlib import Path
 import pytest
 
 from controller.entities import Action, Exact, Group, Lpm, Member, TableEntry, Ternary
-from controller.intent import Diff, FabricIntent, acl_rule, diff, entity_key, probe_acl_entry
+from controller.intent import (
+    OWNED_TABLES,
+    Diff,
+    FabricIntent,
+    acl_rule,
+    diff,
+    entity_key,
+    probe_acl_entry,
+)
 from topologies.addressing import plan_addresses
 from topologies.spec import load_spec
 
@@ -150,3 +158,18 @@ def test_added_acl_rules_join_the_switch_intent() -> None:
     intent.acl["rtsw1"] = (rule,)
     assert intent.for_switch("rtsw1") == (*plain, rule)
     assert rule not in intent.for_switch("rtsw2")
+
+
+@pytest.mark.parametrize("packet_queues", [False, True])
+def test_every_table_the_intent_writes_is_read_back(packet_queues: bool) -> None:
+    """A reconcile diffs the intent against what `read_state` reads, the owned tables: an
+    entry of a table outside them would be inserted again on every reconcile (and refused
+    as ALREADY_EXISTS). The ACK lane of a BMv2 fabric included."""
+    spec = load_spec(Path(__file__).resolve().parents[3] / "topologies" / "ai_zone_small.yaml")
+    intent = FabricIntent(spec=spec, plan=plan_addresses(spec), mode="eecmp",
+                          packet_queues=packet_queues)
+    for switch in ("rtsw1", "ctsw1"):
+        tables = {e.table for e in intent.for_switch(switch)
+                  if isinstance(e, TableEntry) and not e.is_default}
+        assert tables <= set(OWNED_TABLES), tables - set(OWNED_TABLES)
+        assert ("FabricIngress.qos.ack_queue" in tables) == packet_queues
