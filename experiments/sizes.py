@@ -110,24 +110,26 @@ def fabric_changes(base: Path, *, pfc: bool = True, host_mbps: float = RATE_MBPS
 
 
 def ack_timeout_ms(rates: dict[str, float], queues: dict[str, int], *, atsw: bool,
-                   fan_in: int = 1) -> float:
+                   fan_in: int = 1, rtt_ms: float = 0.0) -> float:
     """The RC ACK timeout (ms) `aizone run` gives a job on a fabric: the controller's rule,
     `controller.jobs.fabric_ack_timeout_ms`, over the fabric's link tiers (`rates` in Mb/s,
     `queues` in packets), the switch queues of its longest path (three, five through an ATSW,
-    as the daemon counts them) and all that `fan_in` QPs sending to one NIC can have in
-    flight (`fan_in` x the RC window)."""
+    as the daemon counts them), all that `fan_in` QPs sending to one NIC can have in
+    flight (`fan_in` x the RC window) and `rtt_ms`, the round trip its scaled `latency:`
+    adds (`AddressPlan.delayed_rtt_s`)."""
     return fabric_ack_timeout_ms(rates, queues, path_queues(atsw),
-                                 fan_in * Transport().window)
+                                 fan_in * Transport().window, rtt_ms=rtt_ms)
 
 
 def running_ack_timeout_ms(spec: FabricSpec, plan: AddressPlan, fan_in: int = 1) -> float:
     """`ack_timeout_ms` for a fabric that runs: the tiers its links use, their rates and
-    queues as its topology file gives them."""
+    queues as its topology file gives them, and the round trip of its `latency:`."""
     used = {lk.tier for lk in plan.links}
     tiers = [t for t in TIERS if t in used]
     return ack_timeout_ms({t: getattr(spec.links, t).rate_mbps for t in tiers},
                           {t: getattr(spec.links, t).queue for t in tiers},
-                          atsw=bool(spec.atsws), fan_in=fan_in)
+                          atsw=bool(spec.atsws), fan_in=fan_in,
+                          rtt_ms=plan.delayed_rtt_s * 1e3)
 
 
 def preset_ack_timeout_ms(base: Path, fan_in: int = 1, host_mbps: float = RATE_MBPS) -> float:

@@ -115,7 +115,8 @@ def last_json(text: str) -> dict[str, Any]:
 
 def running_ack_timeout_ms() -> float:
     """The running fabric's RC ACK timeout as `aizone run` computes it: above what full
-    queues on a 3-hop path (5 through ATSWs) hold at the slowest tier the fabric uses."""
+    queues on a 3-hop path (5 through ATSWs) hold at the slowest tier the fabric uses, plus
+    the round trip its scaled `latency:` adds."""
     state = read_state()
     assert state is not None, "no fabric is up"
     spec = load_spec(Path(state.meta["topology"]))
@@ -123,7 +124,8 @@ def running_ack_timeout_ms() -> float:
     tiers = {lk.tier for lk in plan.links}
     hops = 5 if any(s.role == "atsw" for s in plan.switches) else 3
     return fabric_ack_timeout_ms({t: getattr(spec.links, t).rate_mbps for t in tiers},
-                                 {t: getattr(spec.links, t).queue for t in tiers}, hops)
+                                 {t: getattr(spec.links, t).queue for t in tiers}, hops,
+                                 rtt_ms=plan.delayed_rtt_s * 1e3)
 
 
 class Flow:

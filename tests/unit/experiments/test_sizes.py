@@ -109,6 +109,19 @@ def test_a_running_fabric_uses_its_own_rates_and_queues(tmp_path: Path) -> None:
     assert got == pytest.approx(4.096e-3 * 2**18)
 
 
+def test_a_running_fabric_with_latency_waits_for_its_round_trip(tmp_path: Path) -> None:
+    """The same fabric with the default `latency:`: its farthest hosts' round trip, 8.04 us
+    real, at scale 400 Gb/s / 2.5 Mb/s = 160,000 is 1.2864 s; 0.997 s + 1.286 s = 2.283 s
+    -> 2^20 x 4.096 us = 4.29 s (2^19 is 2.147 s, too short)."""
+    topo = variant(ROOT / "topologies" / "ai_zone_small.yaml", tmp_path, "t", {
+        "links.host.rate_mbps": 2.5, "links.host.queue": 32,
+        "links.rtsw_ctsw.rate_mbps": 20, "links.rtsw_ctsw.queue": 96, "latency": {}})
+    spec = load_spec(topo)
+    plan = plan_addresses(spec)
+    assert plan.delayed_rtt_s == pytest.approx(1.2864)
+    assert running_ack_timeout_ms(spec, plan) == pytest.approx(4.096e-3 * 2**20)
+
+
 def test_the_former_rule_is_said_with_what_changed() -> None:
     """The note gives the former 4.29 s, the one case the rules agree on, and the others."""
     note = former_ack_note()
