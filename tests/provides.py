@@ -5,12 +5,12 @@ no chromium, the shared network lock held by another run) calls
 `unavailable(capability, reason)`: a skip with the reason on a developer's
 machine, a failure where the machine declares it provides that capability.
 CI declares what it provides in `AIZONE_REQUIRE` (`.ci/run` sets
-`root,bmv2,chromium,netlock,prometheus,tshark`), so a suite that silently turned into skips
+`root,bmv2,chromium,netlock,prometheus,tshark,sshd`), so a suite that silently turned into skips
 there fails instead.
 
 The declaration is checked when the run starts (`declared_but_missing`,
 called by tests/conftest.py): a machine that declares root, BMv2,
-Prometheus or tshark and lacks it stops there with what is missing, so
+Prometheus, tshark or sshd and lacks it stops there with what is missing, so
 also a skip written as a plain `skipif` on those conditions cannot happen
 in CI. (chromium and the network lock are found only when a suite asks:
 their checks go through `unavailable`.)
@@ -42,6 +42,8 @@ CAPABILITIES = {
     "netlock": "the shared network lock free (no other fabric running)",
     "prometheus": "a Prometheus server and promtool on PATH (Debian's `prometheus`)",
     "tshark": "tshark on PATH (Debian's `tshark`: decodes the captures)",
+    "sshd": "openssh-server's sshd, ssh and ssh-keygen (the cluster tests' second server: "
+            "a namespace running sshd)",
 }
 
 
@@ -70,6 +72,11 @@ def declared_but_missing() -> list[str]:
         gone = [t for t in tools if shutil.which(t) is None]
         if capability in wanted and gone:
             out.append(f"{capability}: {', '.join(gone)} not on PATH")
+    if "sshd" in wanted:
+        from tests.fabric.servers_support import sshd_missing
+
+        if why := sshd_missing():
+            out.append(f"sshd: {why}")
     return out
 
 

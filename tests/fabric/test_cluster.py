@@ -7,7 +7,8 @@ that server's network namespace, started over ssh; every host pair passes
 the servers); an uplink between the servers taken down reroutes (every pair
 still answers) and comes back; `aizone down` leaves nothing here and nothing
 on the server.
-Skips, saying why, only where sshd cannot run (tests/fabric/servers_support.py).
+Skips, saying why, only where sshd cannot run (tests/fabric/servers_support.py); a failure
+where the machine declares `sshd` in AIZONE_REQUIRE (tests/provides.py).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ import pytest
 
 from tests.fabric.fabric_support import ROOT, aizone, assert_clean, leftovers
 from tests.fabric.servers_support import NamespaceServers, sshd_missing
+from tests.provides import unavailable
 from topologies.runstate import read_state
 
 SMALL = ROOT / "topologies" / "ai_zone_small.yaml"
@@ -31,7 +33,7 @@ def servers() -> Iterator[NamespaceServers]:
     """One server beside this machine: a namespace with its own sshd."""
     why = sshd_missing()
     if why:
-        pytest.skip(f"sshd cannot run here: {why}")
+        unavailable("sshd", f"sshd cannot run here: {why}")
     with NamespaceServers(1) as made:
         yield made
 
