@@ -42,7 +42,7 @@ def test_the_committed_file_is_the_one_read() -> None:
 
 
 def test_page_lines_show_each_run_and_every_level() -> None:
-    """A bullet per target and run, the method once, then one row per level (27)."""
+    """A bullet per target and run, the method once, then one row per level (36)."""
     lines = capacity_lines(load_capacity())
     assert lines[0].startswith("- p4switch: lossless: **21.6 emulated Mb/s** (8,303 switch "
                                "frames/s; 16 NICs at 2 Mb/s, machine CPU 69%)")
@@ -50,8 +50,13 @@ def test_page_lines_show_each_run_and_every_level() -> None:
     assert lines[3].startswith("- bmv2, measured again after the programs' PFC moved to "
                                "priority groups counted in bytes")
     assert lines[4].startswith("- bmv2, run again 20 minutes later")
-    assert ", 2026-12-01, 198 s, load 3.5 at start (p4switch then BMv2 in one run);" in lines[5]
-    assert sum(line.startswith(("| p4switch |", "| bmv2 |")) for line in lines) == 27
+    assert lines[5].startswith("- bmv2, after the ACK lane, the queue rates rounded up and BMv2 "
+                               "at --log-level warn")
+    assert ("lossless and at rate: **7.9 emulated Mb/s** (3,044 switch frames/s; 4 NICs at "
+            "2 Mb/s, machine CPU 49%)") in lines[5]
+    assert ", 2026-12-01, 198 s, load 3.5 at start (p4switch then BMv2 in one run);" in lines[6]
+    assert sum(line.startswith(("| p4switch |", "| bmv2 |")) for line in lines) == 36
+    assert "| bmv2 | 1 | 8 | 8 | 7.8 | 3,029 | 0.000% | 0 | 62% | yes | yes |" in lines
     assert "| p4switch | 4 | 16 | 64 | 30.3 | 11,990 | 0.000% | 93 | 83% | **no** | no |" in lines
 
 
