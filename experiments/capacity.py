@@ -125,11 +125,16 @@ def load_capacity(path: Path = CAPACITY_FILE) -> CapacityFile:
     try:
         return CapacityFile.model_validate_json(text)
     except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(k) for k in first["loc"]) or "the top level"
-        raise CapacityError(f"{path}: {where}: {first['msg']}"
+        raise CapacityError(f"{path}: {_first_error(exc)}"
                             + (f" (and {exc.error_count() - 1} more)"
                                if exc.error_count() > 1 else "")) from None
+
+
+def _first_error(exc: ValidationError) -> str:
+    """Where the first error of `exc` is (its keys, dotted) and what it says."""
+    first = exc.errors()[0]
+    where = ".".join(str(k) for k in first["loc"]) or "the top level"
+    return f"{where}: {first['msg']}"
 
 
 # Every NIC of ai_zone_small: the experiments' largest collectives use them all.
@@ -172,9 +177,7 @@ def add_measurement(path: Path, measurement: dict[str, Any]) -> CapacityFile:
     try:
         Measurement.model_validate(measurement)
     except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(k) for k in first["loc"]) or "the top level"
-        raise CapacityError(f"the new measurement: {where}: {first['msg']}") from None
+        raise CapacityError(f"the new measurement: {_first_error(exc)}") from None
     if path.exists():
         load_capacity(path)  # a malformed file is said, not overwritten
         data = json.loads(path.read_text())
