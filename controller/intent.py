@@ -89,6 +89,7 @@ OWNED_TABLES = (
     PFC_NAMES["pfc_port"],
     PFC_NAMES["pfc_xoff"],
     PFC_NAMES["pfc_hold"],
+    PFC_NAMES["pfc_drain"],
 )
 # Install order of table entries; deletes go the other way.
 _TABLE_RANK = {name: i for i, name in enumerate(OWNED_TABLES)}
@@ -241,7 +242,7 @@ class FabricIntent:
     # in its traffic manager instead (p4switch's native 802.1Qbb), so the two never both act.
     program_pfc: bool = True
     # The target's queue rates count packets (BMv2): RC ACKs get a queue of their own
-    # (`controller.qos.ack_lane`).
+    # (`controller.qos.ack_lane`), and held packets past their pause a drain lane.
     packet_queues: bool = False
 
     # Entries a person added to a switch's ACL (`aizone acl`): kept while the daemon runs.
@@ -281,6 +282,6 @@ def _intent(spec: FabricSpec, plan: AddressPlan, graph: RouteGraph, switch: str,
             ) -> tuple[Entity, ...]:
     routes = compute_routes(graph, switch, mode)
     qos = compute_qos(spec, plan, switch, packet_queues=packet_queues)
-    pfc = compute_pfc(plan, switch) if program_pfc else ()
+    pfc = compute_pfc(plan, switch, drain=packet_queues) if program_pfc else ()
     return (*routes.members, *routes.groups, *routes.entries, *qos, *pfc, probe_acl_entry(),
             *routes.defaults)

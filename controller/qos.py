@@ -26,7 +26,7 @@ Order: DSCP entries by class then DSCP, queues by class, ECN by port then
 class; entries compare with `==`, so the daemon diffs them against what a
 switch holds.
 
-`compute_pfc(plan, switch)` is the PFC of the program (`p4/include/control/pfc.p4`)
+`compute_pfc(plan, switch, drain=...)` is the PFC of the program (`p4/include/control/pfc.p4`)
 on every port whose link tier has `pfc.enabled`, from `topologies.ports`:
 
 - a clone session `PFC_SESSION_BASE + port` (replica: the port) that PFC
@@ -42,7 +42,12 @@ on every port whose link tier has `pfc.enabled`, from `topologies.ports`:
 - `FabricEgress.pfc.pfc_port`: `port` -> `set_pfc_port(mac, xoff_quanta,
   refresh)`: frames out of it come from the port's MAC, pause for
   `pfc_thresholds`' quanta and are re-sent every `refresh` us while XOFF
-  stays asserted.
+  stays asserted;
+- with `drain` (BMv2, whose queue rates count packets) and a free queue
+  (`topologies.ports.drain_queue`), `FabricIngress.pfc.pfc_drain`: `port` ->
+  `drain_via(queue)`, the lane a held packet whose pause is over goes round
+  until its turn, paced `ports.DRAIN_SPEEDUP` times faster than the port
+  (`Bmv2SwitchNode.cli_commands`) instead of at the port's rate.
 
 The thresholds (`pfc_thresholds`, 802.1Qbb's way, in bytes): the tier's
 `pfc.xoff`/`pfc.xon` are counted in RoCE frames (`ports.ROCE_FRAME`), the
@@ -115,6 +120,8 @@ PFC_NAMES = {
     "set_xoff": "FabricIngress.pfc.set_xoff",
     "pfc_port": "FabricEgress.pfc.pfc_port",
     "set_pfc_port": "FabricEgress.pfc.set_pfc_port",
+    "pfc_drain": "FabricIngress.pfc.pfc_drain",
+    "drain_via": "FabricIngress.pfc.drain_via",
 }
 PFC_SESSION_BASE = 1024
 
@@ -234,8 +241,10 @@ def pfc_quantum_q16(rate_mbps: float) -> int:
     return round(512 / (rate_mbps * 1e6) * 1e6 * 65536)
 
 
-def compute_pfc(plan: AddressPlan, switch: str) -> tuple[CloneSession | TableEntry, ...]:
-    """The PFC clone sessions and entries of `switch` (see the module docstring)."""
+def compute_pfc(plan: AddressPlan, switch: str, *, drain: bool = False
+                ) -> tuple[CloneSession | TableEntry, ...]:
+    """The PFC clone sessions and entries of `switch` (see the module docstring); with `drain`
+    (a target whose queue rates count packets: BMv2), each PFC port's drain lane too."""
     settings = switch_settings(plan, switch)
     macs = {p.port: p.mac for p in plan.switch(switch).ports}
     sessions: list[CloneSession | TableEntry] = []
@@ -251,6 +260,10 @@ def compute_pfc(plan: AddressPlan, switch: str) -> tuple[CloneSession | TableEnt
             table=PFC_NAMES["pfc_honour"], match=port,
             action=Action(name=PFC_NAMES["honour"],
                           params=(("quantum_q16_us", pfc_quantum_q16(p.rate_mbps)),))))
+        if drain and settings.drain:
+            entries.append(TableEntry(
+                table=PFC_NAMES["pfc_drain"], match=port,
+                action=Action(name=PFC_NAMES["drain_via"], params=(("queue", settings.drain),))))
         entries.append(TableEntry(
             table=PFC_NAMES["pfc_port"], match=port,
             action=Action(name=PFC_NAMES["set_pfc_port"], params=(

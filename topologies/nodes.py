@@ -79,7 +79,7 @@ from mininet.node import Switch
 from p4switch.ctl import CtlError
 from p4switch.ctl import request as ctl_request
 
-from .ports import HOLD_QUEUE_PACKETS, ROCE_FRAME, SwitchSettings, frames_per_second
+from .ports import DRAIN_SPEEDUP, HOLD_QUEUE_PACKETS, ROCE_FRAME, SwitchSettings, frames_per_second
 
 __all__ = [
     "RUN_ENV",
@@ -518,15 +518,21 @@ class Bmv2SwitchNode(FabricSwitch):
     @staticmethod
     def cli_commands(settings: SwitchSettings) -> list[str]:
         """simple_switch_CLI lines for each port's queue depth and rate (all its priority
-        queues); on a port with PFC, its lossless queues and its lowest queue (the program's
-        hold loop) get `ports.HOLD_QUEUE_PACKETS` of PFC headroom."""
+        queues); on a port with PFC, its lossless queues, its lowest queue (the program's
+        hold loop) and its drain lane (`settings.drain`) get `ports.HOLD_QUEUE_PACKETS` of
+        PFC headroom, and the drain lane `ports.DRAIN_SPEEDUP` times the port's rate."""
         lines = []
         for p in settings.ports:
             lines.append(f"set_queue_depth {p.queue} {p.port}")
+            pps = frames_per_second(p.rate_mbps, ROCE_FRAME)
+            lane = settings.drain if p.pfc and settings.drain else None
             if p.pfc:
                 deep = max(p.queue, HOLD_QUEUE_PACKETS)
-                lines += [f"set_queue_depth {deep} {p.port} {q}" for q in sorted({0, *p.pfc})]
-            lines.append(f"set_queue_rate {frames_per_second(p.rate_mbps, ROCE_FRAME)} {p.port}")
+                held = {0, *p.pfc} | ({lane} if lane else set())
+                lines += [f"set_queue_depth {deep} {p.port} {q}" for q in sorted(held)]
+            lines.append(f"set_queue_rate {pps} {p.port}")
+            if lane:
+                lines.append(f"set_queue_rate {DRAIN_SPEEDUP * pps} {p.port} {lane}")
         return lines
 
     @classmethod

@@ -8,7 +8,8 @@ flags and run-time calls; `run.json` records them (`to_json`), so a switch
 restarted after the daemon died gets the same ones.
 
 Names defined here: `PortSettings`, `SwitchSettings`, `switch_settings`,
-`MTU_FRAME`, `ROCE_FRAME`, `HOLD_QUEUE_PACKETS`, `frames_per_second`, `paced_mbps`.
+`MTU_FRAME`, `ROCE_FRAME`, `HOLD_QUEUE_PACKETS`, `DRAIN_SPEEDUP`, `drain_queue`,
+`frames_per_second`, `paced_mbps`.
 """
 
 from __future__ import annotations
@@ -19,7 +20,8 @@ from typing import Any
 
 from .addressing import AddressPlan, Tier
 
-__all__ = ["HOLD_QUEUE_PACKETS", "MTU_FRAME", "ROCE_FRAME", "PortSettings", "SwitchSettings", "frames_per_second", "paced_mbps", "switch_settings"]
+__all__ = ["DRAIN_SPEEDUP", "HOLD_QUEUE_PACKETS", "MTU_FRAME", "ROCE_FRAME", "PortSettings",
+           "SwitchSettings", "drain_queue", "frames_per_second", "paced_mbps", "switch_settings"]
 
 # Bytes of a full-size frame on a veth (1500-byte IP packet + 14-byte
 # Ethernet header; no FCS, preamble or gap: tc counts the same bytes).
@@ -35,6 +37,21 @@ ROCE_FRAME = 14 + 20 + 8 + 12 + 1024 + 4
 # (a busy BMv2 reacts in tens of milliseconds: hundreds of frames at 20 Mb/s) must
 # not be dropped. A real switch keeps headroom apart from the queue's own buffer.
 HOLD_QUEUE_PACKETS = 1024
+# How much faster than the port a BMv2 port's drain lane is paced: the queue a held
+# packet whose pause is over goes round until its turn (`drain_queue`,
+# p4/include/control/pfc.p4 `pfc_drain`). Faster empties a line in fewer port-times;
+# each turn is a pass of both pipelines, so it is not unpaced: an unpaced lane would
+# take every cycle of the port's egress thread while a line waits for its head.
+DRAIN_SPEEDUP = 2
+
+
+def drain_queue(queues: int, class_tcs: tuple[int, ...] | set[int]) -> int:
+    """The drain lane of a switch with `queues` priority queues whose named classes wait in
+    `class_tcs`: the lowest queue above 0 that no class uses and that is not the highest (RC
+    ACKs' lane on BMv2, `controller.qos.ack_lane`); 0 when every queue is taken (held packets
+    then go round the lowest queue, paced at the port's rate, until their turn)."""
+    free = [q for q in range(1, queues - 1) if q not in class_tcs]
+    return free[0] if free else 0
 
 
 def frames_per_second(rate_mbps: float, frame: int = MTU_FRAME) -> int:
@@ -81,6 +98,7 @@ class SwitchSettings:
 
     queues: int
     ports: tuple[PortSettings, ...]
+    drain: int = 0  # the drain lane's queue (`drain_queue`); 0: none
 
     def to_json(self) -> dict[str, Any]:
         """The settings as a JSON-ready dict (what `from_json` reads)."""
@@ -90,7 +108,7 @@ class SwitchSettings:
     def from_json(cls, data: dict[str, Any]) -> SwitchSettings:
         """The settings `to_json` wrote."""
         ports = tuple(PortSettings(**{**p, "pfc": tuple(p["pfc"])}) for p in data["ports"])
-        return cls(queues=int(data["queues"]), ports=ports)
+        return cls(queues=int(data["queues"]), ports=ports, drain=int(data.get("drain", 0)))
 
 
 def switch_settings(plan: AddressPlan, name: str) -> SwitchSettings:
@@ -105,4 +123,5 @@ def switch_settings(plan: AddressPlan, name: str) -> SwitchSettings:
             port=p.port, intf=p.intf, tier=p.tier, rate_mbps=shape.rate_mbps,
             queue=shape.queue, pfc=lossless if shape.pfc.enabled else (),
             xoff=shape.pfc.xoff, xon=shape.pfc.xon))
-    return SwitchSettings(queues=plan.qos.queues, ports=tuple(ports))
+    drain = drain_queue(plan.qos.queues, {c.tc for c in plan.qos.classes.values()})
+    return SwitchSettings(queues=plan.qos.queues, ports=tuple(ports), drain=drain)

@@ -161,7 +161,7 @@ struct local_metadata_t {
      * XOFF at admission, E2E for a refresh or an XON at a departure) keeps
      * its class and whether it resumes (quanta 0); a held (recirculated)
      * packet keeps where it goes, its class, first ingress port, place in
-     * the hold, and its priority group's accounting: counted in
+     * the hold, which lane it goes round, and its priority group's accounting: counted in
      * `pg_bytes` (pg_counted) for pg_len bytes, XON at pg_xon bytes. */
     @field_list(FL_PFC_FRAME) bool    pfc_frame;
     @field_list(FL_PFC_FRAME) tc_t    pfc_class;
@@ -174,6 +174,9 @@ struct local_metadata_t {
     @field_list(FL_PFC_HOLD) bool    pg_counted;
     @field_list(FL_PFC_HOLD) bit<32> pg_len;
     @field_list(FL_PFC_HOLD) bit<32> pg_xon;
+    /* Its pause is over and it only waits for its turn: round the drain
+     * lane (`pfc_drain`), not the paced loop. */
+    @field_list(FL_PFC_HOLD) bool    hold_drain;
     /* A received PFC frame on its way to the egress of the port it came in
      * on, where that port's pause state is kept, with the port's pause
      * quantum (control/pfc.p4, `honour`). */

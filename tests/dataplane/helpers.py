@@ -96,6 +96,9 @@ NAMES = {
     "hold": _EG + "pfc.hold",
     "pfc_rx": _EG + "pfc.pfc_rx",
     "pfc_storms": _EG + "pfc.pfc_storms",
+    "drain_passes": _IG + "pfc.drain_passes",
+    "pfc_drain": _IG + "pfc.pfc_drain",
+    "drain_via": _IG + "pfc.drain_via",
 }
 # PFC_SESSION_BASE of p4/include/define.p4: PFC frames out of port p use clone session base + p.
 PFC_SESSION_BASE = 1024
@@ -289,6 +292,11 @@ class Dataplane:
                          action=P4TableAction(NAMES["set_xoff"], xoff_bytes=xoff, xon_bytes=xon)),
             P4TableEntry(NAMES["pfc_hold"], match=P4TableMatch(port=port, tc=tc),
                          action=P4TableAction(NAMES["hold"], watchdog=watchdog_us)))
+
+    def set_drain(self, port: int, queue: int) -> None:
+        """Held packets of `port` whose pause is over go round `queue` until their turn."""
+        self.insert(P4TableEntry(NAMES["pfc_drain"], match=P4TableMatch(port=port),
+                                 action=P4TableAction(NAMES["drain_via"], queue=queue)))
 
     def add_acl(self, action: str, *, priority: int = 10,
                 **match: tuple[int, int]) -> P4TableEntry:

@@ -720,6 +720,37 @@ def xon_releases_a_pause_early(dp: Dataplane, port: int, rate_bps: float = 1e6) 
     assert tags == list(range(10)), tags
 
 
+def a_line_joined_during_the_pause_drains_in_order(dp: Dataplane, port: int) -> None:
+    """Packets that join a held line while the pause lasts go round between older ones, so
+    the loop is out of order when XON comes; the ones not yet at their turn go round the
+    port's drain lane (`pfc_drain`, counted in `drain_passes`), and the class still leaves
+    in the order it came, nothing lost. `port` must be paced (all its queues): an unpaced
+    drain lane, above the lowest queue, could keep the line's head there from being served
+    (the fabric paces it at `topologies.ports.DRAIN_SPEEDUP` times the port's rate)."""
+    _pfc_class_setup(dp, {"10.5.0.0/16": port})
+    dp.set_pfc_port(port, rate_bps=1e6)
+    dp.set_lossless(port, 3, xoff=100_000, xon=99_999)
+    dp.set_drain(port, 1)
+    slot = dp.port_tc(port, 3)
+    before = dp.counter("pfc_rx", slot).packets
+    drained = dp.counter("drain_passes", slot).packets
+    dp.send(port, pfc_pause({3: 0xFFFF}, in_port=port))  # 33.5 s at 1 Mb/s
+    assert dp.wait_counter(lambda: (dp.counter("pfc_rx", slot).packets, 0),
+                           (before + 1, 0))[0] == before + 1
+    n = 0
+    for _ in range(4):  # each batch joins while the earlier ones go round
+        _send_burst(dp, [bytes(udp4("10.0.0.1", "10.5.0.1", dscp=24, tag=n + i))
+                         for i in range(6)])
+        n += 6
+        time.sleep(0.1)
+    dp.expect_none([port], timeout=0.3)
+    _resume(dp, port)
+    got = dp.collect(n, [port], timeout=5)
+    tags = [flow_tag(r.frame) for r in got]
+    assert tags == list(range(n)), tags
+    assert dp.counter("drain_passes", slot).packets > drained, "nothing went round the drain lane"
+
+
 def watchdog_releases_a_pause_that_never_ends(dp: Dataplane, port: int,
                                               watchdog_us: int = 200_000) -> None:
     """PAUSE frames that keep coming (a PFC storm) hold a class no longer than the watchdog

@@ -192,6 +192,11 @@ def test_pfc_xon_releases_held_packets_in_order(dp):
     sc.xon_releases_a_pause_early(dp, port=3)
 
 
+def test_pfc_line_joined_during_the_pause_drains_in_order(dp):
+    """Past the pause, held packets not yet at their turn go round the drain lane; in order."""
+    sc.a_line_joined_during_the_pause_drains_in_order(dp, port=EGRESS)
+
+
 def test_pfc_watchdog_releases_a_pause_that_never_ends(dp):
     """A PFC storm holds a class no longer than the watchdog; the storm is counted."""
     sc.watchdog_releases_a_pause_that_never_ends(dp, port=3)

@@ -61,7 +61,13 @@
  * there. Held packets get a place in line (`hold_tail`) and leave in that
  * order (`hold_head`), and a packet of a class that still has a line waits
  * behind it even when the pause is over, so a class leaves in the order it
- * came. v1model has no way to stop a queue (BMv2's queue rate is fixed per
+ * came. A packet whose pause is over that is not yet at its turn goes round
+ * the port's drain lane instead (`pfc_drain`, a queue the controller names,
+ * paced faster than the port): packets that joined the line during the
+ * pause went round between older ones, so the line is not in order in the
+ * loop and empties in several turns; in the paced loop each turn takes the
+ * line's length at the port's rate, in the drain lane a fraction of it. No
+ * entry: the lowest queue, as during the pause. v1model has no way to stop a queue (BMv2's queue rate is fixed per
  * packet when it is enqueued), so this loop is the hold; docs/bmv2.md says
  * what it costs.
  *
@@ -138,6 +144,8 @@ control PfcIngress(inout headers_t hdr,
                    inout local_metadata_t meta,
                    inout standard_metadata_t standard_metadata) {
     counter(PORT_TC_SLOTS, CounterType.packets) pg_resyncs;
+    /* Passes of held packets through a port's drain lane, per (port, class). */
+    counter(PORT_TC_SLOTS, CounterType.packets) drain_passes;
 
     bit<32> xoff_level = 0;
     bit<32> xon_level = 0;
@@ -210,13 +218,34 @@ control PfcIngress(inout headers_t hdr,
         pg_xoff_at.write(slot, send ? now : at);
     }
 
+    action drain_via(bit<3> queue) {
+        standard_metadata.priority = queue;
+    }
+
+    /* The drain lane of a port: the queue a held packet whose pause is over
+     * goes round while it waits for its turn. */
+    table pfc_drain {
+        key = {
+            meta.hold_port: exact @name("port");
+        }
+        actions = { drain_via; @defaultonly NoAction; }
+        const default_action = NoAction();
+        size = PFC_PORT_TABLE_SIZE;
+    }
+
     apply {
         bool recirc = standard_metadata.instance_type == INSTANCE_RECIRC && meta.held;
         if (recirc) {
-            /* Round the loop in the lowest queue: strict priority would let a
-             * loop in its own queue starve every lower class of the port. */
+            /* Round the loop in the lowest queue while paused: strict priority
+             * would let a loop in its own queue starve every lower class of
+             * the port. Past the pause, in the port's drain lane. */
             standard_metadata.egress_spec = meta.hold_port;
             standard_metadata.priority = 0;
+            if (meta.hold_drain) {
+                if (pfc_drain.apply().hit) {
+                    drain_passes.count(((bit<32>) meta.hold_port) * TCS + (bit<32>) meta.hold_tc);
+                }
+            }
             meta.tc = meta.hold_tc;
             meta.pfc_data = true;
         } else if (meta.pfc_rx) {
@@ -407,6 +436,7 @@ control PfcEgress(inout headers_t hdr,
         } else if (meta.pfc_data) {
             /* Honouring: a packet of a paused lossless (port, class) does not
              * leave; it is held, and leaves from here when its turn comes. */
+            bool drain = false;
             if (pfc_hold.apply().hit) {
                 bit<32> slot = ((bit<32>) standard_metadata.egress_port) * TCS + (bit<32>) meta.tc;
                 bit<48> until;
@@ -443,6 +473,7 @@ control PfcEgress(inout headers_t hdr,
                         paused = false;
                     }
                 }
+                drain = !paused;
                 if (!meta.held) {
                     if (paused || head != tail) {
                         /* Paused, or older packets of the class still held: in line. */
@@ -486,6 +517,7 @@ control PfcEgress(inout headers_t hdr,
             }
             if (meta.held) {
                 /* Round the loop again (PfcIngress sends it back here). */
+                meta.hold_drain = drain;
                 meta.recirculating = true;
                 recirculate_preserving_field_list(FL_PFC_HOLD);
             }

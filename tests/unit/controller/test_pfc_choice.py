@@ -50,10 +50,11 @@ def _program(tmp: Path, role: str, p4info: str) -> CompiledProgram:
 
 
 def test_a_program_without_the_pfc_tables_is_refused_where_ports_have_pfc(tmp_path: Path) -> None:
-    """rtsw's P4Info names the four PFC tables, ctsw's lacks pfc_hold: ctsw is named."""
+    """rtsw's P4Info names the five PFC tables, ctsw's lacks pfc_hold: ctsw is named."""
     plan = plan_addresses(load_spec(SMALL))
     tables = ["FabricIngress.pfc.pfc_honour", "FabricEgress.pfc.pfc_hold",
-              "FabricIngress.pfc.pfc_xoff", "FabricEgress.pfc.pfc_port"]
+              "FabricIngress.pfc.pfc_xoff", "FabricEgress.pfc.pfc_port",
+              "FabricIngress.pfc.pfc_drain"]
     full = "".join(f'tables {{ preamble {{ id: {i} name: "{t}" }} }}\n'
                    for i, t in enumerate(tables))
     partial = "".join(f'tables {{ preamble {{ id: {i} name: "{t}" }} }}\n'

@@ -93,3 +93,18 @@ def test_a_queue_too_short_for_the_headroom_says_so() -> None:
     port = replace(next(p for p in switch_settings(plan, "rtsw1").ports if p.pfc), queue=32)
     th = pfc_thresholds(plan, port)
     assert (th.xoff_bytes, th.xon_bytes, th.headroom_fits) == (14066, 12984, False)
+
+
+def test_packet_queues_give_each_pfc_port_a_drain_lane_in_queue_1() -> None:
+    """ai_zone_small names classes 3 (data) and 7 (control): queue 1 is the lowest free one,
+    so on BMv2 each of rtsw1's six PFC ports drains through it; p4switch gets no entry."""
+    spec = load_spec(SMALL)
+    plan = plan_addresses(spec)
+    bmv2 = FabricIntent(spec=spec, plan=plan, mode="eecmp", packet_queues=True).for_switch("rtsw1")
+    drains = [e for e in bmv2 if isinstance(e, TableEntry) and e.table.endswith("pfc_drain")]
+    assert [(e.match[0][1].value, _params(e)) for e in drains] == [  # type: ignore[union-attr]
+        (p, {"queue": 1}) for p in range(1, 7)]
+    assert all(e.action is not None and e.action.name == "FabricIngress.pfc.drain_via"
+               for e in drains)
+    p4switch = FabricIntent(spec=spec, plan=plan, mode="eecmp").for_switch("rtsw1")
+    assert not [e for e in p4switch if isinstance(e, TableEntry) and e.table.endswith("pfc_drain")]

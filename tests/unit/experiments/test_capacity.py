@@ -42,7 +42,7 @@ def test_the_committed_file_is_the_one_read() -> None:
 
 
 def test_page_lines_show_each_run_and_every_level() -> None:
-    """A bullet per target and run, the method once, then one row per level (36)."""
+    """A bullet per target and run, the method once, then one row per level (54)."""
     lines = capacity_lines(load_capacity())
     assert lines[0].startswith("- p4switch: lossless: **21.6 emulated Mb/s** (8,303 switch "
                                "frames/s; 16 NICs at 2 Mb/s, machine CPU 69%)")
@@ -54,8 +54,13 @@ def test_page_lines_show_each_run_and_every_level() -> None:
                                "at --log-level warn")
     assert ("lossless and at rate: **7.9 emulated Mb/s** (3,044 switch frames/s; 4 NICs at "
             "2 Mb/s, machine CPU 49%)") in lines[5]
-    assert ", 2026-12-01, 198 s, load 3.5 at start (p4switch then BMv2 in one run);" in lines[6]
-    assert sum(line.startswith(("| p4switch |", "| bmv2 |")) for line in lines) == 36
+    assert lines[6].startswith("- bmv2, at half the rate, since all 16 NICs stayed below rate")
+    assert lines[9].startswith("- bmv2, with the drain lane paced at twice the port")
+    assert ("16 NICs 4.3 of 8 at 0.5 Mb/s, 4.6 of 16 at 1 Mb/s: one run of the 16-NIC level "
+            "says little") in lines[9]
+    assert ", 2026-12-01, 198 s, load 3.5 at start (p4switch then BMv2 in one run);" in lines[10]
+    assert sum(line.startswith(("| p4switch |", "| bmv2 |")) for line in lines) == 54
+    assert "| bmv2 | 1 | 16 | 16 | 4.6 | 1,880 | 0.000% | 0 | 67% | yes | no |" in lines
     assert "| bmv2 | 1 | 8 | 8 | 7.8 | 3,029 | 0.000% | 0 | 62% | yes | yes |" in lines
     assert "| p4switch | 4 | 16 | 64 | 30.3 | 11,990 | 0.000% | 93 | 83% | **no** | no |" in lines
 

@@ -60,13 +60,14 @@ def test_unknown_target_is_a_value_error() -> None:
 def test_bmv2_queue_settings_are_depth_and_roce_frame_rate_per_port() -> None:
     """Rates in 1,082-B RoCE frames, rounded up: 12.5 Mb/s / (8 x 1082) = 1,444.1 -> 1,445
     frames/s, 20 Mb/s = 2,310.5 -> 2,311; depths 64, 64, 100; the host ports have PFC on class 3 (the uplink
-    tier turns it off), so their queue 3 and queue 0 (where the program holds paused
-    packets) get 1,024 packets of headroom."""
+    tier turns it off), so their queue 3, queue 0 (where the program holds paused
+    packets) and queue 1 (the drain lane: the lowest queue no class uses, classes being 3
+    and 7) get 1,024 packets of headroom, and the drain lane 2 x 1,445 = 2,890 frames/s."""
     assert Bmv2SwitchNode.cli_commands(SETTINGS) == [
-        "set_queue_depth 64 1", "set_queue_depth 1024 1 0", "set_queue_depth 1024 1 3",
-        "set_queue_rate 1445 1",
-        "set_queue_depth 64 2", "set_queue_depth 1024 2 0", "set_queue_depth 1024 2 3",
-        "set_queue_rate 1445 2",
+        "set_queue_depth 64 1", "set_queue_depth 1024 1 0", "set_queue_depth 1024 1 1",
+        "set_queue_depth 1024 1 3", "set_queue_rate 1445 1", "set_queue_rate 2890 1 1",
+        "set_queue_depth 64 2", "set_queue_depth 1024 2 0", "set_queue_depth 1024 2 1",
+        "set_queue_depth 1024 2 3", "set_queue_rate 1445 2", "set_queue_rate 2890 2 1",
         "set_queue_depth 100 3", "set_queue_rate 2311 3",
     ]
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from topologies.addressing import plan_addresses
@@ -9,11 +11,14 @@ from topologies.ports import (
     ROCE_FRAME,
     PortSettings,
     SwitchSettings,
+    drain_queue,
     frames_per_second,
     paced_mbps,
     switch_settings,
 )
-from topologies.spec import parse_spec
+from topologies.spec import load_spec, parse_spec
+
+SMALL = Path(__file__).resolve().parents[3] / "topologies" / "ai_zone_small.yaml"
 
 # One rack of two one-NIC hosts under one CTSW joined to a second rack; the
 # uplink tier has its own rate, queue and thresholds, the host tier no PFC.
@@ -25,7 +30,8 @@ SPEC = parse_spec({
 
 
 def test_rtsw_ports_take_their_tiers_settings() -> None:
-    """rtsw1: ports 1-2 at 12.5 Mb/s without PFC, port 3 (uplink) at 20 Mb/s with class 3."""
+    """rtsw1: ports 1-2 at 12.5 Mb/s without PFC, port 3 (uplink) at 20 Mb/s with class 3;
+    the drain lane in queue 1 (the default classes take 3 and 7)."""
     s = switch_settings(plan_addresses(SPEC), "rtsw1")
     assert s == SwitchSettings(queues=8, ports=(
         PortSettings(port=1, intf="rtsw1-eth1", tier="host", rate_mbps=12.5, queue=64, pfc=(),
@@ -34,7 +40,7 @@ def test_rtsw_ports_take_their_tiers_settings() -> None:
                      xoff=24, xon=12),
         PortSettings(port=3, intf="rtsw1-eth3", tier="rtsw_ctsw", rate_mbps=20, queue=100,
                      pfc=(3,), xoff=40, xon=30),
-    ))
+    ), drain=1)
 
 
 def test_lossless_classes_are_the_pfc_priorities() -> None:
@@ -80,3 +86,24 @@ def test_paced_rate_is_the_frames_rate_in_megabits() -> None:
     1 Mb/s tier, less than one frame a second above it."""
     assert paced_mbps(1, ROCE_FRAME) == pytest.approx(1.004096, abs=1e-12)
     assert paced_mbps(10, ROCE_FRAME) == pytest.approx(1156 * 8656 / 1e6, abs=1e-12)
+
+
+def test_drain_lane_is_the_lowest_queue_no_class_uses() -> None:
+    """Eight queues, classes 0, 3 and 7 named: queue 1. Classes in 1, 2 and 3: queue 4. The
+    top queue is never it (RC ACKs' lane on BMv2): four queues with classes 1 and 2 leave
+    none (0). One or two queues: none."""
+    assert drain_queue(8, {0, 3, 7}) == 1
+    assert drain_queue(8, {1, 2, 3, 7}) == 4
+    assert drain_queue(4, {1, 2}) == 0
+    assert drain_queue(4, {2}) == 1
+    assert drain_queue(2, {0}) == 0
+    assert drain_queue(1, set()) == 0
+
+
+def test_switch_settings_carry_the_drain_lane() -> None:
+    """ai_zone_small's classes (3 and 7): drain lane 1, and it survives run.json."""
+    got = switch_settings(plan_addresses(load_spec(SMALL)), "rtsw1")
+    assert got.drain == 1
+    assert SwitchSettings.from_json(got.to_json()) == got
+    old = {k: v for k, v in got.to_json().items() if k != "drain"}  # a run.json from before
+    assert SwitchSettings.from_json(old).drain == 0
