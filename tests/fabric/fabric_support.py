@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from controller.hostagents import agents_dir
-from experiments.sizes import running_ack_timeout_ms as fabric_running_ack_timeout_ms
+from controller.jobs import fabric_ack_timeout_ms
 from topologies.addressing import plan_addresses
 from topologies.runstate import OUR_INTF, read_state, root_links
 from topologies.spec import load_spec
@@ -113,15 +113,19 @@ def last_json(text: str) -> dict[str, Any]:
     raise AssertionError(f"no JSON in {text[-500:]!r}")
 
 
-def running_ack_timeout_ms(fan_in: int = 1) -> float:
-    """The running fabric's RC ACK timeout as `aizone run` gives a job whose `fan_in` QPs send
-    to one NIC: the controller's rule over the topology the fabric runs, its full queues on
-    the longest path, what those QPs can have in flight and the round trip its scaled
-    `latency:` adds (`experiments.sizes.running_ack_timeout_ms`)."""
+def running_ack_timeout_ms() -> float:
+    """The running fabric's RC ACK timeout as `aizone run` computes it: above what full
+    queues on a 3-hop path (5 through ATSWs) hold at the slowest tier the fabric uses, plus
+    the round trip its scaled `latency:` adds."""
     state = read_state()
     assert state is not None, "no fabric is up"
     spec = load_spec(Path(state.meta["topology"]))
-    return fabric_running_ack_timeout_ms(spec, plan_addresses(spec), fan_in)
+    plan = plan_addresses(spec)
+    tiers = {lk.tier for lk in plan.links}
+    hops = 5 if any(s.role == "atsw" for s in plan.switches) else 3
+    return fabric_ack_timeout_ms({t: getattr(spec.links, t).rate_mbps for t in tiers},
+                                 {t: getattr(spec.links, t).queue for t in tiers}, hops,
+                                 rtt_ms=plan.delayed_rtt_s * 1e3)
 
 
 class Flow:
@@ -146,12 +150,10 @@ class Flow:
         self.dst_client = AgentClient(agents_dir() / f"{dst}.sock")
         nics = {n["name"]: n for n in self.src_client.ping()["nics"]}
         src_rank = Rank(host=src, nic=src_intf, ip=nics[src_intf]["ip"])
-        qp_list = [int(q, 0) for q in qps.split(",")]
         self.jobs = flow_jobs(src_rank, Rank(host=dst, nic=dst_intf, ip=dst_ip),
-                              qps=qp_list, sport=49152,
+                              qps=[int(q, 0) for q in qps.split(",")], sport=49152,
                               messages=messages, size=size, cls=cls, rate_mbps=rate_mbps,
-                              transport=Transport(
-                                  ack_timeout_ms=running_ack_timeout_ms(len(qp_list))))
+                              transport=Transport(ack_timeout_ms=running_ack_timeout_ms()))
         self._dst_report: dict[str, Any] = {}
         self._dst_error: list[BaseException] = []
         self.receiver: threading.Thread | None = None
