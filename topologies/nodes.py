@@ -525,10 +525,10 @@ class Bmv2SwitchNode(FabricSwitch):
         for p in settings.ports:
             lines.append(f"set_queue_depth {p.queue} {p.port}")
             pps = frames_per_second(p.rate_mbps, ROCE_FRAME)
-            lane = settings.drain if p.pfc and settings.drain else None
+            lane = settings.drain if p.pfc else 0
             if p.pfc:
                 deep = max(p.queue, HOLD_QUEUE_PACKETS)
-                held = {0, *p.pfc} | ({lane} if lane else set())
+                held = {0, lane, *p.pfc}  # lane 0 (none) is the hold loop's queue anyway
                 lines += [f"set_queue_depth {deep} {p.port} {q}" for q in sorted(held)]
             lines.append(f"set_queue_rate {pps} {p.port}")
             if lane:

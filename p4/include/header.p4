@@ -161,8 +161,9 @@ struct local_metadata_t {
      * XOFF at admission, E2E for a refresh or an XON at a departure) keeps
      * its class and whether it resumes (quanta 0); a held (recirculated)
      * packet keeps where it goes, its class, first ingress port, place in
-     * the hold, which lane it goes round, and its priority group's accounting: counted in
-     * `pg_bytes` (pg_counted) for pg_len bytes, XON at pg_xon bytes. */
+     * the hold, which lane it goes round, and its priority group's
+     * accounting: counted in `pg_bytes` (pg_counted) for pg_len bytes, XON at
+     * pg_xon bytes. */
     @field_list(FL_PFC_FRAME) bool    pfc_frame;
     @field_list(FL_PFC_FRAME) tc_t    pfc_class;
     @field_list(FL_PFC_FRAME) bool    pfc_resume;

@@ -67,9 +67,9 @@
  * pause went round between older ones, so the line is not in order in the
  * loop and empties in several turns; in the paced loop each turn takes the
  * line's length at the port's rate, in the drain lane a fraction of it. No
- * entry: the lowest queue, as during the pause. v1model has no way to stop a queue (BMv2's queue rate is fixed per
- * packet when it is enqueued), so this loop is the hold; docs/bmv2.md says
- * what it costs.
+ * entry: the lowest queue, as during the pause. v1model has no way to stop a
+ * queue (BMv2's queue rate is fixed per packet when it is enqueued), so this
+ * loop is the hold; docs/bmv2.md says what it costs.
  *
  * Watchdog (per lossless (port, class), `pfc_hold`'s watchdog_us, 0 off):
  * a class paused without a break for watchdog_us while PAUSE frames keep
