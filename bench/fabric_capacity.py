@@ -13,8 +13,8 @@ How. For each target and each host-link rate R (`--rates`, Mb/s; the
 uplinks at 4R: an RTSW's 4 NICs fit on one uplink, so however the hash
 spreads the flows no emulated link is the bottleneck, and what falls short
 is the emulator's doing), a variant of
-`ai_zone_small` is brought up (eecmp; the experiments' switch queues,
-`experiments.sizes.QUEUE`) and loaded with a permutation whose
+`ai_zone_small` is brought up (eecmp; the experiments' queues and PFC
+thresholds for those rates, `experiments.sizes.lossless`) and loaded with a permutation whose
 every flow crosses the spine: 4, 8, then all 16 NICs each send
 `--seconds` worth of data at R to a NIC two racks away (4 QPs per flow,
 split, a UDP source port per QP, so that the hash spreads them; the RC
@@ -62,7 +62,7 @@ from typing import Any
 from controller.errors import ControllerError
 from experiments.capacity import CAPACITY_FILE, CapacityError, add_measurement
 from experiments.collective import Collective, run_collective, uses_api
-from experiments.fabric import Fabric, variant
+from experiments.fabric import Fabric, variant, variant_spec
 from experiments.sizes import FRAME_BYTES, MTU, lossless
 from experiments.usage import Usage
 from topologies.nodes import NetworkError, target_missing
@@ -128,9 +128,9 @@ def search(target: str, rates: list[float], seconds: float, work: Path,
     levels: list[dict[str, Any]] = []
     bringups: list[float] = []
     for rate in rates:
+        rated = {"links.host.rate_mbps": rate, "links.rtsw_ctsw.rate_mbps": 4 * rate}
         topo = variant(BASE, work, f"capacity_{target}_{rate:g}",
-                       {"links.host.rate_mbps": rate, "links.rtsw_ctsw.rate_mbps": 4 * rate,
-                        **lossless()})
+                       {**rated, **lossless(variant_spec(BASE, rated))})
         first_failed = False
         with Fabric(topo, target=target, mode="eecmp") as fabric:
             bringups.append(fabric.up_seconds)

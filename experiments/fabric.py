@@ -23,8 +23,12 @@ Ctrl-C). While it is up:
   CPU time of every switch process and of the machine. Two samples give
   the emulator's own figures (`experiments.usage.Usage`).
 
+`changed(base, changes)` is that file's data and `variant_spec(base,
+changes)` its `FabricSpec`, without writing it (what the experiments'
+queue sizing reads, `experiments.sizes.lossless`).
+
 Names defined here: `Fabric`, `FabricError`, `EventLog`, `Sample`,
-`variant`.
+`changed`, `variant`, `variant_spec`.
 """
 
 from __future__ import annotations
@@ -46,9 +50,9 @@ from controller.errors import ControllerError
 from controller.jobs import machine_cpu
 from topologies.addressing import AddressPlan, plan_addresses
 from topologies.attach import FabricRuntime
-from topologies.spec import FabricSpec, load_spec
+from topologies.spec import FabricSpec, load_spec, parse_spec
 
-__all__ = ["EventLog", "Fabric", "FabricError", "Sample", "variant"]
+__all__ = ["EventLog", "Fabric", "FabricError", "Sample", "changed", "variant", "variant_spec"]
 
 RX = "FabricIngress.counters.rx_port"
 TX = "FabricEgress.counters.tx_port"
@@ -66,16 +70,10 @@ def variant(base: Path, out_dir: Path, name: str, changes: Mapping[str, Any]) ->
     works from any clone) and the fabric keeps the base's name, so the
     compiled programs of the base are reused.
     """
-    data = yaml.safe_load(base.read_text())
+    data = changed(base, changes)
     programs = data.get("programs") or {}
     for role, rel in programs.items():
         programs[role] = os.path.relpath((base.parent / rel).resolve(), out_dir.resolve())
-    for dotted, value in changes.items():
-        node = data
-        *keys, last = dotted.split(".")
-        for key in keys:
-            node = node.setdefault(key, {})
-        node[last] = value
     data.setdefault("description", "")
     data["description"] = f"{data['description']} (variant: " + ", ".join(
         f"{k}={v}" for k, v in changes.items()) + ")"
@@ -86,6 +84,24 @@ def variant(base: Path, out_dir: Path, name: str, changes: Mapping[str, Any]) ->
                     + yaml.safe_dump(data, sort_keys=False))
     load_spec(path)  # a bad change is an error here, naming the key
     return path
+
+
+def changed(base: Path, changes: Mapping[str, Any]) -> dict[str, Any]:
+    """The YAML data of topology file `base` with `changes` (dotted keys) made."""
+    data = yaml.safe_load(base.read_text())
+    for dotted, value in changes.items():
+        node = data
+        *keys, last = dotted.split(".")
+        for key in keys:
+            node = node.setdefault(key, {})
+        node[last] = value
+    return data
+
+
+def variant_spec(base: Path, changes: Mapping[str, Any]) -> FabricSpec:
+    """The fabric `variant(base, ..., changes)` writes, without writing it (`SpecError` for a
+    bad change, naming the key)."""
+    return parse_spec(changed(base, changes), source=str(base), base_dir=base.parent)
 
 
 class EventLog:

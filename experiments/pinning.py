@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from .collective import Collective
-from .fabric import Fabric, quiet_errors, variant
+from .fabric import Fabric, quiet_errors, variant, variant_spec
 from .figures import bar_panel, new_figure, save
 from .jobs import racks_of, rail_hosts
 from .predict import hash_note, link_bytes, predicted_imbalance
@@ -92,9 +92,10 @@ def run(options: Options) -> ExperimentResult:
     sz = sizes_for(NAME, options.quick)
     repeat = options.repeat or sz["repeat"]
     configs = _configs(sz["qps"])
-    topo = variant(BASE, options.out, f"{NAME}-fabric", {
-        **TOPOLOGY_CHANGES, **lossless(), "links.host.rate_mbps": options.host_mbps,
-        "links.rtsw_ctsw.rate_mbps": options.host_mbps})
+    changes = {**TOPOLOGY_CHANGES, "links.host.rate_mbps": options.host_mbps,
+               "links.rtsw_ctsw.rate_mbps": options.host_mbps}
+    topo = variant(BASE, options.out, f"{NAME}-fabric",
+                   {**changes, **lossless(variant_spec(BASE, changes))})
     session = Session(NAME, TITLE, options, topology=topo, params=PARAMS, metrics=METRICS,
                       sizes={"bytes per rank": sz["size"], "message bytes": sz["message_size"],
                              "QPs with QP scaling": sz["qps"], "strategy": "rr"},

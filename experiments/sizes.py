@@ -7,7 +7,9 @@ the whole fabric at rate, from the capacity the bench measured
 (`rates`, `fabric_changes`). The byte sizes were chosen at `RATE_MBPS`
 (p4switch's rate) and are the same on every target: a ring step's worth
 of round trips does not depend on the rate, only its time does. The
-switch queues are `QUEUE`. Its RC ACK timeout is the fabric's, by the
+switch queues and PFC thresholds are `lossless`'s: `QUEUE`'s at the host
+tier, XOFF/XON scaled with each tier's rate, every queue deep enough for
+all that can feed it. Its RC ACK timeout is the fabric's, by the
 controller's rule (`controller.jobs.fabric_ack_timeout_ms`, as `aizone run`
 sets it): `ack_timeout_ms` for given rates and queues,
 `running_ack_timeout_ms` for a fabric that runs, `preset_ack_timeout_ms`
@@ -31,7 +33,8 @@ with (`--quick`: the smallest grid and sizes that still exercise every
 path, for the smoke test).
 
 Names defined here: `RATE_MBPS`, `QUEUE`, `MTU`, `FRAME_BYTES`, `TIERS`,
-`SIZES`, `sizes_for`, `target_rate`, `rates`, `fabric_changes`, `lossless`,
+`HEADROOM`, `SIZES`, `sizes_for`, `target_rate`, `rates`, `fabric_changes`, `tier_pfc`,
+`lossless`,
 `ack_timeout_ms`, `running_ack_timeout_ms`, `preset_ack_timeout_ms`,
 `ack_cases`, `FORMER_ACK_TIMEOUT_MS`, `former_ack_note`, `grid_runs`,
 `ideal_seconds`, `budget_seconds`, `derivation_markdown`.
@@ -46,17 +49,19 @@ from pathlib import Path
 from typing import Any
 
 from controller.jobs import fabric_ack_timeout_ms, path_queues
-from topologies.addressing import AddressPlan
+from topologies.addressing import AddressPlan, plan_addresses
 from topologies.ports import ROCE_FRAME
 from topologies.spec import FabricSpec, load_spec
 from traffic.schema import Transport
 
 from .capacity import CAPACITY_FILE, HostRate, capacity_lines, host_rate, load_capacity, rate_reason
+from .fabric import variant_spec
 
-__all__ = ["FORMER_ACK_TIMEOUT_MS", "FRAME_BYTES", "MTU", "QUEUE", "RATE_MBPS", "SIZES", "TIERS",
+__all__ = ["FORMER_ACK_TIMEOUT_MS", "FRAME_BYTES", "HEADROOM", "MTU", "QUEUE", "RATE_MBPS", "SIZES", "TIERS",
            "ack_cases", "ack_timeout_ms", "budget_seconds", "derivation_markdown",
            "fabric_changes", "former_ack_note", "grid_runs", "ideal_seconds", "lossless",
-           "preset_ack_timeout_ms", "rates", "running_ack_timeout_ms", "sizes_for", "target_rate"]
+           "preset_ack_timeout_ms", "rates", "running_ack_timeout_ms", "sizes_for", "target_rate",
+           "tier_pfc"]
 
 KiB, MiB = 1 << 10, 1 << 20
 
@@ -67,12 +72,21 @@ RATE_MBPS = 1.0
 # A full data packet at path MTU 1,024 (`topologies.ports.ROCE_FRAME`).
 MTU, FRAME_BYTES = 1024, ROCE_FRAME
 
-# Switch queues of every experiment's fabric (packets): the presets' 64 with XOFF/XON 24/12
-# leave 64 - 2 x 24 = 16 packets of headroom for a queue that two ingress ports feed, and
-# none for three (measured on ai_zone_small: 102 tail drops with PFC on in one AllReduce);
-# 128 with 16/8 leaves 128 - 5 x 16 = 48 for the five ingress ports an RTSW's host port can
-# have. A full queue holds 128 x 1,082 B = 1.1 s at 1 Mb/s (the ACK timeout's reason).
+# The lossless class's sizes at the host tier (packets; XOFF/XON in full frames' worth of an
+# ingress port's bytes): the presets' 64 with XOFF/XON 24/12 left 64 - 2 x 24 = 16 packets of
+# headroom for a queue that two ingress ports feed, and none for three (measured on
+# ai_zone_small: 102 tail drops with PFC on in one AllReduce); 128 with 16/8 leaves
+# 128 - 5 x 16 = 48 for the five ingress ports an RTSW's host port can have. A full queue holds
+# 128 x 1,082 B = 1.1 s at 1 Mb/s (the ACK timeout's reason). Other tiers scale XOFF/XON with
+# their rate and every queue holds all that can feed it (`lossless`).
 QUEUE: dict[str, Any] = {"queue": 128, "pfc": {"enabled": True, "xoff": 16, "xon": 8}}
+# What an ingress port may still take in after its XOFF (frames at the host tier, scaled like
+# XOFF): the frames on the wire and in the upstream's transmit path while the PAUSE travels and
+# the emulator's processes get the CPU (60 ms at 1 Mb/s, 3x the controller's PFC_RESPONSE_S).
+# 7 and not more: ai_zone_small's host queue is then 3 x 23 + 2 x 46 = 161 packets, under the
+# 165 whose three drain at 1 Mb/s within 2^20 x 4.096 us (4.29 s), the RC ACK timeout a job of
+# one QP per peer gets there.
+HEADROOM = 7
 
 
 # What `ack_timeout_ms` gave every experiment run before the experiments took the fabric's rule
@@ -103,10 +117,10 @@ def rates(base: Path, host_mbps: float = RATE_MBPS) -> dict[str, Any]:
 
 def fabric_changes(base: Path, *, pfc: bool = True, host_mbps: float = RATE_MBPS
                    ) -> dict[str, Any]:
-    """The experiments' fabric from a preset: its rates scaled to host_mbps, `QUEUE` queues."""
+    """The experiments' fabric from a preset: its rates scaled to host_mbps, its queues and
+    PFC thresholds from `lossless`."""
     changes = rates(base, host_mbps)
-    tiers = tuple(k.split(".")[1] for k in changes)
-    return {**changes, **lossless(tiers, pfc=pfc)}
+    return {**changes, **lossless(variant_spec(base, changes), pfc=pfc)}
 
 
 def ack_timeout_ms(rates: dict[str, float], queues: dict[str, int], *, atsw: bool,
@@ -134,19 +148,46 @@ def running_ack_timeout_ms(spec: FabricSpec, plan: AddressPlan, fan_in: int = 1)
 
 def preset_ack_timeout_ms(base: Path, fan_in: int = 1, host_mbps: float = RATE_MBPS) -> float:
     """`ack_timeout_ms` for the experiments' fabric made from preset `base`
-    (`fabric_changes`: its rates scaled to host_mbps, `QUEUE` queues)."""
-    scaled = {k.split(".")[1]: float(v) for k, v in rates(base, host_mbps).items()}
-    return ack_timeout_ms(scaled, {t: int(QUEUE["queue"]) for t in scaled},
-                          atsw="ctsw_atsw" in scaled, fan_in=fan_in)
+    (`fabric_changes`: its rates scaled to host_mbps, the queues `lossless` gives)."""
+    changes = fabric_changes(base, host_mbps=host_mbps)
+    scaled = {k.split(".")[1]: float(v) for k, v in changes.items() if k.endswith(".rate_mbps")}
+    queues = {k.split(".")[1]: int(v) for k, v in changes.items() if k.endswith(".queue")}
+    return ack_timeout_ms(scaled, queues, atsw="ctsw_atsw" in scaled, fan_in=fan_in)
 
 
-def lossless(tiers: tuple[str, ...] = ("host", "rtsw_ctsw"), *, pfc: bool = True
-             ) -> dict[str, Any]:
-    """The topology changes that give every tier `QUEUE` (PFC on or off)."""
+def tier_pfc(spec: FabricSpec) -> dict[str, tuple[int, int]]:
+    """(XOFF, XON) of each tier `spec`'s links use: `QUEUE`'s at the host tier, scaled by the
+    tier's rate over the host tier's, so that every link pauses after the same time's worth of
+    its traffic (at least 2/1). A fixed count trips early on fast links: 16 frames are 69 ms of
+    a 2-Mb/s uplink, which the emulator's stalls on 2 cores fill (measured on BMv2 at 16 NICs
+    x 0.5 Mb/s: 4 of 10 runs at rate with 16/8 on the uplinks, 10 of 10 with 64/32)."""
+    host = spec.links.host.rate_mbps
+    xoff, xon = int(QUEUE["pfc"]["xoff"]), int(QUEUE["pfc"]["xon"])
+    out: dict[str, tuple[int, int]] = {}
+    for tier in sorted({lk.tier for lk in plan_addresses(spec).links}, key=TIERS.index):
+        scale = getattr(spec.links, tier).rate_mbps / host
+        out[tier] = (max(2, round(xoff * scale)), max(1, round(xon * scale)))
+    return out
+
+
+def lossless(spec: FabricSpec, *, pfc: bool = True) -> dict[str, Any]:
+    """The topology changes that make `spec`'s lossless class lossless (PFC on or off, the same
+    queues): every tier's XOFF/XON from `tier_pfc`, and every queue deep enough for all the ports
+    that can feed it to sit at XOFF with `HEADROOM` more (scaled like XOFF) at once, at least
+    `QUEUE`'s: the busiest port of any switch sizes its tier's queue."""
+    thresholds = tier_pfc(spec)
+    host = spec.links.host.rate_mbps
+    take = {t: xoff + max(1, round(HEADROOM * getattr(spec.links, t).rate_mbps / host))
+            for t, (xoff, _) in thresholds.items()}
+    queue = dict.fromkeys(thresholds, int(QUEUE["queue"]))
+    for sw in plan_addresses(spec).switches:
+        total = sum(take[p.tier] for p in sw.ports)
+        for p in sw.ports:
+            queue[p.tier] = max(queue[p.tier], total - take[p.tier])
     out: dict[str, Any] = {}
-    for t in tiers:
-        out[f"links.{t}.queue"] = QUEUE["queue"]
-        out[f"links.{t}.pfc"] = {**QUEUE["pfc"], "enabled": pfc}
+    for t, (xoff, xon) in thresholds.items():
+        out[f"links.{t}.queue"] = queue[t]
+        out[f"links.{t}.pfc"] = {"enabled": pfc, "xoff": xoff, "xon": xon}
     return out
 
 

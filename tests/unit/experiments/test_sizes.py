@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from experiments import EXPERIMENTS
-from experiments.fabric import variant
+from experiments.fabric import variant, variant_spec
+from experiments.pinning import TOPOLOGY_CHANGES
 from experiments.sizes import (
     QUEUE,
     ack_cases,
@@ -25,6 +26,7 @@ from experiments.sizes import (
     rates,
     running_ack_timeout_ms,
     sizes_for,
+    tier_pfc,
 )
 from topologies.addressing import plan_addresses
 from topologies.spec import load_spec
@@ -54,8 +56,34 @@ def test_unknown_experiment() -> None:
 def test_lossless_headroom_for_five_ingress_ports() -> None:
     """128 packets hold 5 ingress ports at XOFF 16 with 48 to spare."""
     assert QUEUE["queue"] - 5 * QUEUE["pfc"]["xoff"] == 48
-    assert lossless(("host",), pfc=False) == {
-        "links.host.queue": 128, "links.host.pfc": {"enabled": False, "xoff": 16, "xon": 8}}
+
+
+def test_lossless_scales_xoff_with_the_tier_and_sizes_queues_for_their_feeds() -> None:
+    """ai_zone_small at 1/2 Mb/s: uplinks XOFF/XON 32/16 (twice the host tier's 16/8). An RTSW
+    host port is fed by 3 NICs at 16 + 7 and 2 uplinks at 32 + 14: 161 packets; an RTSW uplink by
+    4 NICs and the other uplink, a CTSW port by 3 RTSWs: 4 x 23 + 46 = 3 x 46 = 138."""
+    spec = variant_spec(ROOT / "topologies" / "ai_zone_small.yaml",
+                        {"links.host.rate_mbps": 1.0, "links.rtsw_ctsw.rate_mbps": 2.0})
+    assert tier_pfc(spec) == {"host": (16, 8), "rtsw_ctsw": (32, 16)}
+    assert lossless(spec, pfc=False) == {
+        "links.host.queue": 161, "links.host.pfc": {"enabled": False, "xoff": 16, "xon": 8},
+        "links.rtsw_ctsw.queue": 138,
+        "links.rtsw_ctsw.pfc": {"enabled": False, "xoff": 32, "xon": 16}}
+
+
+def test_lossless_on_the_bench_and_pinning_shapes() -> None:
+    """Uplinks at 4x (the capacity bench): XOFF 64/32, host ports fed by 3 x 23 + 2 x (64 + 28)
+    = 253, CTSW ports by 3 x 92 = 276. Pinning's racks (4 NICs, 4 uplinks, one rate): every
+    RTSW port is fed by 7 x 23 = 161; the ATSW tier of two_zones at half the rate: 8/4."""
+    base = ROOT / "topologies" / "ai_zone_small.yaml"
+    bench = lossless(variant_spec(base, {"links.host.rate_mbps": 0.5,
+                                         "links.rtsw_ctsw.rate_mbps": 2.0}))
+    assert (bench["links.host.queue"], bench["links.rtsw_ctsw.queue"]) == (253, 276)
+    assert bench["links.rtsw_ctsw.pfc"] == {"enabled": True, "xoff": 64, "xon": 32}
+    pin = lossless(variant_spec(base, {**TOPOLOGY_CHANGES, "links.rtsw_ctsw.rate_mbps": 10}))
+    assert (pin["links.host.queue"], pin["links.rtsw_ctsw.queue"]) == (161, 161)
+    zones = variant_spec(ROOT / "topologies" / "two_zones.yaml", {})
+    assert tier_pfc(zones)["ctsw_atsw"] == (8, 4)
 
 
 def test_budget() -> None:
@@ -76,7 +104,8 @@ def test_fabric_changes_are_rates_and_queues() -> None:
     """Rates and, on the same tiers, the experiments' queues."""
     got = fabric_changes(ROOT / "topologies" / "ai_zone_small.yaml", pfc=False)
     assert got["links.host.rate_mbps"] == 1.0  # RATE_MBPS
-    assert got["links.rtsw_ctsw.pfc"] == {"enabled": False, "xoff": 16, "xon": 8}
+    assert got["links.rtsw_ctsw.pfc"] == {"enabled": False, "xoff": 32, "xon": 16}
+    assert got["links.host.queue"] == 161
     assert "links.ctsw_atsw.queue" not in got
 
 
@@ -84,8 +113,8 @@ def test_fabric_changes_are_rates_and_queues() -> None:
     ("ai_zone_small.yaml", 1, 20), ("ai_zone_small.yaml", 2, 21), ("ai_zone_small.yaml", 8, 23),
     ("two_zones.yaml", 1, 22)], ids=["small-1", "small-2", "small-8", "zones-1"])
 def test_ack_timeout_of_the_experiments_fabrics(preset: str, fan_in: int, k: int) -> None:
-    """At 1 Mb/s a 1,082-B frame takes 8.656 ms. ai_zone_small: 3 queues of 128 frames drain in
-    3.32 s (2^19 x 4.096 us = 2.15 s < 3.32 < 2^20: 4.29 s); 2 QPs into a NIC hold 2 x 128 in
+    """At 1 Mb/s a 1,082-B frame takes 8.656 ms. ai_zone_small: 3 queues of 161 frames drain in
+    4.18 s (2^19 x 4.096 us = 2.15 s < 4.18 < 2^20: 4.29 s); 2 QPs into a NIC hold 2 x 128 in
     flight, twice that 4.43 s -> 2^21; 8 QPs 2,048 frames 17.7 s -> 2^23 (34.4 s). two_zones:
     5 queues at the ATSW tier's 0.5 Mb/s, 11.1 s -> 2^22."""
     got = preset_ack_timeout_ms(ROOT / "topologies" / preset, fan_in)
