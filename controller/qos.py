@@ -91,7 +91,7 @@ from dataclasses import dataclass
 
 from topologies.addressing import AddressPlan, mac_to_int
 from topologies.latency import TIER_ENDS
-from topologies.ports import MTU_FRAME, ROCE_FRAME, PortSettings, switch_settings
+from topologies.ports import MTU_FRAME, ROCE_FRAME, PortSettings, ack_queue, switch_settings
 from topologies.spec import FabricSpec
 
 from .entities import Action, CloneSession, Exact, TableEntry, Ternary
@@ -198,7 +198,7 @@ def ack_lane(spec: FabricSpec) -> tuple[tuple[int, int], ...]:
     """(class, queue) of the ACK lane: each lossless class's RC ACKs/NAKs wait in the
     switch's highest queue (the control class's when it has all 8), unless that is the
     class's own."""
-    top = spec.qos.queues - 1
+    top = ack_queue(spec.qos.queues)
     return tuple((tc, top) for tc in spec.qos.lossless_tcs if tc != top)
 
 

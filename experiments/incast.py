@@ -80,7 +80,7 @@ def run(options: Options) -> ExperimentResult:
                                 run.metrics["root_mbps"] = n * sz["size"] * 8 / t / 1e6
         result = session.finish(notes=[
             f"Fabrics: {topologies[0]} (PFC on) and {topologies[1]} (PFC off on every tier), "
-            "both with the experiments' switch queues (`experiments.sizes.QUEUE`).",
+            "both with the experiments' switch queues and PFC thresholds (`experiments.sizes.lossless`).",
             f"Senders in order: {', '.join(SENDERS)} (the first N); receiver h1's first NIC.",
             "Completion: first byte sent to last byte received, all hosts (the job's span). "
             "PAUSEs sent by switches: every PFC PAUSE (XOFF and refreshes) the switches' traffic "

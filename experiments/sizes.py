@@ -320,7 +320,9 @@ def derivation_markdown(targets: Sequence[str] = ("p4switch",),
     capacity = load_capacity(capacity_file)
     chosen = [host_rate(capacity, t) for t in targets]
     frame_ms = FRAME_BYTES * 8 / (RATE_MBPS * 1e6) * 1e3
-    queue_s = int(QUEUE["queue"]) * frame_ms / 1e3
+    small = fabric_changes(_PRESETS / "ai_zone_small.yaml")
+    small_up = small["links.rtsw_ctsw.pfc"]["xoff"], small["links.rtsw_ctsw.pfc"]["xon"]
+    queue_s = int(small["links.host.queue"]) * frame_ms / 1e3
     pps = 16 * RATE_MBPS * 1e6 / (FRAME_BYTES * 8)
     each = ", ".join(f"{_shown(c.target)} **{c.rate_mbps:g} Mb/s** (scale "
                      f"{400e3 / c.rate_mbps:,.0f})" for c in chosen)
@@ -342,15 +344,24 @@ def derivation_markdown(targets: Sequence[str] = ("p4switch",),
         "machine >= 95% busy, >= 0.1% of frames lost on cables rather than at a switch queue) "
         "are flagged, listed under their table and left out of the means.",
         "",
-        f"Queues: {QUEUE['queue']} packets per switch egress queue, PFC XOFF/XON "
-        f"{QUEUE['pfc']['xoff']}/{QUEUE['pfc']['xon']} full frames' worth of bytes "
-        f"({int(QUEUE['pfc']['xoff']) * FRAME_BYTES:,}/{int(QUEUE['pfc']['xon']) * FRAME_BYTES:,}"
-        " B, the programs' PFC counts each ingress port's bytes) on the lossless class: "
-        f"{QUEUE['queue']} - 5 x {QUEUE['pfc']['xoff']} = "
-        f"{int(QUEUE['queue']) - 5 * int(QUEUE['pfc']['xoff'])} packets of headroom for the "
-        "five ingress ports that can feed an RTSW's host port (the presets' 64 with 24/12 "
-        "dropped packets with PFC on). A full frame takes "
-        f"{frame_ms:.1f} ms on a host link, a full queue {queue_s:.2f} s.",
+        "Queues and PFC (`experiments.sizes.lossless`), on the lossless class: XOFF/XON "
+        f"{QUEUE['pfc']['xoff']}/{QUEUE['pfc']['xon']} full frames' worth of an ingress port's "
+        f"bytes ({int(QUEUE['pfc']['xoff']) * FRAME_BYTES:,}/"
+        f"{int(QUEUE['pfc']['xon']) * FRAME_BYTES:,} B; the programs' PFC and p4switch's "
+        "count bytes per ingress port) on host links and in proportion to the rate on the "
+        f"others ({small_up[0]}/{small_up[1]} on ai_zone_small's uplinks at twice the host "
+        "rate): every link pauses after the same time's worth of its traffic. With 16/8 "
+        "everywhere, 16 frames of an uplink four times the host rate were 69 ms at 0.5 Mb/s, "
+        "which the emulator's stalls fill: BMv2 carried the 16-NIC level at rate in 6 of 10 "
+        "runs, with 64/32 on the uplinks in 10 of 10. Every queue holds all the ports that can "
+        f"feed its busiest port at XOFF plus {HEADROOM} frames of headroom each (scaled "
+        f"likewise), at least {QUEUE['queue']} packets: ai_zone_small's host ports "
+        f"{small['links.host.queue']} (3 NICs x {16 + HEADROOM} + 2 uplinks x "
+        f"{2 * (16 + HEADROOM)}), its uplinks {small['links.rtsw_ctsw.queue']} (the presets' 64 "
+        "with 24/12 dropped packets with PFC on; with PFC on, BMv2's lossless queues are "
+        "1,024 deep whatever the tier says, its PFC holding packets round a loop: "
+        "docs/bmv2.md). A full frame takes "
+        f"{frame_ms:.1f} ms on a host link, a full host queue {queue_s:.2f} s.",
         "",
         "RC ACK timeout: the fabric's, as `aizone run` sets it "
         "(`controller.jobs.fabric_ack_timeout_ms`): the smallest 4.096 us x 2^k (k >= 15) "
@@ -384,7 +395,7 @@ def derivation_markdown(targets: Sequence[str] = ("p4switch",),
         "(N - 1)/N of everything sent: 3 senders of "
         f"{SIZES['incast']['full']['size'] // KiB} KiB peak at "
         f"{2 * SIZES['incast']['full']['size'] // MTU} full frames, above the "
-        f"{QUEUE['queue']}-packet queue (the issue's N -> 1 at 3 and 7).",
+        f"{small['links.host.queue']}-packet host queue (the issue's N -> 1 at 3 and 7).",
         "",
         "Capacity (`bench/fabric_capacity.py`, the highest aggregate load ai_zone_small "
         "carries with < 0.1% loss not caused by the emulated links):",

@@ -8,8 +8,8 @@ flags and run-time calls; `run.json` records them (`to_json`), so a switch
 restarted after the daemon died gets the same ones.
 
 Names defined here: `PortSettings`, `SwitchSettings`, `switch_settings`,
-`MTU_FRAME`, `ROCE_FRAME`, `HOLD_QUEUE_PACKETS`, `DRAIN_SPEEDUP`, `drain_queue`,
-`frames_per_second`, `paced_mbps`.
+`MTU_FRAME`, `ROCE_FRAME`, `HOLD_QUEUE_PACKETS`, `DRAIN_SPEEDUP`, `ack_queue`,
+`drain_queue`, `frames_per_second`, `paced_mbps`.
 """
 
 from __future__ import annotations
@@ -21,7 +21,8 @@ from typing import Any
 from .addressing import AddressPlan, Tier
 
 __all__ = ["DRAIN_SPEEDUP", "HOLD_QUEUE_PACKETS", "MTU_FRAME", "ROCE_FRAME", "PortSettings",
-           "SwitchSettings", "drain_queue", "frames_per_second", "paced_mbps", "switch_settings"]
+           "SwitchSettings", "ack_queue", "drain_queue", "frames_per_second", "paced_mbps",
+           "switch_settings"]
 
 # Bytes of a full-size frame on a veth (1500-byte IP packet + 14-byte
 # Ethernet header; no FCS, preamble or gap: tc counts the same bytes).
@@ -45,12 +46,18 @@ HOLD_QUEUE_PACKETS = 1024
 DRAIN_SPEEDUP = 2
 
 
+def ack_queue(queues: int) -> int:
+    """The queue RC ACKs/NAKs of the lossless classes wait in on a switch with `queues`
+    priority queues: the highest (`controller.qos.ack_lane`)."""
+    return queues - 1
+
+
 def drain_queue(queues: int, class_tcs: tuple[int, ...] | set[int]) -> int:
     """The drain lane of a switch with `queues` priority queues whose named classes wait in
     `class_tcs`: the lowest queue above 0 that no class uses and that is not the highest (RC
     ACKs' lane on BMv2, `controller.qos.ack_lane`); 0 when every queue is taken (held packets
     then go round the lowest queue, paced at the port's rate, until their turn)."""
-    free = [q for q in range(1, queues - 1) if q not in class_tcs]
+    free = [q for q in range(1, ack_queue(queues)) if q not in class_tcs]
     return free[0] if free else 0
 
 

@@ -2,8 +2,9 @@
 
 Worked out by hand for ai_zone_small's rtsw1: ports 1-4 are host links at
 10 Mb/s and 5-6 uplinks at 20 Mb/s, every tier lossless on class 3 with
-XOFF/XON 16/8 RoCE frames of 1,082 bytes: 17,312 / 8,656 bytes per priority
-group. A pause quantum is 512 bit-times: 51.2 us at 10 Mb/s (x 65536 =
+XOFF/XON 16/8 RoCE frames of 1,082 bytes on the host links, 17,312 / 8,656
+bytes per priority group, and twice that on the uplinks (32/16: 34,624 /
+17,312). A pause quantum is 512 bit-times: 51.2 us at 10 Mb/s (x 65536 =
 3,355,443), 25.6 us at 20 Mb/s (1,677,722). Headroom: the port's rate for a
 20-ms round trip plus a 1,514-byte frame: 10e6 / 8 x 0.02 + 1,514 = 26,514 B
 at 10 Mb/s; an XOFF asks for twice the time XOFF + headroom take on the link:
@@ -40,13 +41,15 @@ def test_rtsw1_gets_a_session_back_out_of_each_pfc_port() -> None:
 
 
 def test_thresholds_and_quanta_follow_the_tiers_rates() -> None:
-    """XOFF/XON 17,312/8,656 B on class 3 of every port; quantum and refresh per port's rate."""
+    """XOFF/XON 17,312/8,656 B on class 3 of every host port, 34,624/17,312 B of every uplink;
+    quantum and refresh per port's rate."""
     plan = plan_addresses(load_spec(SMALL))
     entries = [e for e in compute_pfc(plan, "rtsw1") if isinstance(e, TableEntry)]
     xoff = {e.match[0][1].value: _params(e) for e in entries  # type: ignore[union-attr]
             if e.table.endswith("pfc_xoff")}
     assert {p: tuple(v.values()) for p, v in xoff.items()} == {
-        p: (17312, 8656) for p in range(1, 7)}
+        1: (17312, 8656), 2: (17312, 8656), 3: (17312, 8656), 4: (17312, 8656),
+        5: (34624, 17312), 6: (34624, 17312)}
     assert all(e.match[1][1].value == 3 for e in entries  # type: ignore[union-attr]
                if e.table.endswith("pfc_xoff"))
     honour = {e.match[0][1].value: _params(e)["quantum_q16_us"] for e in entries  # type: ignore[union-attr]

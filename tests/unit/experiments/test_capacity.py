@@ -42,7 +42,7 @@ def test_the_committed_file_is_the_one_read() -> None:
 
 
 def test_page_lines_show_each_run_and_every_level() -> None:
-    """A bullet per target and run, the method once, then one row per level (54)."""
+    """A bullet per target and run, the method once, then one row per level (66)."""
     lines = capacity_lines(load_capacity())
     assert lines[0].startswith("- p4switch: lossless: **21.6 emulated Mb/s** (8,303 switch "
                                "frames/s; 16 NICs at 2 Mb/s, machine CPU 69%)")
@@ -58,19 +58,25 @@ def test_page_lines_show_each_run_and_every_level() -> None:
     assert lines[9].startswith("- bmv2, with the drain lane paced at twice the port")
     assert ("16 NICs 4.3 of 8 at 0.5 Mb/s, 4.6 of 16 at 1 Mb/s: one run of the 16-NIC level "
             "says little") in lines[9]
-    assert ", 2026-12-01, 198 s, load 3.5 at start (p4switch then BMv2 in one run);" in lines[10]
-    assert sum(line.startswith(("| p4switch |", "| bmv2 |")) for line in lines) == 54
+    assert lines[10].startswith("- bmv2, with XOFF/XON scaled to each tier's rate")
+    assert ("lossless and at rate: **7.8 emulated Mb/s** (3,006 switch frames/s; 16 NICs at "
+            "0.5 Mb/s, machine CPU 69%)") in lines[10]
+    assert lines[11].startswith("- p4switch, with the same per-tier sizes")
+    assert ", 2026-12-01, 198 s, load 3.5 at start (p4switch then BMv2 in one run);" in lines[12]
+    assert sum(line.startswith(("| p4switch |", "| bmv2 |")) for line in lines) == 66
+    assert "| bmv2 | 0.5 | 16 | 8 | 7.8 | 3,006 | 0.000% | 0 | 69% | yes | yes |" in lines
+    assert "| p4switch | 2 | 8 | 16 | 15.0 | 5,791 | 0.000% | 0 | 67% | yes | yes |" in lines
     assert "| bmv2 | 1 | 16 | 16 | 4.6 | 1,880 | 0.000% | 0 | 67% | yes | no |" in lines
     assert "| bmv2 | 1 | 8 | 8 | 7.8 | 3,029 | 0.000% | 0 | 62% | yes | yes |" in lines
     assert "| p4switch | 4 | 16 | 64 | 30.3 | 11,990 | 0.000% | 93 | 83% | **no** | no |" in lines
 
 
 def test_the_rate_is_explained_by_p4switchs_levels() -> None:
-    """1 Mb/s: all 16 NICs at rate; 8 NICs at 2 Mb/s were not."""
+    """1 Mb/s: all 16 NICs at rate; 16 NICs at 2 Mb/s were not (the latest run)."""
     data = load_capacity()
     text = rate_reason(data, host_rate(data, "p4switch"))
-    assert "(15.0 of 16 Mb/s, 5,777 switch frames/s, machine CPU 83%)" in text
-    assert "but not 8 NICs at 2 Mb/s (11.6 of 16 Mb/s" in text
+    assert "(15.1 of 16 Mb/s, 5,721 switch frames/s, machine CPU 75%)" in text
+    assert "but not 16 NICs at 2 Mb/s (19.7 of 32 Mb/s" in text
 
 
 def test_a_missing_file_says_how_to_make_it(tmp_path: Path) -> None:

@@ -11,6 +11,7 @@ from topologies.ports import (
     ROCE_FRAME,
     PortSettings,
     SwitchSettings,
+    ack_queue,
     drain_queue,
     frames_per_second,
     paced_mbps,
@@ -98,6 +99,13 @@ def test_drain_lane_is_the_lowest_queue_no_class_uses() -> None:
     assert drain_queue(4, {2}) == 1
     assert drain_queue(2, {0}) == 0
     assert drain_queue(1, set()) == 0
+
+
+def test_the_ack_lane_is_the_top_queue_and_never_the_drain_lane() -> None:
+    """Eight queues: 7; four: 3; four with classes 1 and 2 leave queue 3 to the ACKs and no
+    drain lane."""
+    assert (ack_queue(8), ack_queue(4)) == (7, 3)
+    assert ack_queue(4) != drain_queue(4, {1, 2}) == 0
 
 
 def test_switch_settings_carry_the_drain_lane() -> None:
