@@ -33,9 +33,8 @@ with (`--quick`: the smallest grid and sizes that still exercise every
 path, for the smoke test).
 
 Names defined here: `RATE_MBPS`, `QUEUE`, `MTU`, `FRAME_BYTES`, `TIERS`,
-`HEADROOM`, `SIZES`, `sizes_for`, `target_rate`, `rates`, `fabric_changes`, `tier_pfc`,
-`lossless`,
-`ack_timeout_ms`, `running_ack_timeout_ms`, `preset_ack_timeout_ms`,
+`HEADROOM`, `SIZES`, `sizes_for`, `target_rate`, `rates`, `fabric_changes`,
+`tier_pfc`, `lossless`, `ack_timeout_ms`, `running_ack_timeout_ms`, `preset_ack_timeout_ms`,
 `ack_cases`, `FORMER_ACK_TIMEOUT_MS`, `former_ack_note`, `grid_runs`,
 `ideal_seconds`, `budget_seconds`, `derivation_markdown`.
 """
@@ -155,19 +154,25 @@ def preset_ack_timeout_ms(base: Path, fan_in: int = 1, host_mbps: float = RATE_M
     return ack_timeout_ms(scaled, queues, atsw="ctsw_atsw" in scaled, fan_in=fan_in)
 
 
+def _scales(spec: FabricSpec, plan: AddressPlan) -> dict[str, float]:
+    """Each tier `plan`'s links use, in `TIERS` order: its rate over the host tier's."""
+    host = spec.links.host.rate_mbps
+    return {t: getattr(spec.links, t).rate_mbps / host
+            for t in sorted({lk.tier for lk in plan.links}, key=TIERS.index)}
+
+
+def _thresholds(scales: dict[str, float]) -> dict[str, tuple[int, int]]:
+    xoff, xon = int(QUEUE["pfc"]["xoff"]), int(QUEUE["pfc"]["xon"])
+    return {t: (max(2, round(xoff * k)), max(1, round(xon * k))) for t, k in scales.items()}
+
+
 def tier_pfc(spec: FabricSpec) -> dict[str, tuple[int, int]]:
     """(XOFF, XON) of each tier `spec`'s links use: `QUEUE`'s at the host tier, scaled by the
     tier's rate over the host tier's, so that every link pauses after the same time's worth of
     its traffic (at least 2/1). A fixed count trips early on fast links: 16 frames are 69 ms of
     a 2-Mb/s uplink, which the emulator's stalls on 2 cores fill (measured on BMv2 at 16 NICs
     x 0.5 Mb/s: 4 of 10 runs at rate with 16/8 on the uplinks, 10 of 10 with 64/32)."""
-    host = spec.links.host.rate_mbps
-    xoff, xon = int(QUEUE["pfc"]["xoff"]), int(QUEUE["pfc"]["xon"])
-    out: dict[str, tuple[int, int]] = {}
-    for tier in sorted({lk.tier for lk in plan_addresses(spec).links}, key=TIERS.index):
-        scale = getattr(spec.links, tier).rate_mbps / host
-        out[tier] = (max(2, round(xoff * scale)), max(1, round(xon * scale)))
-    return out
+    return _thresholds(_scales(spec, plan_addresses(spec)))
 
 
 def lossless(spec: FabricSpec, *, pfc: bool = True) -> dict[str, Any]:
@@ -175,12 +180,12 @@ def lossless(spec: FabricSpec, *, pfc: bool = True) -> dict[str, Any]:
     queues): every tier's XOFF/XON from `tier_pfc`, and every queue deep enough for all the ports
     that can feed it to sit at XOFF with `HEADROOM` more (scaled like XOFF) at once, at least
     `QUEUE`'s: the busiest port of any switch sizes its tier's queue."""
-    thresholds = tier_pfc(spec)
-    host = spec.links.host.rate_mbps
-    take = {t: xoff + max(1, round(HEADROOM * getattr(spec.links, t).rate_mbps / host))
-            for t, (xoff, _) in thresholds.items()}
+    plan = plan_addresses(spec)
+    scales = _scales(spec, plan)
+    thresholds = _thresholds(scales)
+    take = {t: xoff + max(1, round(HEADROOM * scales[t])) for t, (xoff, _) in thresholds.items()}
     queue = dict.fromkeys(thresholds, int(QUEUE["queue"]))
-    for sw in plan_addresses(spec).switches:
+    for sw in plan.switches:
         total = sum(take[p.tier] for p in sw.ports)
         for p in sw.ports:
             queue[p.tier] = max(queue[p.tier], total - take[p.tier])
@@ -356,8 +361,8 @@ def derivation_markdown(targets: Sequence[str] = ("p4switch",),
         "runs, with 64/32 on the uplinks in 10 of 10. Every queue holds all the ports that can "
         f"feed its busiest port at XOFF plus {HEADROOM} frames of headroom each (scaled "
         f"likewise), at least {QUEUE['queue']} packets: ai_zone_small's host ports "
-        f"{small['links.host.queue']} (3 NICs x {16 + HEADROOM} + 2 uplinks x "
-        f"{2 * (16 + HEADROOM)}), its uplinks {small['links.rtsw_ctsw.queue']} (the presets' 64 "
+        f"{small['links.host.queue']} (3 NICs x {int(QUEUE['pfc']['xoff']) + HEADROOM} + 2 "
+        f"uplinks x {small_up[0] + 2 * HEADROOM}), its uplinks {small['links.rtsw_ctsw.queue']} (the presets' 64 "
         "with 24/12 dropped packets with PFC on; with PFC on, BMv2's lossless queues are "
         "1,024 deep whatever the tier says, its PFC holding packets round a loop: "
         "docs/bmv2.md). A full frame takes "
