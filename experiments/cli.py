@@ -57,6 +57,7 @@ EXPERIMENTS: dict[str, tuple[Runner, str]] = {n: (m.run, m.TITLE) for n, m in _M
 DEFAULT_OUT = Path("out/experiments")
 ALL_OUT = Path("docs/results")
 ALL_DOC = Path("docs/results.md")
+BUFFERS = ("packets", "bytes")  # experiment --buffer: topology buffer.accounting
 
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
@@ -85,6 +86,9 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
                         "page) again from the JSON results already in --out")
     p.add_argument("--build-dir", type=Path, default=None,
                    help="compiled programs and switch logs (default ./build)")
+    p.add_argument("--buffer", choices=BUFFERS, default="packets",
+                   help="what p4switch's queues and PFC count: packets (the default) or bytes, "
+                        "as a switch's MMU (the topology's buffer.accounting; p4switch only)")
     p.set_defaults(func=run)
     return p
 
@@ -119,6 +123,8 @@ def _command(args: argparse.Namespace, name: str | None = None) -> str:
         parts += ["--target", args.target]
     if args.quick:
         parts.append("--quick")
+    if args.buffer != "packets":
+        parts += ["--buffer", args.buffer]
     if args.out is not None:
         parts += ["--out", str(args.out)]
     elif name is not None and args.name == "all":
@@ -149,6 +155,11 @@ def run(args: argparse.Namespace) -> int:
     names = list(EXPERIMENTS) if args.name == "all" else [args.name]
     if args.rewrite:
         return _rewrite(args, names, base, command)
+    if args.buffer != "packets" and args.target != "p4switch":
+        print(f"aizone experiment: error: --buffer {args.buffer}: only p4switch's traffic "
+              f"manager counts its buffer in bytes ({args.target}'s queues count packets; the "
+              f"programs' PFC counts bytes on every target)", file=sys.stderr)
+        return EXIT_INPUT
     missing = target_missing(args.target)
     if missing:
         print(f"aizone experiment: error: target {args.target} needs {', '.join(missing)} on "
@@ -165,7 +176,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         for name in names:
             options = Options(out=out, target=args.target, host_mbps=rate.rate_mbps,
-                              repeat=args.repeat, quick=args.quick, build_dir=args.build_dir,
+                              buffer=args.buffer, repeat=args.repeat, quick=args.quick, build_dir=args.build_dir,
                               quiet=args.json,
                               command=_command(args, name if args.name != "all" else None))
             result = EXPERIMENTS[name][0](options)

@@ -50,9 +50,11 @@ def run(options: Options) -> ExperimentResult:
     repeat = options.repeat or sz["repeat"]
     rate = options.host_mbps
     fabrics = [("on", variant(BASE, options.out, f"{NAME}-pfc-on",
-                              fabric_changes(BASE, host_mbps=rate))),
+                              fabric_changes(BASE, host_mbps=rate,
+                                             buffer=options.buffer))),
                ("off", variant(BASE, options.out, f"{NAME}-pfc-off",
-                               fabric_changes(BASE, pfc=False, host_mbps=rate)))]
+                               fabric_changes(BASE, pfc=False, host_mbps=rate,
+                                              buffer=options.buffer)))]
     session = Session(NAME, TITLE, options, topology=BASE, params=PARAMS, metrics=METRICS,
                       sizes={"bytes per sender": sz["size"], "class": "data (lossless)"},
                       repeat=repeat)

@@ -94,6 +94,8 @@ def run(options: Options) -> ExperimentResult:
     configs = _configs(sz["qps"])
     changes = {**TOPOLOGY_CHANGES, "links.host.rate_mbps": options.host_mbps,
                "links.rtsw_ctsw.rate_mbps": options.host_mbps}
+    if options.buffer != "packets":
+        changes["buffer.accounting"] = options.buffer
     topo = variant(BASE, options.out, f"{NAME}-fabric",
                    {**changes, **lossless(variant_spec(BASE, changes))})
     session = Session(NAME, TITLE, options, topology=topo, params=PARAMS, metrics=METRICS,

@@ -81,6 +81,9 @@ class Options:
     # The host links' rate (Mb/s); the CLI gives the target's, from the capacity file
     # (`experiments.sizes.target_rate`).
     host_mbps: float = RATE_MBPS
+    # What p4switch's queues and native PFC count (topology `buffer.accounting`): packets |
+    # bytes.
+    buffer: str = "packets"
     repeat: int | None = None  # None: the experiment's default
     quick: bool = False
     build_dir: Path | None = None

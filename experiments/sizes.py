@@ -114,12 +114,16 @@ def rates(base: Path, host_mbps: float = RATE_MBPS) -> dict[str, Any]:
     return out
 
 
-def fabric_changes(base: Path, *, pfc: bool = True, host_mbps: float = RATE_MBPS
-                   ) -> dict[str, Any]:
+def fabric_changes(base: Path, *, pfc: bool = True, host_mbps: float = RATE_MBPS,
+                   buffer: str = "packets") -> dict[str, Any]:
     """The experiments' fabric from a preset: its rates scaled to host_mbps, its queues and
-    PFC thresholds from `lossless`."""
+    PFC thresholds from `lossless`, and with `buffer` "bytes" p4switch's buffer counted in
+    bytes (`buffer.accounting`: the same queues and thresholds, as RoCE frames' bytes)."""
     changes = rates(base, host_mbps)
-    return {**changes, **lossless(variant_spec(base, changes), pfc=pfc)}
+    out = {**changes, **lossless(variant_spec(base, changes), pfc=pfc)}
+    if buffer != "packets":
+        out["buffer.accounting"] = buffer
+    return out
 
 
 def ack_timeout_ms(rates: dict[str, float], queues: dict[str, int], *, atsw: bool,

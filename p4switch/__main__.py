@@ -83,6 +83,23 @@ def _watchdog_value(text: str) -> tuple[int | None, dict[str, Any]]:
     return port, out
 
 
+def _shared_buffer(text: str) -> tuple[int, float | None]:
+    """'SIZE[:ALPHA]' -> (size, alpha or None)."""
+    size, sep, alpha = text.partition(":")
+    n = _uint(size)
+    if n == 0:
+        raise argparse.ArgumentTypeError(f"{text!r}: SIZE must be > 0")
+    if not sep:
+        return n, None
+    try:
+        a = float(alpha)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r}: ALPHA is a number, e.g. 1 or 0.5") from None
+    if not a > 0 or a == float("inf"):
+        raise argparse.ArgumentTypeError(f"{text!r}: ALPHA must be a finite number > 0")
+    return n, a
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of `p4switch` (simple_switch_grpc's general options)."""
     p = argparse.ArgumentParser(
@@ -137,7 +154,14 @@ def build_parser() -> argparse.ArgumentParser:
     x.add_argument("--port-speed", action="append", default=[], type=_port_value,
                    metavar="[PORT=]GBPS", help="port speed in Gb/s, for all ports or one port")
     x.add_argument("--queue-depth", action="append", default=[], type=_port_value,
-                   metavar="[PORT=]PKTS", help="egress queue depth in packets")
+                   metavar="[PORT=]DEPTH", help="egress queue depth, in packets (or bytes with "
+                                               "--buffer-unit bytes)")
+    x.add_argument("--buffer-unit", choices=("packets", "bytes"), default="packets",
+                   help="what queue depths, PFC thresholds and headroom and the shared buffer "
+                        "count: packets (as BMv2's queues) or bytes (as a switch's MMU)")
+    x.add_argument("--shared-buffer", type=_shared_buffer, default=None, metavar="SIZE[:ALPHA]",
+                   help="a buffer every queue draws from (in the buffer's unit), with dynamic "
+                        "thresholds ALPHA: a queue holds at most ALPHA x the buffer left free")
     x.add_argument("--queue-rate", action="append", default=[], type=_port_value,
                    metavar="[PORT=]PPS", help="egress queue drain rate in packets/s")
     x.add_argument("--pfc", action="append", default=[], metavar="[PORT=]PRIOS",
@@ -218,6 +242,9 @@ def _switch_options(args: argparse.Namespace) -> dict[str, Any]:
         "queue_rate": dict(args.queue_rate) or None,
         "pfc": dict(args.pfc) or None,
         "pfc_watchdog": dict(args.pfc_watchdog) or None,
+        "buffer_unit": args.buffer_unit if args.buffer_unit != "packets" else None,
+        "shared_buffer": args.shared_buffer[0] if args.shared_buffer else None,
+        "alpha": args.shared_buffer[1] if args.shared_buffer else None,
     }
     from p4switch.pipeline import Switch
 

@@ -26,20 +26,27 @@ queue 0..7, omitted or null for all queues):
     {"cmd": "set_queue_depth", "port": 1, "depth": 64, "priority": 3}
     {"cmd": "set_queue_rate", "port": 1, "pps": 10000, "priority": 3}
     {"cmd": "set_pfc", "port": 1, "priorities": [3], "xoff": 48, "xon": 16}
-    {"cmd": "set_pfc_thresholds", "port": 1, "priority": 3, "xoff": 48, "xon": 16}
+    {"cmd": "set_pfc_thresholds", "port": 1, "priority": 3, "xoff": 48, "xon": 16,
+     "headroom": 24}                                   (headroom optional)
+    {"cmd": "set_shared_buffer", "size": 2000000, "alpha": 1}   (no size: no pool)
     {"cmd": "set_pfc_watchdog", "port": 1, "priorities": [3], "detection_ms": 200,
      "restoration_ms": 200, "action": "drop"}         (priorities [] turns it off)
     {"cmd": "tm"}                                      -> {"ok": true, "tm": {...}}
 
+Depths, XOFF/XON, headroom and the shared buffer's size count what the
+switch's buffer counts (`--buffer-unit`: packets, or bytes).
+
 Values are checked before they reach the pipeline: `port`, `depth`,
-`priority`, `xoff`, `xon` and the `priorities` are ints (a bool is not one),
-`gbps`, `pps`, `detection_ms` and `restoration_ms` finite numbers (JSON's
+`priority`, `xoff`, `xon`, `headroom`, `size` and the `priorities` are ints
+(a bool is not one), `gbps`, `pps`, `alpha`, `detection_ms` and
+`restoration_ms` finite numbers (JSON's
 NaN and Infinity are refused), none negative (`FIELDS`). Errors answer
 {"ok": false, "error": "..."}, naming the field. The settings are forwarded
 to the running pipeline's methods of the same names (`set_port_speed(port,
 gbps)`, `set_queue_depth(port, depth, priority=None)`, `set_queue_rate(port,
-pps, priority=None)`, `set_pfc(port, priorities, xoff=None, xon=None)`,
-`set_pfc_thresholds(port, priority, xoff, xon)`, `set_pfc_watchdog(port,
+pps, priority=None)`, `set_pfc(port, priorities, xoff=None, xon=None,
+headroom=None)`, `set_pfc_thresholds(port, priority, xoff, xon,
+headroom=None)`, `set_shared_buffer(size, alpha=None)`, `set_pfc_watchdog(port,
 priorities, detection_ms=200, restoration_ms=200, action="drop")`,
 `tm_stats()`); a pipeline without one answers "not supported".
 
@@ -72,8 +79,9 @@ _DEVICE_COMMANDS = {
     "set_port_speed": ("port", "gbps"),
     "set_queue_depth": ("port", "depth", "priority"),
     "set_queue_rate": ("port", "pps", "priority"),
-    "set_pfc": ("port", "priorities", "xoff", "xon"),
-    "set_pfc_thresholds": ("port", "priority", "xoff", "xon"),
+    "set_pfc": ("port", "priorities", "xoff", "xon", "headroom"),
+    "set_pfc_thresholds": ("port", "priority", "xoff", "xon", "headroom"),
+    "set_shared_buffer": ("size", "alpha"),
     "set_pfc_watchdog": ("port", "priorities", "detection_ms", "restoration_ms", "action"),
 }
 _REQUIRED = {"set_pfc_thresholds": ("priority", "xoff", "xon"), "set_pfc_watchdog": ("priorities",)}
@@ -89,6 +97,9 @@ FIELDS: dict[str, tuple[str, bool]] = {
     "priorities": ("prios", False),
     "xoff": ("int", True),
     "xon": ("int", True),
+    "headroom": ("int", True),
+    "size": ("int", True),
+    "alpha": ("number", True),
     "detection_ms": ("number", False),
     "restoration_ms": ("number", False),
     "action": ("action", False),
@@ -317,7 +328,7 @@ class CtlServer:
         unknown = set(req) - set(params) - {"cmd"}
         if unknown:
             raise CtlError(f"{cmd}: unknown field(s) {sorted(unknown)}")
-        if "port" not in req:
+        if "port" in params and "port" not in req:
             raise CtlError(f"{cmd}: 'port' is required")
         missing = [k for k in _REQUIRED.get(cmd, ()) if k not in req or req[k] is None]
         if missing:

@@ -2,25 +2,41 @@
 
 Each egress port has `queues` FIFO queues; queue i holds the packets whose
 `standard_metadata.priority` is i and a higher i is served first (BMv2
-simple_switch with priority queues). Per (port, priority): a depth in
-packets (tail drop, counted) and an optional drain rate in packets/s. Per
-port: a speed in bits/s; a packet then holds the port for its serialisation
-time before the next one leaves.
+simple_switch with priority queues). Per (port, priority): a depth (tail
+drop, counted) and an optional drain rate in packets/s. Per port: a speed in
+bits/s; a packet then holds the port for its serialisation time before the
+next one leaves.
+
+The buffer (`BufferConfig`) counts packets (each one 1, as BMv2's queues do)
+or bytes (each packet its frame's length, as a switch's MMU does); depths,
+PFC thresholds, headroom and the pool are all in that unit. With a shared
+pool, every queued packet outside PFC headroom draws from it, and a lossy
+queue is also refused a packet the pool cannot hold; with `alpha` (dynamic
+thresholds), a lossy queue holds at most alpha x the pool left free after
+the packet, so one congested queue settles at alpha / (1 + alpha) of the
+pool and others keep the rest.
 
 PFC (IEEE 802.1Qbb), per (port, priority), beyond BMv2:
 
 * Lossless admission: a packet of a priority PFC covers on its ingress port
-  is not tail-dropped by the (shared) egress queue; it is dropped only when
-  its (ingress port, priority) already holds a queue length of packets (the
-  XOFF threshold plus the headroom for what was on the wire when the PAUSE
-  went out), so N ingress ports can each reach XOFF on one egress queue.
+  is not tail-dropped by the (shared) egress queue but by its ingress
+  priority group (PG: ingress port, priority), so N ingress ports can each
+  reach XOFF on one egress queue. With a `headroom` (`PfcConfig`, or
+  `set_thresholds`), the PG holds up to its XOFF point in the buffer (with
+  `alpha`, the lower of XOFF and alpha x the pool left free), and beyond it
+  up to `headroom` more, kept apart from the pool for what was on the wire
+  when the PAUSE went out; a packet that fits neither is dropped. A packet
+  leaving the PG gives back headroom first. Without a headroom, the PG
+  holds up to the ingress port's queue depth.
 
-* XOFF/XON: every queued packet is charged to the (ingress port, priority)
-  it came from. When the charge reaches the ingress port's `xoff` a PAUSE
+* XOFF/XON: every queued packet is charged (1, or its bytes) to the PG it
+  came from. When the charge reaches the ingress port's `xoff` a PAUSE
   frame (`pfcframe.build_pause_frame`) for that priority goes out of the ingress port
   (upstream); while the charge stays above `xon` the PAUSE is sent again
   before the previous one expires (half its quanta x 512 bit-times at the
-  ingress port's speed); falling to `xon` sends a PAUSE with quanta 0.
+  ingress port's speed); falling to `xon` sends a PAUSE with quanta 0. With
+  `alpha`, XOFF comes at the dynamic point when that is lower, and XON at
+  `xon` scaled by the same ratio.
 * A PAUSE frame received on a port is consumed and stops the enabled
   priorities' egress queues of that port for quanta x 512 bit-times at the
   port's speed (10 Gb/s when none is set); quanta 0 resumes at once.
@@ -60,7 +76,7 @@ from collections.abc import Callable
 from typing import Any, Protocol
 
 from .pfcframe import build_pause_frame, is_mac_control, parse_pause_frame, port_mac
-from .tmconfig import PfcConfig, Settings, TmConfig, VirtualClock, WatchdogConfig
+from .tmconfig import BufferConfig, PfcConfig, Settings, TmConfig, VirtualClock, WatchdogConfig
 
 log = logging.getLogger("p4switch.tm")
 
@@ -85,11 +101,13 @@ class TmDriver(Protocol):
 
 
 class _Port:
-    __slots__ = ("queues", "busy_until", "paused_until", "paused_since", "paused_total", "next_ok",
-                 "last_pause_rx", "storm", "wd_ref")
+    __slots__ = ("queues", "amount", "busy_until", "paused_until", "paused_since", "paused_total",
+                 "next_ok", "last_pause_rx", "storm", "wd_ref")
 
     def __init__(self, n: int) -> None:
+        # entries (item, ingress port, time queued, amount charged in the buffer's unit)
         self.queues: list[collections.deque] = [collections.deque() for _ in range(n)]
+        self.amount = [0] * n  # what each queue holds, in the buffer's unit
         self.busy_until = 0.0
         self.paused_until = [0.0] * n
         self.paused_since: list[float | None] = [None] * n  # start of the current pause
@@ -127,7 +145,9 @@ class TrafficManager:
         self.resumes_sent: collections.Counter[tuple[int, int]] = C()
         self.pauses_received: collections.Counter[tuple[int, int]] = C()
         self.storms: collections.Counter[tuple[int, int]] = C()
-        self.charge: collections.Counter[tuple[int, int]] = C()
+        self.charge: collections.Counter[tuple[int, int]] = C()  # per PG, in the unit
+        self.headroom_used: collections.Counter[tuple[int, int]] = C()  # per PG, in the unit
+        self.pool_used = 0  # what the queues hold outside PFC headroom, in the unit
         self.xoff: dict[tuple[int, int], float] = {}  # (ingress port, prio) -> next refresh time
         self.max_depth: collections.Counter[tuple[int, int]] = C()
         self.in_flight = 0
@@ -168,8 +188,10 @@ class TrafficManager:
         return len(p.queues[prio]) if p is not None else 0
 
     def enqueue(self, port: int, prio: int, item: Any, ingress_port: int | None = None) -> int | None:
-        """Queue an item; returns the queue's depth found (BMv2 enq_qdepth), None when dropped."""
+        """Queue an item; returns the queue's depth found in packets (BMv2 enq_qdepth), None
+        when dropped."""
         frames: list[tuple[int, dict[int, int]]] = []
+        amount = self.size_of(item) if self.settings.buffer.unit == "bytes" else 1
         with self.cv:
             p = self._port(port)
             q = p.queues[prio]
@@ -178,31 +200,67 @@ class TrafficManager:
             if p.storm[prio] and self._wd_action(port, prio) == "drop":
                 self.wd_drops[k] += 1
                 return None
-            if self._refused(port, prio, depth, ingress_port):
+            where = self._admit(p, port, prio, amount, ingress_port)
+            if where is None:
                 self.drops[k] += 1
                 return None
-            q.append((item, ingress_port, self.clock()))
+            if where == "headroom":
+                self.headroom_used[(ingress_port, prio)] += amount  # type: ignore[index]
+            else:
+                self.pool_used += amount
+            q.append((item, ingress_port, self.clock(), amount))
+            p.amount[prio] += amount
             self.queued += 1
             self.enqueued[k] += 1
             if depth + 1 > self.max_depth[k]:
                 self.max_depth[k] = depth + 1
             if ingress_port is not None:
-                self._charge(ingress_port, prio, +1, frames)
+                self._charge(ingress_port, prio, +amount, frames)
             self._notify()
         self._send(frames)
         return depth
 
-    def _refused(self, port: int, prio: int, depth: int, ingress_port: int | None) -> bool:
-        """Tail drop: the egress queue is full, or, for a lossless class, the ingress is.
+    def _free_after(self, amount: int) -> float:
+        """What the shared pool has left once `amount` more is in it (inf: no pool)."""
+        pool = self.settings.buffer.pool
+        return INF if pool is None else pool - self.pool_used - amount
+
+    def _admit(self, p: _Port, port: int, prio: int, amount: int,
+               ingress_port: int | None) -> str | None:
+        """Where a packet of `amount` goes: "pool" (the buffer), "headroom" (its PG's), or
+        None (tail drop: the egress queue is full, or, for a lossless class, the PG is).
 
         A priority that PFC covers on the ingress port is lossless: what bounds it is the
-        ingress accounting (XOFF at `xoff`, then headroom for what was already on the wire,
-        up to the queue length charged to that one ingress port), as a switch's per-(port,
-        priority group) buffer does, not the egress queue that many ingress ports share.
+        ingress accounting (XOFF, then headroom for what was already on the wire), as a
+        switch's per-(port, priority group) buffer does, not the egress queue that many
+        ingress ports share.
         """
-        if ingress_port is not None and self.settings.pfc_for(ingress_port, prio) is not None:
-            return self.charge[(ingress_port, prio)] >= self.settings.depth_of(ingress_port, prio)
-        return depth >= self.settings.depth_of(port, prio)
+        settings = self.settings
+        cfg = settings.pfc_for(ingress_port, prio) if ingress_port is not None else None
+        if ingress_port is not None and cfg is not None:
+            pg = (ingress_port, prio)
+            xoff, _, _, headroom = cfg
+            charged = self.charge[pg]
+            if headroom is None:  # the PG is bounded by its port's queue depth
+                return None if charged + amount > settings.depth_of(ingress_port, prio) else "pool"
+            in_headroom = self.headroom_used[pg]
+            if (not in_headroom and charged + amount <= self._xoff_point(xoff, amount)
+                    and self._free_after(amount) >= 0):
+                return "pool"
+            return "headroom" if in_headroom + amount <= headroom else None
+        held = p.amount[prio] + amount
+        if held > settings.depth_of(port, prio):
+            return None
+        free = self._free_after(amount)
+        alpha = settings.buffer.alpha
+        if free < 0 or (alpha is not None and held > alpha * free):
+            return None
+        return "pool"
+
+    def _xoff_point(self, xoff: int, amount: int = 0) -> float:
+        """A PG's XOFF point: `xoff`, or with `alpha` alpha x the pool left free if lower."""
+        alpha = self.settings.buffer.alpha
+        return xoff if alpha is None else min(xoff, alpha * max(0.0, self._free_after(amount)))
 
     def _wd_action(self, port: int, prio: int) -> str | None:
         cfg = self.settings.watchdog_of(port, prio)
@@ -222,12 +280,17 @@ class TrafficManager:
                 self.resumes_sent[k] += 1
                 frames.append((ingress_port, {prio: 0}))
             return
-        xoff, xon, quanta = cfg
-        if delta > 0 and n >= xoff and k not in self.xoff:
+        xoff, xon, quanta, _ = cfg
+        on: float = xoff
+        off: float = xon
+        point = self._xoff_point(xoff)
+        if point < xoff:  # dynamic: XON in the same proportion below the lowered point
+            on, off = point, xon * point / xoff
+        if delta > 0 and n >= on and k not in self.xoff:
             self.xoff[k] = self.clock() + self._pause_time(ingress_port, quanta) / 2
             self.pauses_sent[k] += 1
             frames.append((ingress_port, {prio: quanta}))
-        elif delta < 0 and n <= xon and k in self.xoff:
+        elif delta < 0 and n <= off and k in self.xoff:
             del self.xoff[k]
             self.resumes_sent[k] += 1
             frames.append((ingress_port, {prio: 0}))
@@ -335,16 +398,30 @@ class TrafficManager:
                     wake = min(wake, start)
         return wake
 
+    def _release(self, p: _Port, prio: int, entry: tuple, frames: list) -> None:
+        """Book a packet out of its queue (sent or dropped): its amount leaves the queue, its
+        PG's headroom first and then the pool, and its PG's charge."""
+        _, ingress_port, _, amount = entry
+        self.queued -= 1
+        p.amount[prio] -= amount
+        from_headroom = 0
+        if ingress_port is not None:
+            pg = (ingress_port, prio)
+            from_headroom = min(self.headroom_used[pg], amount)
+            if from_headroom:
+                self.headroom_used[pg] -= from_headroom
+        self.pool_used -= amount - from_headroom
+        if ingress_port is not None:
+            self._charge(ingress_port, prio, -amount, frames)
+
     def _wd_flush(self, port: int, prio: int, p: _Port, frames: list) -> None:
         q = p.queues[prio]
         while q:
-            item, ingress_port, _ = q.popleft()
-            self.queued -= 1
+            entry = q.popleft()
             self.wd_drops[(port, prio)] += 1
-            if ingress_port is not None:
-                self._charge(ingress_port, prio, -1, frames)
+            self._release(p, prio, entry, frames)
             if self.on_drop is not None:
-                self.on_drop(item)
+                self.on_drop(entry[0])
 
     def _pick(self, now: float) -> tuple[float, tuple | None]:
         """(earliest time something may become ready, (port, prio, entry) ready now or None)."""
@@ -383,8 +460,8 @@ class TrafficManager:
         w2, got = self._pick(now)
         if got is None:
             return min(wake, w2), None
-        port, prio, (item, ingress_port, t_enq) = got
-        self.queued -= 1
+        port, prio, entry = got
+        item = entry[0]
         p = self.ports[port]
         # With slack, a port keeps its own schedule: the next packet's time counts from when
         # this one was due, not from when the driver got to it (up to `slack` early or late),
@@ -401,8 +478,7 @@ class TrafficManager:
                             + self.size_of(item) * 8 / speed)
         self.dequeued[(port, prio)] += 1
         self.in_flight += 1
-        if ingress_port is not None:
-            self._charge(ingress_port, prio, -1, frames)
+        self._release(p, prio, entry, frames)
         return now, (port, prio, item, len(p.queues[prio]))
 
     def _deliver(self, got: tuple) -> None:
@@ -499,7 +575,8 @@ class TrafficManager:
 
     # ------------------------------------------------------------ run-time settings
     def set_depth(self, port: int | None, depth: int, prio: int | None = None) -> None:
-        """Queue depth in packets of a port (None: every port), all queues or one priority."""
+        """Queue depth (in the buffer's unit) of a port (None: every port), all queues or one
+        priority."""
         if int(depth) < 0:
             raise ValueError("queue depth must be >= 0")
         with self.cv:
@@ -534,12 +611,25 @@ class TrafficManager:
             self._notify()
         self._send(frames)
 
-    def set_thresholds(self, port: int | None, prio: int, xoff: int, xon: int) -> None:
-        """XOFF/XON thresholds (packets) of one (ingress port, priority)."""
+    def set_thresholds(self, port: int | None, prio: int, xoff: int, xon: int,
+                       headroom: int | None = None) -> None:
+        """XOFF/XON thresholds and headroom (in the buffer's unit; headroom None: none apart)
+        of one (ingress port, priority)."""
         if not 0 <= xon < xoff:
             raise ValueError(f"PFC thresholds need 0 <= xon < xoff, got xoff={xoff} xon={xon}")
+        if headroom is not None and int(headroom) < 0:
+            raise ValueError(f"PFC headroom must be >= 0, got {headroom}")
         with self.cv:
-            self.settings.thresholds[(port, prio)] = (int(xoff), int(xon))
+            self.settings.thresholds[(port, prio)] = (
+                int(xoff), int(xon), None if headroom is None else int(headroom))
+
+    def set_buffer(self, pool: int | None, alpha: float | None = None) -> None:
+        """The shared pool (in the buffer's unit; None: none) and its dynamic thresholds'
+        alpha (None: static). The unit is fixed when the traffic manager starts."""
+        with self.cv:
+            unit = self.settings.buffer.unit
+            self.settings.buffer = BufferConfig(unit=unit, pool=pool, alpha=alpha)
+            self._notify()
 
     def set_watchdog(self, port: int | None, cfg: WatchdogConfig | None) -> None:
         """PFC watchdog config of a port (None: every port; cfg None: off)."""
@@ -581,15 +671,26 @@ class TrafficManager:
                     "pauses_received": self.pauses_received[k],
                     "pauses_sent": self.pauses_sent[k],
                     "resumes_sent": self.resumes_sent[k],
+                    "held": p.amount[q] if p else 0,
                     "xoff": k in self.xoff,
                     "charge": self.charge[k],
-                    "pfc": None if pfc is None else {"xoff": pfc[0], "xon": pfc[1], "quanta": pfc[2]},
+                    "headroom_used": self.headroom_used[k],
+                    "pfc": None if pfc is None else {"xoff": pfc[0], "xon": pfc[1], "quanta": pfc[2],
+                                                     "headroom": pfc[3]},
                     "watchdog": None if wd is None else {
                         "action": wd.action, "detection_s": wd.detection_s,
                         "restoration_s": wd.restoration_s, "storm": bool(p and p.storm[q]),
                         "storms": self.storms[k]},
                 }
             return out
+
+    def buffer_stats(self) -> dict[str, Any]:
+        """The buffer: its unit, shared pool and alpha (None: none), what the queues hold in
+        the pool and in PFC headroom."""
+        with self.cv:
+            b = self.settings.buffer
+            return {"unit": b.unit, "pool": b.pool, "alpha": b.alpha, "pool_used": self.pool_used,
+                    "headroom_used": sum(self.headroom_used.values())}
 
     def port_stats(self) -> dict[str, Any]:
         """Per port (as a string key) its configured speed in bits/s (None: unset)."""
@@ -606,8 +707,11 @@ class TrafficManager:
                 for q in p.queues:
                     n += len(q)
                     q.clear()
+                p.amount = [0] * len(p.queues)
             self.queued = 0
+            self.pool_used = 0
             self.charge.clear()
+            self.headroom_used.clear()
             for k in list(self.xoff):
                 del self.xoff[k]
                 self.resumes_sent[k] += 1

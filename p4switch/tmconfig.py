@@ -1,15 +1,17 @@
 """The traffic manager's settings: what it starts with and how a port's value is found.
 
 `TmConfig` holds the initial settings (queues, depths, drain rates, port
-speeds, PFC and watchdog per port, `None` for every port); `PfcConfig` and
+speeds, PFC and watchdog per port, `None` for every port, and the buffer);
+`BufferConfig` is how the buffer is counted (packets or bytes) and its
+optional shared pool with dynamic thresholds; `PfcConfig` and
 `WatchdogConfig` are one port's PFC and PFC watchdog; `Settings` is the
 mutable copy the running `TrafficManager` changes through its `set_*`
 methods and reads most specific first ((port, priority), then (every port,
 priority), then port, then every port); `VirtualClock` is a clock that only
 moves when the traffic manager is told to advance (exact tests).
 
-Names defined here: `TmConfig`, `PfcConfig`, `WatchdogConfig`, `Settings`,
-`VirtualClock`, `DEFAULT_SPEED`.
+Names defined here: `TmConfig`, `BufferConfig`, `PfcConfig`, `WatchdogConfig`,
+`Settings`, `VirtualClock`, `DEFAULT_SPEED`, `UNITS`.
 """
 
 from __future__ import annotations
@@ -17,20 +19,52 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["DEFAULT_SPEED", "PfcConfig", "Settings", "TmConfig", "VirtualClock",
-           "WatchdogConfig"]
+__all__ = ["DEFAULT_SPEED", "UNITS", "BufferConfig", "PfcConfig", "Settings", "TmConfig",
+           "VirtualClock", "WatchdogConfig"]
 
 DEFAULT_SPEED = 10_000_000_000  # bits/s, for pause quanta when no speed is set
+UNITS = ("packets", "bytes")  # what queue depths, PFC thresholds, headroom and the pool count
+
+
+@dataclass(frozen=True, kw_only=True)
+class BufferConfig:
+    """How the traffic manager counts its buffer, and its optional shared pool."""
+
+    unit: str = "packets"
+    """"packets" (each queued packet counts 1, as BMv2's queues do) or "bytes" (a packet
+    counts its frame's length, as a switch's MMU does): the unit of every queue depth,
+    PFC threshold and headroom, and of `pool`."""
+    pool: int | None = None
+    """A shared buffer every queue draws from (in `unit`); None: none, each queue is
+    bounded by its depth alone. PFC headroom is reserved apart from the pool."""
+    alpha: float | None = None
+    """Dynamic thresholds on the pool (needs `pool`): a queue, or a lossless priority
+    group's XOFF point, may hold at most `alpha` times the pool still free, so one
+    congested queue alone settles at alpha / (1 + alpha) of the pool. None: static."""
+
+    def __post_init__(self) -> None:
+        if self.unit not in UNITS:
+            raise ValueError(f"buffer unit must be 'packets' or 'bytes', not {self.unit!r}")
+        if self.pool is not None and self.pool <= 0:
+            raise ValueError(f"shared buffer must be > 0 {self.unit}, got {self.pool}")
+        if self.alpha is not None and (self.pool is None or not self.alpha > 0):
+            raise ValueError("alpha needs a shared buffer and must be > 0"
+                             if self.pool is None else f"alpha must be > 0, got {self.alpha}")
 
 
 @dataclass(frozen=True, kw_only=True)
 class PfcConfig:
-    """PFC on one port: the priorities it covers, XOFF/XON thresholds (packets), PAUSE quanta."""
+    """PFC on one port: the priorities it covers, XOFF/XON thresholds and headroom (in the
+    buffer's unit), PAUSE quanta."""
 
     priorities: frozenset[int]
     xoff: int = 48
     xon: int = 32
     quanta: int = 0xFFFF
+    headroom: int | None = None
+    """What a priority group may hold beyond its XOFF point: what the upstream sent before
+    its PAUSE took effect. None: no headroom apart, the group holds up to the ingress
+    port's queue depth whatever its XOFF."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -62,6 +96,7 @@ class TmConfig:
     port_speed_bps: dict[int, float] = field(default_factory=dict)
     pfc: dict[int | None, PfcConfig] = field(default_factory=dict)
     watchdog: dict[int | None, WatchdogConfig] = field(default_factory=dict)
+    buffer: BufferConfig = BufferConfig()
 
 
 class VirtualClock:
@@ -82,8 +117,10 @@ class Settings:
         self.rate: dict[Any, float | None] = {None: c.rate_pps, **c.port_rate_pps}
         self.speed: dict[Any, float | None] = {None: c.speed_bps, **c.port_speed_bps}
         self.pfc: dict[Any, PfcConfig | None] = dict(c.pfc)
-        self.thresholds: dict[tuple[int | None, int], tuple[int, int]] = {}
+        # (port, prio) -> (xoff, xon, headroom): what set_thresholds gave, over the PfcConfig's
+        self.thresholds: dict[tuple[int | None, int], tuple[int, int, int | None]] = {}
         self.watchdog: dict[Any, WatchdogConfig | None] = dict(c.watchdog)
+        self.buffer = c.buffer
 
     @staticmethod
     def _get(d: dict, port: int, prio: int | None = None) -> Any:
@@ -96,7 +133,7 @@ class Settings:
         return d.get(None)
 
     def depth_of(self, port: int, prio: int) -> int:
-        """Queue depth in packets of (port, prio)."""
+        """Queue depth of (port, prio), in the buffer's unit."""
         return self._get(self.depth, port, prio)
 
     def rate_of(self, port: int, prio: int) -> float | None:
@@ -111,13 +148,14 @@ class Settings:
         """The PfcConfig of a port (None: PFC off there)."""
         return self._get(self.pfc, port)
 
-    def pfc_for(self, port: int, prio: int) -> tuple[int, int, int] | None:
-        """(xoff, xon, quanta) when PFC covers (port, prio), else None."""
+    def pfc_for(self, port: int, prio: int) -> tuple[int, int, int, int | None] | None:
+        """(xoff, xon, quanta, headroom) when PFC covers (port, prio), else None."""
         cfg = self._get(self.pfc, port)
         if cfg is None or prio not in cfg.priorities:
             return None
-        xoff, xon = self._get(self.thresholds, port, prio) or (cfg.xoff, cfg.xon)
-        return xoff, xon, cfg.quanta
+        xoff, xon, headroom = self._get(self.thresholds, port, prio) or (cfg.xoff, cfg.xon,
+                                                                          cfg.headroom)
+        return xoff, xon, cfg.quanta, headroom
 
     def watchdog_of(self, port: int, prio: int) -> WatchdogConfig | None:
         """The WatchdogConfig watching (port, prio), or None."""

@@ -60,7 +60,7 @@ from pathlib import Path
 from typing import Literal
 
 from .latency import LatencySpec
-from .spec import FabricSpec, LinkSpec, QosSpec
+from .spec import BufferSpec, FabricSpec, LinkSpec, QosSpec
 
 __all__ = [
     "AddressPlan",
@@ -258,6 +258,8 @@ class AddressPlan:
     scale: float = 1.0
     # Real latencies the veths delay by, x scale (None: no delay; topologies.latency).
     latency: LatencySpec | None = None
+    # How p4switch's buffer counts (packets or bytes) and its shared pool (from the spec).
+    buffer: BufferSpec = field(default_factory=BufferSpec)
 
     @cached_property
     def _switches(self) -> dict[str, SwitchPlan]:
@@ -451,4 +453,4 @@ def plan_addresses(spec: FabricSpec) -> AddressPlan:
             ports=tuple(sorted(b.ports[name], key=lambda p: p.port)), subnet=subnet))
     return AddressPlan(name=spec.name, mode=spec.routing.mode, switches=tuple(switches),
                        hosts=tuple(hosts), links=tuple(b.links), qos=spec.qos, scale=spec.scale,
-                       latency=spec.latency)
+                       latency=spec.latency, buffer=spec.buffer)

@@ -8,11 +8,14 @@ and hold, in one place per target, how the switch's port settings
 - `P4SwitchNode`: the built-in target, `python -m p4switch` from this
   interpreter's environment. At start: `--priority-queues N`, per port
   `--port-speed PORT=GBPS` (fractional: 10 Mb/s is `0.01`), `--queue-depth
-  PORT=PKTS` and `--ctl-addr` (its control API). These apply to every
+  PORT=PKTS` and `--ctl-addr` (its control API); with the topology's
+  `buffer.accounting: bytes`, `--buffer-unit bytes`, the depth in bytes
+  and `--shared-buffer BYTES[:ALPHA]` for its pool. These apply to every
   pipeline the controller pushes. Its PFC is p4switch's native 802.1Qbb
   traffic manager by default (`native_pfc=True`: `--pfc PORT=PRIOS` for the
   lossless classes, and after each pipeline commit `configure` sets their
-  XOFF/XON through the control API, `set_pfc`), or, with `native_pfc=False`,
+  XOFF/XON, and in bytes their headroom, through the control API,
+  `set_pfc`), or, with `native_pfc=False`,
   the programs' own (`p4/include/control/pfc.p4`, set by the controller over
   P4Runtime) as on BMv2: no `--pfc`, so PFC frames reach the program.
 - `Bmv2SwitchNode`: BMv2's `simple_switch_grpc`. At start: `--thrift-port`
@@ -425,12 +428,21 @@ class P4SwitchNode(FabricSwitch):
         return cmd
 
     def settings_args(self) -> list[str]:
-        """Priority queues, per-port speed, queue depth and PFC classes, and the control API."""
+        """Priority queues, the buffer's unit and pool, per-port speed, queue depth and PFC
+        classes, and the control API."""
         args: list[str] = []
-        if self.settings is not None:
-            args += ["--priority-queues", str(self.settings.queues)]
-            for p in self.settings.ports:
-                args += ["--port-speed", f"{p.port}={p.gbps}", "--queue-depth", f"{p.port}={p.queue}"]
+        s = self.settings
+        if s is not None:
+            args += ["--priority-queues", str(s.queues)]
+            in_bytes = s.buffer_unit == "bytes"
+            if in_bytes:
+                args += ["--buffer-unit", "bytes"]
+            if s.shared_bytes:
+                pool = str(s.shared_bytes) + (f":{s.alpha:g}" if s.alpha else "")
+                args += ["--shared-buffer", pool]
+            for p in s.ports:
+                depth = p.queue_bytes if in_bytes else p.queue
+                args += ["--port-speed", f"{p.port}={p.gbps}", "--queue-depth", f"{p.port}={depth}"]
                 if p.pfc and self.native_pfc:
                     args += ["--pfc", f"{p.port}={','.join(map(str, p.pfc))}"]
         address = self.ctl_addr()
@@ -440,13 +452,19 @@ class P4SwitchNode(FabricSwitch):
 
     @classmethod
     def configure(cls, record: SwitchRecord) -> None:
-        """Native PFC only: XOFF/XON of every PFC port through the control API (after a commit)."""
+        """Native PFC only: XOFF/XON of every PFC port through the control API (after a commit);
+        with a buffer counted in bytes, in bytes and with the port's headroom."""
         if record.ctl_addr is None or not record.settings or not record.native_pfc:
             return
-        for p in record.switch_settings.ports:
-            if p.pfc:
-                _ctl(record, {"cmd": "set_pfc", "port": p.port, "priorities": list(p.pfc),
-                              "xoff": p.xoff, "xon": p.xon})
+        settings = record.switch_settings
+        for p in settings.ports:
+            if not p.pfc:
+                continue
+            req: dict[str, Any] = {"cmd": "set_pfc", "port": p.port, "priorities": list(p.pfc),
+                                   "xoff": p.xoff, "xon": p.xon}
+            if settings.buffer_unit == "bytes":
+                req.update(xoff=p.xoff_bytes, xon=p.xon_bytes, headroom=p.headroom_bytes)
+            _ctl(record, req)
 
     @classmethod
     def tm_stats(cls, record: SwitchRecord) -> dict[str, Any] | None:

@@ -7,22 +7,59 @@ The node classes (`topologies.nodes`) turn these values into each target's
 flags and run-time calls; `run.json` records them (`to_json`), so a switch
 restarted after the daemon died gets the same ones.
 
+PFC's priority groups are sized in bytes, the way 802.1Qbb switches size
+them (`pfc_thresholds`): the programs' PFC (`controller.qos.compute_pfc`)
+takes them on every target, and p4switch's native PFC too when the
+topology's `buffer.accounting` is bytes (`SwitchSettings.buffer_unit`).
+
+The thresholds (`pfc_thresholds`, 802.1Qbb's way, in bytes): the tier's
+`pfc.xoff`/`pfc.xon` are counted in RoCE frames (`ROCE_FRAME`), the
+frames the lossless class carries. After XOFF leaves, the upstream keeps
+sending for a round trip: its frame on the wire, the PAUSE's way up, the
+emulated switch's reaction (`PFC_RESPONSE_S`) and the cable both ways
+(the topology's scaled `latency:`, or a tier's `delay_ms`); that many bytes at
+the port's rate, plus one largest frame (`MTU_FRAME`) it may have
+begun, is the PG's headroom, and XOFF is lowered if need be so that XOFF +
+headroom fit the tier's queue (`queue` RoCE frames); a queue too short even
+for that gets XOFF one frame above XON and `headroom_fits` False (at a
+realistic BDP the presets' queues are: docs/model.md). The round trip is
+the slowest tier's (the longest),
+one figure for the fabric. The pause asks for twice the time the port's
+link takes to carry XOFF + headroom and is refreshed at half of it:
+long enough that a refresh late by half a pause still lands in time, short
+enough that a lost XON costs one pause; XON normally ends it when the PG's
+backlog drains.
+
+Worked out for ai_zone_small's host ports (10 Mb/s, queue 128, XOFF/XON 16/8,
+no delay_ms): XOFF 16 x 1,082 = 17,312 B, XON 8 x 1,082 = 8,656 B; round
+trip 20 ms; headroom 10e6 / 8 x 0.020 + 1,514 = 26,514 B; XOFF + headroom
+43,826 B of a 128 x 1,082 = 138,496-B queue (fits, XOFF kept); pause
+2 x 43,826 / 64 = 1,369.6 -> 1,370 quanta = 70.1 ms at 10 Mb/s (51.2 us a
+quantum), refreshed every 35,072 us. Its uplinks (20 Mb/s): headroom
+20e6 / 8 x 0.020 + 1,514 = 51,514 B, pause 2 x 68,826 / 64 -> 2,151 quanta
+= 55.1 ms at 20 Mb/s (25.6 us a quantum), refresh 27,533 us. rack.yaml's
+host ports (20 Mb/s, queue 64, XOFF 24) show the clamp: 64 x 1,082 =
+69,248 B leave 17,734 B below the 51,514-B headroom, so XOFF comes at
+17,734 B instead of 25,968.
+
 Names defined here: `PortSettings`, `SwitchSettings`, `switch_settings`,
-`MTU_FRAME`, `ROCE_FRAME`, `HOLD_QUEUE_PACKETS`, `DRAIN_SPEEDUP`, `ack_queue`,
+`PfcThresholds`, `pfc_thresholds`, `pause_quanta`, `MTU_FRAME`, `ROCE_FRAME`,
+`HOLD_QUEUE_PACKETS`, `DRAIN_SPEEDUP`, `PFC_RESPONSE_S`, `ack_queue`,
 `drain_queue`, `frames_per_second`, `paced_mbps`.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 from .addressing import AddressPlan, Tier
+from .latency import TIER_ENDS
 
-__all__ = ["DRAIN_SPEEDUP", "HOLD_QUEUE_PACKETS", "MTU_FRAME", "ROCE_FRAME", "PortSettings",
-           "SwitchSettings", "ack_queue", "drain_queue", "frames_per_second", "paced_mbps",
-           "switch_settings"]
+__all__ = ["DRAIN_SPEEDUP", "HOLD_QUEUE_PACKETS", "MTU_FRAME", "PFC_RESPONSE_S", "ROCE_FRAME",
+           "PfcThresholds", "PortSettings", "SwitchSettings", "ack_queue", "drain_queue",
+           "frames_per_second", "paced_mbps", "pause_quanta", "pfc_thresholds", "switch_settings"]
 
 # Bytes of a full-size frame on a veth (1500-byte IP packet + 14-byte
 # Ethernet header; no FCS, preamble or gap: tc counts the same bytes).
@@ -82,7 +119,8 @@ def paced_mbps(rate_mbps: float, frame: int = MTU_FRAME) -> float:
 
 @dataclass(frozen=True, kw_only=True)
 class PortSettings:
-    """One switch port: rate (Mb/s), egress queue (packets), PFC priorities and thresholds."""
+    """One switch port: rate (Mb/s), egress queue (packets), PFC priorities and thresholds,
+    and the same in bytes for a buffer that counts bytes."""
 
     port: int
     intf: str
@@ -92,6 +130,12 @@ class PortSettings:
     pfc: tuple[int, ...]  # priorities PFC covers on this port; empty: off
     xoff: int
     xon: int
+    # Bytes: the queue (`queue` RoCE frames) and, with PFC, `pfc_thresholds`' XOFF, XON and
+    # headroom (0 without PFC).
+    queue_bytes: int = 0
+    xoff_bytes: int = 0
+    xon_bytes: int = 0
+    headroom_bytes: int = 0
 
     @property
     def gbps(self) -> str:
@@ -101,11 +145,14 @@ class PortSettings:
 
 @dataclass(frozen=True, kw_only=True)
 class SwitchSettings:
-    """Every port of one switch, and its number of priority queues."""
+    """Every port of one switch, its number of priority queues, and how its buffer counts."""
 
     queues: int
     ports: tuple[PortSettings, ...]
     drain: int = 0  # the drain lane's queue (`drain_queue`); 0: none
+    buffer_unit: str = "packets"  # what p4switch's queues and native PFC count: packets | bytes
+    shared_bytes: int | None = None  # a pool every queue draws from (bytes); None: none
+    alpha: float | None = None  # dynamic thresholds on the pool; None: static
 
     def to_json(self) -> dict[str, Any]:
         """The settings as a JSON-ready dict (what `from_json` reads)."""
@@ -115,7 +162,9 @@ class SwitchSettings:
     def from_json(cls, data: dict[str, Any]) -> SwitchSettings:
         """The settings `to_json` wrote."""
         ports = tuple(PortSettings(**{**p, "pfc": tuple(p["pfc"])}) for p in data["ports"])
-        return cls(queues=int(data["queues"]), ports=ports, drain=int(data.get("drain", 0)))
+        return cls(queues=int(data["queues"]), ports=ports, drain=int(data.get("drain", 0)),
+                   buffer_unit=str(data.get("buffer_unit", "packets")),
+                   shared_bytes=data.get("shared_bytes"), alpha=data.get("alpha"))
 
 
 def switch_settings(plan: AddressPlan, name: str) -> SwitchSettings:
@@ -126,9 +175,81 @@ def switch_settings(plan: AddressPlan, name: str) -> SwitchSettings:
     for p in sw.ports:
         link = plan.link(p.link_id)
         shape = link.shape
-        ports.append(PortSettings(
+        port = PortSettings(
             port=p.port, intf=p.intf, tier=p.tier, rate_mbps=shape.rate_mbps,
             queue=shape.queue, pfc=lossless if shape.pfc.enabled else (),
-            xoff=shape.pfc.xoff, xon=shape.pfc.xon))
+            xoff=shape.pfc.xoff, xon=shape.pfc.xon, queue_bytes=shape.queue * ROCE_FRAME)
+        if port.pfc:
+            th = pfc_thresholds(plan, port)
+            port = replace(port, xoff_bytes=th.xoff_bytes, xon_bytes=th.xon_bytes,
+                           headroom_bytes=th.headroom_bytes)
+        ports.append(port)
     drain = drain_queue(plan.qos.queues, {c.tc for c in plan.qos.classes.values()})
-    return SwitchSettings(queues=plan.qos.queues, ports=tuple(ports), drain=drain)
+    buffer = plan.buffer
+    return SwitchSettings(queues=plan.qos.queues, ports=tuple(ports), drain=drain,
+                          buffer_unit=buffer.accounting, shared_bytes=buffer.shared_bytes,
+                          alpha=buffer.alpha)
+
+
+# How long the emulated switch and its upstream take to act on a PAUSE, beyond
+# the cable: the program's pass, the PFC frame's wait behind the frame on the
+# wire, the upstream's pass or NIC agent taking it in. A busy BMv2 or p4switch
+# takes milliseconds to tens of milliseconds per pass here, not a real ASIC's
+# microsecond: this is the round trip the headroom must cover.
+PFC_RESPONSE_S = 0.020
+
+
+@dataclass(frozen=True, kw_only=True)
+class PfcThresholds:
+    """One port's priority-group PFC settings, in bytes (see the module docstring)."""
+
+    xoff_bytes: int
+    """XOFF when the PG holds this many bytes."""
+    xon_bytes: int
+    """XON when the PG is down to this many bytes."""
+    headroom_bytes: int
+    """What the upstream may still send after XOFF: rate x round trip + a largest frame."""
+    buffer_bytes: int
+    """The tier's queue in RoCE frames' bytes: XOFF + headroom fit in it..."""
+    headroom_fits: bool
+    """... unless this is False (XOFF is then one RoCE frame above XON)."""
+    quanta: int
+    """What an XOFF out of the port asks for (512 bit-times each)."""
+    refresh_us: int
+    """How often XOFF is re-sent while asserted: half the pause."""
+
+
+def pause_quanta(nbytes: float) -> int:
+    """Quanta (512 bit-times: 64 bytes each) of a pause twice as long as `nbytes` take on
+    the link, at most 65,535, at least 1."""
+    return max(1, min(0xFFFF, math.ceil(2 * nbytes / 64)))
+
+
+def _round_trip_s(plan: AddressPlan) -> float:
+    """The slowest tier's round trip: its cable both ways (the topology's scaled
+    `latency:`, or a tier's netem `delay_ms`), plus the switches' reaction."""
+    cable = max((2 * (link.shape.delay_ms or 0.0) / 1000 for link in plan.links), default=0.0)
+    if plan.latency is not None:
+        cable = max(cable, *(plan.latency.link_rtt_us(link.tier, *TIER_ENDS[link.tier])
+                             * 1e-6 * plan.scale for link in plan.links))
+    return cable + PFC_RESPONSE_S
+
+
+def pfc_thresholds(plan: AddressPlan, port: PortSettings) -> PfcThresholds:
+    """The PG thresholds, headroom, quanta and refresh of `port` (see the module docstring).
+    A queue too short for XOFF above XON plus the headroom gets XOFF one RoCE frame above
+    XON, and says so (`headroom_fits` False): lossless only while the upstream reacts
+    faster than the round trip assumed."""
+    rate_bps = port.rate_mbps * 1e6
+    headroom = math.ceil(rate_bps / 8 * _round_trip_s(plan)) + MTU_FRAME
+    buffer = port.queue * ROCE_FRAME
+    xon = port.xon * ROCE_FRAME
+    xoff = min(port.xoff * ROCE_FRAME, buffer - headroom)
+    fits = xoff > xon
+    if not fits:
+        xoff = xon + ROCE_FRAME
+    quanta = pause_quanta(xoff + headroom)
+    pause_us = quanta * 512 / rate_bps * 1e6
+    return PfcThresholds(xoff_bytes=xoff, xon_bytes=xon, headroom_bytes=headroom,
+                         buffer_bytes=buffer, headroom_fits=fits, quanta=quanta,
+                         refresh_us=max(1, round(pause_us / 2)))

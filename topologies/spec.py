@@ -27,7 +27,7 @@ checks name the innermost key that holds both fields
 (`links.host.pfc: xon 30 must be below xoff 24`).
 
 Names defined here: `FabricSpec`, `ServersSpec`, `ZoneSpec`, `RackSpec`, `LinkSpec`,
-`PfcSpec`, `LinksSpec`, `QosSpec`, `TrafficClass`, `ProgramsSpec`,
+`PfcSpec`, `BufferSpec`, `LinksSpec`, `QosSpec`, `TrafficClass`, `ProgramsSpec`,
 `SwitchSpec`, `RoutingSpec`, `SpecError`, `load_spec`, `parse_spec`,
 `check_programs`, `ROLES`, `TARGETS`, `MODES`, `TIERS`, `DEFAULT_CLASSES`,
 `MAX_RATE_MBPS`, `MAX_PORTS`.
@@ -64,6 +64,7 @@ __all__ = [
     "Target",
     "TARGETS",
     "TIERS",
+    "BufferSpec",
     "FabricSpec",
     "LinkSpec",
     "LinksSpec",
@@ -202,6 +203,41 @@ class LinkSpec(_Model):
                 f"ecn_threshold {self.ecn_threshold} is above queue {self.queue}: nothing would be marked"
             )
         return self
+
+
+class BufferSpec(_Model):
+    """How p4switch's traffic manager counts its buffer, and its shared pool (native PFC).
+
+    `accounting: packets` (the default): every queued packet counts 1, as
+    BMv2's queues do. `bytes`: a packet counts its frame's bytes, as a
+    switch's MMU does; a tier's `queue`, `pfc.xoff` and `pfc.xon` are then
+    that many RoCE frames' worth of bytes (1,082 B each, so a queue of small
+    ACKs holds as many bytes as one of data frames, not as many packets),
+    and every lossless priority group gets, apart from its queue, the
+    fabric's headroom: the link's rate x the slowest tier's round trip plus a
+    full frame (`topologies.ports.pfc_thresholds`, the same bytes the
+    programs' PFC counts with). `shared_mb`: a pool of that many megabytes
+    (10^6 B) every queue of a switch draws from (needs `bytes`); `alpha`:
+    dynamic thresholds on it, a queue holds at most alpha x the pool still
+    free (needs `shared_mb`). BMv2's queues count packets whatever this says.
+    """
+
+    accounting: Literal["packets", "bytes"] = "packets"
+    shared_mb: float | None = Field(default=None, gt=0, le=1024)
+    alpha: float | None = Field(default=None, gt=0, le=64)
+
+    @model_validator(mode="after")
+    def _pool_needs_bytes(self) -> BufferSpec:
+        if self.shared_mb is not None and self.accounting != "bytes":
+            raise ValueError("shared_mb needs accounting: bytes (the pool is counted in bytes)")
+        if self.alpha is not None and self.shared_mb is None:
+            raise ValueError("alpha needs shared_mb (dynamic thresholds share a pool)")
+        return self
+
+    @property
+    def shared_bytes(self) -> int | None:
+        """The shared pool in bytes (None: none)."""
+        return None if self.shared_mb is None else round(self.shared_mb * 1e6)
 
 
 class LinksSpec(_Model):
@@ -410,6 +446,8 @@ class FabricSpec(_Model):
     # The NIC line rate the host tier's emulated rate stands for (Gb/s).
     line_rate_gbps: float = Field(default=400, gt=0, le=3200)
     links: LinksSpec = LinksSpec()
+    # How p4switch's queues and PFC count (packets or bytes) and its shared pool.
+    buffer: BufferSpec = BufferSpec()
     # Real propagation and switch latency, scaled like the rates (None: none).
     latency: LatencySpec | None = None
     qos: QosSpec = QosSpec()

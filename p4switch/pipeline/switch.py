@@ -7,7 +7,7 @@ from typing import Any, TypeVar
 
 from .. import ir
 from ..tm import TmDriver
-from ..tmconfig import PfcConfig, TmConfig, VirtualClock, WatchdogConfig
+from ..tmconfig import BufferConfig, PfcConfig, TmConfig, VirtualClock, WatchdogConfig
 from .codegen import CodegenError
 from .externs import CounterArray, MeterArray, RegisterArray
 from .matchtable import Table
@@ -28,6 +28,8 @@ __all__ = ["Switch", "SwitchError"]
 _T = TypeVar("_T")
 
 SwitchError = CodegenError
+DEFAULT_DEPTH = 64  # packets of a queue no depth was given for
+FULL_FRAME = 1514  # bytes of a full frame: a default depth counted in bytes is 64 of them
 
 
 def _per_port(value: Any, conv: Callable[[Any], Any]) -> tuple[Any, dict[int, Any]]:
@@ -73,9 +75,13 @@ class Switch(PacketPath):
     """A v1model switch running `program`; output frames go to `transmit(port, data)`.
 
     Traffic-manager options take a scalar (every port) or {port or None: value}:
-    `queue_depth` (packets), `queue_rate` (packets/s), `port_speed` (Gb/s),
-    `pfc` (priorities, e.g. "3,4"), `pfc_watchdog` (priorities, or a dict as
-    `set_pfc_watchdog` takes). `clock`: a `tm.VirtualClock` runs the traffic
+    `queue_depth` (in `buffer_unit`; by default 64 packets, or 64 x 1,514 bytes),
+    `queue_rate` (packets/s), `port_speed`
+    (Gb/s), `pfc` (priorities, e.g. "3,4"), `pfc_watchdog` (priorities, or a
+    dict as `set_pfc_watchdog` takes). The buffer: `buffer_unit` ("packets" or
+    "bytes"), `shared_buffer` (a pool every queue draws from, in that unit)
+    and `alpha` (its dynamic thresholds), see `tmconfig.BufferConfig`.
+    `clock`: a `tm.VirtualClock` runs the traffic
     manager without a thread, moved by `advance(seconds)` (deterministic tests);
     `tm_driver` (`io.RawPorts`): the traffic manager runs on the ports' thread.
     Every accessor takes the packet path's lock.
@@ -85,7 +91,8 @@ class Switch(PacketPath):
                  cpu_port: int | None = None, drop_port: int = 511, priority_queues: int = 1,
                  queue_depth: Any = None, queue_rate: Any = None, port_speed: Any = None,
                  pfc: Any = None, pfc_watchdog: Any = None, egress_spec_init_to_drop: bool = False,
-                 clock: Callable[[], float] | None = None,
+                 buffer_unit: str = "packets", shared_buffer: int | None = None,
+                 alpha: float | None = None, clock: Callable[[], float] | None = None,
                  tm_driver: TmDriver | None = None) -> None:
         queues = max(1, int(priority_queues))
         depth, port_depth = _per_port(queue_depth, int)
@@ -99,11 +106,15 @@ class Switch(PacketPath):
         wd_map: dict[int | None, WatchdogConfig] = dict(wd_ports.items())
         if wd_default is not None:
             wd_map[None] = wd_default
-        tm_config = TmConfig(queues=queues, depth=depth or 64, port_depth=port_depth,
+        if not depth:  # 64 packets, or as many full frames' bytes
+            depth = DEFAULT_DEPTH if buffer_unit == "packets" else DEFAULT_DEPTH * FULL_FRAME
+        tm_config = TmConfig(queues=queues, depth=depth, port_depth=port_depth,
                              rate_pps=rate, port_rate_pps=port_rate, speed_bps=speed,
-                             port_speed_bps=port_speed_d, pfc=pfc_map, watchdog=wd_map)
+                             port_speed_bps=port_speed_d, pfc=pfc_map, watchdog=wd_map,
+                             buffer=BufferConfig(unit=buffer_unit, pool=shared_buffer, alpha=alpha))
         start_tm = bool(isinstance(clock, VirtualClock) or queues > 1 or rate or port_rate or speed
-                        or port_speed_d or pfc_map or port_depth or queue_depth is not None)
+                        or port_speed_d or pfc_map or port_depth or queue_depth is not None
+                        or buffer_unit != "packets" or shared_buffer is not None)
         super().__init__(program, transmit, tm_config, start_tm=start_tm, cpu_port=cpu_port,
                          drop_port=drop_port, egress_spec_init_to_drop=egress_spec_init_to_drop,
                          clock=clock, tm_driver=tm_driver)
@@ -115,7 +126,7 @@ class Switch(PacketPath):
             self._start_tm().set_speed(port, float(gbps) * 1e9)
 
     def set_queue_depth(self, port: int | None, depth: int, priority: int | None = None) -> None:
-        """Egress queue depth in packets for a port (all queues or one priority)."""
+        """Egress queue depth (in the buffer's unit) for a port (all queues or one priority)."""
         with self.lock:
             self._start_tm().set_depth(port, int(depth), None if priority is None else _prio(priority))
 
@@ -125,10 +136,12 @@ class Switch(PacketPath):
             self._start_tm().set_rate(port, pps, None if priority is None else _prio(priority))
 
     def set_pfc(self, port: int | None, priorities: Any, xoff: int | None = None,
-                xon: int | None = None, quanta: int | None = None) -> None:
+                xon: int | None = None, quanta: int | None = None,
+                headroom: int | None = None) -> None:
         """Enable PFC on a port (None: every port) for exactly these priorities (empty: disable).
 
-        `xoff`/`xon` (packets charged to the ingress port and priority) and the
+        `xoff`/`xon` (what is charged to the ingress port and priority, in the
+        buffer's unit), the `headroom` beyond XOFF (None: none apart) and the
         PAUSE `quanta` apply to every listed priority; see `set_pfc_thresholds`.
         """
         prios = frozenset(_prio(p) for p in (priorities or ()))
@@ -137,7 +150,8 @@ class Switch(PacketPath):
             base = PfcConfig(priorities=prios)
             cfg = PfcConfig(priorities=prios, xoff=base.xoff if xoff is None else int(xoff),
                             xon=base.xon if xon is None else int(xon),
-                            quanta=base.quanta if quanta is None else int(quanta))
+                            quanta=base.quanta if quanta is None else int(quanta),
+                            headroom=None if headroom is None else int(headroom))
             if not 0 <= cfg.xon < cfg.xoff or not 0 < cfg.quanta <= 0xFFFF:
                 raise ValueError(f"PFC needs 0 <= xon < xoff and 0 < quanta <= 65535, "
                                  f"got xoff={cfg.xoff} xon={cfg.xon} quanta={cfg.quanta}")
@@ -147,10 +161,20 @@ class Switch(PacketPath):
             for p in prios:
                 tm.settings.thresholds.pop((port, p), None)
 
-    def set_pfc_thresholds(self, port: int | None, priority: int, xoff: int, xon: int) -> None:
-        """XOFF/XON thresholds (packets) for one (ingress port, priority)."""
+    def set_pfc_thresholds(self, port: int | None, priority: int, xoff: int, xon: int,
+                           headroom: int | None = None) -> None:
+        """XOFF/XON thresholds and headroom (in the buffer's unit) for one (ingress port,
+        priority)."""
         with self.lock:
-            self._start_tm().set_thresholds(port, _prio(priority), int(xoff), int(xon))
+            self._start_tm().set_thresholds(port, _prio(priority), int(xoff), int(xon),
+                                            None if headroom is None else int(headroom))
+
+    def set_shared_buffer(self, size: int | None = None, alpha: float | None = None) -> None:
+        """The shared pool every queue draws from (in the buffer's unit; None or 0: none) and
+        its dynamic thresholds' alpha (None: static)."""
+        with self.lock:
+            self._start_tm().set_buffer(int(size) if size else None,
+                                        None if alpha is None else float(alpha))
 
     def set_pfc_watchdog(self, port: int | None, priorities: Any, detection_ms: float = 200,
                          restoration_ms: float = 200, action: str = "drop") -> None:
@@ -175,6 +199,7 @@ class Switch(PacketPath):
         pipeline["mac_control_rx"] = self.mac_control_rx
         return {"queues": tm.stats() if tm is not None else {},
                 "ports": tm.port_stats() if tm is not None else {},
+                "buffer": tm.buffer_stats() if tm is not None else {},
                 "pipeline": pipeline}
 
     # ------------------------------------------------------------ tables

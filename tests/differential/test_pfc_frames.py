@@ -14,7 +14,7 @@ port. Sources compared:
   ingress port's priority group XOFF at 512 bytes (8 of the burst's 64-byte frames
   in the switch), XON at 128, no refresh within the burst, twice: from port 1 with
   quanta 0xFFFF and p4switch's native source MAC, from port 3 with the quanta an
-  ai_zone_small host port gets (1,370: `controller.qos.pfc_thresholds`) and another
+  ai_zone_small host port gets (1,370: `topologies.ports.pfc_thresholds`) and another
   MAC;
 - p4switch's native 802.1Qbb traffic manager (`--pfc 1=3`) for the first burst: its
   first XOFF and its XON (it may refresh in between; its thresholds are its own, so

@@ -8,6 +8,9 @@ a time on this machine), from the same helpers (`pfc_support`,
 
 - p4switch, `--pfc native` and `--pfc program`: the same incast is lossless under
   both, PAUSE frames go upstream under both, out of the same ports;
+- p4switch with its buffer counted in bytes (`buffer.accounting: bytes`): the byte
+  thresholds and headroom the fabric computes reach its traffic manager, and the same
+  incast is lossless;
 - PFC off on every tier, both targets (BMv2 at a tenth of the rates, `SLOW`): a 3 -> 1
   and a 7 -> 1 incast drop lossless packets inside the switches, the senders
   retransmit, no PAUSE is sent, and every byte still arrives.
@@ -24,6 +27,9 @@ from pfc_support import assert_lossless, own_fabric, pfc_off
 
 from controller.client import ApiClient
 from controller.lossless import run_incast
+from experiments.fabric import variant
+from p4switch.ctl import request as ctl_request
+from topologies.runstate import read_state
 
 ZONE = ROOT / "topologies" / "ai_zone_small.yaml"
 INCAST = ["h1", "h3", "h5", "h7"]  # the sink first: h3, h5 and h7 send to h1, across racks
@@ -70,6 +76,33 @@ def test_native_and_program_pfc_hold_the_same_incast_alike(
         pytest.xfail(f"native PFC lost packets in this incast: {str(exc)[:300]}")
     assert set(rounds["native"].pauses) == set(rounds["program"].pauses), \
         {k: sorted(r.pauses) for k, r in rounds.items()}
+
+
+def test_native_pfc_counted_in_bytes_holds_the_incast(
+        target: str, build_dir: Path, tmp_path: Path) -> None:
+    """ai_zone_small with `buffer: {accounting: bytes}` on p4switch: rtsw1's traffic manager
+    counts bytes, read back from the switch: host port 1's queue 161 RoCE frames x 1,082 =
+    174,202 B, its class-3 PG XOFF/XON 16/8 frames = 17,312 / 8,656 B with 10e6 / 8 x 20 ms
+    + 1,514 = 26,514 B of headroom; uplink port 5 (20 Mb/s, 32/16 frames) 34,624 / 17,312 B
+    and 51,514 B. The 3 -> 1 incast is then lossless, with PAUSE frames sent."""
+    if target != "p4switch":
+        pytest.skip(f"only p4switch's traffic manager counts its buffer in bytes ({target}'s "
+                    f"queues count packets; the programs' PFC counts bytes on both)")
+    topology = variant(ZONE, tmp_path, ZONE.stem, {"buffer.accounting": "bytes"})
+    with own_fabric(topology, target, build_dir) as api:
+        warm_up(api)
+        got = run_incast(api, INCAST, per="host", size=SIZE)
+        state = read_state()
+        assert state is not None
+        (rec,) = [sw for sw in state.switches if sw["name"] == "rtsw1"]
+        tm = ctl_request(rec["ctl_addr"], {"cmd": "tm"})["tm"]
+    assert tm["buffer"]["unit"] == "bytes" and tm["buffer"]["pool"] is None
+    host, uplink = tm["queues"]["1/3"], tm["queues"]["5/3"]  # ports 1-4: NICs, 5-6: uplinks
+    assert host["capacity"] == 174_202 and host["max_depth"] > 0
+    assert host["pfc"] == {"xoff": 17_312, "xon": 8_656, "quanta": 0xFFFF, "headroom": 26_514}
+    assert uplink["pfc"] == {"xoff": 34_624, "xon": 17_312, "quanta": 0xFFFF, "headroom": 51_514}
+    assert got.result["bytes_received"] == 3 * SIZE
+    assert_lossless(got)
 
 
 # PFC off on BMv2: hosts at 1 Mb/s, uplinks at 2 (the preset's 10 and 20 scaled down).

@@ -19,9 +19,9 @@ from pathlib import Path
 
 from controller.entities import CloneSession, TableEntry
 from controller.intent import FabricIntent
-from controller.qos import compute_pfc, pause_quanta, pfc_thresholds
+from controller.qos import compute_pfc
 from topologies.addressing import plan_addresses
-from topologies.ports import switch_settings
+from topologies.ports import pause_quanta, pfc_thresholds, switch_settings
 from topologies.spec import load_spec
 
 SMALL = Path(__file__).resolve().parents[3] / "topologies" / "ai_zone_small.yaml"

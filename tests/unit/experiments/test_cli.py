@@ -47,6 +47,17 @@ def test_the_command_quoted_in_results() -> None:
         "aizone experiment failure --out docs/results"
 
 
+def test_buffer_in_bytes_is_quoted_and_refused_on_bmv2(capsys: pytest.CaptureFixture[str]) -> None:
+    """--buffer bytes goes into the quoted command; on BMv2, whose queues count packets, it
+    is bad input (exit 2) saying why, before anything runs."""
+    assert _command(_parse("qp-scaling", "--buffer", "bytes")) == \
+        "aizone experiment qp-scaling --buffer bytes"
+    assert main(["qp-scaling", "--buffer", "bytes", "--target", "bmv2"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("aizone experiment: error: --buffer bytes: only p4switch") and \
+        "bmv2's queues count packets" in err
+
+
 def test_func_is_the_handler() -> None:
     """The parser's func returns the exit code (the lead wires it into `aizone`)."""
     ns = _parse("placement", "--json")

@@ -117,6 +117,9 @@ def test_fabric_changes_are_rates_and_queues() -> None:
     assert got["links.rtsw_ctsw.pfc"] == {"enabled": False, "xoff": 32, "xon": 16}
     assert got["links.host.queue"] == 161
     assert "links.ctsw_atsw.queue" not in got
+    assert "buffer.accounting" not in got
+    in_bytes = fabric_changes(ROOT / "topologies" / "ai_zone_small.yaml", buffer="bytes")
+    assert in_bytes["buffer.accounting"] == "bytes" and in_bytes["links.host.queue"] == 161
 
 
 @pytest.mark.parametrize(("preset", "fan_in", "k"), [

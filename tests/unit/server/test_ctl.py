@@ -80,11 +80,32 @@ def test_pfc_thresholds_and_watchdog_reach_the_pipeline(ctl) -> None:
     assert request(addr, {"cmd": "set_pfc_watchdog", "port": 1, "priorities": [3], "detection_ms": 100,
                           "restoration_ms": 300, "action": "forward"}) == {"ok": True}
     settings = dev.tm.settings
-    assert settings.thresholds[(1, 3)] == (30, 10)
+    assert settings.thresholds[(1, 3)] == (30, 10, None)
     wd = settings.watchdog_of(1, 3)
     assert (wd.detection_s, wd.restoration_s, wd.action) == (0.1, 0.3, "forward")
     assert request(addr, {"cmd": "set_pfc_watchdog", "port": 1, "priorities": []}) == {"ok": True}
     assert settings.watchdog_of(1, 3) is None
+
+
+def test_headroom_and_shared_buffer_reach_the_pipeline(ctl) -> None:
+    """set_pfc and set_pfc_thresholds carry a headroom; set_shared_buffer sets the pool and
+    its alpha, and without a size takes the pool away; `tm` reports the buffer."""
+    addr, dev = ctl
+    assert request(addr, {"cmd": "set_pfc", "port": 1, "priorities": [3], "xoff": 40,
+                          "xon": 20, "headroom": 25}) == {"ok": True}
+    assert dev.tm.settings.pfc_for(1, 3) == (40, 20, 0xFFFF, 25)
+    assert request(addr, {"cmd": "set_pfc_thresholds", "port": 1, "priority": 3,
+                          "xoff": 30, "xon": 10, "headroom": 12}) == {"ok": True}
+    assert dev.tm.settings.pfc_for(1, 3) == (30, 10, 0xFFFF, 12)
+    assert request(addr, {"cmd": "set_shared_buffer", "size": 5000, "alpha": 0.5}) == {"ok": True}
+    buffer = request(addr, {"cmd": "tm"})["tm"]["buffer"]
+    assert (buffer["unit"], buffer["pool"], buffer["alpha"]) == ("packets", 5000, 0.5)
+    assert request(addr, {"cmd": "set_shared_buffer"}) == {"ok": True}
+    assert request(addr, {"cmd": "tm"})["tm"]["buffer"]["pool"] is None
+    reply = request(addr, {"cmd": "set_shared_buffer", "alpha": 1})
+    assert not reply["ok"] and "alpha needs a shared buffer" in reply["error"]
+    reply = request(addr, {"cmd": "set_pfc", "port": 1, "priorities": [3], "headroom": -1})
+    assert not reply["ok"] and "headroom" in reply["error"]
 
 
 @pytest.mark.parametrize("req,needle", [

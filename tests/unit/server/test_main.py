@@ -137,3 +137,25 @@ def test_bad_pfc_watchdog_flag_is_a_usage_error(flag: str) -> None:
     with pytest.raises(SystemExit) as e:
         _parse(["--no-p4", "--pfc-watchdog", flag])
     assert e.value.code == 2
+
+
+def test_buffer_flags_map_to_the_switch_options() -> None:
+    """--buffer-unit bytes and --shared-buffer SIZE[:ALPHA] become Switch(buffer_unit=...,
+    shared_buffer=..., alpha=...); the defaults pass none of them."""
+    from p4switch.__main__ import _switch_options
+
+    opts = _switch_options(_parse(["--no-p4", "--buffer-unit", "bytes",
+                                   "--shared-buffer", "2000000:0.5"]))
+    assert (opts["buffer_unit"], opts["shared_buffer"], opts["alpha"]) == ("bytes", 2_000_000, 0.5)
+    opts = _switch_options(_parse(["--no-p4", "--shared-buffer", "300"]))
+    assert opts["shared_buffer"] == 300 and "alpha" not in opts and "buffer_unit" not in opts
+
+
+@pytest.mark.parametrize("argv", [["--buffer-unit", "cells"], ["--shared-buffer", "0"],
+                                  ["--shared-buffer", "100:0"], ["--shared-buffer", "100:x"]],
+                         ids=["bad-unit", "empty-pool", "zero-alpha", "alpha-not-a-number"])
+def test_bad_buffer_flag_is_a_usage_error(argv: list[str]) -> None:
+    """A bad --buffer-unit or --shared-buffer exits 2 like any bad flag."""
+    with pytest.raises(SystemExit) as e:
+        _parse(["--no-p4", *argv])
+    assert e.value.code == 2

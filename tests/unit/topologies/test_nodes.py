@@ -143,6 +143,27 @@ def test_p4switch_native_pfc_is_the_default_and_adds_its_classes(node_factory) -
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="Mininet nodes need root")
+def test_p4switch_with_a_buffer_in_bytes_gets_depths_in_bytes_and_its_pool(node_factory) -> None:
+    """`buffer: {accounting: bytes, shared_mb: 2, alpha: 0.5}`: --buffer-unit bytes, the
+    pool as --shared-buffer BYTES:ALPHA, each queue in bytes: 64 RoCE frames x 1,082 =
+    69,248 B, 100 x 1,082 = 108,200 B."""
+    settings = switch_settings(plan_addresses(parse_spec({
+        "racks": [{"hosts": 2}], "ctsws": 1,
+        "buffer": {"accounting": "bytes", "shared_mb": 2, "alpha": 0.5},
+        "links": {"host": {"rate_mbps": 12.5},
+                  "rtsw_ctsw": {"rate_mbps": 20, "queue": 100, "pfc": {"enabled": False}}}})),
+        "rtsw1")
+    node = node_factory(P4SwitchNode, settings=settings, ctl_port=52003)
+    assert node.settings_args() == [
+        "--priority-queues", "8", "--buffer-unit", "bytes", "--shared-buffer", "2000000:0.5",
+        "--port-speed", "1=0.0125", "--queue-depth", "1=69248", "--pfc", "1=3",
+        "--port-speed", "2=0.0125", "--queue-depth", "2=69248", "--pfc", "2=3",
+        "--port-speed", "3=0.02", "--queue-depth", "3=108200",
+        "--ctl-addr", "127.0.0.1:52003",
+    ]
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="Mininet nodes need root")
 def test_bmv2_gets_priority_queues_after_dashes(node_factory) -> None:
     """simple_switch_grpc: --priority-queues 8 is a target option (after `--`)."""
     node = node_factory(Bmv2SwitchNode, settings=SETTINGS)

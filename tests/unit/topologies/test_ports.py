@@ -17,7 +17,7 @@ from topologies.ports import (
     paced_mbps,
     switch_settings,
 )
-from topologies.spec import load_spec, parse_spec
+from topologies.spec import SpecError, load_spec, parse_spec
 
 SMALL = Path(__file__).resolve().parents[3] / "topologies" / "ai_zone_small.yaml"
 
@@ -32,16 +32,37 @@ SPEC = parse_spec({
 
 def test_rtsw_ports_take_their_tiers_settings() -> None:
     """rtsw1: ports 1-2 at 12.5 Mb/s without PFC, port 3 (uplink) at 20 Mb/s with class 3;
-    the drain lane in queue 1 (the default classes take 3 and 7)."""
+    the drain lane in queue 1 (the default classes take 3 and 7). In bytes: queues of 64 and
+    100 RoCE frames (x 1,082 = 69,248 and 108,200 B); port 3's XOFF/XON 40/30 frames (43,280
+    / 32,460 B) and headroom 20e6 / 8 x 20 ms + 1,514 = 51,514 B (XOFF + headroom 94,794 B
+    fit the 108,200-B queue, XOFF kept). The buffer counts packets (the spec's default)."""
     s = switch_settings(plan_addresses(SPEC), "rtsw1")
     assert s == SwitchSettings(queues=8, ports=(
         PortSettings(port=1, intf="rtsw1-eth1", tier="host", rate_mbps=12.5, queue=64, pfc=(),
-                     xoff=24, xon=12),
+                     xoff=24, xon=12, queue_bytes=69_248),
         PortSettings(port=2, intf="rtsw1-eth2", tier="host", rate_mbps=12.5, queue=64, pfc=(),
-                     xoff=24, xon=12),
+                     xoff=24, xon=12, queue_bytes=69_248),
         PortSettings(port=3, intf="rtsw1-eth3", tier="rtsw_ctsw", rate_mbps=20, queue=100,
-                     pfc=(3,), xoff=40, xon=30),
-    ), drain=1)
+                     pfc=(3,), xoff=40, xon=30, queue_bytes=108_200, xoff_bytes=43_280,
+                     xon_bytes=32_460, headroom_bytes=51_514),
+    ), drain=1, buffer_unit="packets", shared_bytes=None, alpha=None)
+
+
+def test_a_buffer_in_bytes_and_its_pool_reach_the_settings() -> None:
+    """`buffer: {accounting: bytes, shared_mb: 1.5, alpha: 2}`: every switch counts bytes,
+    with a 1,500,000-B pool at alpha 2; refused with the key named otherwise."""
+    spec = SPEC.model_copy(update={"buffer": parse_spec({
+        "racks": [{"hosts": 1}],
+        "buffer": {"accounting": "bytes", "shared_mb": 1.5, "alpha": 2}}).buffer})
+    s = switch_settings(plan_addresses(spec), "ctsw1")
+    assert (s.buffer_unit, s.shared_bytes, s.alpha) == ("bytes", 1_500_000, 2.0)
+    assert SwitchSettings.from_json(s.to_json()) == s
+    with pytest.raises(SpecError, match="buffer: .*shared_mb needs accounting: bytes"):
+        parse_spec({"racks": [{"hosts": 1}], "buffer": {"shared_mb": 1}})
+    with pytest.raises(SpecError, match="buffer: .*alpha needs shared_mb"):
+        parse_spec({"racks": [{"hosts": 1}], "buffer": {"accounting": "bytes", "alpha": 1}})
+    with pytest.raises(SpecError, match="buffer.accounting"):
+        parse_spec({"racks": [{"hosts": 1}], "buffer": {"accounting": "cells"}})
 
 
 def test_lossless_classes_are_the_pfc_priorities() -> None:
