@@ -101,22 +101,38 @@ def run(options: Options) -> ExperimentResult:
 
 
 def _pieces_note(result: ExperimentResult, qps: int) -> str:
-    """Why split at many QPs can be slow here: its pieces are small packets, and the switches'
-    queues and PFC thresholds count packets (the PAUSEs it drew next to rr's)."""
-    split_p = result.spread("switch_pauses", mode="eecmp", qps=qps, strategy="split")
-    rr_p = result.spread("switch_pauses", mode="eecmp", qps=qps, strategy="rr")
+    """What split at many QPs changes besides the uplinks' balance: its pieces are more,
+    smaller packets; what the switches' queues counted (packets, or bytes with `--buffer
+    bytes`); the PAUSEs, paused time and machine load it drew next to rr's."""
+    def both(metric: str) -> tuple[float, float] | None:
+        split = result.spread(metric, mode="eecmp", qps=qps, strategy="split")
+        rr = result.spread(metric, mode="eecmp", qps=qps, strategy="rr")
+        return None if split is None or rr is None else (split.mean, rr.mean)
+
+    pauses, paused, cpu = both("switch_pauses"), both("paused_s"), both("machine_cpu")
     message = result.sizes.get("message bytes")
-    if split_p is None or rr_p is None or not message:
+    if pauses is None or not message:
         return ""
     piece = int(message) // qps
     ratio = qps * math.ceil(piece / MTU) / math.ceil(int(message) / MTU)
+    if result.sizes.get("buffer") == "bytes":
+        counted = ("the switches' queues and PFC counted bytes in these runs (`--buffer "
+                   "bytes`), as a real switch's buffer does")
+    elif result.target == "bmv2":
+        counted = ("BMv2's queues count packets, not bytes (its PFC, the programs', counts "
+                   "bytes, as a real switch's does)")
+    else:
+        counted = ("the switches' queues and PFC thresholds count packets here, not bytes (a "
+                   "real switch's buffer and headroom are bytes; `--buffer bytes` counts bytes)")
+    drew = [f"{pauses[0]:,.0f} PAUSEs against rr's {pauses[1]:,.0f}"]
+    if paused is not None:
+        drew.append(f"{paused[0]:,.1f} s of the hosts' time paused against {paused[1]:,.1f}")
+    if cpu is not None:
+        drew.append(f"the machine {cpu[0]:.0%} busy against {cpu[1]:.0%}")
+    listed = drew[0] if len(drew) == 1 else f"{', '.join(drew[:-1])} and {drew[-1]}"
     return (f"Split over {qps} QPs cuts each {message}-B message into {piece}-B pieces: "
-            f"{ratio:g}x the packets of rr for the same bytes, and the "
-            f"switches' queues and PFC thresholds count packets, not bytes (a real switch's "
-            f"buffer and headroom are bytes), so split drew {split_p.mean:,.0f} PAUSEs against "
-            f"rr's {rr_p.mean:,.0f}: the time it loses goes with those pauses (the emulated "
-            f"queues' packet accounting), not with the uplinks' balance, which follows the "
-            f"hash.")
+            f"{ratio:g}x the packets of rr for the same bytes; {counted}. Split drew {listed} "
+            f"(docs/p4switch.md, \"The buffer\", compares the two accountings on this grid).")
 
 
 def findings(result: ExperimentResult) -> list[Finding]:

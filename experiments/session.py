@@ -160,7 +160,8 @@ class Session:
             started=dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
             machine=machine(), versions=versions(options.target), target=options.target,
             topology=str(topology), topology_name="", repeat=repeat, quick=options.quick,
-            sizes=dict(sizes), params=list(params), metrics=list(metrics))
+            sizes={**sizes, **({"buffer": options.buffer} if options.buffer != "packets" else {})},
+            params=list(params), metrics=list(metrics))
         self._progress = Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(),
                                   MofNCompleteColumn(), TextColumn("{task.fields[note]}"),
                                   TimeElapsedColumn(), console=self.console,

@@ -613,8 +613,8 @@ class TrafficManager:
 
     def set_thresholds(self, port: int | None, prio: int, xoff: int, xon: int,
                        headroom: int | None = None) -> None:
-        """XOFF/XON thresholds and headroom (in the buffer's unit; headroom None: none apart)
-        of one (ingress port, priority)."""
+        """XOFF/XON thresholds and headroom (in the buffer's unit; headroom None: the port's
+        PfcConfig's) of one (ingress port, priority)."""
         if not 0 <= xon < xoff:
             raise ValueError(f"PFC thresholds need 0 <= xon < xoff, got xoff={xoff} xon={xon}")
         if headroom is not None and int(headroom) < 0:
@@ -643,8 +643,8 @@ class TrafficManager:
         with self.cv:
             now = self.clock()
             keys = set(self.enqueued) | set(self.drops) | set(self.pauses_sent) | \
-                set(self.pauses_received) | {(port, q) for port, p in self.ports.items()
-                                             for q in range(len(p.queues))}
+                set(self.pauses_received) | set(self.charge) | {
+                    (port, q) for port, p in self.ports.items() for q in range(len(p.queues))}
             out = {}
             for port, q in sorted(keys):
                 p = self.ports.get(port)

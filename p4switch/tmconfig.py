@@ -118,6 +118,7 @@ class Settings:
         self.speed: dict[Any, float | None] = {None: c.speed_bps, **c.port_speed_bps}
         self.pfc: dict[Any, PfcConfig | None] = dict(c.pfc)
         # (port, prio) -> (xoff, xon, headroom): what set_thresholds gave, over the PfcConfig's
+        # (a headroom of None keeps the PfcConfig's)
         self.thresholds: dict[tuple[int | None, int], tuple[int, int, int | None]] = {}
         self.watchdog: dict[Any, WatchdogConfig | None] = dict(c.watchdog)
         self.buffer = c.buffer
@@ -153,9 +154,8 @@ class Settings:
         cfg = self._get(self.pfc, port)
         if cfg is None or prio not in cfg.priorities:
             return None
-        xoff, xon, headroom = self._get(self.thresholds, port, prio) or (cfg.xoff, cfg.xon,
-                                                                          cfg.headroom)
-        return xoff, xon, cfg.quanta, headroom
+        xoff, xon, headroom = self._get(self.thresholds, port, prio) or (cfg.xoff, cfg.xon, None)
+        return xoff, xon, cfg.quanta, cfg.headroom if headroom is None else headroom
 
     def watchdog_of(self, port: int, prio: int) -> WatchdogConfig | None:
         """The WatchdogConfig watching (port, prio), or None."""

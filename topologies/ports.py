@@ -130,8 +130,9 @@ class PortSettings:
     pfc: tuple[int, ...]  # priorities PFC covers on this port; empty: off
     xoff: int
     xon: int
-    # Bytes: the queue (`queue` RoCE frames) and, with PFC, `pfc_thresholds`' XOFF, XON and
-    # headroom (0 without PFC).
+    # Bytes: the queue (`queue` RoCE frames) and, with PFC, `pfc_thresholds`' XOFF and XON,
+    # and the headroom a buffer counted in bytes gives the PG: all the queue holds above XOFF,
+    # at least `pfc_thresholds`' round trip (0 without PFC). See `switch_settings`.
     queue_bytes: int = 0
     xoff_bytes: int = 0
     xon_bytes: int = 0
@@ -180,9 +181,14 @@ def switch_settings(plan: AddressPlan, name: str) -> SwitchSettings:
             queue=shape.queue, pfc=lossless if shape.pfc.enabled else (),
             xoff=shape.pfc.xoff, xon=shape.pfc.xon, queue_bytes=shape.queue * ROCE_FRAME)
         if port.pfc:
+            # The PG may fill its queue, as one counted in packets may (the emulated switches
+            # and NIC agents take tens of milliseconds to act on a PAUSE, longer than the
+            # round trip `pfc_thresholds` assumes; the queues are sized for that, in frames:
+            # `experiments.sizes.lossless`), and never has less than the round trip's bytes.
             th = pfc_thresholds(plan, port)
+            headroom = max(th.headroom_bytes, port.queue_bytes - th.xoff_bytes)
             port = replace(port, xoff_bytes=th.xoff_bytes, xon_bytes=th.xon_bytes,
-                           headroom_bytes=th.headroom_bytes)
+                           headroom_bytes=headroom)
         ports.append(port)
     drain = drain_queue(plan.qos.queues, {c.tc for c in plan.qos.classes.values()})
     buffer = plan.buffer

@@ -213,10 +213,10 @@ class BufferSpec(_Model):
     switch's MMU does; a tier's `queue`, `pfc.xoff` and `pfc.xon` are then
     that many RoCE frames' worth of bytes (1,082 B each, so a queue of small
     ACKs holds as many bytes as one of data frames, not as many packets),
-    and every lossless priority group gets, apart from its queue, the
-    fabric's headroom: the link's rate x the slowest tier's round trip plus a
-    full frame (`topologies.ports.pfc_thresholds`, the same bytes the
-    programs' PFC counts with). `shared_mb`: a pool of that many megabytes
+    and every lossless priority group gets headroom beyond XOFF: what its
+    queue holds above XOFF, and at least the link's rate x the slowest
+    tier's round trip plus a full frame (`topologies.ports.pfc_thresholds`,
+    whose XOFF/XON the programs' PFC counts too). `shared_mb`: a pool of that many megabytes
     (10^6 B) every queue of a switch draws from (needs `bytes`); `alpha`:
     dynamic thresholds on it, a queue holds at most alpha x the pool still
     free (needs `shared_mb`). BMv2's queues count packets whatever this says.

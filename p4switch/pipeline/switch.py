@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
+from dataclasses import replace
 from typing import Any, TypeVar
 
 from .. import ir
@@ -46,11 +47,16 @@ def _gbps(v: Any) -> float:
     return float(v) * 1e9
 
 
-def _pfc(v: Any) -> PfcConfig:
+def _pfc(v: Any, unit: str = "packets") -> PfcConfig:
+    """PFC for these priorities (a PfcConfig as it is) with the default thresholds: XOFF/XON
+    48/32 packets, or as many full frames' bytes in a buffer that counts bytes."""
     if isinstance(v, PfcConfig):
         return v
     prios = v if isinstance(v, (set, frozenset, list, tuple)) else [int(x) for x in str(v).split(",") if x.strip()]
-    return PfcConfig(priorities=frozenset(_prio(p) for p in prios))
+    base = PfcConfig(priorities=frozenset(_prio(p) for p in prios))
+    if unit == "packets":
+        return base
+    return replace(base, xoff=base.xoff * FULL_FRAME, xon=base.xon * FULL_FRAME)
 
 
 def _prio(p: Any) -> int:
@@ -98,7 +104,7 @@ class Switch(PacketPath):
         depth, port_depth = _per_port(queue_depth, int)
         rate, port_rate = _per_port(queue_rate, float)
         speed, port_speed_d = _per_port(port_speed, _gbps)
-        pfc_default, pfc_ports = _per_port(pfc, _pfc)
+        pfc_default, pfc_ports = _per_port(pfc, lambda v: _pfc(v, buffer_unit))
         pfc_map: dict[int | None, PfcConfig] = dict(pfc_ports.items())
         if pfc_default is not None:
             pfc_map[None] = pfc_default
@@ -147,7 +153,7 @@ class Switch(PacketPath):
         prios = frozenset(_prio(p) for p in (priorities or ()))
         cfg = None
         if prios:
-            base = PfcConfig(priorities=prios)
+            base = _pfc(prios, self.tm_config.buffer.unit)
             cfg = PfcConfig(priorities=prios, xoff=base.xoff if xoff is None else int(xoff),
                             xon=base.xon if xon is None else int(xon),
                             quanta=base.quanta if quanta is None else int(quanta),

@@ -12,7 +12,8 @@ it, whatever state `start()` reached.
 Targets:
 
 - `p4switch`: this environment's `p4switch`; the traffic manager extras of
-  `SwitchOptions` (queue rate, port speed, PFC) are its own flags.
+  `SwitchOptions` (queue rate, port speed, PFC, buffer unit) are its own flags,
+  and its control API listens on a Unix socket beside the log (`ctl`).
 - `bmv2`: `simple_switch_grpc` from PATH. Queue rates are set after start
   with `simple_switch_CLI set_queue_rate` (BMv2 has no flag for them);
   port speed and PFC have no BMv2 equivalent, and tests that need them are
@@ -58,6 +59,7 @@ class SwitchOptions:
     queue_rate: dict[int, float] = field(default_factory=dict)  # packets/s
     port_speed: dict[int, float] = field(default_factory=dict)  # Gb/s, p4switch only
     pfc: dict[int, str] = field(default_factory=dict)  # "3" or "3,4", p4switch only
+    buffer_unit: str = "packets"  # what p4switch's traffic manager counts: packets | bytes
 
 
 def build_program(role: str, target: str, out_dir: Path) -> CompiledProgram:
@@ -91,6 +93,7 @@ class SwitchUnderTest:
         self.grpc_addr = f"127.0.0.1:{_free_port()}"
         self.thrift_port = _free_port()
         self.log_path = log_dir / f"{self.tag}-{program.role}-{target}.log"
+        self.ctl_path = log_dir / f"{self.tag}.ctl"
         self.proc: subprocess.Popen[bytes] | None = None
         self.session: SyncSwitch | None = None
         self.ports: PortSet | None = None
@@ -112,7 +115,20 @@ class SwitchUnderTest:
                              ("--pfc", o.pfc)):
             for port, value in sorted(values.items()):
                 target_opts += [flag, f"{port}={value}"]
+        if o.buffer_unit != "packets":
+            target_opts += ["--buffer-unit", o.buffer_unit]
+        target_opts += ["--ctl-addr", f"unix:{self.ctl_path}"]
         return [*_p4switch_exe(), *general, "--", *target_opts]
+
+    def ctl(self, req: dict) -> dict:
+        """One request to p4switch's control API (`p4switch.ctl`); its answer, which must be ok."""
+        if self.target != "p4switch":
+            raise TargetUnavailable(f"the control API is p4switch's, not {self.target}'s")
+        from p4switch.ctl import request
+
+        reply = request(f"unix:{self.ctl_path}", req)
+        assert reply.get("ok"), (req, reply)
+        return reply
 
     # --- life cycle ------------------------------------------------------------
 

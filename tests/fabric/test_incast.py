@@ -82,9 +82,11 @@ def test_native_pfc_counted_in_bytes_holds_the_incast(
         target: str, build_dir: Path, tmp_path: Path) -> None:
     """ai_zone_small with `buffer: {accounting: bytes}` on p4switch: rtsw1's traffic manager
     counts bytes, read back from the switch: host port 1's queue 161 RoCE frames x 1,082 =
-    174,202 B, its class-3 PG XOFF/XON 16/8 frames = 17,312 / 8,656 B with 10e6 / 8 x 20 ms
-    + 1,514 = 26,514 B of headroom; uplink port 5 (20 Mb/s, 32/16 frames) 34,624 / 17,312 B
-    and 51,514 B. The 3 -> 1 incast is then lossless, with PAUSE frames sent."""
+    174,202 B, its class-3 PG XOFF/XON 16/8 frames = 17,312 / 8,656 B and the rest of the
+    queue, 156,890 B, as headroom (more than the round trip's 10e6 / 8 x 20 ms + 1,514 =
+    26,514 B); uplink port 5 (20 Mb/s, queue 138, 32/16 frames) 34,624 / 17,312 B and
+    149,316 - 34,624 = 114,692 B. The 3 -> 1 incast is then lossless, with PAUSE frames
+    sent."""
     if target != "p4switch":
         pytest.skip(f"only p4switch's traffic manager counts its buffer in bytes ({target}'s "
                     f"queues count packets; the programs' PFC counts bytes on both)")
@@ -99,8 +101,9 @@ def test_native_pfc_counted_in_bytes_holds_the_incast(
     assert tm["buffer"]["unit"] == "bytes" and tm["buffer"]["pool"] is None
     host, uplink = tm["queues"]["1/3"], tm["queues"]["5/3"]  # ports 1-4: NICs, 5-6: uplinks
     assert host["capacity"] == 174_202 and host["max_depth"] > 0
-    assert host["pfc"] == {"xoff": 17_312, "xon": 8_656, "quanta": 0xFFFF, "headroom": 26_514}
-    assert uplink["pfc"] == {"xoff": 34_624, "xon": 17_312, "quanta": 0xFFFF, "headroom": 51_514}
+    assert host["pfc"] == {"xoff": 17_312, "xon": 8_656, "quanta": 0xFFFF, "headroom": 156_890}
+    assert uplink["pfc"] == {"xoff": 34_624, "xon": 17_312, "quanta": 0xFFFF,
+                             "headroom": 114_692}
     assert got.result["bytes_received"] == 3 * SIZE
     assert_lossless(got)
 

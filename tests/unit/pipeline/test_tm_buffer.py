@@ -253,3 +253,26 @@ def test_a_switch_counting_bytes_pauses_upstream_and_drops_nothing(make_switch):
     assert st["queues"]["1/3"]["pfc"] == {"xoff": 1200, "xon": 600, "quanta": 0xFFFF,
                                           "headroom": 1200}
     assert 20 <= st["queues"]["2/3"]["max_depth"] <= 40
+
+
+def test_pfc_defaults_count_full_frames_in_bytes(make_switch):
+    """PFC turned on without thresholds: XOFF/XON 48/32 packets, or in a buffer that counts
+    bytes 48 x 1,514 = 72,672 and 32 x 1,514 = 48,448 bytes (at start and by set_pfc)."""
+    from test_tm import lossless_switch
+
+    sw = lossless_switch(make_switch, pfc=True, buffer_unit="bytes").switch
+    assert sw.tm.settings.pfc_for(1, 3)[:2] == (72_672, 48_448)
+    sw.set_pfc(2, [3])
+    assert sw.tm.settings.pfc_for(2, 3)[:2] == (72_672, 48_448)
+    plain = lossless_switch(make_switch, pfc=True).switch
+    assert plain.tm.settings.pfc_for(1, 3)[:2] == (48, 32)
+
+
+def test_stats_show_a_groups_charge_before_its_port_sends_anything():
+    """Three full frames in from IN, held at OUT, no XOFF yet: IN's priority group shows its
+    3,246 B in `stats()` though IN has sent nothing (no queue of its own)."""
+    tm, wire, _ = make(pfc=PfcConfig(priorities=frozenset({PRIO}), xoff=10 * FULL, xon=FULL))
+    for _ in range(3):
+        tm.enqueue(OUT, PRIO, bytes(FULL), ingress_port=IN)
+    assert not wire.raw
+    assert tm.stats()[f"{IN}/{PRIO}"]["charge"] == 3 * FULL == 3246

@@ -88,12 +88,16 @@ def test_pfc_thresholds_and_watchdog_reach_the_pipeline(ctl) -> None:
 
 
 def test_headroom_and_shared_buffer_reach_the_pipeline(ctl) -> None:
-    """set_pfc and set_pfc_thresholds carry a headroom; set_shared_buffer sets the pool and
-    its alpha, and without a size takes the pool away; `tm` reports the buffer."""
+    """set_pfc and set_pfc_thresholds carry a headroom (thresholds without one keep set_pfc's);
+    set_shared_buffer sets the pool and its alpha, and without a size takes the pool away;
+    `tm` reports the buffer."""
     addr, dev = ctl
     assert request(addr, {"cmd": "set_pfc", "port": 1, "priorities": [3], "xoff": 40,
                           "xon": 20, "headroom": 25}) == {"ok": True}
     assert dev.tm.settings.pfc_for(1, 3) == (40, 20, 0xFFFF, 25)
+    assert request(addr, {"cmd": "set_pfc_thresholds", "port": 1, "priority": 3,
+                          "xoff": 36, "xon": 18}) == {"ok": True}
+    assert dev.tm.settings.pfc_for(1, 3) == (36, 18, 0xFFFF, 25)  # set_pfc's headroom kept
     assert request(addr, {"cmd": "set_pfc_thresholds", "port": 1, "priority": 3,
                           "xoff": 30, "xon": 10, "headroom": 12}) == {"ok": True}
     assert dev.tm.settings.pfc_for(1, 3) == (30, 10, 0xFFFF, 12)

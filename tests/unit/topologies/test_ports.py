@@ -34,8 +34,9 @@ def test_rtsw_ports_take_their_tiers_settings() -> None:
     """rtsw1: ports 1-2 at 12.5 Mb/s without PFC, port 3 (uplink) at 20 Mb/s with class 3;
     the drain lane in queue 1 (the default classes take 3 and 7). In bytes: queues of 64 and
     100 RoCE frames (x 1,082 = 69,248 and 108,200 B); port 3's XOFF/XON 40/30 frames (43,280
-    / 32,460 B) and headroom 20e6 / 8 x 20 ms + 1,514 = 51,514 B (XOFF + headroom 94,794 B
-    fit the 108,200-B queue, XOFF kept). The buffer counts packets (the spec's default)."""
+    / 32,460 B); the round trip's headroom, 20e6 / 8 x 20 ms + 1,514 = 51,514 B, fits above
+    XOFF (XOFF kept), and the PG's headroom is what the queue holds above XOFF, 108,200 -
+    43,280 = 64,920 B. The buffer counts packets (the spec's default)."""
     s = switch_settings(plan_addresses(SPEC), "rtsw1")
     assert s == SwitchSettings(queues=8, ports=(
         PortSettings(port=1, intf="rtsw1-eth1", tier="host", rate_mbps=12.5, queue=64, pfc=(),
@@ -44,7 +45,7 @@ def test_rtsw_ports_take_their_tiers_settings() -> None:
                      xoff=24, xon=12, queue_bytes=69_248),
         PortSettings(port=3, intf="rtsw1-eth3", tier="rtsw_ctsw", rate_mbps=20, queue=100,
                      pfc=(3,), xoff=40, xon=30, queue_bytes=108_200, xoff_bytes=43_280,
-                     xon_bytes=32_460, headroom_bytes=51_514),
+                     xon_bytes=32_460, headroom_bytes=64_920),
     ), drain=1, buffer_unit="packets", shared_bytes=None, alpha=None)
 
 
