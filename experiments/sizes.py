@@ -397,7 +397,13 @@ def derivation_markdown(targets: Sequence[str] = ("p4switch",),
         "buffer and headroom do), so many small packets fill a queue where as many bytes in "
         "full frames would not (measured on the smoke test's first size, when PFC counted "
         "packets too: 512 B messages split over 8 QPs into 64 B pieces gave 735 queue drops "
-        "with PFC on, 116 ACK timeouts and 51.5 s against 2.8 s for round-robin).",
+        "with PFC on, 116 ACK timeouts and 51.5 s against 2.8 s for round-robin). This "
+        "page's p4switch runs count packets, the presets' accounting; counted in bytes, as a "
+        "real switch's buffer is (`aizone experiment qp-scaling --buffer bytes`, "
+        "docs/p4switch.md \"The buffer\", results in docs/results/bytes/), split's PAUSEs at 8 "
+        "QPs fell from 1,515 to 78-114 and its time did not (19.9 s against 19.3 s): its "
+        "verdicts there are BMv2's (more QPs do not make split faster; rr is at least as good "
+        "as split), which CPU-bound runs leave undecided on p4switch here.",
         "",
         "Incast: without PFC the root's queue must overflow. N senders at the host rate "
         "fill it at N - 1 times the rate it drains for as long as they send, a peak of "
