@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from controller.hostagents import agents_dir
-from controller.jobs import fabric_ack_timeout_ms
+from experiments.sizes import running_ack_timeout_ms as experiment_ack_timeout_ms
 from topologies.addressing import plan_addresses
 from topologies.runstate import OUR_INTF, read_state, root_links
 from topologies.spec import load_spec
@@ -113,19 +113,15 @@ def last_json(text: str) -> dict[str, Any]:
     raise AssertionError(f"no JSON in {text[-500:]!r}")
 
 
-def running_ack_timeout_ms() -> float:
-    """The running fabric's RC ACK timeout as `aizone run` computes it: above what full
-    queues on a 3-hop path (5 through ATSWs) hold at the slowest tier the fabric uses, plus
-    the round trip its scaled `latency:` adds."""
+def running_ack_timeout_ms(fan_in: int = 1) -> float:
+    """The running fabric's RC ACK timeout as `aizone run` computes it for a job whose
+    `fan_in` QPs send to one NIC (`experiments.sizes.running_ack_timeout_ms`: full queues on
+    the longest path at the slowest tier, what those QPs can have in flight, the round trip
+    its scaled `latency:` adds)."""
     state = read_state()
     assert state is not None, "no fabric is up"
     spec = load_spec(Path(state.meta["topology"]))
-    plan = plan_addresses(spec)
-    tiers = {lk.tier for lk in plan.links}
-    hops = 5 if any(s.role == "atsw" for s in plan.switches) else 3
-    return fabric_ack_timeout_ms({t: getattr(spec.links, t).rate_mbps for t in tiers},
-                                 {t: getattr(spec.links, t).queue for t in tiers}, hops,
-                                 rtt_ms=plan.delayed_rtt_s * 1e3)
+    return experiment_ack_timeout_ms(spec, plan_addresses(spec), fan_in=fan_in)
 
 
 class Flow:
@@ -135,8 +131,8 @@ class Flow:
     `traffic.flowjobs`: RDMA WRITEs over RC, `messages` of `size` bytes,
     whole messages round-robin over `qps` (comma-separated destination QPs),
     UDP source port 49152, in class `cls`, paced at `rate_mbps` in all
-    (None: the line rate), with the running fabric's RC ACK timeout, as
-    `aizone run` has it (`running_ack_timeout_ms`). The destination's job
+    (None: the line rate), with the RC ACK timeout `aizone run` gives a job
+    of that many QPs into one NIC on the running fabric (`running_ack_timeout_ms`). The destination's job
     starts first and is running before the source's starts; `run()` sends
     and returns (source summary, destination summary),
     `traffic.flowjobs.sent` / `received`.
@@ -153,7 +149,8 @@ class Flow:
         self.jobs = flow_jobs(src_rank, Rank(host=dst, nic=dst_intf, ip=dst_ip),
                               qps=[int(q, 0) for q in qps.split(",")], sport=49152,
                               messages=messages, size=size, cls=cls, rate_mbps=rate_mbps,
-                              transport=Transport(ack_timeout_ms=running_ack_timeout_ms()))
+                              transport=Transport(ack_timeout_ms=running_ack_timeout_ms(
+                                  fan_in=len(qps.split(",")))))
         self._dst_report: dict[str, Any] = {}
         self._dst_error: list[BaseException] = []
         self.receiver: threading.Thread | None = None
