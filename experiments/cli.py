@@ -39,6 +39,7 @@ from pathlib import Path
 from typing import Any
 
 from controller.errors import ControllerError
+from p4switch.tmconfig import UNITS
 from topologies.nodes import NetworkError, target_missing
 
 from . import failure, incast, pinning, placement, qp_scaling
@@ -57,7 +58,6 @@ EXPERIMENTS: dict[str, tuple[Runner, str]] = {n: (m.run, m.TITLE) for n, m in _M
 DEFAULT_OUT = Path("out/experiments")
 ALL_OUT = Path("docs/results")
 ALL_DOC = Path("docs/results.md")
-BUFFERS = ("packets", "bytes")  # experiment --buffer: topology buffer.accounting
 
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
@@ -86,7 +86,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
                         "page) again from the JSON results already in --out")
     p.add_argument("--build-dir", type=Path, default=None,
                    help="compiled programs and switch logs (default ./build)")
-    p.add_argument("--buffer", choices=BUFFERS, default="packets",
+    p.add_argument("--buffer", choices=UNITS, default="packets",
                    help="what p4switch's queues and PFC count: packets (the default) or bytes, "
                         "as a switch's MMU (the topology's buffer.accounting; p4switch only)")
     p.set_defaults(func=run)
@@ -176,7 +176,8 @@ def run(args: argparse.Namespace) -> int:
     try:
         for name in names:
             options = Options(out=out, target=args.target, host_mbps=rate.rate_mbps,
-                              buffer=args.buffer, repeat=args.repeat, quick=args.quick, build_dir=args.build_dir,
+                              buffer=args.buffer, repeat=args.repeat, quick=args.quick,
+                              build_dir=args.build_dir,
                               quiet=args.json,
                               command=_command(args, name if args.name != "all" else None))
             result = EXPERIMENTS[name][0](options)

@@ -34,6 +34,8 @@ import threading
 from collections.abc import Sequence
 from typing import Any
 
+from p4switch.tmconfig import UNITS
+
 PROG = "p4switch"
 LOG_LEVELS = {"trace": 5, "debug": logging.DEBUG, "info": logging.INFO, "warn": logging.WARNING,
               "error": logging.ERROR, "off": logging.CRITICAL + 10}
@@ -156,7 +158,7 @@ def build_parser() -> argparse.ArgumentParser:
     x.add_argument("--queue-depth", action="append", default=[], type=_port_value,
                    metavar="[PORT=]DEPTH", help="egress queue depth, in packets (or bytes with "
                                                "--buffer-unit bytes)")
-    x.add_argument("--buffer-unit", choices=("packets", "bytes"), default="packets",
+    x.add_argument("--buffer-unit", choices=UNITS, default="packets",
                    help="what queue depths, PFC thresholds and headroom and the shared buffer "
                         "count: packets (as BMv2's queues) or bytes (as a switch's MMU)")
     x.add_argument("--shared-buffer", type=_shared_buffer, default=None, metavar="SIZE[:ALPHA]",

@@ -130,13 +130,17 @@ class PortSettings:
     pfc: tuple[int, ...]  # priorities PFC covers on this port; empty: off
     xoff: int
     xon: int
-    # Bytes: the queue (`queue` RoCE frames) and, with PFC, `pfc_thresholds`' XOFF and XON,
-    # and the headroom a buffer counted in bytes gives the PG: all the queue holds above XOFF,
-    # at least `pfc_thresholds`' round trip (0 without PFC). See `switch_settings`.
-    queue_bytes: int = 0
+    # Bytes, with PFC: `pfc_thresholds`' XOFF and XON, and the headroom a buffer counted in
+    # bytes gives the PG: all the queue holds above XOFF, at least `pfc_thresholds`' round
+    # trip (0 without PFC). See `switch_settings`.
     xoff_bytes: int = 0
     xon_bytes: int = 0
     headroom_bytes: int = 0
+
+    @property
+    def queue_bytes(self) -> int:
+        """The queue in bytes: `queue` RoCE frames."""
+        return self.queue * ROCE_FRAME
 
     @property
     def gbps(self) -> str:
@@ -179,7 +183,7 @@ def switch_settings(plan: AddressPlan, name: str) -> SwitchSettings:
         port = PortSettings(
             port=p.port, intf=p.intf, tier=p.tier, rate_mbps=shape.rate_mbps,
             queue=shape.queue, pfc=lossless if shape.pfc.enabled else (),
-            xoff=shape.pfc.xoff, xon=shape.pfc.xon, queue_bytes=shape.queue * ROCE_FRAME)
+            xoff=shape.pfc.xoff, xon=shape.pfc.xon)
         if port.pfc:
             # The PG may fill its queue, as one counted in packets may (the emulated switches
             # and NIC agents take tens of milliseconds to act on a PAUSE, longer than the
@@ -248,7 +252,7 @@ def pfc_thresholds(plan: AddressPlan, port: PortSettings) -> PfcThresholds:
     faster than the round trip assumed."""
     rate_bps = port.rate_mbps * 1e6
     headroom = math.ceil(rate_bps / 8 * _round_trip_s(plan)) + MTU_FRAME
-    buffer = port.queue * ROCE_FRAME
+    buffer = port.queue_bytes
     xon = port.xon * ROCE_FRAME
     xoff = min(port.xoff * ROCE_FRAME, buffer - headroom)
     fits = xoff > xon

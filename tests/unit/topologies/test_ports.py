@@ -40,13 +40,14 @@ def test_rtsw_ports_take_their_tiers_settings() -> None:
     s = switch_settings(plan_addresses(SPEC), "rtsw1")
     assert s == SwitchSettings(queues=8, ports=(
         PortSettings(port=1, intf="rtsw1-eth1", tier="host", rate_mbps=12.5, queue=64, pfc=(),
-                     xoff=24, xon=12, queue_bytes=69_248),
+                     xoff=24, xon=12),
         PortSettings(port=2, intf="rtsw1-eth2", tier="host", rate_mbps=12.5, queue=64, pfc=(),
-                     xoff=24, xon=12, queue_bytes=69_248),
+                     xoff=24, xon=12),
         PortSettings(port=3, intf="rtsw1-eth3", tier="rtsw_ctsw", rate_mbps=20, queue=100,
-                     pfc=(3,), xoff=40, xon=30, queue_bytes=108_200, xoff_bytes=43_280,
+                     pfc=(3,), xoff=40, xon=30, xoff_bytes=43_280,
                      xon_bytes=32_460, headroom_bytes=64_920),
     ), drain=1, buffer_unit="packets", shared_bytes=None, alpha=None)
+    assert [p.queue_bytes for p in s.ports] == [69_248, 69_248, 108_200]
 
 
 def test_a_buffer_in_bytes_and_its_pool_reach_the_settings() -> None:
