@@ -83,6 +83,7 @@ from p4switch.ctl import CtlError
 from p4switch.ctl import request as ctl_request
 
 from .ports import DRAIN_SPEEDUP, HOLD_QUEUE_PACKETS, ROCE_FRAME, SwitchSettings, frames_per_second
+from .portsockets import ignore_outgoing, packet_socket_count
 
 __all__ = [
     "RUN_ENV",
@@ -209,10 +210,29 @@ def wait_ready(record: SwitchRecord, proc: subprocess.Popen[bytes], timeout: flo
             raise SwitchStartError(f"{record.name}: {record.target} exited with code {code} at "
                                    f"start{_log_hint(record.log)}")
         if port_open("127.0.0.1", record.grpc_port):
+            cls = SWITCH_CLASSES.get(record.target)
+            if cls is not None and cls.reads_outgoing:
+                _read_arrivals_only(record, proc.pid, deadline)
             return
         time.sleep(0.1)
     raise SwitchStartError(f"{record.name}: {record.target} did not open gRPC port "
                            f"{record.grpc_port} within {timeout:.0f} s{_log_hint(record.log)}")
+
+
+def _read_arrivals_only(record: SwitchRecord, pid: int, deadline: float) -> None:
+    # Once the process holds a packet socket per port (BMv2 opens them before its gRPC
+    # server, but nothing says so), each is set to ignore frames leaving its port.
+    ports = record.argv.count("-i")
+    try:
+        while packet_socket_count(pid) < ports:
+            if time.monotonic() > deadline:
+                raise SwitchStartError(f"{record.name}: {record.target} did not open its "
+                                       f"{ports} ports{_log_hint(record.log)}")
+            time.sleep(0.1)
+        ignore_outgoing(pid)
+    except OSError as exc:
+        raise SwitchStartError(f"{record.name}: cannot set its port sockets to read "
+                               f"arriving frames only: {exc}") from None
 
 
 def _log_hint(log: str | None) -> str:
@@ -244,6 +264,10 @@ class FabricSwitch(Switch):
     # the controller then gives RC ACKs a lane of their own (`controller.qos.ack_lane`)
     # and `topologies.net` shapes the switch's side of each cable at the queue's pace.
     packet_queues: ClassVar[bool] = False
+    # Whether the target's port sockets also read frames other processes send out of its
+    # ports (BMv2's libpcap, both directions): `wait_ready` then makes them read only what
+    # arrives (`topologies.portsockets`), or the delay line's sends come back in.
+    reads_outgoing: ClassVar[bool] = False
 
     def __init__(
         self,
@@ -503,6 +527,7 @@ class Bmv2SwitchNode(FabricSwitch):
     # keeps its carrier and drops everything instead.
     link_down = "blackhole"
     packet_queues = True
+    reads_outgoing = True
     # simple_switch_CLI imports Thrift and reads the program from the switch.
     cli_timeout: ClassVar[float] = 30.0
 
