@@ -89,6 +89,10 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     p.add_argument("--buffer", choices=UNITS, default="packets",
                    help="what p4switch's queues and PFC count: packets (the default) or bytes, "
                         "as a switch's MMU (the topology's buffer.accounting; p4switch only)")
+    p.add_argument("--latency", action="store_true",
+                   help="delay every hop by the real fabric's propagation and switch latency "
+                        "times the scale, so links hold the real bytes in flight (a topology "
+                        "latency: section with its defaults)")
     p.set_defaults(func=run)
     return p
 
@@ -125,6 +129,8 @@ def _command(args: argparse.Namespace, name: str | None = None) -> str:
         parts.append("--quick")
     if args.buffer != "packets":
         parts += ["--buffer", args.buffer]
+    if args.latency:
+        parts.append("--latency")
     if args.out is not None:
         parts += ["--out", str(args.out)]
     elif name is not None and args.name == "all":
@@ -176,8 +182,8 @@ def run(args: argparse.Namespace) -> int:
     try:
         for name in names:
             options = Options(out=out, target=args.target, host_mbps=rate.rate_mbps,
-                              buffer=args.buffer, repeat=args.repeat, quick=args.quick,
-                              build_dir=args.build_dir,
+                              buffer=args.buffer, latency=args.latency, repeat=args.repeat,
+                              quick=args.quick, build_dir=args.build_dir,
                               quiet=args.json,
                               command=_command(args, name if args.name != "all" else None))
             result = EXPERIMENTS[name][0](options)

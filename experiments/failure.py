@@ -93,7 +93,8 @@ def run(options: Options) -> ExperimentResult:
     configs = [("pin", 1), ("ecmp", 1), ("eecmp", sz["qps"])]
     topo = variant(BASE, options.out, f"{NAME}-fabric",
                    fabric_changes(BASE, host_mbps=options.host_mbps,
-                                  buffer=options.buffer))
+                                  buffer=options.buffer,
+                                  latency=options.latency))
     session = Session(NAME, TITLE, options, topology=topo, params=PARAMS, metrics=METRICS,
                       sizes={"bytes per rank": sz["size"], "message bytes": sz["message_size"],
                              "fails at": f"{sz['fail_at']:.0%} of the run without failure",

@@ -51,10 +51,12 @@ def run(options: Options) -> ExperimentResult:
     rate = options.host_mbps
     fabrics = [("on", variant(BASE, options.out, f"{NAME}-pfc-on",
                               fabric_changes(BASE, host_mbps=rate,
-                                             buffer=options.buffer))),
+                                             buffer=options.buffer,
+                                             latency=options.latency))),
                ("off", variant(BASE, options.out, f"{NAME}-pfc-off",
                                fabric_changes(BASE, pfc=False, host_mbps=rate,
-                                              buffer=options.buffer)))]
+                                              buffer=options.buffer,
+                                              latency=options.latency)))]
     session = Session(NAME, TITLE, options, topology=BASE, params=PARAMS, metrics=METRICS,
                       sizes={"bytes per sender": sz["size"], "class": "data (lossless)"},
                       repeat=repeat)

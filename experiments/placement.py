@@ -83,7 +83,8 @@ def run(options: Options) -> ExperimentResult:
     placements += [("random", s) for s in sz["seeds"]]
     topo = variant(BASE, options.out, f"{NAME}-fabric",
                    fabric_changes(BASE, host_mbps=options.host_mbps,
-                                  buffer=options.buffer))
+                                  buffer=options.buffer,
+                                  latency=options.latency))
     session = Session(NAME, TITLE, options, topology=topo, params=PARAMS, metrics=METRICS,
                       sizes={"bytes per rank": sz["size"], "message bytes": sz["message_size"],
                              "QPs": sz["qps"], "mode": "eecmp", "strategy": "rr"},

@@ -61,7 +61,8 @@ def run(options: Options) -> ExperimentResult:
     modes, qps_list, strategies = ["ecmp", "eecmp"], sz["qps"], ["rr", "split"]
     topo = variant(BASE, options.out, f"{NAME}-fabric",
                    fabric_changes(BASE, host_mbps=options.host_mbps,
-                                  buffer=options.buffer))
+                                  buffer=options.buffer,
+                                  latency=options.latency))
     session = Session(NAME, TITLE, options, topology=topo, params=PARAMS, metrics=METRICS,
                       sizes={"bytes per rank": sz["size"], "message bytes": sz["message_size"],
                              "admission": sz["admission"]}, repeat=repeat)

@@ -84,6 +84,9 @@ class Options:
     # What p4switch's queues and native PFC count (topology `buffer.accounting`): packets |
     # bytes.
     buffer: str = "packets"
+    # Whether every hop waits its real latency times the scale (a topology `latency:` section
+    # with its defaults, `experiments.sizes.setting_changes`).
+    latency: bool = False
     repeat: int | None = None  # None: the experiment's default
     quick: bool = False
     build_dir: Path | None = None
@@ -160,7 +163,8 @@ class Session:
             started=dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
             machine=machine(), versions=versions(options.target), target=options.target,
             topology=str(topology), topology_name="", repeat=repeat, quick=options.quick,
-            sizes={**sizes, **({"buffer": options.buffer} if options.buffer != "packets" else {})},
+            sizes={**sizes, **({"buffer": options.buffer} if options.buffer != "packets" else {}),
+                   **({"latency": "scaled"} if options.latency else {})},
             params=list(params), metrics=list(metrics))
         self._progress = Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(),
                                   MofNCompleteColumn(), TextColumn("{task.fields[note]}"),

@@ -33,7 +33,7 @@ with (`--quick`: the smallest grid and sizes that still exercise every
 path, for the smoke test).
 
 Names defined here: `RATE_MBPS`, `QUEUE`, `MTU`, `FRAME_BYTES`, `TIERS`,
-`HEADROOM`, `SIZES`, `sizes_for`, `target_rate`, `rates`, `fabric_changes`, `buffer_changes`,
+`HEADROOM`, `SIZES`, `sizes_for`, `target_rate`, `rates`, `fabric_changes`, `setting_changes`,
 `tier_pfc`, `lossless`, `ack_timeout_ms`, `running_ack_timeout_ms`, `preset_ack_timeout_ms`,
 `ack_cases`, `FORMER_ACK_TIMEOUT_MS`, `former_ack_note`, `grid_runs`,
 `ideal_seconds`, `budget_seconds`, `derivation_markdown`.
@@ -57,7 +57,7 @@ from .capacity import CAPACITY_FILE, HostRate, capacity_lines, host_rate, load_c
 from .fabric import variant_spec
 
 __all__ = ["FORMER_ACK_TIMEOUT_MS", "FRAME_BYTES", "HEADROOM", "MTU", "QUEUE", "RATE_MBPS", "SIZES", "TIERS",
-           "ack_cases", "ack_timeout_ms", "budget_seconds", "buffer_changes", "derivation_markdown",
+           "ack_cases", "ack_timeout_ms", "budget_seconds", "setting_changes", "derivation_markdown",
            "fabric_changes", "former_ack_note", "grid_runs", "ideal_seconds", "lossless",
            "preset_ack_timeout_ms", "rates", "running_ack_timeout_ms", "sizes_for", "target_rate",
            "tier_pfc"]
@@ -115,19 +115,22 @@ def rates(base: Path, host_mbps: float = RATE_MBPS) -> dict[str, Any]:
 
 
 def fabric_changes(base: Path, *, pfc: bool = True, host_mbps: float = RATE_MBPS,
-                   buffer: str = "packets") -> dict[str, Any]:
+                   buffer: str = "packets", latency: bool = False) -> dict[str, Any]:
     """The experiments' fabric from a preset: its rates scaled to host_mbps, its queues and
-    PFC thresholds from `lossless`, and with `buffer` "bytes" p4switch's buffer counted in
-    bytes (`buffer.accounting`: the same queues and thresholds, as RoCE frames' bytes)."""
+    PFC thresholds from `lossless`, and `setting_changes(buffer, latency)`."""
     changes = rates(base, host_mbps)
     return {**changes, **lossless(variant_spec(base, changes), pfc=pfc),
-            **buffer_changes(buffer)}
+            **setting_changes(buffer, latency)}
 
 
-def buffer_changes(buffer: str) -> dict[str, Any]:
-    """The topology change that makes p4switch count its buffer in `buffer` (none for
-    packets, the presets' accounting)."""
-    return {} if buffer == "packets" else {"buffer.accounting": buffer}
+def setting_changes(buffer: str = "packets", latency: bool = False) -> dict[str, Any]:
+    """The topology changes of `aizone experiment --buffer/--latency` (none for the presets'
+    own: packets, no delay): with `buffer` "bytes" p4switch's buffer counted in bytes
+    (`buffer.accounting`: the same queues and thresholds, as RoCE frames' bytes); with
+    `latency` every hop delayed by the real fabric's propagation and switch latency times the
+    fabric's scale (a `latency:` section with its defaults, `topologies.latency`)."""
+    return {**({} if buffer == "packets" else {"buffer.accounting": buffer}),
+            **({"latency": {}} if latency else {})}
 
 
 def ack_timeout_ms(rates: dict[str, float], queues: dict[str, int], *, atsw: bool,

@@ -58,6 +58,14 @@ def test_buffer_in_bytes_is_quoted_and_refused_on_bmv2(capsys: pytest.CaptureFix
         "bmv2's queues count packets" in err
 
 
+def test_latency_is_quoted_on_either_target() -> None:
+    """--latency goes into the quoted command, after --buffer, on p4switch and BMv2 alike."""
+    assert _command(_parse("incast", "--buffer", "bytes", "--latency")) == \
+        "aizone experiment incast --buffer bytes --latency"
+    assert _command(_parse("qp-scaling", "--target", "bmv2", "--latency")) == \
+        "aizone experiment qp-scaling --target bmv2 --latency"
+
+
 def test_func_is_the_handler() -> None:
     """The parser's func returns the exit code (the lead wires it into `aizone`)."""
     ns = _parse("placement", "--json")

@@ -120,6 +120,24 @@ def test_fabric_changes_are_rates_and_queues() -> None:
     assert "buffer.accounting" not in got
     in_bytes = fabric_changes(ROOT / "topologies" / "ai_zone_small.yaml", buffer="bytes")
     assert in_bytes["buffer.accounting"] == "bytes" and in_bytes["links.host.queue"] == 161
+    assert "latency" not in got
+
+
+def test_latency_delays_the_experiments_fabric_by_the_real_latency_times_the_scale() -> None:
+    """--latency: a `latency:` section with its defaults. At 1 Mb/s for 400 Gb/s (scale
+    400,000) the farthest hosts (h1 -> rtsw -> ctsw -> rtsw -> h) are 2 x (2 x 0.01 us of
+    copper + 2 x 0.5 us of fibre + 3 x 1 us of switches) = 8.04 us apart, 3.216 s emulated;
+    the RC ACK timeout then covers that round trip (k = 21: 8.59 s, against k = 20 without)."""
+    base = ROOT / "topologies" / "ai_zone_small.yaml"
+    changes = fabric_changes(base, latency=True)
+    assert changes["latency"] == {}
+    spec = variant_spec(base, changes)
+    plan = plan_addresses(spec)
+    assert plan.delayed_rtt_s == pytest.approx(3.216)
+    assert running_ack_timeout_ms(spec, plan) == pytest.approx(4.096e-3 * 2**21)
+    undelayed = variant_spec(base, fabric_changes(base))
+    assert running_ack_timeout_ms(undelayed, plan_addresses(undelayed)) == \
+        pytest.approx(4.096e-3 * 2**20)
 
 
 @pytest.mark.parametrize(("preset", "fan_in", "k"), [
