@@ -8,14 +8,16 @@ total time; and, above results measured with the experiments' former
 ACK-timeout rule, a note saying so and what the fabric's rule gives
 instead), a summary of what each experiment shows against the paper with a
 column per target, where the targets disagree and what the runs say about
-why (`experiments.compare`), the fabric-capacity figures and the sizes
+why (`experiments.compare`), the findings of runs made with scaled latency
+beside the same experiments' (when the first target's results have a
+`latency/` folder), the fabric-capacity figures and the sizes
 derived from them for each target (`experiments.sizes`), then each
 experiment's section per target (`experiments.markdown.result_markdown`)
 with its plots linked relative to the page, and the model's full-scale
 section when `docs/model.md` has one. The headline plot (`qp-scaling.png`
 of the first target) is what the README shows.
 
-Names defined here: `write_page`, `HEADLINE`.
+Names defined here: `write_page`, `HEADLINE`, `LATENCY_DIR`.
 """
 
 from __future__ import annotations
@@ -26,12 +28,14 @@ from pathlib import Path
 
 from .compare import disagreements, disagreements_markdown, run_rows, shown, summary_rows
 from .markdown import markdown_table, result_markdown
-from .schema import ExperimentResult
-from .sizes import derivation_markdown, former_ack_note, target_rate
+from .schema import ExperimentResult, load_result
+from .sizes import delayed_round_trip, derivation_markdown, former_ack_note, target_rate
 
-__all__ = ["HEADLINE", "write_page"]
+__all__ = ["HEADLINE", "LATENCY_DIR", "write_page"]
 
 HEADLINE = "qp-scaling.png"
+# Where, under the first target's results, runs made with `--latency` are kept.
+LATENCY_DIR = "latency"
 
 
 def _former_ack_rule(results: Sequence[ExperimentResult]) -> bool:
@@ -72,6 +76,43 @@ def _rate_notes(by_target: Mapping[str, Sequence[ExperimentResult]],
                          f"{now:g} Mb/s now (measured again after them): their tables say the "
                          "rate that ran.\n")
     return notes
+
+
+def _latency_section(results: Sequence[ExperimentResult], out_dir: Path, doc: Path
+                     ) -> list[str]:
+    """The findings of the runs kept in `out_dir/latency` (`--latency`: every hop delayed by the
+    real fabric's latency times the scale) beside the same experiments' runs on the page."""
+    folder = out_dir / LATENCY_DIR
+    delayed = [load_result(folder / f"{r.experiment}.json") for r in results
+               if (folder / f"{r.experiment}.json").is_file()]
+    if not delayed:
+        return []
+    names = {r.experiment for r in delayed}
+    host = delayed[0].scale.get("host") or {}
+    rate, scale = float(host.get("rate_mbps", 0)), float(host.get("scale", 0))
+    rtt_s, frames, window = delayed_round_trip(rate)
+    d = _plot_dir(folder, doc)
+    return ["\n## With the real fabric's bytes in flight (scaled latency)\n",
+            "The runs above delay nothing: the emulator's own round trip (a few ms) stands for "
+            "what would be seconds at their scale, so links hold almost nothing in flight. With "
+            "`--latency` every hop waits its real propagation and switch latency times the "
+            f"scale: at {rate:g} Mb/s for 400 Gb/s (scale {scale:,.0f}) the farthest hosts of "
+            f"ai_zone_small are {rtt_s:.2f} s apart there and back, {frames:,} full frames in "
+            f"flight at a NIC's rate, against an RC window of {window} packets (docs/model.md, "
+            "\"Time at scale\", says what follows from it). "
+            + ("They count the switches' buffer in bytes, which gives each lossless class a "
+               "round trip's bytes of headroom (the same experiments counted in bytes without "
+               "delay: docs/results/bytes/). "
+               if all(r.sizes.get("buffer") == "bytes" for r in delayed) else "")
+            + "Runs: "
+            + ", ".join(f"`{r.command}`" for r in delayed) + "; "
+            + ", ".join(f"[{r.experiment}]({d}{r.experiment}.md) ({r.runs} runs, "
+                        f"{r.cpu_bound_runs} CPU-bound, {r.failed_runs} failed)"
+                        for r in delayed) + ". The same findings without and with it:\n",
+            markdown_table(["experiment", "the paper's claim", "measured (no delay)", "holds",
+                            "measured (scaled latency)", "holds"],
+                           summary_rows({"page": [r for r in results if r.experiment in names],
+                                         LATENCY_DIR: delayed}))]
 
 
 def _plot_dir(out_dir: Path, doc: Path) -> str:
@@ -148,6 +189,7 @@ def write_page(by_target: Mapping[str, Sequence[ExperimentResult]], doc: Path,
         if undecided:
             parts += ["\nDecided on one target, undecided on the other (too few runs counted "
                       "there, or no data):\n", disagreements_markdown(undecided)]
+    parts += _latency_section(by_target[targets[0]], out_dirs[targets[0]], doc)
     parts += ["\n## Fabric capacity and the sizes derived from it\n",
               derivation_markdown(tuple(targets)), *_rate_notes(by_target, targets)]
     names: list[str] = []

@@ -33,7 +33,7 @@ with (`--quick`: the smallest grid and sizes that still exercise every
 path, for the smoke test).
 
 Names defined here: `RATE_MBPS`, `QUEUE`, `MTU`, `FRAME_BYTES`, `TIERS`,
-`HEADROOM`, `SIZES`, `sizes_for`, `target_rate`, `rates`, `fabric_changes`, `setting_changes`,
+`HEADROOM`, `SIZES`, `sizes_for`, `target_rate`, `rates`, `fabric_changes`, `setting_changes`, `delayed_round_trip`,
 `tier_pfc`, `lossless`, `ack_timeout_ms`, `running_ack_timeout_ms`, `preset_ack_timeout_ms`,
 `ack_cases`, `FORMER_ACK_TIMEOUT_MS`, `former_ack_note`, `grid_runs`,
 `ideal_seconds`, `budget_seconds`, `derivation_markdown`.
@@ -57,7 +57,7 @@ from .capacity import CAPACITY_FILE, HostRate, capacity_lines, host_rate, load_c
 from .fabric import variant_spec
 
 __all__ = ["FORMER_ACK_TIMEOUT_MS", "FRAME_BYTES", "HEADROOM", "MTU", "QUEUE", "RATE_MBPS", "SIZES", "TIERS",
-           "ack_cases", "ack_timeout_ms", "budget_seconds", "setting_changes", "derivation_markdown",
+           "ack_cases", "ack_timeout_ms", "budget_seconds", "delayed_round_trip", "setting_changes", "derivation_markdown",
            "fabric_changes", "former_ack_note", "grid_runs", "ideal_seconds", "lossless",
            "preset_ack_timeout_ms", "rates", "running_ack_timeout_ms", "sizes_for", "target_rate",
            "tier_pfc"]
@@ -131,6 +131,16 @@ def setting_changes(buffer: str = "packets", latency: bool = False) -> dict[str,
     fabric's scale (a `latency:` section with its defaults, `topologies.latency`)."""
     return {**({} if buffer == "packets" else {"buffer.accounting": buffer}),
             **({"latency": {}} if latency else {})}
+
+
+def delayed_round_trip(host_mbps: float = RATE_MBPS) -> tuple[float, int, int]:
+    """With `--latency` at `host_mbps`: the farthest hosts' round trip on the experiments'
+    ai_zone_small (s), the full frames a NIC has in flight over it, and the RC window."""
+    base = _PRESETS / "ai_zone_small.yaml"
+    plan = plan_addresses(variant_spec(base, fabric_changes(base, host_mbps=host_mbps,
+                                                            latency=True)))
+    frames = math.ceil(host_mbps * 1e6 / 8 * plan.delayed_rtt_s / FRAME_BYTES)
+    return plan.delayed_rtt_s, frames, Transport().window
 
 
 def ack_timeout_ms(rates: dict[str, float], queues: dict[str, int], *, atsw: bool,

@@ -173,3 +173,29 @@ def test_points_whose_ack_timeouts_differ_are_named(tmp_path: Path) -> None:
     text = _page(tmp_path, {"p4switch": [p4], "bmv2": [bm]})
     assert "at mode=ecmp, ACK timeouts per run p4switch 1.0 vs BMv2 0.0; time 2.00 s vs 4.00 s" \
         in text
+
+
+def test_runs_with_scaled_latency_get_their_findings_beside_the_pages(tmp_path: Path) -> None:
+    """A latency/ folder under the first target's results: a section with its round trip at
+    the runs' rate (1 Mb/s for 400 Gb/s: 8.04 us x 400,000 = 3.22 s, 372 frames of 1,082 B)
+    and each finding without and with the delay."""
+    delayed = _result().model_copy(deep=True)
+    delayed.command = "aizone experiment qp-scaling --latency"
+    delayed.scale = {"host": {"rate_mbps": 1.0, "scale": 400000.0}}
+    delayed.findings = [Finding(claim="ECMP is uneven", paper="well above 1", measured="1.5",
+                                holds=True)]
+    folder = tmp_path / "results" / "latency"
+    folder.mkdir(parents=True)
+    (folder / "qp-scaling.json").write_text(delayed.model_dump_json())
+    text = _page(tmp_path, {"p4switch": [_result()]})
+    assert "## With the real fabric's bytes in flight (scaled latency)" in text
+    assert ("at 1 Mb/s for 400 Gb/s (scale 400,000) the farthest hosts of ai_zone_small are "
+            "3.22 s apart there and back, 372 full frames in flight at a NIC's rate, against "
+            "an RC window of 128 packets") in text
+    assert "`aizone experiment qp-scaling --latency`" in text
+    assert "[qp-scaling](results/latency/qp-scaling.md) (2 runs, 1 CPU-bound, 0 failed)" in text
+    assert "| qp-scaling | ECMP is uneven | 2.0 | **no** | 1.5 | yes |" in text
+
+
+def test_without_a_latency_folder_there_is_no_such_section(tmp_path: Path) -> None:
+    assert "scaled latency" not in _page(tmp_path, {"p4switch": [_result()]})
