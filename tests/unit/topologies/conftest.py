@@ -4,17 +4,21 @@
   skips with the reason when the target's tools are missing.
 - `state_dir`: a private state folder for run.json (`$AIZONE_STATE_DIR`),
   so a test never touches a real run's state file.
+- `netns_pair`: two throw-away namespaces joined by one veth pair, `azdtx`
+  (192.0.2.1/24) in the first and `azdty` (192.0.2.2/24) in the second, up;
+  deleted after the test.
 
 Tests marked `root` skip with the reason when not run as root; run them
 under `flock /tmp/aizone-net.lock`, the lock every fabric test takes, so two runs
 never build networks at the same time.
 
-Names defined here: `target`, `state_dir`, `pytest_collection_modifyitems`.
+Names defined here: `target`, `state_dir`, `netns_pair`, `pytest_collection_modifyitems`.
 """
 
 from __future__ import annotations
 
 import os
+import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -44,3 +48,24 @@ def state_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]
     d = tmp_path / "state"
     monkeypatch.setenv("AIZONE_STATE_DIR", str(d))
     yield d
+
+
+@pytest.fixture
+def netns_pair() -> Iterator[tuple[str, str]]:
+    namespaces = (f"azdt{os.getpid() % 10000}a", f"azdt{os.getpid() % 10000}b")
+    a, b = namespaces
+
+    def sh(*argv: str) -> None:
+        subprocess.run(argv, check=True, capture_output=True)
+
+    for ns in namespaces:
+        sh("ip", "netns", "add", ns)
+    try:
+        sh("ip", "link", "add", "azdtx", "netns", a, "type", "veth", "peer", "azdty", "netns", b)
+        for ns, intf, ip in ((a, "azdtx", "192.0.2.1/24"), (b, "azdty", "192.0.2.2/24")):
+            sh("ip", "-n", ns, "addr", "add", ip, "dev", intf)
+            sh("ip", "-n", ns, "link", "set", intf, "up")
+        yield a, b
+    finally:
+        for ns in namespaces:
+            subprocess.run(["ip", "netns", "del", ns], capture_output=True)

@@ -7,10 +7,8 @@ early), and a marked frame is not delayed twice (it would loop and be lost).
 
 from __future__ import annotations
 
-import os
 import re
 import subprocess
-from collections.abc import Iterator
 
 import pytest
 
@@ -25,30 +23,9 @@ from topologies.linkdelay import (
 
 pytestmark = pytest.mark.root
 
-NS = (f"azdt{os.getpid() % 10000}a", f"azdt{os.getpid() % 10000}b")
 # The delay line's own cost per round trip, measured here on a bare pair:
 # 150.7-152.0 ms for 150 ms of delay on a loaded 2-core machine.
 OWN_MS = 10.0
-
-
-def _sh(*argv: str) -> None:
-    subprocess.run(argv, check=True, capture_output=True)
-
-
-@pytest.fixture
-def pair() -> Iterator[tuple[str, str]]:
-    a, b = NS
-    for ns in NS:
-        _sh("ip", "netns", "add", ns)
-    try:
-        _sh("ip", "link", "add", "azdtx", "netns", a, "type", "veth", "peer", "azdty", "netns", b)
-        for ns, intf, ip in ((a, "azdtx", "192.0.2.1/24"), (b, "azdty", "192.0.2.2/24")):
-            _sh("ip", "-n", ns, "addr", "add", ip, "dev", intf)
-            _sh("ip", "-n", ns, "link", "set", intf, "up")
-        yield a, b
-    finally:
-        for ns in NS:
-            subprocess.run(["ip", "netns", "del", ns], capture_output=True)
 
 
 def _ping_ms(ns: str, count: int) -> list[float]:
@@ -59,9 +36,9 @@ def _ping_ms(ns: str, count: int) -> list[float]:
     return [float(t) for t in re.findall(r"time=([\d.]+) ms", out)][1:]
 
 
-def test_a_round_trip_takes_both_ends_delays(pair: tuple[str, str]) -> None:
+def test_a_round_trip_takes_both_ends_delays(netns_pair: tuple[str, str]) -> None:
     """100 ms out of one end, 50 ms out of the other: every ping 150 ms and a little."""
-    a, b = pair
+    a, b = netns_pair
     delays = (EgressDelay(node="a", intf="azdtx", netns=a, delay_s=0.100, door=0),
               EgressDelay(node="b", intf="azdty", netns=b, delay_s=0.050, door=1))
     for d in delays:
@@ -76,10 +53,10 @@ def test_a_round_trip_takes_both_ends_delays(pair: tuple[str, str]) -> None:
     assert max(rtts) <= 150.0 + OWN_MS, rtts
 
 
-def test_once_the_line_stops_nothing_gets_through(pair: tuple[str, str]) -> None:
+def test_once_the_line_stops_nothing_gets_through(netns_pair: tuple[str, str]) -> None:
     """The classifier stays and sends every frame to the door: no reader, no ping (so the
     delayed pings above did go through the line)."""
-    a, _ = pair
+    a, _ = netns_pair
     d = EgressDelay(node="a", intf="azdtx", netns=a, delay_s=0.1, door=0)
     make_door(d)
     DelayLine((d,)).start().stop()
