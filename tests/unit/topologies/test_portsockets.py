@@ -8,7 +8,6 @@ of its interface is not captured, and a frame arriving on it still is.
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 import time
@@ -63,5 +62,15 @@ def test_an_outgoing_frame_is_no_longer_read_and_an_arriving_one_is(
 
 
 def test_a_process_without_packet_sockets_is_left_alone() -> None:
-    """Its other sockets are not touched (the count is 0, nothing raises)."""
-    assert ignore_outgoing(os.getpid()) == 0
+    """A process holding only a TCP socket: nothing to set (0), its socket untouched."""
+    code = "import socket, sys, time; s = socket.socket(); print(s.fileno(), flush=True); " \
+           "time.sleep(30)"
+    proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout is not None and proc.stdout.readline().strip().isdigit()
+        assert packet_socket_count(proc.pid) == 0
+        assert ignore_outgoing(proc.pid) == 0
+        assert proc.poll() is None
+    finally:
+        proc.kill()
+        proc.wait(5)
