@@ -33,8 +33,8 @@ with (`--quick`: the smallest grid and sizes that still exercise every
 path, for the smoke test).
 
 Names defined here: `RATE_MBPS`, `QUEUE`, `MTU`, `FRAME_BYTES`, `TIERS`,
-`HEADROOM`, `SIZES`, `sizes_for`, `target_rate`, `rates`, `fabric_changes`, `setting_changes`, `delayed_round_trip`,
-`tier_pfc`, `lossless`, `ack_timeout_ms`, `running_ack_timeout_ms`, `preset_ack_timeout_ms`,
+`HEADROOM`, `SIZES`, `sizes_for`, `target_rate`, `rates`, `fabric_changes`,
+`setting_changes`, `delayed_round_trip`, `tier_pfc`, `lossless`, `ack_timeout_ms`, `running_ack_timeout_ms`, `preset_ack_timeout_ms`,
 `ack_cases`, `FORMER_ACK_TIMEOUT_MS`, `former_ack_note`, `grid_runs`,
 `ideal_seconds`, `budget_seconds`, `derivation_markdown`.
 """
@@ -57,10 +57,10 @@ from .capacity import CAPACITY_FILE, HostRate, capacity_lines, host_rate, load_c
 from .fabric import variant_spec
 
 __all__ = ["FORMER_ACK_TIMEOUT_MS", "FRAME_BYTES", "HEADROOM", "MTU", "QUEUE", "RATE_MBPS", "SIZES", "TIERS",
-           "ack_cases", "ack_timeout_ms", "budget_seconds", "delayed_round_trip", "setting_changes", "derivation_markdown",
-           "fabric_changes", "former_ack_note", "grid_runs", "ideal_seconds", "lossless",
-           "preset_ack_timeout_ms", "rates", "running_ack_timeout_ms", "sizes_for", "target_rate",
-           "tier_pfc"]
+           "ack_cases", "ack_timeout_ms", "budget_seconds", "delayed_round_trip",
+           "derivation_markdown", "fabric_changes", "former_ack_note", "grid_runs",
+           "ideal_seconds", "lossless", "preset_ack_timeout_ms", "rates",
+           "running_ack_timeout_ms", "setting_changes", "sizes_for", "target_rate", "tier_pfc"]
 
 KiB, MiB = 1 << 10, 1 << 20
 

@@ -83,7 +83,7 @@ from p4switch.ctl import CtlError
 from p4switch.ctl import request as ctl_request
 
 from .ports import DRAIN_SPEEDUP, HOLD_QUEUE_PACKETS, ROCE_FRAME, SwitchSettings, frames_per_second
-from .portsockets import ignore_outgoing, packet_socket_count
+from .portsockets import ignore_outgoing
 
 __all__ = [
     "RUN_ENV",
@@ -220,16 +220,16 @@ def wait_ready(record: SwitchRecord, proc: subprocess.Popen[bytes], timeout: flo
 
 
 def _read_arrivals_only(record: SwitchRecord, pid: int, deadline: float) -> None:
-    # Once the process holds a packet socket per port (BMv2 opens them before its gRPC
-    # server, but nothing says so), each is set to ignore frames leaving its port.
+    # Every port's packet socket set to ignore frames leaving its port: set on those open so
+    # far (setting one twice changes nothing) until there is one per port (BMv2 opens them
+    # before its gRPC server, but nothing says so).
     ports = record.argv.count("-i")
     try:
-        while packet_socket_count(pid) < ports:
+        while ignore_outgoing(pid) < ports:
             if time.monotonic() > deadline:
                 raise SwitchStartError(f"{record.name}: {record.target} did not open its "
                                        f"{ports} ports{_log_hint(record.log)}")
             time.sleep(0.1)
-        ignore_outgoing(pid)
     except OSError as exc:
         raise SwitchStartError(f"{record.name}: cannot set its port sockets to read "
                                f"arriving frames only: {exc}") from None

@@ -22,6 +22,7 @@ Names defined here: `ignore_outgoing`, `packet_socket_count`.
 from __future__ import annotations
 
 import ctypes
+import errno
 import os
 import socket
 from pathlib import Path
@@ -56,7 +57,7 @@ def _packet_sockets(pid: int) -> list[socket.socket]:
             copy = _libc.syscall(_SYS_PIDFD_GETFD, pidfd, fd, 0)
             if copy < 0:
                 err = ctypes.get_errno()
-                if err == 9:  # EBADF: closed since it was listed
+                if err == errno.EBADF:  # closed since it was listed
                     continue
                 raise OSError(err, f"pidfd_getfd of pid {pid} fd {fd}: {os.strerror(err)}")
             sock = socket.socket(fileno=copy)
