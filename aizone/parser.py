@@ -25,7 +25,7 @@ from model.cli import add_parser as add_model
 from model.cli import parse_size
 from model.sweep import add_parser as add_sweep
 from topologies.nodes import SWITCH_CLASSES, Pfc
-from topologies.serverplacement import parse_servers
+from topologies.serverplacement import servers_argument
 from topologies.spec import MODES
 
 from .fabric_cmds import (
@@ -55,14 +55,6 @@ TARGET_CHOICES = ("auto", *SWITCH_CLASSES)
 PFC_CHOICES = tuple(p.value for p in Pfc)
 DEFAULT_TOPOLOGY = "topologies/rack.yaml"
 DEMO_TOPOLOGY = "topologies/ai_zone_small.yaml"
-
-
-def _servers(text: str) -> tuple[str, ...]:
-    """`--servers A,B,...` as a tuple of names (argparse reports a bad list)."""
-    try:
-        return parse_servers(text)
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def _doc(fn: Any) -> tuple[str, str]:
@@ -120,7 +112,7 @@ def build_parser() -> argparse.ArgumentParser:
     up.add_argument("--pcap", type=Path, default=None, metavar="DIR",
                     help="capture every switch port from the start until `down` into DIR "
                          "(a ring of 4 x 16 MB pcap files per port, 256 bytes of each frame)")
-    up.add_argument("--servers", type=_servers, default=(), metavar="A,B,...",
+    up.add_argument("--servers", type=servers_argument, default=(), metavar="A,B,...",
                     help="spread the fabric over these machines, this one first, the others "
                          "reached over ssh (overrides the topology's servers; "
                          "docs/scale-out.md)")
@@ -221,7 +213,7 @@ def build_parser() -> argparse.ArgumentParser:
     show = topo_sub.add_parser("show", help=short, description=full)
     show.set_defaults(func=cmd_topo)
     show.add_argument("topo", type=Path, metavar="TOPO")
-    show.add_argument("--servers", nargs="?", const=(), default=None, type=_servers,
+    show.add_argument("--servers", nargs="?", const=(), default=None, type=servers_argument,
                       metavar="A,B,...",
                       help="where each switch and host would run on these machines (alone: "
                            "the topology's servers) and the links that cross them")

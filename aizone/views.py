@@ -44,8 +44,12 @@ def show_status(console: Console, st: dict[str, Any]) -> None:
         f"daemon pid {st['pid']}, API {st['api'].get('url')}  "
         f"(emulated {host.get('rate_mbps')} Mb/s stands for {scale.get('line_rate_gbps')} Gb/s:"
         f" scale {host.get('scale')})")
+    spread = bool(st.get("servers"))
+    if spread:
+        console.print(f"over servers: {', '.join(st['servers'])} (this machine first)")
     t = Table(title="switches")
-    for col in ("switch", "role", "gRPC", "alive", "session", "last reconcile"):
+    for col in ("switch", "role", *(("server",) if spread else ()), "gRPC", "alive", "session",
+                "last reconcile"):
         t.add_column(col)
     for s in st["switches"]:
         last = s.get("last_reconcile") or {}
@@ -53,7 +57,8 @@ def show_status(console: Console, st: dict[str, Any]) -> None:
         rec = (f"{last.get('reason')}: +{counts.get('insert', 0)} ~{counts.get('modify', 0)} "
                f"-{counts.get('delete', 0)} ={counts.get('unchanged', 0)} in "
                f"{last.get('seconds', 0):.3f} s") if last else ""
-        t.add_row(s["name"], s["role"], s["grpc_addr"], "yes" if s["alive"] else "[red]no[/]",
+        t.add_row(s["name"], s["role"], *((s.get("server") or "",) if spread else ()),
+                  s["grpc_addr"], "yes" if s["alive"] else "[red]no[/]",
                   "primary" if s["ready"] else "[yellow]not ready[/]", rec)
     console.print(t)
     down = [lk["id"] for lk in st.get("links", []) if not lk["up"]]

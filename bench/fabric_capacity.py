@@ -44,11 +44,13 @@ Run it as root under the fabric lock:
 
     flock /tmp/aizone-net.lock .venv/bin/python bench/fabric_capacity.py \
         [--targets p4switch,bmv2] [--rates 1,2,5,10] [--seconds 3] [--json] [--write [FILE]]
+        [--servers localhost,B,... | --namespace-server]
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import shlex
@@ -66,6 +68,7 @@ from experiments.fabric import Fabric, variant, variant_spec
 from experiments.sizes import FRAME_BYTES, MTU, lossless
 from experiments.usage import Usage
 from topologies.nodes import NetworkError, target_missing
+from topologies.serverplacement import servers_argument
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -108,13 +111,14 @@ def measure(fabric: Fabric, hosts: tuple[str, ...], rate: float, seconds: float
         "loss": use.loss, "lost_on": use.lost_on, "retransmitted": result["retransmitted"],
         "timeouts": result["timeouts"], "tm_dropped": got["tm"]["tm_dropped"],
         "kernel_drops": result["kernel_drops"], "time_s": result["time_s"],
-        "machine_cpu": use.machine_cpu,
+        "machine_cpu": use.machine_cpu, "server_cpu": use.server_cpu,
         "max_switch_cpu": max(use.switch_cpu.values(), default=0.0),
         # CPU the switch processes spent per frame they took in (all switches' CPU over
         # all switches' frames): what one switch frame costs inside the fabric, to set
-        # beside bench/pps.py's standalone figure.
+        # beside bench/pps.py's standalone figure (None over servers: the CPU of the switches
+        # on another server is not read).
         "switch_cpu_us": round(sum(use.switch_cpu.values()) / use.switch_pps * 1e6, 1)
-        if use.switch_pps else None,
+        if use.switch_pps and len(use.switch_cpu) == len(fabric.plan.switches) else None,
         "max_agent_cpu": result["max_cpu_share"], "complete": use.complete,
         "carried_share": round(goodput / (n * rate), 4),
         "lossless": (use.loss < LOSS_LIMIT and use.complete and result["status"] == "ok"
@@ -124,7 +128,7 @@ def measure(fabric: Fabric, hosts: tuple[str, ...], rate: float, seconds: float
 
 
 def search(target: str, rates: list[float], seconds: float, work: Path,
-           log: Any) -> dict[str, Any]:
+           log: Any, servers: tuple[str, ...] = ()) -> dict[str, Any]:
     levels: list[dict[str, Any]] = []
     bringups: list[float] = []
     for rate in rates:
@@ -132,7 +136,7 @@ def search(target: str, rates: list[float], seconds: float, work: Path,
         topo = variant(BASE, work, f"capacity_{target}_{rate:g}",
                        {**rated, **lossless(variant_spec(BASE, rated))})
         first_failed = False
-        with Fabric(topo, target=target, mode="eecmp") as fabric:
+        with Fabric(topo, target=target, mode="eecmp", servers=servers) as fabric:
             bringups.append(fabric.up_seconds)
             for i, hosts in enumerate(LEVELS):
                 row = measure(fabric, hosts, rate, seconds)
@@ -180,8 +184,23 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--write", nargs="?", type=Path, const=CAPACITY_FILE, default=None,
                    metavar="FILE", help="append this run to the capacity data file (default "
                                         "docs/results/capacity.json)")
+    p.add_argument("--servers", type=servers_argument, default=(), metavar="A,B,...",
+                   help="spread each fabric over these machines, this one first (`aizone up "
+                        "--servers`, docs/scale-out.md); the switch CPU per frame is then this "
+                        "machine's switches' only")
+    p.add_argument("--namespace-server", action="store_true",
+                   help="spread each fabric over this machine and one server made here (a "
+                        "namespace running sshd, as tests/fabric/test_cluster.py does): what "
+                        "the tunnels and ssh sessions cost on the same cores")
     given = list(sys.argv[1:] if argv is None else argv)
     args = p.parse_args(given)
+    if args.namespace_server and args.servers:
+        print("fabric_capacity: --namespace-server or --servers, not both", file=sys.stderr)
+        return 2
+    if (args.servers or args.namespace_server) and args.write is not None:
+        print("fabric_capacity: --write keeps one machine's capacity (the experiments' sizes "
+              "come from it): not with servers", file=sys.stderr)
+        return 2
     if os.geteuid() != 0:
         print("fabric_capacity: needs root (it brings fabrics up)", file=sys.stderr)
         return 2
@@ -202,13 +221,25 @@ def main(argv: list[str] | None = None) -> int:
                       f"{row['tm_dropped']} queue drops "
                       f"({'lossless' if row['lossless'] else 'LOSS'}, "
                       f"{'at rate' if row['at_rate'] else 'below rate'}), machine CPU "
-                      f"{row['machine_cpu']:.0%}")
+                      f"{row['machine_cpu']:.0%}"
+                      + "".join(f", {name} {share:.0%}"
+                                for name, share in sorted(row["server_cpu"].items())))
 
     out: dict[str, Any] = {"machine": {"cores": os.cpu_count(), "load": os.getloadavg()},
                            "loss_limit": LOSS_LIMIT, "min_carried": MIN_CARRIED,
                            "seconds": args.seconds, "targets": {}}
     work = Path(tempfile.mkdtemp(prefix="aizone-capacity-"))
     t0 = time.monotonic()
+    made = contextlib.ExitStack()
+    servers: tuple[str, ...] = tuple(args.servers)
+    if args.namespace_server:
+        sys.path.insert(0, str(REPO))
+        from tests.fabric.servers_support import NamespaceServers
+
+        server = made.enter_context(NamespaceServers(1))
+        os.environ.update(server.env())
+        servers = ("localhost", server.addresses[0])
+    out["servers"] = list(servers)
     try:
         for target in [t for t in args.targets.split(",") if t]:
             missing = target_missing(target)
@@ -217,12 +248,14 @@ def main(argv: list[str] | None = None) -> int:
                 console.print(f"{target}: skipped (needs {', '.join(missing)} on PATH)")
                 continue
             try:
-                out["targets"][target] = search(target, rates, args.seconds, work, log)
+                out["targets"][target] = search(target, rates, args.seconds, work, log,
+                                                servers)
             except (NetworkError, ControllerError) as exc:
                 out["targets"][target] = {"error": str(exc)}
                 console.print(f"{target}: [red]{exc}[/]")
     finally:
         shutil.rmtree(work, ignore_errors=True)
+        made.close()
     out["seconds_total"] = round(time.monotonic() - t0, 1)
     out["machine"]["load_end"] = os.getloadavg()
     caps = {t: r["capacity"] for t, r in out["targets"].items() if r.get("capacity")}

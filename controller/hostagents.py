@@ -6,8 +6,18 @@ every host's network namespace (`FabricRuntime.host_popen`), listening on
 emulated rate, the line rate it stands for and the topology's traffic
 classes (DSCP and PFC priority of `data` and `control`). An agent that
 already answers at its socket (a daemon that re-attached to a running
-fabric) is kept. `client(host)` is the `traffic.agentclient.AgentClient` of one
-host; `run_all(jobs, timeout)` runs one job per host at once (threads: the
+fabric) is kept.
+
+A host on another server of a cluster fabric (`FabricRuntime.remote_server`)
+has its agent there, listening on `<state dir>/agents/<host>.remote.sock`
+of that server, and the ssh session that runs it forwards
+`<state dir>/agents/<host>.sock` here to it: every client of an agent (the
+daemon, the experiments, `aizone stats`) connects to the same path here
+whichever server the host runs on, and the agent's socket on its server
+is root's alone (its directory 0700, the socket 0600) as it is here.
+
+`client(host)` is the `traffic.agentclient.AgentClient` of one host;
+`run_all(jobs, timeout)` runs one job per host at once (threads: the
 client is blocking) and returns every host's report or raises the first
 `JobFailed`/`AgentError` with the others stopped.
 
@@ -17,6 +27,7 @@ Names defined here: `HostAgents`, `agents_dir`.
 from __future__ import annotations
 
 import asyncio
+import functools
 import sys
 import time
 from collections.abc import Mapping
@@ -47,8 +58,14 @@ class HostAgents:
         self._procs: dict[str, Any] = {}
 
     def path(self, host: str) -> Path:
-        """The Unix socket `host`'s agent listens on."""
+        """The Unix socket here that reaches `host`'s agent."""
         return agents_dir() / f"{host}.sock"
+
+    def listen_path(self, host: str) -> Path:
+        """The Unix socket `host`'s agent listens on, on the host's own server."""
+        if self.fabric.remote_server(host) is None:
+            return self.path(host)
+        return agents_dir() / f"{host}.remote.sock"
 
     def client(self, host: str) -> AgentClient:
         """A client of `host`'s agent (blocking; nothing is sent until it is used)."""
@@ -59,7 +76,7 @@ class HostAgents:
         qos = self.spec.qos.classes
         data, control = qos["data"], qos["control"]
         return [sys.executable, "-m", "traffic.hostagent", "--host", host,
-                "--socket", str(self.path(host)), "--nic", ",".join(n.intf for n in h.nics),
+                "--socket", str(self.listen_path(host)), "--nic", ",".join(n.intf for n in h.nics),
                 "--rate-mbps", str(self.spec.links.host.rate_mbps),
                 "--line-rate-gbps", str(self.spec.line_rate_gbps),
                 "--data-dscp", str(data.dscp[0]), "--data-prio", str(data.tc),
@@ -80,11 +97,14 @@ class HostAgents:
             if await asyncio.to_thread(self._alive, h.name):
                 how[h.name] = "running"
                 continue
+            here, there = self.path(h.name), self.listen_path(h.name)
+            forwards = [(str(here), str(there))] if here != there else []
             log = open(agents_dir() / f"{h.name}.log", "wb")  # noqa: SIM115 - the child's
             try:
                 self._procs[h.name] = await asyncio.to_thread(
-                    self.fabric.host_popen, h.name, self._argv(h.name), stdin=None,
-                    stdout=log, stderr=log)
+                    functools.partial(self.fabric.host_popen, h.name, self._argv(h.name),
+                                      unix_forwards=forwards, stdin=None, stdout=log,
+                                      stderr=log))
             finally:
                 log.close()
             how[h.name] = "started"

@@ -42,7 +42,7 @@ slowest tier's rate, with a factor of two for the emulator's own delays.
 
 Names defined here: `RunRequest`, `JobContext`, `run_collective`,
 `PATTERN_ALIASES`, `link_loads`, `predict_link_bytes`, `fabric_ack_timeout_ms`,
-`fabric_job_ack_timeout_ms`, `job_fan_in`, `FRAME_BYTES`, `machine_cpu`, `MACHINE_BUSY`,
+`fabric_job_ack_timeout_ms`, `job_fan_in`, `FRAME_BYTES`, `machine_cpu`, `proc_stat_cpu`, `MACHINE_BUSY`,
 `tm_delta`, `pfc_delta`, `pfc_cells`, `PFC_COUNTERS`.
 """
 
@@ -76,7 +76,7 @@ from .stats import DROP_REASONS, TIER_DIRECTIONS
 
 __all__ = ["FRAME_BYTES", "MACHINE_BUSY", "PATTERN_ALIASES", "JobContext", "RunRequest",
            "fabric_ack_timeout_ms", "fabric_job_ack_timeout_ms", "job_fan_in", "link_loads",
-           "machine_cpu", "path_queues", "predict_link_bytes",
+           "machine_cpu", "path_queues", "predict_link_bytes", "proc_stat_cpu",
            "pfc_cells", "pfc_delta",
            "run_collective", "tm_delta", "PFC_COUNTERS"]
 
@@ -87,7 +87,13 @@ MACHINE_BUSY = 0.9
 
 def machine_cpu() -> tuple[float, float]:
     """(busy, total) CPU time of the whole machine so far, in clock ticks (/proc/stat)."""
-    values = [float(v) for v in Path("/proc/stat").read_text().splitlines()[0].split()[1:]]
+    return proc_stat_cpu(Path("/proc/stat").read_text())
+
+
+def proc_stat_cpu(text: str) -> tuple[float, float]:
+    """(busy, total) clock ticks of all CPUs from the text of a machine's /proc/stat (its
+    first line, "cpu ...", is enough)."""
+    values = [float(v) for v in text.splitlines()[0].split()[1:]]
     idle = values[3] + (values[4] if len(values) > 4 else 0.0)
     total = sum(values[:8])
     return total - idle, total

@@ -52,6 +52,7 @@ async def status(daemon: Daemon) -> dict[str, Any]:
         alive = await asyncio.to_thread(rt.fabric.switch_alive, s.name) if rt.fabric else False
         last = sessions.last.get(s.name) if sessions else None
         switches.append({"name": s.name, "role": s.role, "grpc_addr": s.grpc_addr,
+                         "server": rt.fabric.placement.get(s.name) if rt.fabric else None,
                          "device_id": s.device_id, "alive": alive,
                          "ready": sessions.is_ready(s.name) if sessions else False,
                          "last_reconcile": last.to_json() if last else None})
@@ -60,6 +61,8 @@ async def status(daemon: Daemon) -> dict[str, Any]:
         "name": rt.plan.name, "topology": str(rt.topology), "target": rt.target,
         "mode": daemon.intent.mode if daemon.intent else None,
         "scale": _scale(spec), "switches": switches,
+        # The machines it is spread over, this one first (empty: this machine alone).
+        "servers": list(rt.fabric.servers) if rt.fabric else [],
         "hosts": [{"name": h.name, "zone": h.zone, "rack": h.rack,
                    "nics": [{"intf": n.intf, "ip": n.ip} for n in h.nics]}
                   for h in rt.plan.hosts],

@@ -72,6 +72,8 @@ class SwitchStatus(Answer):
     device_id: int
     alive: bool = Field(description="the switch process runs")
     ready: bool = Field(description="its P4Runtime session is primary and reconciled")
+    server: str | None = Field(default=None, description="the machine it runs on, when the "
+                               "fabric is spread over several (`up --servers`)")
     last_reconcile: dict[str, Any] | None = Field(
         description="reason, inserts/modifies/deletes/unchanged, seconds")
 
@@ -116,6 +118,8 @@ class StatusAnswer(Answer):
     mode: str | None = None
     scale: dict[str, Any] | None = Field(
         default=None, description="per tier: the emulated rate and the line rate it stands for")
+    servers: list[str] = Field(default=[], description="the machines the fabric is spread "
+                               "over, this one first; empty on one machine")
     switches: list[SwitchStatus] = []
     hosts: list[HostStatus] = []
     links: list[LinkStatus] = []

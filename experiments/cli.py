@@ -6,7 +6,8 @@
 
     aizone experiment qp-scaling|pinning|incast|failure|placement|all
         [--repeat K] [--target p4switch|bmv2] [--quick] [--json] [--out DIR]
-        [--doc FILE] [--build-dir DIR] [--rewrite]
+        [--doc FILE] [--build-dir DIR] [--rewrite] [--buffer packets|bytes]
+        [--latency] [--servers A,B,...]
 
 Each experiment writes `<dir>/<name>.json` (`experiments.schema`),
 `<dir>/<name>.md` and its plots (`.png` and `.svg`) and prints a summary
@@ -41,6 +42,7 @@ from typing import Any
 from controller.errors import ControllerError
 from p4switch.tmconfig import UNITS
 from topologies.nodes import NetworkError, target_missing
+from topologies.serverplacement import servers_argument
 
 from . import failure, incast, pinning, placement, qp_scaling
 from .capacity import TARGETS, CapacityError, load_capacity
@@ -93,6 +95,10 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
                    help="delay every hop by the real fabric's propagation and switch latency "
                         "times the scale, so links hold the real bytes in flight (a topology "
                         "latency: section with its defaults)")
+    p.add_argument("--servers", type=servers_argument, default=(), metavar="A,B,...",
+                   help="spread every fabric over these machines, this one first, as `aizone "
+                        "up --servers` does (docs/scale-out.md); the CPU-bound flags see this "
+                        "machine's CPU only")
     p.set_defaults(func=run)
     return p
 
@@ -131,6 +137,8 @@ def _command(args: argparse.Namespace, name: str | None = None) -> str:
         parts += ["--buffer", args.buffer]
     if args.latency:
         parts.append("--latency")
+    if args.servers:
+        parts += ["--servers", ",".join(args.servers)]
     if args.out is not None:
         parts += ["--out", str(args.out)]
     elif name is not None and args.name == "all":
@@ -166,6 +174,11 @@ def run(args: argparse.Namespace) -> int:
               f"manager counts its buffer in bytes ({args.target}'s queues count packets; the "
               f"programs' PFC counts bytes on every target)", file=sys.stderr)
         return EXIT_INPUT
+    if args.latency and args.servers:
+        print("aizone experiment: error: --latency with --servers: scaled latency runs on one "
+              "machine only (its delay line serves every switch port from this machine)",
+              file=sys.stderr)
+        return EXIT_INPUT
     missing = target_missing(args.target)
     if missing:
         print(f"aizone experiment: error: target {args.target} needs {', '.join(missing)} on "
@@ -182,7 +195,8 @@ def run(args: argparse.Namespace) -> int:
     try:
         for name in names:
             options = Options(out=out, target=args.target, host_mbps=rate.rate_mbps,
-                              buffer=args.buffer, latency=args.latency, repeat=args.repeat,
+                              buffer=args.buffer, latency=args.latency,
+                              servers=tuple(args.servers), repeat=args.repeat,
                               quick=args.quick, build_dir=args.build_dir,
                               quiet=args.json,
                               command=_command(args, name if args.name != "all" else None))

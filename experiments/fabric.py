@@ -4,7 +4,8 @@
 `base` with some keys changed (PFC off, other rates, parallel uplinks),
 its program paths made absolute, into the experiment's output folder, so
 that the file a result names is the file that ran. `Fabric(topology, ...)`
-is a context manager: it starts the fabric and its controller daemon
+is a context manager: it starts the fabric (over `servers` when given,
+as `aizone up --servers` does) and its controller daemon
 with `aizone up`'s own code (`controller.launch.bring_up`: the same
 refusals, in the same words, when not root, when a fabric is already up
 or one runs without its daemon, and for bad input), and on exit stops it
@@ -20,7 +21,8 @@ Ctrl-C). While it is up:
   progress);
 - `sample()`: a `Sample` of every switch's `rx_port`/`tx_port` counters
   (read over the API), every agent's NIC counters (its Unix socket), the
-  CPU time of every switch process and of the machine. Two samples give
+  CPU time of every switch process on this machine, of the machine, and
+  of every other server it is spread over (`/proc/stat` over ssh). Two samples give
   the emulator's own figures (`experiments.usage.Usage`).
 
 `changed(base, changes)` is that file's data and `variant_spec(base,
@@ -35,6 +37,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import subprocess
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
@@ -47,10 +50,11 @@ import yaml
 
 from controller.client import ApiClient, ApiError, NotRunning
 from controller.errors import ControllerError
-from controller.jobs import machine_cpu
+from controller.jobs import machine_cpu, proc_stat_cpu
 from topologies.addressing import AddressPlan, plan_addresses
 from topologies.attach import FabricRuntime
 from topologies.spec import FabricSpec, load_spec, parse_spec
+from topologies.sshcmd import remote_nodes, ssh_base
 
 __all__ = ["EventLog", "Fabric", "FabricError", "Sample", "changed", "variant", "variant_spec"]
 
@@ -174,6 +178,9 @@ class Sample:
     switch_cpu: dict[str, float]  # switch -> CPU seconds of its process
     machine: tuple[float, float]  # (busy, total) jiffies of all CPUs
     cores: int = field(default_factory=lambda: os.cpu_count() or 1)
+    # The same for every other server of a fabric spread over several (read over ssh); a
+    # server that did not answer is left out.
+    servers: dict[str, tuple[float, float]] = field(default_factory=dict)
     # switch -> when (time.monotonic()) its rx_port and its tx_port counters were read: the
     # switches are read one after the other, so the two ends of a cable are read apart
     read_at: dict[str, tuple[float, float]] = field(default_factory=dict)
@@ -187,13 +194,25 @@ def _proc_cpu(pid: int) -> float | None:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def _server_cpu(server: str) -> tuple[float, float] | None:
+    """(busy, total) jiffies of all of `server`'s CPUs, read over ssh; None if it did not
+    answer within 10 s."""
+    try:
+        out = subprocess.run([*ssh_base(), f"root@{server}", "head -n 1 /proc/stat"],
+                             capture_output=True, text=True, timeout=10)
+        return proc_stat_cpu(out.stdout) if out.returncode == 0 else None
+    except (OSError, subprocess.TimeoutExpired, ValueError, IndexError):
+        return None
+
+
 class Fabric:
     """One fabric for an experiment (see the module docstring)."""
 
     def __init__(self, topology: Path, *, target: str = "auto", mode: str | None = None,
-                 build_dir: Path | None = None,
+                 build_dir: Path | None = None, servers: tuple[str, ...] = (),
                  on_event: Callable[[str, dict[str, Any]], None] | None = None) -> None:
         self.topology = topology
+        self.servers = servers
         self.target = target
         self.initial_mode = mode
         self.build_dir = build_dir
@@ -218,7 +237,7 @@ class Fabric:
         # of this fabric runs: nothing to tear down, and another fabric is left alone.
         self._child, self.info = bring_up(
             DaemonOptions(topology=self.topology, target=self.target, mode=self.initial_mode,
-                          build_dir=self.build_dir), self.on_event)
+                          build_dir=self.build_dir, servers=self.servers), self.on_event)
         self.events.start()
         self.up_seconds = time.monotonic() - t0
         return self
@@ -332,12 +351,22 @@ class Fabric:
             agent_cpu[h.name] = float(got.get("cpu_seconds", 0.0))
         switch_cpu: dict[str, float] = {}
         state = read_state()
+        # A switch on another server runs under an ssh session here: its CPU is not seen.
+        elsewhere = remote_nodes(state.meta) if state else {}
         for rec in state.switches if state else []:
+            if rec["name"] in elsewhere:
+                continue
             cpu = _proc_cpu(int(rec.get("pid") or 0)) if rec.get("pid") else None
             if cpu is not None:
                 switch_cpu[rec["name"]] = cpu
+        servers = {}
+        for server in sorted(set(elsewhere.values())):
+            got = _server_cpu(server)
+            if got is not None:
+                servers[server] = got
         return Sample(at=time.monotonic(), ports=ports, nics=nics, agent_cpu=agent_cpu,
-                      switch_cpu=switch_cpu, machine=machine_cpu(), read_at=read_at)
+                      switch_cpu=switch_cpu, machine=machine_cpu(), read_at=read_at,
+                      servers=servers)
 
 
 @contextlib.contextmanager

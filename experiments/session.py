@@ -56,7 +56,7 @@ from .collective import Collective, lossless_packets, run_collective, uses_api
 from .fabric import Fabric
 from .machine import machine, versions
 from .schema import Column, ExperimentResult, Finding, Point, Run, summarize_runs
-from .sizes import FRAME_BYTES, MTU, RATE_MBPS
+from .sizes import FRAME_BYTES, MTU, RATE_MBPS, fabric_changes, setting_changes
 from .stats import tier_imbalance
 from .usage import Usage
 
@@ -87,11 +87,26 @@ class Options:
     # Whether every hop waits its real latency times the scale (a topology `latency:` section
     # with its defaults, `experiments.sizes.setting_changes`).
     latency: bool = False
+    # The machines every fabric is spread over, this one first (`aizone up --servers`); empty:
+    # this machine alone.
+    servers: tuple[str, ...] = ()
     repeat: int | None = None  # None: the experiment's default
     quick: bool = False
     build_dir: Path | None = None
     quiet: bool = False  # no progress (--json)
     command: str = ""
+
+    def settings(self) -> dict[str, Any]:
+        """The topology changes of `buffer` and `latency` (`sizes.setting_changes`)."""
+        return setting_changes(self.buffer, self.latency)
+
+    def fabric(self, base: Path, *, pfc: bool = True,
+               host_mbps: float | None = None) -> dict[str, Any]:
+        """The experiments' fabric from preset `base` under these options
+        (`sizes.fabric_changes`): at `host_mbps` (default this run's rate), with `pfc`."""
+        return fabric_changes(base, pfc=pfc,
+                              host_mbps=self.host_mbps if host_mbps is None else host_mbps,
+                              buffer=self.buffer, latency=self.latency)
 
 
 def cpu_bound_reasons(answer: Mapping[str, Any], usage: Usage | None, target: str
@@ -109,6 +124,8 @@ def cpu_bound_reasons(answer: Mapping[str, Any], usage: Usage | None, target: st
             reasons.append(f"switch process(es) at a full core: {', '.join(hot)}")
     if usage.machine_cpu >= MACHINE_BUSY:
         reasons.append(f"the machine's cores were {usage.machine_cpu:.0%} busy")
+    reasons += [f"server {name}'s cores were {share:.0%} busy"
+                for name, share in sorted(usage.server_cpu.items()) if share >= MACHINE_BUSY]
     return reasons
 
 
@@ -212,10 +229,17 @@ class Session:
         """Bring `topology` up (then down); records its name, scale and times."""
         self.note(f"bringing up {topology.name} ({self.options.target})")
         with Fabric(topology, target=self.options.target, mode=mode,
-                    build_dir=self.options.build_dir, on_event=self._on_event) as f:
+                    build_dir=self.options.build_dir, servers=self.options.servers,
+                    on_event=self._on_event) as f:
             self.result.topology = str(topology)
             self.result.topology_name = f.plan.name
-            self.result.scale = f.status().get("scale", {})
+            status = f.status()
+            self.result.scale = status.get("scale", {})
+            if status.get("servers"):  # where the switches ran, as the daemon placed them
+                self.result.sizes["servers"] = "; ".join(
+                    f"{server}: " + " ".join(sorted(s["name"] for s in status["switches"]
+                                                    if s.get("server") == server))
+                    for server in status["servers"])
             self.result.fabric_seconds["up"] = round(
                 self.result.fabric_seconds.get("up", 0.0) + f.up_seconds, 2)
             try:

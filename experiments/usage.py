@@ -112,6 +112,8 @@ class Usage:
     machine_cpu: float  # share of all the machine's cores (0..1)
     complete: bool  # every switch and every agent was read both times
     failed_lost: dict[str, int] = field(default_factory=dict)  # on failed links, per way
+    # Every other server of a fabric spread over several: the share of all its cores (0..1).
+    server_cpu: dict[str, float] = field(default_factory=dict)
 
     @property
     def loss(self) -> float:
@@ -179,9 +181,7 @@ class Usage:
         switch_rx = sum(
             max(0, _cell(after, s.name, "rx", p.port) - _cell(before, s.name, "rx", p.port))
             for s in plan.switches for p in s.ports)
-        busy0, total0 = before.machine
-        busy1, total1 = after.machine
-        machine = (busy1 - busy0) / (total1 - total0) if total1 > total0 else 0.0
+        machine = _share(before.machine, after.machine)
         complete = (all(after.ports.get(s.name, {}).get("rx") for s in plan.switches)
                     and all(before.ports.get(s.name, {}).get("rx") for s in plan.switches)
                     and nic_names <= set(before.nics) and nic_names <= set(after.nics))
@@ -192,4 +192,14 @@ class Usage:
                    switch_cpu=cpu_share(before.switch_cpu, after.switch_cpu, seconds),
                    agent_cpu=cpu_share(before.agent_cpu, after.agent_cpu, seconds),
                    machine_cpu=round(machine, 4), complete=complete,
-                   failed_lost=failed_lost)
+                   failed_lost=failed_lost,
+                   server_cpu={name: round(_share(before.servers[name], now), 4)
+                               for name, now in after.servers.items()
+                               if name in before.servers})
+
+
+def _share(before: tuple[float, float], after: tuple[float, float]) -> float:
+    """The busy share of all a machine's cores between two (busy, total) readings."""
+    busy0, total0 = before
+    busy1, total1 = after
+    return (busy1 - busy0) / (total1 - total0) if total1 > total0 else 0.0

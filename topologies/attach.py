@@ -11,7 +11,9 @@ line and port settings (`nodes.SwitchRecord`).
 
 - `host_popen(host, argv, **popen_kw)` / `host_run(host, argv, timeout)`:
   a command inside the host's pinned namespace (`ip netns exec`), carrying
-  the run's `AIZONE_RUN` marker (so `cleanup()` ends it with the run).
+  the run's `AIZONE_RUN` marker (so `cleanup()` ends it with the run); on
+  another server (`remote_server(host)`), through ssh, with Unix sockets
+  forwarded from here if asked (`unix_forwards`).
 - `set_link(link_id, up, silent=False)` / `link_up(link_id)`: both ends of a
   link, by its id "<a_intf>--<b_intf>" (`LinkPlan.id`). Down is the
   target's way: p4switch links lose their carrier (with the Mininet
@@ -51,6 +53,7 @@ import signal
 import subprocess
 import threading
 import time
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -70,7 +73,7 @@ from .nodes import (
     wait_ready,
 )
 from .runstate import NETNS_DIR, RunState, netns_name, update_state
-from .sshcmd import remote_argv, remote_nodes
+from .sshcmd import remote_argv, remote_nodes, wait_remote_ready
 
 __all__ = ["FabricRuntime"]
 
@@ -103,7 +106,8 @@ class FabricRuntime:
     def __init__(self, plan: AddressPlan, *, token: str, target: str,
                  records: list[SwitchRecord], net: FabricNet | None = None,
                  state_directory: Path | None = None,
-                 node_servers: dict[str, str] | None = None) -> None:
+                 servers: Sequence[str] = (), placement: Mapping[str, str] | None = None
+                 ) -> None:
         if target not in SWITCH_CLASSES:
             raise NetworkError(f"run.json names target {target!r}, not one of "
                                f"{', '.join(SWITCH_CLASSES)}")
@@ -117,8 +121,13 @@ class FabricRuntime:
         self.switch_cls: type[FabricSwitch] = SWITCH_CLASSES[target]
         self.records = {r.name: r for r in records}
         self.state_directory = state_directory
-        # Nodes on another server of a cluster fabric (`topologies.cluster`): reached by ssh.
-        self.node_servers = dict(node_servers or {})
+        # A cluster fabric (`topologies.cluster`): its servers, this machine first, and every
+        # node's server; both empty on one machine.
+        spread = len(servers) > 1
+        self.servers: tuple[str, ...] = tuple(servers) if spread else ()
+        self.placement: dict[str, str] = dict(placement or {}) if spread else {}
+        # The nodes on another server than this one: reached by ssh.
+        self.node_servers = remote_nodes({"servers": self.servers, "placement": self.placement})
         self._net = net
         self._procs: dict[str, subprocess.Popen[bytes]] = {}  # switch processes we started
         self._mn_links: dict[str, Link] = {}
@@ -137,7 +146,8 @@ class FabricRuntime:
         records = [sw.record() for sw in net.fabric_switches()]
         return cls(net.plan, token=net.token, target=net.switch_cls.target, records=records,
                    net=net, state_directory=net.state_directory,
-                   node_servers=remote_nodes(net.meta))
+                   servers=net.meta.get("servers") or (),
+                   placement=net.meta.get("placement"))
 
     @classmethod
     def from_state(cls, state: RunState, plan: AddressPlan, *,
@@ -148,7 +158,8 @@ class FabricRuntime:
             raise NetworkError("run.json has no command line for its switches "
                                "(written by an older aizone): restart the fabric")
         return cls(plan, token=state.token, target=state.target, records=records,
-                   state_directory=state_directory, node_servers=remote_nodes(state.meta))
+                   state_directory=state_directory, servers=state.meta.get("servers") or (),
+                   placement=state.meta.get("placement"))
 
     # --- hosts ---------------------------------------------------------------
 
@@ -164,24 +175,42 @@ class FabricRuntime:
                                f"(the fabric is down?)")
         return name
 
-    def _host_argv(self, host: str, argv: list[str], *, tty: bool = False) -> list[str]:
+    def _host_argv(self, host: str, argv: list[str], *, tty: bool = False,
+                   unix_forwards: Sequence[tuple[str, str]] = ()) -> list[str]:
         inside = ["ip", "netns", "exec", self.netns(host), *argv]
         server = self.node_servers.get(host)
         if server is None:
             return inside
         return remote_argv(server, inside, {RUN_ENV: self.token,
-                                            "PATH": os.environ.get("PATH", "")}, tty=tty)
+                                            "PATH": os.environ.get("PATH", "")}, tty=tty,
+                           unix_forwards=unix_forwards)
 
     def _env(self, env: dict[str, str] | None) -> dict[str, str]:
         out = dict(os.environ if env is None else env)
         out[RUN_ENV] = self.token
         return out
 
-    def host_popen(self, host: str, argv: list[str], **popen_kw: Any) -> subprocess.Popen[Any]:
-        """Start `argv` inside `host`'s network namespace; `popen_kw` go to `subprocess.Popen`."""
+    def remote_server(self, node: str) -> str | None:
+        """The server `node` (a switch or host) runs on when that is not this machine (a
+        cluster fabric), else None."""
+        return self.node_servers.get(node)
+
+    def host_popen(self, host: str, argv: list[str], *,
+                   unix_forwards: Sequence[tuple[str, str]] = (),
+                   **popen_kw: Any) -> subprocess.Popen[Any]:
+        """Start `argv` inside `host`'s network namespace; `popen_kw` go to `subprocess.Popen`.
+
+        `unix_forwards`: (here, there) Unix socket paths, for a host on another
+        server (`remote_server`): a connection to `here` reaches `there` on that
+        server, through the ssh session that runs the command
+        (`sshcmd.remote_argv`). A host on this machine has nothing to forward.
+        """
         env = self._env(popen_kw.pop("env", None))
+        if unix_forwards and host not in self.node_servers:
+            raise NetworkError(f"{host} runs on this machine: it has no socket to forward")
         # A pseudo-terminal on another server: the command ends with its ssh session.
-        return subprocess.Popen(self._host_argv(host, argv, tty=True), env=env, **popen_kw)
+        return subprocess.Popen(self._host_argv(host, argv, tty=True, unix_forwards=unix_forwards),
+                                env=env, **popen_kw)
 
     def root_popen(self, argv: list[str], **popen_kw: Any) -> subprocess.Popen[Any]:
         """Start `argv` in the root namespace (the switches' ports), marked as this fabric's
@@ -362,8 +391,15 @@ class FabricRuntime:
             rec = self._record(name)
             self._stop(name)
             proc = launch(rec)
+            server = self.node_servers.get(name)
             try:
-                wait_ready(rec, proc, self.switch_cls.start_timeout)
+                if server is None:
+                    wait_ready(rec, proc, self.switch_cls.start_timeout)
+                else:  # its ssh session runs here; the switch itself there
+                    wait_remote_ready(rec, proc, server,
+                                      ports=len(self.plan.switch(name).ports),
+                                      reads_outgoing=self.switch_cls.reads_outgoing,
+                                      timeout=self.switch_cls.start_timeout)
             except BaseException:
                 if proc.poll() is None:
                     os.killpg(proc.pid, signal.SIGKILL)

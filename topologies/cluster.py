@@ -39,14 +39,13 @@ Names defined here: `ClusterNet`, `ClusterLink`, `ClusterError`,
 
 from __future__ import annotations
 
+import contextlib
 import importlib.metadata
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
@@ -56,18 +55,18 @@ from mininet.net import Mininet
 from mininet.node import Host
 
 from .addressing import AddressPlan
+from .firewall import release
 from .net import FabricNet, FabricTopo
 from .nodes import (
     RUN_ENV,
     FabricSwitch,
     SwitchRecord,
-    SwitchStartError,
     launch,
     target_missing,
 )
 from .runstate import OUR_INTF, RunState, netns_name, pin_netns
 from .serverplacement import ServerPlacement
-from .sshcmd import SSH_CONFIG_ENV, ClusterError, quote, ssh_base
+from .sshcmd import SSH_CONFIG_ENV, ClusterError, quote, ssh_base, wait_remote_ready
 
 __all__ = ["LOCAL", "SSH_CONFIG_ENV", "ClusterError", "ClusterLink", "ClusterNet",
            "check_servers", "cluster_switch_class", "end_run", "ssh_base"]
@@ -105,7 +104,7 @@ def check_servers(servers: tuple[str, ...], target: str) -> None:
     """`ClusterError` naming the first of `servers` (other machines) that cannot run its part
     of a `target` fabric."""
     version = importlib.metadata.version("aizone")
-    tools = ("mnexec", *_target_tools(target))
+    tools = ("mnexec", "nft", *_target_tools(target))
     for server in servers:
         probe = (f"env PATH={quote(os.environ.get('PATH', ''))} {quote(sys.executable)} -c "
                  f"{quote(_PROBE)} {' '.join(tools)}")
@@ -205,8 +204,8 @@ class _ClusterSwitchMixin(RemoteMixin):
             log.unlink()
         record = self.record()
         self.proc = launch(record)
-        _wait_forwarded(self.name, record.grpc_port, self.proc,
-                        self.start_timeout)
+        wait_remote_ready(record, self.proc, self.serverIP, ports=len(self.port_intfs()),
+                          reads_outgoing=self.reads_outgoing, timeout=self.start_timeout)
 
     def _copy_pki(self) -> None:
         tls_dir = getattr(self, "tls_dir", None)
@@ -224,32 +223,6 @@ class _ClusterSwitchMixin(RemoteMixin):
                 raise ClusterError(f"server {self.server}: cannot copy {path.name} to "
                                    f"{tls_dir}: {out.stderr.decode(errors='replace').strip()}")
         self._copied_pki.add((self.serverIP, tls_dir))
-
-
-def _wait_forwarded(name: str, port: int, proc: subprocess.Popen[bytes], timeout: float) -> None:
-    """Return once the switch behind the ssh forward of `port` accepts a connection.
-
-    The local end listens as soon as ssh is connected; while nothing listens on the
-    server, ssh accepts and closes at once. A TLS server waits for the client's hello,
-    so a connection that stays open, silent, for a moment is the switch itself.
-    """
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        code = proc.poll()
-        if code is not None:
-            raise SwitchStartError(f"{name}: its ssh session exited with code {code} at start")
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=0.5) as s:
-                s.settimeout(0.5)
-                if s.recv(1) != b"":
-                    return
-        except TimeoutError:
-            return
-        except OSError:
-            pass
-        time.sleep(0.2)
-    raise SwitchStartError(f"{name}: no switch answered on forwarded port {port} within "
-                           f"{timeout:.0f} s")
 
 
 _SWITCH_CLASSES: dict[str, type[FabricSwitch]] = {}
@@ -380,6 +353,10 @@ class ClusterNet(FabricNet):
     def preflight(self) -> None:
         """`FabricNet`'s checks here, then every other server's (`check_servers`)."""
         super().preflight()
+        if self.plan.latency is not None:
+            raise ClusterError("latency: scaled latency runs on one machine only (its delay "
+                               "line serves every switch port from this machine): remove the "
+                               "topology's latency section, or run without --servers")
         if shutil.which("ssh") is None:
             raise ClusterError("ssh is not installed here (Debian: openssh-client)")
         check_servers(self.placement.servers[1:], self.target)
@@ -397,6 +374,19 @@ class ClusterNet(FabricNet):
         return _ClusterMininet(servers=[LOCAL, *self.placement.servers[1:]], topo=topo,
                                switch=self.switch_cls, host=_ClusterHost, link=self.link_cls,
                                controller=None, build=False, autoSetMacs=False)
+
+    def confine_control(self, ports: list[int]) -> None:
+        """The control ports confined to root here and on every other server (each server's
+        own nftables table: a switch there listens there, BMv2's Thrift on every address)."""
+        super().confine_control(ports)
+        script = "import sys; from topologies.firewall import confine; confine(sys.argv[1:])"
+        for server in self.placement.servers[1:]:
+            out = _ssh(server, f"{quote(sys.executable)} -c {quote(script)} "
+                       f"{' '.join(str(p) for p in ports)}")
+            if out.returncode != 0:
+                why = out.stderr.decode(errors="replace").strip().splitlines()
+                raise ClusterError(f"server {server}: cannot confine the switches' control "
+                                   f"ports: {why[-1] if why else f'exit {out.returncode}'}")
 
     def pin_host(self, host: Host) -> None:
         """Pin a host's namespace on its own server (`ip netns attach` there)."""
@@ -419,22 +409,15 @@ class ClusterNet(FabricNet):
             super().stop()
         finally:
             for server in self.placement.servers[1:]:
-                with _suppress_cluster_errors():
+                with contextlib.suppress(ClusterError):
                     _ssh(server, f"{quote(sys.executable)} -c "
                          f"{quote('import sys; from topologies.cluster import end_run; end_run(sys.argv[1], sys.argv[2:])')} "
                          f"{token} {' '.join(netns)}", timeout=120)
 
 
-class _suppress_cluster_errors:  # noqa: N801 - used as a context manager
-    def __enter__(self) -> None:
-        return None
-
-    def __exit__(self, kind: type[BaseException] | None, *_: object) -> bool:
-        return kind is not None and issubclass(kind, ClusterError)
-
-
 def end_run(token: str, netns: list[str]) -> None:
-    """On a server: end processes marked with run `token`, unpin `netns`, delete our links."""
+    """On a server: end processes marked with run `token`, unpin `netns`, delete our links
+    and the control ports' firewall table."""
     me = os.getpid()
     marker = f"{RUN_ENV}={token}".encode()
     for entry in Path("/proc").iterdir():
@@ -459,3 +442,4 @@ def end_run(token: str, netns: list[str]) -> None:
             name = parts[1].strip().split("@")[0]
             if OUR_INTF.match(name):
                 subprocess.run(["ip", "link", "del", name], capture_output=True)
+    release()

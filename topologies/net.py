@@ -328,7 +328,7 @@ class FabricNet:
             if self.tls:
                 self.pki = FabricPki.create(directory / PKI_DIR)
             # Before any switch listens: its control ports are root's from the first moment.
-            confine(control_ports(self.plan, self.switch_cls.extra_ports))
+            self.confine_control(control_ports(self.plan, self.switch_cls.extra_ports))
             self.state.meta["firewall"] = True
             write_state(self.state, self.state_directory)
             opts = {
@@ -378,6 +378,11 @@ class FabricNet:
         """The Mininet that runs `topo`: one machine, no controller, no Open vSwitch."""
         return Mininet(topo=topo, switch=self.switch_cls, host=Host, link=self.link_cls,
                        controller=None, build=False, autoSetMacs=False)
+
+    def confine_control(self, ports: list[int]) -> None:
+        """Only root on this machine may connect to the switches' control `ports`
+        (`topologies.firewall`)."""
+        confine(ports)
 
     def pin_host(self, host: Host) -> None:
         """Pin `host`'s network namespace as /run/netns/aizone-<host>."""

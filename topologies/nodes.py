@@ -57,8 +57,8 @@ so `topologies.cleanup` can find leftovers of a crashed run without
 matching on process names.
 
 Names defined here: `FabricSwitch`, `P4SwitchNode`, `Bmv2SwitchNode`,
-`SWITCH_CLASSES`, `SwitchRecord`, `launch`, `wait_ready`, `port_open`,
-`proc_start`, `resolve_target`, `target_missing`, `NetworkError`, `SwitchStartError`,
+`SWITCH_CLASSES`, `SwitchRecord`, `launch`, `wait_ready`, `read_arrivals_only`,
+`read_arrivals_only_serving`, `serving_pid`, `port_open`, `proc_start`, `resolve_target`, `target_missing`, `NetworkError`, `SwitchStartError`,
 `RUN_ENV`, `Pfc`, `uses_native_pfc`.
 """
 
@@ -98,7 +98,10 @@ __all__ = [
     "launch",
     "port_open",
     "proc_start",
+    "read_arrivals_only",
+    "read_arrivals_only_serving",
     "resolve_target",
+    "serving_pid",
     "target_missing",
     "uses_native_pfc",
     "wait_ready",
@@ -212,27 +215,60 @@ def wait_ready(record: SwitchRecord, proc: subprocess.Popen[bytes], timeout: flo
         if port_open("127.0.0.1", record.grpc_port):
             cls = SWITCH_CLASSES.get(record.target)
             if cls is not None and cls.reads_outgoing:
-                _read_arrivals_only(record, proc.pid, deadline)
+                read_arrivals_only(record.name, proc.pid, record.argv.count("-i"), deadline,
+                                   log=record.log)
             return
         time.sleep(0.1)
     raise SwitchStartError(f"{record.name}: {record.target} did not open gRPC port "
                            f"{record.grpc_port} within {timeout:.0f} s{_log_hint(record.log)}")
 
 
-def _read_arrivals_only(record: SwitchRecord, pid: int, deadline: float) -> None:
-    # Every port's packet socket set to ignore frames leaving its port: set on those open so
-    # far (setting one twice changes nothing) until there is one per port (BMv2 opens them
-    # before its gRPC server, but nothing says so).
-    ports = record.argv.count("-i")
+def read_arrivals_only(name: str, pid: int, ports: int, deadline: float, *,
+                       log: str | None = None) -> None:
+    """Set switch `name`'s (process `pid`'s) `ports` packet sockets to read arriving frames
+    only (`portsockets.ignore_outgoing`); `SwitchStartError` by `deadline` (monotonic)."""
+    # Set on those open so far (setting one twice changes nothing) until there is one per
+    # port (BMv2 opens them before its gRPC server, but nothing says so).
     try:
         while ignore_outgoing(pid) < ports:
             if time.monotonic() > deadline:
-                raise SwitchStartError(f"{record.name}: {record.target} did not open its "
-                                       f"{ports} ports{_log_hint(record.log)}")
+                raise SwitchStartError(f"{name}: did not open its {ports} ports"
+                                       f"{_log_hint(log)}")
             time.sleep(0.1)
     except OSError as exc:
-        raise SwitchStartError(f"{record.name}: cannot set its port sockets to read "
+        raise SwitchStartError(f"{name}: cannot set its port sockets to read "
                                f"arriving frames only: {exc}") from None
+
+
+def serving_pid(token: str, grpc_port: int) -> int | None:
+    """The process of run `token` (its `RUN_ENV`) serving P4Runtime on `grpc_port`: one of
+    its arguments is "<address>:<grpc_port>" (a switch on its own server, found there)."""
+    marker = f"{RUN_ENV}={token}".encode()
+    suffix = f":{grpc_port}"
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            if marker not in (entry / "environ").read_bytes().split(b"\0"):
+                continue
+            argv = (entry / "cmdline").read_bytes().decode(errors="replace").split("\0")
+        except OSError:
+            continue
+        if any(a.endswith(suffix) and " " not in a and a.count(":") == 1 for a in argv):
+            return int(entry.name)
+    return None
+
+
+def read_arrivals_only_serving(token: str, grpc_port: int, ports: int,
+                               timeout: float) -> None:
+    """`read_arrivals_only` for the switch of run `token` serving `grpc_port` here: what a
+    switch's own server runs (over ssh) when the switch's pid here is its ssh session."""
+    deadline = time.monotonic() + timeout
+    while (pid := serving_pid(token, grpc_port)) is None:
+        if time.monotonic() > deadline:
+            raise SwitchStartError(f"no switch of this run serves gRPC port {grpc_port}")
+        time.sleep(0.1)
+    read_arrivals_only(f"the switch on gRPC port {grpc_port}", pid, ports, deadline)
 
 
 def _log_hint(log: str | None) -> str:

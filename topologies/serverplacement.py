@@ -23,11 +23,12 @@ The first server is the machine that runs `aizone up` and the controller.
 tunnel when the fabric runs), `counts()` the switches and hosts per server.
 
 Names defined here: `ServerPlacement`, `CrossingLink`, `place_on_servers`,
-`parse_servers`.
+`parse_servers`, `servers_argument` (the same for argparse).
 """
 
 from __future__ import annotations
 
+import argparse
 from collections.abc import Mapping
 from dataclasses import dataclass
 
@@ -35,7 +36,8 @@ import networkx as nx
 
 from .addressing import AddressPlan
 
-__all__ = ["CrossingLink", "ServerPlacement", "parse_servers", "place_on_servers"]
+__all__ = ["CrossingLink", "ServerPlacement", "parse_servers", "place_on_servers",
+           "servers_argument"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -98,6 +100,14 @@ def parse_servers(text: str, *, where: str = "--servers") -> tuple[str, ...]:
     if dup:
         raise ValueError(f"{where} {text!r}: server {dup[0]} is named twice")
     return names
+
+
+def servers_argument(text: str) -> tuple[str, ...]:
+    """`--servers A,B,...` for argparse (`type=`): the names, or its error with the reason."""
+    try:
+        return parse_servers(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def place_on_servers(plan: AddressPlan, servers: tuple[str, ...],

@@ -5,25 +5,34 @@ server: batch mode (never a password prompt), a connect timeout, and `-F
 $AIZONE_SSH_CONFIG` when that variable names a config file (the tests'
 servers use one; without it ssh reads the user's own). `remote_argv(server,
 argv, env)` runs `argv` as root on `server` with `env` set there (ssh does
-not carry the environment across). `remote_nodes(meta)` reads, from a run's
+not carry the environment across), optionally forwarding Unix sockets from
+this machine to that server in the same session. `remote_nodes(meta)` reads, from a run's
 metadata (`run.json`, written by `topologies.cluster.ClusterNet`), the
 switches and hosts that run on a server other than this machine, so run-time access
-(`topologies.attach`) reaches them through ssh.
+(`topologies.attach`) reaches them through ssh. `wait_remote_ready(record,
+proc, server, ...)` is `nodes.wait_ready` for a switch started there
+through ssh (at its start and at every restart): its forwarded gRPC port
+answers, and BMv2's port sockets are set there to read arriving frames only.
 
 Names defined here: `SSH_CONFIG_ENV`, `ClusterError`, `ssh_base`, `remote_argv`,
-`remote_nodes`, `quote`.
+`remote_nodes`, `quote`, `wait_forwarded`, `wait_remote_ready`.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from .nodes import NetworkError
+from .nodes import NetworkError, SwitchRecord, SwitchStartError
 
-__all__ = ["SSH_CONFIG_ENV", "ClusterError", "quote", "remote_argv", "remote_nodes", "ssh_base"]
+__all__ = ["SSH_CONFIG_ENV", "ClusterError", "quote", "remote_argv", "remote_nodes", "ssh_base",
+           "wait_forwarded", "wait_remote_ready"]
 
 SSH_CONFIG_ENV = "AIZONE_SSH_CONFIG"
 # Seconds an ssh session may take to connect before a server counts as unreachable.
@@ -51,13 +60,23 @@ def quote(text: str) -> str:
 
 
 def remote_argv(server: str, argv: list[str], env: Mapping[str, str], *,
-                tty: bool = False) -> list[str]:
+                tty: bool = False, unix_forwards: Sequence[tuple[str, str]] = ()) -> list[str]:
     """The local command that runs `argv` as root on `server` with `env` set there.
 
     `tty`: a pseudo-terminal on the server, so the command is hung up (SIGHUP) when
     the local ssh ends; without it the command may outlive its session.
+    `unix_forwards`: (here, there) pairs of Unix socket paths; a connection to `here`
+    reaches `there` on the server through this ssh session (`ssh -L here:there`, the
+    local socket made with mode 0600 and an old file there replaced; ssh exits if it
+    cannot listen).
     """
-    return [*ssh_base(), *(["-tt"] if tty else []), f"root@{server}", "env",
+    forwards: list[str] = []
+    if unix_forwards:
+        forwards = ["-o", "ExitOnForwardFailure=yes", "-o", "StreamLocalBindUnlink=yes",
+                    "-o", "StreamLocalBindMask=0177"]
+        for here, there in unix_forwards:
+            forwards += ["-L", f"{here}:{there}"]
+    return [*ssh_base(), *(["-tt"] if tty else []), *forwards, f"root@{server}", "env",
             *(quote(f"{k}={v}") for k, v in env.items()), *(quote(a) for a in argv)]
 
 
@@ -69,3 +88,63 @@ def remote_nodes(meta: Mapping[str, Any]) -> dict[str, str]:
     if len(servers) < 2:
         return {}
     return {node: server for node, server in placement.items() if server != servers[0]}
+
+
+def wait_forwarded(name: str, port: int, proc: subprocess.Popen[bytes], timeout: float) -> None:
+    """Return once the switch behind the ssh forward of `port` accepts a connection.
+
+    The local end listens as soon as ssh is connected; while nothing listens on the
+    server, ssh accepts and closes at once. A TLS server waits for the client's hello,
+    so a connection that stays open, silent, for a moment is the switch itself.
+    """
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        code = proc.poll()
+        if code is not None:
+            raise SwitchStartError(f"{name}: its ssh session exited with code {code} at start")
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.5) as s:
+                s.settimeout(0.5)
+                if s.recv(1) != b"":
+                    return
+        except TimeoutError:
+            return
+        except OSError:
+            pass
+        time.sleep(0.2)
+    raise SwitchStartError(f"{name}: no switch answered on forwarded port {port} within "
+                           f"{timeout:.0f} s")
+
+
+_ARRIVALS_ONLY = (
+    "import sys\n"
+    "from topologies.nodes import read_arrivals_only_serving as f\n"
+    "f(sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), float(sys.argv[4]))\n"
+)
+
+
+def wait_remote_ready(record: SwitchRecord, proc: subprocess.Popen[bytes], server: str, *,
+                      ports: int, reads_outgoing: bool, timeout: float) -> None:
+    """`nodes.wait_ready` for a switch started on `server` through ssh (`proc`, here):
+    its forwarded gRPC port answers, and, for a target that reads its own ports' outgoing
+    frames (BMv2), its `ports` packet sockets are set to read arriving frames only,
+    there, on the switch's own process (`nodes.read_arrivals_only_serving`)."""
+    t0 = time.monotonic()
+    wait_forwarded(record.name, record.grpc_port, proc, timeout)
+    if not reads_outgoing:
+        return
+    left = max(1.0, timeout - (time.monotonic() - t0))
+    script = (f"env PATH={quote(os.environ.get('PATH', ''))} {quote(sys.executable)} -c "
+              f"{quote(_ARRIVALS_ONLY)} {quote(record.token)} {record.grpc_port} {ports} "
+              f"{left:.1f}")
+    try:
+        out = subprocess.run([*ssh_base(), f"root@{server}", script], capture_output=True,
+                             text=True, timeout=left + 15)
+    except subprocess.TimeoutExpired:
+        raise SwitchStartError(f"{record.name}: server {server} did not answer over ssh "
+                               f"within {left + 15:.0f} s") from None
+    if out.returncode != 0:
+        why = [ln for ln in out.stderr.splitlines() if ln.strip()]
+        raise SwitchStartError(f"{record.name} on server {server}: cannot set its port "
+                               f"sockets to read arriving frames only: "
+                               f"{why[-1] if why else f'exit {out.returncode}'}")

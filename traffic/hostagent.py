@@ -259,7 +259,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         """Shut the server down (from another thread: shutdown waits for the loop)."""
         threading.Thread(target=server.shutdown, daemon=True).start()
 
-    for sig in (signal.SIGINT, signal.SIGTERM):
+    # SIGHUP: the ssh session that ran it on another server ended (its pty hung up).
+    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
         signal.signal(sig, on_signal)
     try:
         server.serve_forever()

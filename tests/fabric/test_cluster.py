@@ -4,9 +4,20 @@
 user runs it: the switches the placement puts on the other server run in
 that server's network namespace, started over ssh; every host pair passes
 `aizone check` (ping and a RoCEv2 WRITE, through the VXLAN tunnels between
-the servers); an uplink between the servers taken down reroutes (every pair
-still answers) and comes back; `aizone down` leaves nothing here and nothing
-on the server.
+the servers); the agents of the hosts placed there run there and are reached
+from here through their ssh sessions' socket forwards (the server's
+filesystem is this machine's, so the test makes sure no client takes the
+agent's own socket instead); `aizone status` names each switch's server;
+`aizone mode eecmp`; a ring AllReduce run with `aizone run` counts,
+on every fabric link, what the flow model predicts for the same job, within
+the bound `tests/fabric/test_model_vs_emulator.py` holds a one-machine run
+to (`model_support`): the same per-link bytes as on one machine; `aizone
+stats` has counters from the switches there; a switch killed there is
+restarted there and reconciled; an uplink
+between the servers taken down reroutes (every pair still answers) and
+comes back; `aizone down` leaves nothing here and nothing on the server.
+Then: scaled latency over servers is refused before anything is built, and
+`aizone experiment qp-scaling --quick --servers` runs its grid there.
 Skips, saying why, only where sshd cannot run (tests/fabric/servers_support.py); a failure
 where the machine declares `sshd` in AIZONE_REQUIRE (tests/provides.py).
 """
@@ -14,18 +25,27 @@ where the machine declares `sshd` in AIZONE_REQUIRE (tests/provides.py).
 from __future__ import annotations
 
 import json
+import os
+import signal
+import socket
 import subprocess
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from controller.hostagents import agents_dir
 from tests.fabric.fabric_support import ROOT, aizone, assert_clean, leftovers
+from tests.fabric.model_support import assert_counters_match_model, check_run_ok
 from tests.fabric.servers_support import NamespaceServers, sshd_missing
 from tests.provides import unavailable
-from topologies.runstate import read_state
+from topologies.addressing import plan_addresses
+from topologies.runstate import RunState, read_state
+from topologies.spec import load_spec
 
 SMALL = ROOT / "topologies" / "ai_zone_small.yaml"
+RANKS, SIZE, QPS = 16, 64 * 1024, 4
 
 
 @pytest.fixture(scope="module")
@@ -73,9 +93,22 @@ def test_ai_zone_small_over_two_servers_passes_check_and_downs_clean(
         there = [cmd for pid, cmd in _server_processes(ns).items() if pid not in sshd_only]
         for name in placed:
             assert any(f"@{name}-eth" in cmd for cmd in there), (name, there)
+        status = json.loads(aizone("status", "--json", env=env).stdout)
+        assert status["servers"] == ["localhost", server], status["servers"]
+        assert sorted(s["name"] for s in status["switches"] if s["server"] == server) == placed
+        # The server has its own firewall table over the switches' control ports.
+        grpc = {int(s["grpc_addr"].rsplit(":", 1)[1]) for s in status["switches"]}
+        assert grpc <= set(_confined_ports(ns)), (grpc, _confined_ports(ns))
+        _control_ports_there_closed_to_the_network(state, placed, server)
         check = aizone("check", "--json", env=env, timeout=900)
         data = json.loads(check.stdout)
         assert check.returncode == 0 and data["ok"], check.stdout[-3000:]
+        _agents_there_answer_through_ssh(state.meta["placement"], server, ns)
+        mode = aizone("mode", "eecmp", "--json", env=env)
+        assert mode.returncode == 0, mode.stderr[-2000:]
+        _allreduce_counts_what_the_model_predicts(env)
+        _switches_there_report_counters(placed, env)
+        _a_switch_killed_there_is_restarted(placed[0], ns, env)
         _tunnel_link_down_reroutes_and_up_restores(state.meta["placement"], env)
     finally:
         down = aizone("down", env=env)
@@ -86,6 +119,130 @@ def test_ai_zone_small_over_two_servers_passes_check_and_downs_clean(
                            text=True, check=True).stdout
     names = [ln.split(":")[1].strip().split("@")[0] for ln in links.splitlines()]
     assert names == ["lo", "eth0"], links
+    assert _confined_ports(ns) == []
+
+
+def _control_ports_there_closed_to_the_network(state: RunState, placed: list[str],
+                                                server: str) -> None:
+    """From this machine, another one on the servers' network: no control port of a switch
+    on the server answers at the server's address (BMv2 binds Thrift on every address: only
+    the server's firewall table keeps it closed)."""
+    for rec in state.switches:
+        if rec["name"] not in placed:
+            continue
+        for port in (rec["grpc_port"], rec.get("thrift_port")):
+            if port is None:
+                continue
+            try:
+                with socket.create_connection((server, port), timeout=2):
+                    raise AssertionError(f"{rec['name']}: port {port} answers at {server}")
+            except OSError:
+                pass
+
+
+def _confined_ports(ns: str) -> list[int]:
+    """The control ports the server's `inet aizone` nftables table holds (none: no table)."""
+    out = subprocess.run(["ip", "netns", "exec", ns, "nft", "-j", "list", "set", "inet",
+                          "aizone", "control_ports"], capture_output=True, text=True)
+    if out.returncode != 0:
+        return []
+    return sorted(e for item in json.loads(out.stdout)["nftables"]
+                  for e in item.get("set", {}).get("elem", []) if isinstance(e, int))
+
+
+def _ssh_listens_on(path: Path) -> bool:
+    """Whether an ssh process of this machine's namespace listens on the Unix socket `path`
+    (`ss -xlp`)."""
+    out = subprocess.run(["ss", "-xlpnH"], capture_output=True, text=True, check=True).stdout
+    for line in out.splitlines():
+        fields = line.split()
+        if len(fields) >= 5 and fields[4] == str(path):
+            return '(("ssh",' in line
+    return False
+
+
+def _process_under(argv_part: str, ns: str) -> bool:
+    """Whether a process whose command line holds `argv_part` descends from a process in
+    network namespace `ns` (the server's sshd: what runs there runs in its sessions)."""
+    in_ns = set(_server_processes(ns))
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            cmd = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+        except OSError:
+            continue
+        if argv_part not in cmd:
+            continue
+        pid = int(entry.name)
+        while pid > 1:
+            if pid in in_ns:
+                return True
+            try:
+                pid = int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+            except (OSError, IndexError, ValueError):
+                break
+    return False
+
+
+def _agents_there_answer_through_ssh(placement: dict[str, str], server: str, ns: str) -> None:
+    """A host placed on the server has its agent there (started by the server's sshd),
+    listening on its `.remote.sock`; the socket every client uses here is the listening
+    end of an ssh forward, not the agent's own."""
+    hosts = sorted(n for n, s in placement.items() if s == server and n.startswith("h"))
+    assert hosts, placement
+    for host in hosts:
+        remote = agents_dir() / f"{host}.remote.sock"
+        assert _process_under(f"traffic.hostagent --host {host} --socket {remote} ", ns), host
+        assert _ssh_listens_on(agents_dir() / f"{host}.sock"), host
+
+
+def _allreduce_counts_what_the_model_predicts(env: dict[str, str]) -> None:
+    """A ring AllReduce over both servers: every fabric link counts the model's bytes."""
+    run = aizone("run", "allreduce", "--ranks", str(RANKS), "--size", str(SIZE), "--qps",
+                 str(QPS), "--strategy", "rr", "--placement", "packed", "--json", env=env)
+    assert run.returncode == 0, f"aizone run: exit {run.returncode}: {run.stderr[-2000:]}"
+    job = json.loads(run.stdout)
+    check_run_ok(job)
+    spec = load_spec(SMALL)
+    checked = assert_counters_match_model(job, spec, plan_addresses(spec), ranks=RANKS,
+                                          size=SIZE, qps=QPS)
+    assert checked >= 4  # the ring crosses the spine, and so the servers
+
+
+def _switches_there_report_counters(placed: list[str], env: dict[str, str]) -> None:
+    """`aizone stats`: the switches on the server answer the daemon's counter reads (the
+    AllReduce before moved frames out of every one of them)."""
+    snap = json.loads(aizone("stats", "--json", env=env).stdout)
+    for name in placed:
+        ports = snap["switches"][name]["ports"]
+        assert sum(p["tx_packets"] for p in ports.values()) > 0, (name, ports)
+
+
+def _a_switch_killed_there_is_restarted(name: str, ns: str, env: dict[str, str]) -> None:
+    """SIGKILL a switch process on the server: its ssh session ends, the daemon starts it
+    there again and writes its entries back; every pair answers again."""
+    state = read_state()
+    assert state is not None
+    session = next(s for s in state.switches if s["name"] == name)["pid"]
+    victims = [pid for pid, cmd in _server_processes(ns).items() if f"@{name}-eth" in cmd]
+    assert len(victims) == 1, (name, victims)
+    os.kill(victims[0], signal.SIGKILL)
+    deadline = time.monotonic() + 120
+    record = None
+    while record is None and time.monotonic() < deadline:
+        status = json.loads(aizone("status", "--json", env=env).stdout)
+        record = next((r for r in status["restarts"]
+                       if r["switch"] == name and r["pid"] != session), None)
+        time.sleep(1)
+    assert record, status["restarts"]
+    assert record["writes"]["insert"] > 20, record
+    again = [pid for pid, cmd in _server_processes(ns).items() if f"@{name}-eth" in cmd]
+    assert len(again) == 1 and again != victims, (victims, again)
+    routes = json.loads(aizone("routes", name, "--json", env=env).stdout)
+    assert routes["switches"][name]["matches_intent"], routes
+    check = aizone("check", "--json", "--no-roce", env=env, timeout=900)
+    assert check.returncode == 0 and json.loads(check.stdout)["ok"], check.stdout[-3000:]
 
 
 def _tunnel_link_down_reroutes_and_up_restores(placement: dict[str, str],
@@ -123,3 +280,51 @@ def test_up_names_the_server_it_cannot_reach(target: str, build_dir: Path,
     assert up.returncode == 1
     assert f"server {nobody}: ssh failed" in up.stderr, up.stderr[-2000:]
     assert_clean(before)
+
+
+def test_up_refuses_scaled_latency_across_servers(target: str, build_dir: Path,
+                                                  servers: NamespaceServers,
+                                                  tmp_path: Path) -> None:
+    """A topology with a `latency:` section over two servers: refused before anything is
+    built (its delay line serves switch ports on this machine only), saying so."""
+    before = leftovers()
+    topo = tmp_path / "delayed.yaml"
+    # The preset with its programs' paths made absolute, and the latency section's defaults.
+    topo.write_text(SMALL.read_text().replace("../p4/", f"{ROOT}/p4/") + "\nlatency: {}\n")
+    up = aizone("up", "--json", "--target", target, "--build-dir", str(build_dir),
+                "--servers", f"localhost,{servers.addresses[0]}", str(topo), env=servers.env())
+    assert up.returncode == 1
+    assert "latency: scaled latency runs on one machine only" in up.stderr, up.stderr[-2000:]
+    assert_clean(before)
+
+
+def test_an_experiment_runs_over_two_servers(target: str, build_dir: Path,
+                                             servers: NamespaceServers, tmp_path: Path) -> None:
+    """`aizone experiment qp-scaling --quick --servers`: the daemon spreads its fabric over
+    both servers, every run completes with all its bytes, and nothing is left anywhere."""
+    before = leftovers()
+    server, ns = servers.addresses[0], servers.namespaces[0]
+    sshd_only = _server_processes(ns)
+    proc = aizone("experiment", "qp-scaling", "--quick", "--target", target, "--build-dir",
+                  str(build_dir), "--servers", f"localhost,{server}", "--out", str(tmp_path),
+                  "--json", env=servers.env(), timeout=1800)
+    assert proc.returncode == 0, f"exit {proc.returncode}: {proc.stderr[-3000:]}"
+    result = json.loads(proc.stdout)
+    assert f"--servers localhost,{server}" in result["command"]
+    # Where the daemon ran the switches: some on each server.
+    here, there = result["sizes"]["servers"].split("; ")
+    assert here.startswith("localhost: ") and len(here.split()) > 1, here
+    assert there.startswith(f"{server}: ") and len(there.split()) > 1, there
+    assert result["runs"] == 8 and result["repeat"] == 1
+    failed = [(p["params"], r["error"]) for p in result["points"] for r in p["runs"]
+              if r["error"] is not None]
+    assert failed == [], f"runs failed: {failed}"
+    for p in result["points"]:
+        (run,) = p["runs"]
+        # Every byte arrived; each rank's 2 x 15 chunks crossed the spine (see
+        # test_experiments.py for the 2,077,440 B worked out by hand).
+        assert run["metrics"]["bytes_ok"] == 1.0, p["params"]
+        links = run["details"]["links"]
+        assert sum(up for up, _ in links.values()) >= 2_077_440, (p["params"], links)
+    assert_clean(before)
+    assert sorted(_server_processes(ns)) == sorted(sshd_only)

@@ -66,6 +66,24 @@ def test_latency_is_quoted_on_either_target() -> None:
         "aizone experiment qp-scaling --target bmv2 --latency"
 
 
+def test_servers_are_quoted_and_checked(capsys: pytest.CaptureFixture[str]) -> None:
+    """--servers goes into the quoted command; a bad list is a usage error naming it; with
+    --latency (a delay line on this machine only) it is bad input before anything runs."""
+    assert _command(_parse("pinning", "--servers", "localhost,10.0.0.2")) == \
+        "aizone experiment pinning --servers localhost,10.0.0.2"
+    with pytest.raises(SystemExit) as exc:
+        _parse("pinning", "--servers", "a,,b")
+    assert exc.value.code == 2
+    assert "--servers 'a,,b': give server names separated by commas" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        _parse("pinning", "--servers", "a,b,a")
+    assert "server a is named twice" in capsys.readouterr().err
+    assert main(["incast", "--latency", "--servers", "localhost,10.0.0.2"]) == 2
+    assert capsys.readouterr().err.startswith(
+        "aizone experiment: error: --latency with --servers: scaled latency runs on one "
+        "machine only")
+
+
 def test_func_is_the_handler() -> None:
     """The parser's func returns the exit code (the lead wires it into `aizone`)."""
     ns = _parse("placement", "--json")

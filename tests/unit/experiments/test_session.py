@@ -69,7 +69,9 @@ def test_a_clean_run_is_not_cpu_bound() -> None:
     (_usage(switch_cpu={"ctsw1": 0.95, "rtsw1": 0.2}),
      "switch process(es) at a full core: ctsw1 0.95"),
     (_usage(machine_cpu=0.97), "the machine's cores were 97% busy"),
-], ids=["loss", "switch-core", "machine"])
+    (_usage(server_cpu={"10.0.0.2": 0.97, "10.0.0.3": 0.5}),
+     "server 10.0.0.2's cores were 97% busy"),
+], ids=["loss", "switch-core", "machine", "other-server"])
 def test_cpu_bound_reasons(usage: Usage, reason: str) -> None:
     """Each way the emulator can be the limit gives its reason."""
     assert cpu_bound_reasons(_answer(), usage, "p4switch") == [reason]
@@ -86,3 +88,24 @@ def test_the_daemons_reasons_come_first_and_bmv2_cores_are_not_judged() -> None:
     a["cpu_bound_reasons"] = ["agent(s) at a full core: h3"]
     assert cpu_bound_reasons(a, _usage(switch_cpu={"s": 1.5}), "bmv2") == [
         "agent(s) at a full core: h3"]
+
+
+def test_options_give_every_experiment_the_same_fabric_settings(tmp_path: Any) -> None:
+    """--buffer bytes and --latency reach the fabric through the options, at the run's rate
+    (or the one asked for), PFC on unless asked off; the presets' own settings add nothing."""
+    from pathlib import Path
+
+    from experiments.session import Options
+
+    preset = Path(__file__).resolve().parents[3] / "topologies" / "ai_zone_small.yaml"
+    opts = Options(out=tmp_path, host_mbps=2.0, buffer="bytes", latency=True)
+    assert opts.settings() == {"buffer.accounting": "bytes", "latency": {}}
+    got = opts.fabric(preset)
+    assert got["links.host.rate_mbps"] == 2.0
+    assert got["buffer.accounting"] == "bytes" and got["latency"] == {}
+    assert got["links.host.pfc"]["enabled"] is True
+    off = opts.fabric(preset, pfc=False, host_mbps=1.0)
+    assert off["links.host.rate_mbps"] == 1.0 and off["links.host.pfc"]["enabled"] is False
+    plain = Options(out=tmp_path)
+    assert plain.settings() == {}
+    assert "latency" not in plain.fabric(preset) and "buffer.accounting" not in plain.fabric(preset)

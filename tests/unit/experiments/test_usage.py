@@ -81,6 +81,21 @@ def test_usage_of_the_hand_worked_case() -> None:
     assert u.complete
 
 
+def test_other_servers_busy_share_from_their_own_readings() -> None:
+    """A fabric over servers: each other server's share from its two /proc/stat readings
+    (150 busy of 200 jiffies: 0.75); one read only once is left out."""
+    plan = _plan()
+    before = replace(_sample(0.0, h_sent=0, h_got=0, h_pauses=0, r1=(0, 0), r2=(0, 0),
+                             c1=(0, 0), busy=0, total=100, cpu=0),
+                     servers={"b": (50.0, 1000.0), "c": (0.0, 10.0)})
+    after = replace(_sample(1.0, h_sent=0, h_got=0, h_pauses=0, r1=(0, 0), r2=(0, 0),
+                            c1=(0, 0), busy=10, total=200, cpu=0),
+                    servers={"b": (200.0, 1200.0), "d": (5.0, 10.0)})
+    u = Usage.of(plan, before, after)
+    assert u.server_cpu == {"b": 0.75}
+    assert u.machine_cpu == 0.1
+
+
 def test_usage_rates_over_the_jobs_own_span() -> None:
     """Given seconds=1, the same frames make twice the rate of the 2 s between samples."""
     plan = _plan()
