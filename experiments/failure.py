@@ -28,7 +28,7 @@ from .figures import bar_panel, new_figure, save
 from .jobs import alternating, racks_of
 from .schema import Column, ExperimentResult, Finding, Point
 from .session import Options, Session
-from .sizes import FORMER_ACK_TIMEOUT_MS, fabric_changes, sizes_for
+from .sizes import FORMER_ACK_TIMEOUT_MS, sizes_for
 
 __all__ = ["NAME", "TITLE", "findings", "plot", "run"]
 
@@ -92,9 +92,7 @@ def run(options: Options) -> ExperimentResult:
     repeat = options.repeat or sz["repeat"]
     configs = [("pin", 1), ("ecmp", 1), ("eecmp", sz["qps"])]
     topo = variant(BASE, options.out, f"{NAME}-fabric",
-                   fabric_changes(BASE, host_mbps=options.host_mbps,
-                                  buffer=options.buffer,
-                                  latency=options.latency))
+                   options.fabric(BASE))
     session = Session(NAME, TITLE, options, topology=topo, params=PARAMS, metrics=METRICS,
                       sizes={"bytes per rank": sz["size"], "message bytes": sz["message_size"],
                              "fails at": f"{sz['fail_at']:.0%} of the run without failure",

@@ -22,7 +22,7 @@ from .fabric import variant
 from .figures import bar_panel, new_figure, save
 from .schema import Column, ExperimentResult, Finding, Point
 from .session import Options, Session
-from .sizes import fabric_changes, sizes_for
+from .sizes import sizes_for
 from .stats import judged
 
 __all__ = ["NAME", "TITLE", "findings", "plot", "run"]
@@ -48,15 +48,10 @@ def run(options: Options) -> ExperimentResult:
     """Run the grid (see the module docstring) and return its result."""
     sz = sizes_for(NAME, options.quick)
     repeat = options.repeat or sz["repeat"]
-    rate = options.host_mbps
     fabrics = [("on", variant(BASE, options.out, f"{NAME}-pfc-on",
-                              fabric_changes(BASE, host_mbps=rate,
-                                             buffer=options.buffer,
-                                             latency=options.latency))),
+                              options.fabric(BASE))),
                ("off", variant(BASE, options.out, f"{NAME}-pfc-off",
-                               fabric_changes(BASE, pfc=False, host_mbps=rate,
-                                              buffer=options.buffer,
-                                              latency=options.latency)))]
+                               options.fabric(BASE, pfc=False)))]
     session = Session(NAME, TITLE, options, topology=BASE, params=PARAMS, metrics=METRICS,
                       sizes={"bytes per sender": sz["size"], "class": "data (lossless)"},
                       repeat=repeat)

@@ -41,7 +41,7 @@ from .jobs import racks_of, rail_hosts
 from .predict import hash_note, link_bytes, predicted_imbalance
 from .schema import Column, ExperimentResult, Finding, Point
 from .session import Options, Session
-from .sizes import lossless, setting_changes, sizes_for
+from .sizes import lossless, sizes_for
 from .stats import clearly_less, faster, judged
 
 __all__ = ["NAME", "TITLE", "TOPOLOGY_CHANGES", "findings", "plot", "run"]
@@ -94,7 +94,7 @@ def run(options: Options) -> ExperimentResult:
     configs = _configs(sz["qps"])
     changes = {**TOPOLOGY_CHANGES, "links.host.rate_mbps": options.host_mbps,
                "links.rtsw_ctsw.rate_mbps": options.host_mbps,
-               **setting_changes(options.buffer, options.latency)}
+               **options.settings()}
     topo = variant(BASE, options.out, f"{NAME}-fabric",
                    {**changes, **lossless(variant_spec(BASE, changes))})
     session = Session(NAME, TITLE, options, topology=topo, params=PARAMS, metrics=METRICS,

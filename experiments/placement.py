@@ -30,7 +30,7 @@ from .figures import bar_panel, new_figure, save
 from .jobs import placed
 from .schema import Column, ExperimentResult, Finding, Point
 from .session import Options, Session
-from .sizes import fabric_changes, sizes_for
+from .sizes import sizes_for
 from .stats import judged
 
 __all__ = ["NAME", "TITLE", "findings", "plot", "predict", "run"]
@@ -82,9 +82,7 @@ def run(options: Options) -> ExperimentResult:
     placements: list[tuple[str, int]] = [("mincut", 0), ("packed", 0)]
     placements += [("random", s) for s in sz["seeds"]]
     topo = variant(BASE, options.out, f"{NAME}-fabric",
-                   fabric_changes(BASE, host_mbps=options.host_mbps,
-                                  buffer=options.buffer,
-                                  latency=options.latency))
+                   options.fabric(BASE))
     session = Session(NAME, TITLE, options, topology=topo, params=PARAMS, metrics=METRICS,
                       sizes={"bytes per rank": sz["size"], "message bytes": sz["message_size"],
                              "QPs": sz["qps"], "mode": "eecmp", "strategy": "rr"},

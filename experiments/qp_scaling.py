@@ -31,7 +31,7 @@ from .jobs import alternating, racks_of
 from .predict import hash_note, link_bytes, predicted_imbalance
 from .schema import Column, ExperimentResult, Finding
 from .session import Options, Session
-from .sizes import MTU, fabric_changes, sizes_for
+from .sizes import MTU, sizes_for
 from .stats import clearly_less, faster, judged
 
 __all__ = ["NAME", "TITLE", "findings", "plot", "run"]
@@ -60,9 +60,7 @@ def run(options: Options) -> ExperimentResult:
     repeat = options.repeat or sz["repeat"]
     modes, qps_list, strategies = ["ecmp", "eecmp"], sz["qps"], ["rr", "split"]
     topo = variant(BASE, options.out, f"{NAME}-fabric",
-                   fabric_changes(BASE, host_mbps=options.host_mbps,
-                                  buffer=options.buffer,
-                                  latency=options.latency))
+                   options.fabric(BASE))
     session = Session(NAME, TITLE, options, topology=topo, params=PARAMS, metrics=METRICS,
                       sizes={"bytes per rank": sz["size"], "message bytes": sz["message_size"],
                              "admission": sz["admission"]}, repeat=repeat)
