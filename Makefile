@@ -106,6 +106,7 @@ bench: setup
 	$(PY) bench/traffic_cpu.py
 	$(PY) bench/flow_model.py
 	$(PY) bench/api_auth.py
+	$(PY) bench/tunnel_cost.py
 
 setup: apt $(STAMP_PIP)
 
