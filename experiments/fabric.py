@@ -359,11 +359,11 @@ class Fabric:
             cpu = _proc_cpu(int(rec.get("pid") or 0)) if rec.get("pid") else None
             if cpu is not None:
                 switch_cpu[rec["name"]] = cpu
-        servers = {}
+        servers: dict[str, tuple[float, float]] = {}
         for server in sorted(set(elsewhere.values())):
-            got = _server_cpu(server)
-            if got is not None:
-                servers[server] = got
+            busy = _server_cpu(server)
+            if busy is not None:
+                servers[server] = busy
         return Sample(at=time.monotonic(), ports=ports, nics=nics, agent_cpu=agent_cpu,
                       switch_cpu=switch_cpu, machine=machine_cpu(), read_at=read_at,
                       servers=servers)
