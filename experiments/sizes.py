@@ -415,12 +415,17 @@ def derivation_markdown(targets: Sequence[str] = ("p4switch",),
         "full frames would not (measured on the smoke test's first size, when PFC counted "
         "packets too: 512 B messages split over 8 QPs into 64 B pieces gave 735 queue drops "
         "with PFC on, 116 ACK timeouts and 51.5 s against 2.8 s for round-robin). This "
-        "page's p4switch runs count packets, the presets' accounting; counted in bytes, as a "
-        "real switch's buffer is (`aizone experiment qp-scaling --buffer bytes`, "
-        "docs/p4switch.md \"The buffer\", results in docs/results/bytes/), split's PAUSEs at 8 "
-        "QPs fell from 1,515 to 78-114 and its time did not (19.9 s against 19.3 s): its "
-        "verdicts there are BMv2's (more QPs do not make split faster; rr is at least as good "
-        "as split), which CPU-bound runs leave undecided on p4switch here.",
+        "page's p4switch runs count packets, the presets' accounting. Split is the emulator's "
+        "costliest point: over 8 QPs it sends twice rr's packets for the same bytes and keeps "
+        "the machine over 90 % busy where rr keeps it near 60 %, so its time follows the CPU "
+        "the switches get. On this page's run, with the machine to itself (no CPU-bound run), "
+        "more QPs make split faster (16.8 s at 1 QP, 13.3 s at 8) and rr is at least as good; "
+        "earlier runs, on the same machine shared with other engineers' tests, measured split "
+        "at 8 QPs at 19.3 s counted in packets (two of its runs CPU-bound) and 19.9 s counted "
+        "in bytes, as a real switch's buffer is (`aizone experiment qp-scaling --buffer "
+        "bytes`, docs/p4switch.md \"The buffer\", results in docs/results/bytes/, where its "
+        "PAUSEs fell from 1,515 to 78-114): the accounting was not what held split back. "
+        "BMv2's verdicts are its own runs' (docs/results/bmv2/).",
         "",
         "Incast: without PFC the root's queue must overflow. N senders at the host rate "
         "fill it at N - 1 times the rate it drains for as long as they send, a peak of "
