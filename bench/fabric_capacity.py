@@ -217,7 +217,9 @@ def main(argv: list[str] | None = None) -> int:
         console.print(f"{row['target']} R={row['rate_mbps']:g} Mb/s x {row['nics']} NICs: "
                       f"carried {row['carried_mbps']:.1f} of {row['offered_mbps']:g} Mb/s, "
                       f"{row['switch_pps']:,} switch pkt/s "
-                      f"({row['switch_cpu_us'] or 0:.0f} us CPU/switch frame), loss {row['loss']:.4%}, "
+                      + (f"({row['switch_cpu_us']:.0f} us CPU/switch frame)"
+                         if row["switch_cpu_us"] is not None else "(switch CPU: not all here)")
+                      + f", loss {row['loss']:.4%}, "
                       f"{row['tm_dropped']} queue drops "
                       f"({'lossless' if row['lossless'] else 'LOSS'}, "
                       f"{'at rate' if row['at_rate'] else 'below rate'}), machine CPU "
@@ -294,7 +296,8 @@ def main(argv: list[str] | None = None) -> int:
                 continue
             table.add_row(target, f"{r['rate_mbps']:g}", str(r["nics"]), f"{r['offered_mbps']:g}",
                           f"{r['carried_mbps']:.1f}", f"{r['host_pps']:,}",
-                          f"{r['switch_pps']:,}", f"{r.get('switch_cpu_us') or 0:.0f}",
+                          f"{r['switch_pps']:,}",
+                          "–" if r.get("switch_cpu_us") is None else f"{r['switch_cpu_us']:.0f}",
                           f"{r['loss']:.3%}", str(r["tm_dropped"]),
                           str(r["retransmitted"]),
                           f"{r['machine_cpu']:.0%}", f"{r['max_switch_cpu']:.2f}",
