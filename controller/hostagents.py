@@ -76,7 +76,8 @@ class HostAgents:
         qos = self.spec.qos.classes
         data, control = qos["data"], qos["control"]
         return [sys.executable, "-m", "traffic.hostagent", "--host", host,
-                "--socket", str(self.listen_path(host)), "--nic", ",".join(n.intf for n in h.nics),
+                "--socket", str(self.listen_path(host)),
+                "--nic", ",".join(n.intf for n in h.nics),
                 "--rate-mbps", str(self.spec.links.host.rate_mbps),
                 "--line-rate-gbps", str(self.spec.line_rate_gbps),
                 "--data-dscp", str(data.dscp[0]), "--data-prio", str(data.tc),

@@ -42,8 +42,8 @@ slowest tier's rate, with a factor of two for the emulator's own delays.
 
 Names defined here: `RunRequest`, `JobContext`, `run_collective`,
 `PATTERN_ALIASES`, `link_loads`, `predict_link_bytes`, `fabric_ack_timeout_ms`,
-`fabric_job_ack_timeout_ms`, `job_fan_in`, `FRAME_BYTES`, `machine_cpu`, `proc_stat_cpu`, `MACHINE_BUSY`,
-`tm_delta`, `pfc_delta`, `pfc_cells`, `PFC_COUNTERS`.
+`fabric_job_ack_timeout_ms`, `job_fan_in`, `FRAME_BYTES`, `machine_cpu`, `proc_stat_cpu`,
+`MACHINE_BUSY`, `tm_delta`, `pfc_delta`, `pfc_cells`, `PFC_COUNTERS`.
 """
 
 from __future__ import annotations

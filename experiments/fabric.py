@@ -37,7 +37,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import subprocess
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
@@ -54,7 +53,7 @@ from controller.jobs import machine_cpu, proc_stat_cpu
 from topologies.addressing import AddressPlan, plan_addresses
 from topologies.attach import FabricRuntime
 from topologies.spec import FabricSpec, load_spec, parse_spec
-from topologies.sshcmd import remote_nodes, ssh_base
+from topologies.sshcmd import ClusterError, remote_nodes, ssh_run
 
 __all__ = ["EventLog", "Fabric", "FabricError", "Sample", "changed", "variant", "variant_spec"]
 
@@ -198,10 +197,9 @@ def _server_cpu(server: str) -> tuple[float, float] | None:
     """(busy, total) jiffies of all of `server`'s CPUs, read over ssh; None if it did not
     answer within 10 s."""
     try:
-        out = subprocess.run([*ssh_base(), f"root@{server}", "head -n 1 /proc/stat"],
-                             capture_output=True, text=True, timeout=10)
-        return proc_stat_cpu(out.stdout) if out.returncode == 0 else None
-    except (OSError, subprocess.TimeoutExpired, ValueError, IndexError):
+        out = ssh_run(server, "head -n 1 /proc/stat", timeout=10)
+        return proc_stat_cpu(out.stdout.decode()) if out.returncode == 0 else None
+    except (ClusterError, ValueError, IndexError):
         return None
 
 

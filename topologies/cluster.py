@@ -64,31 +64,24 @@ from .nodes import (
     launch,
     target_missing,
 )
-from .runstate import OUR_INTF, RunState, netns_name, pin_netns
+from .runstate import OUR_INTF, RunState, netns_name, pin_netns, run_pids
 from .serverplacement import ServerPlacement
-from .sshcmd import SSH_CONFIG_ENV, ClusterError, quote, ssh_base, wait_remote_ready
+from .sshcmd import (
+    SSH_CONFIG_ENV,
+    ClusterError,
+    last_error,
+    quote,
+    ssh_base,
+    ssh_python,
+    ssh_run,
+    wait_remote_ready,
+)
 
 __all__ = ["LOCAL", "SSH_CONFIG_ENV", "ClusterError", "ClusterLink", "ClusterNet",
            "check_servers", "cluster_switch_class", "end_run", "ssh_base"]
 
 # Mininet's name for this machine: the first server of a placement, whatever its name.
 LOCAL = "localhost"
-
-
-def _ssh(server: str, script: str, *, timeout: float = 60.0,
-         stdin: bytes | None = None) -> subprocess.CompletedProcess[bytes]:
-    """Run the shell `script` on `server` as root; ClusterError when ssh itself fails."""
-    try:
-        out = subprocess.run([*ssh_base(), f"root@{server}", script], input=stdin,
-                             capture_output=True, timeout=timeout)
-    except subprocess.TimeoutExpired:
-        raise ClusterError(f"server {server}: no answer over ssh within {timeout:.0f} s") from None
-    if out.returncode == 255:
-        why = out.stderr.decode(errors="replace").strip().splitlines()
-        raise ClusterError(f"server {server}: ssh failed: {why[-1] if why else 'exit 255'} "
-                           f"(is sshd running there and root's key authorised? "
-                           f"{SSH_CONFIG_ENV} names the ssh config to use)")
-    return out
 
 
 # --- preflight -----------------------------------------------------------------------
@@ -106,9 +99,7 @@ def check_servers(servers: tuple[str, ...], target: str) -> None:
     version = importlib.metadata.version("aizone")
     tools = ("mnexec", "nft", *_target_tools(target))
     for server in servers:
-        probe = (f"env PATH={quote(os.environ.get('PATH', ''))} {quote(sys.executable)} -c "
-                 f"{quote(_PROBE)} {' '.join(tools)}")
-        out = _ssh(server, probe)
+        out = ssh_python(server, _PROBE, *tools)
         text = out.stdout.decode(errors="replace").splitlines()
         if out.returncode != 0 or not text:
             err = out.stderr.decode(errors="replace").strip().splitlines()
@@ -193,7 +184,7 @@ class _ClusterSwitchMixin(RemoteMixin):
         self._copy_pki()
         control = getattr(self, "control_dir", None)
         if control is not None:
-            _ssh(self.serverIP, f"mkdir -p -m 0700 {quote(str(control))}")
+            ssh_run(self.serverIP, f"mkdir -p -m 0700 {quote(str(control))}")
         for _port, name in self.port_intfs():
             self.cmd(f"sysctl -qw net.ipv6.conf.{name}.disable_ipv6=1")
             self.cmd(f"ethtool -K {name} tx off rx off sg off tso off gso off gro off "
@@ -217,7 +208,7 @@ class _ClusterSwitchMixin(RemoteMixin):
             # The bytes are read here first, so a server sharing this filesystem (the
             # tests' namespaces) gets the same bytes back, never a truncated file.
             data = path.read_bytes()
-            out = _ssh(self.serverIP, f"umask 077 && mkdir -p {quote(tls_dir)} && "
+            out = ssh_run(self.serverIP, f"umask 077 && mkdir -p {quote(tls_dir)} && "
                        f"cat > {quote(str(path))}", stdin=data)
             if out.returncode != 0:
                 raise ClusterError(f"server {self.server}: cannot copy {path.name} to "
@@ -379,14 +370,12 @@ class ClusterNet(FabricNet):
         """The control ports confined to root here and on every other server (each server's
         own nftables table: a switch there listens there, BMv2's Thrift on every address)."""
         super().confine_control(ports)
-        script = "import sys; from topologies.firewall import confine; confine(sys.argv[1:])"
+        code = "import sys; from topologies.firewall import confine; confine(sys.argv[1:])"
         for server in self.placement.servers[1:]:
-            out = _ssh(server, f"{quote(sys.executable)} -c {quote(script)} "
-                       f"{' '.join(str(p) for p in ports)}")
+            out = ssh_python(server, code, *ports)
             if out.returncode != 0:
-                why = out.stderr.decode(errors="replace").strip().splitlines()
                 raise ClusterError(f"server {server}: cannot confine the switches' control "
-                                   f"ports: {why[-1] if why else f'exit {out.returncode}'}")
+                                   f"ports: {last_error(out)}")
 
     def pin_host(self, host: Host) -> None:
         """Pin a host's namespace on its own server (`ip netns attach` there)."""
@@ -395,7 +384,7 @@ class ClusterNet(FabricNet):
         if server == LOCAL:
             pin_netns(name, host.pid)
             return
-        out = _ssh(server, f"ip netns attach {name} {int(host.pid)}")
+        out = ssh_run(server, f"ip netns attach {name} {int(host.pid)}")
         if out.returncode != 0:
             raise ClusterError(f"server {server}: cannot pin {host.name}'s namespace as "
                                f"{name}: {out.stderr.decode(errors='replace').strip()}")
@@ -410,28 +399,19 @@ class ClusterNet(FabricNet):
         finally:
             for server in self.placement.servers[1:]:
                 with contextlib.suppress(ClusterError):
-                    _ssh(server, f"{quote(sys.executable)} -c "
-                         f"{quote('import sys; from topologies.cluster import end_run; end_run(sys.argv[1], sys.argv[2:])')} "
-                         f"{token} {' '.join(netns)}", timeout=120)
+                    ssh_python(server, "import sys; from topologies.cluster import end_run; "
+                               "end_run(sys.argv[1], sys.argv[2:])", token, *netns,
+                               timeout=120)
 
 
 def end_run(token: str, netns: list[str]) -> None:
     """On a server: end processes marked with run `token`, unpin `netns`, delete our links
     and the control ports' firewall table."""
-    me = os.getpid()
-    marker = f"{RUN_ENV}={token}".encode()
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit() or int(entry.name) == me:
-            continue
+    for pid in run_pids(token):
         try:
-            env = (entry / "environ").read_bytes().split(b"\0")
-        except OSError:
-            continue
-        if marker in env:
-            try:
-                os.kill(int(entry.name), signal.SIGKILL)
-            except ProcessLookupError:
-                pass
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
     for name in netns:
         if Path("/run/netns", name).exists():
             subprocess.run(["ip", "netns", "delete", name], capture_output=True)

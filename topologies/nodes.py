@@ -58,8 +58,8 @@ matching on process names.
 
 Names defined here: `FabricSwitch`, `P4SwitchNode`, `Bmv2SwitchNode`,
 `SWITCH_CLASSES`, `SwitchRecord`, `launch`, `wait_ready`, `read_arrivals_only`,
-`read_arrivals_only_serving`, `serving_pid`, `port_open`, `proc_start`, `resolve_target`, `target_missing`, `NetworkError`, `SwitchStartError`,
-`RUN_ENV`, `Pfc`, `uses_native_pfc`.
+`port_open`, `proc_start`, `resolve_target`, `target_missing`, `NetworkError`,
+`SwitchStartError`, `RUN_ENV`, `Pfc`, `uses_native_pfc`.
 """
 
 from __future__ import annotations
@@ -99,9 +99,7 @@ __all__ = [
     "port_open",
     "proc_start",
     "read_arrivals_only",
-    "read_arrivals_only_serving",
     "resolve_target",
-    "serving_pid",
     "target_missing",
     "uses_native_pfc",
     "wait_ready",
@@ -238,37 +236,6 @@ def read_arrivals_only(name: str, pid: int, ports: int, deadline: float, *,
     except OSError as exc:
         raise SwitchStartError(f"{name}: cannot set its port sockets to read "
                                f"arriving frames only: {exc}") from None
-
-
-def serving_pid(token: str, grpc_port: int) -> int | None:
-    """The process of run `token` (its `RUN_ENV`) serving P4Runtime on `grpc_port`: one of
-    its arguments is "<address>:<grpc_port>" (a switch on its own server, found there)."""
-    marker = f"{RUN_ENV}={token}".encode()
-    suffix = f":{grpc_port}"
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            if marker not in (entry / "environ").read_bytes().split(b"\0"):
-                continue
-            argv = (entry / "cmdline").read_bytes().decode(errors="replace").split("\0")
-        except OSError:
-            continue
-        if any(a.endswith(suffix) and " " not in a and a.count(":") == 1 for a in argv):
-            return int(entry.name)
-    return None
-
-
-def read_arrivals_only_serving(token: str, grpc_port: int, ports: int,
-                               timeout: float) -> None:
-    """`read_arrivals_only` for the switch of run `token` serving `grpc_port` here: what a
-    switch's own server runs (over ssh) when the switch's pid here is its ssh session."""
-    deadline = time.monotonic() + timeout
-    while (pid := serving_pid(token, grpc_port)) is None:
-        if time.monotonic() > deadline:
-            raise SwitchStartError(f"no switch of this run serves gRPC port {grpc_port}")
-        time.sleep(0.1)
-    read_arrivals_only(f"the switch on gRPC port {grpc_port}", pid, ports, deadline)
 
 
 def _log_hint(log: str | None) -> str:

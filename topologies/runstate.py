@@ -33,7 +33,9 @@ It never calls `mn -c` (which needs Open vSwitch) and never kills by name.
 Names defined here: `RunState`, `CleanupReport`, `state_dir`, `read_state`,
 `write_state`, `update_state`, `clear_state`, `cleanup`, `check_trusted`, `owner_alive`, `proc_start`,
 `pin_netns`, `remove_netns`, `remove_control_files`, `pinned_netns`, `netns_name`, `root_links`,
-`OUR_INTF`, `NETNS_DIR`, `NETNS_PREFIX`.
+`OUR_INTF`, `NETNS_DIR`, `NETNS_PREFIX`; for a server of a cluster fabric, `run_pids`
+(the run's processes there), `serving_pid` and `read_arrivals_only_serving` (a BMv2
+switch there found by its gRPC port and set to read arriving frames only).
 """
 
 from __future__ import annotations
@@ -55,7 +57,7 @@ from pathlib import Path
 from typing import Any
 
 from .firewall import release
-from .nodes import RUN_ENV, NetworkError, proc_start
+from .nodes import RUN_ENV, NetworkError, SwitchStartError, proc_start, read_arrivals_only
 
 __all__ = [
     "CONTROL_DIR",
@@ -72,10 +74,13 @@ __all__ = [
     "pin_netns",
     "pinned_netns",
     "proc_start",
+    "read_arrivals_only_serving",
     "read_state",
     "remove_control_files",
     "remove_netns",
     "root_links",
+    "run_pids",
+    "serving_pid",
     "state_dir",
     "update_state",
     "write_state",
@@ -310,6 +315,39 @@ def _marked_pids(netns_inodes: set[int], token: str | None = None, *,
         if ours:
             out.append(pid)
     return out
+
+
+def run_pids(token: str) -> list[int]:
+    """This machine's processes marked with run `token` (their AIZONE_RUN), this one left
+    out: what a server of a cluster fabric runs for the run."""
+    return _marked_pids(set(), token)
+
+
+def serving_pid(token: str, grpc_port: int) -> int | None:
+    """The process of run `token` serving P4Runtime on `grpc_port`: one of its arguments is
+    "<address>:<grpc_port>" (a switch on its own server, found there)."""
+    suffix = f":{grpc_port}"
+    for pid in run_pids(token):
+        try:
+            argv = Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace").split("\0")
+        except OSError:
+            continue
+        if any(a.endswith(suffix) and " " not in a and a.count(":") == 1 for a in argv):
+            return pid
+    return None
+
+
+def read_arrivals_only_serving(token: str, grpc_port: int, ports: int,
+                               timeout: float) -> None:
+    """`nodes.read_arrivals_only` for the switch of run `token` serving `grpc_port` here:
+    what a switch's own server runs (over ssh) when the switch's pid on the controller's
+    machine is its ssh session."""
+    deadline = time.monotonic() + timeout
+    while (pid := serving_pid(token, grpc_port)) is None:
+        if time.monotonic() > deadline:
+            raise SwitchStartError(f"no switch of this run serves gRPC port {grpc_port}")
+        time.sleep(0.1)
+    read_arrivals_only(f"the switch on gRPC port {grpc_port}", pid, ports, deadline)
 
 
 def _kill_all(pids: list[int], timeout: float = 3.0) -> list[int]:

@@ -6,16 +6,21 @@ $AIZONE_SSH_CONFIG` when that variable names a config file (the tests'
 servers use one; without it ssh reads the user's own). `remote_argv(server,
 argv, env)` runs `argv` as root on `server` with `env` set there (ssh does
 not carry the environment across), optionally forwarding Unix sockets from
-this machine to that server in the same session. `remote_nodes(meta)` reads, from a run's
-metadata (`run.json`, written by `topologies.cluster.ClusterNet`), the
+this machine to that server in the same session. `remote_nodes(meta)` reads,
+from a run's metadata (`run.json`, written by `topologies.cluster.ClusterNet`), the
 switches and hosts that run on a server other than this machine, so run-time access
 (`topologies.attach`) reaches them through ssh. `wait_remote_ready(record,
 proc, server, ...)` is `nodes.wait_ready` for a switch started there
 through ssh (at its start and at every restart): its forwarded gRPC port
 answers, and BMv2's port sockets are set there to read arriving frames only.
 
+`ssh_run(server, script)` runs a shell script there and `ssh_python(server,
+code, *args)` a Python snippet (with this machine's interpreter path: every
+server has the same install), raising `ClusterError` when ssh itself fails.
+
 Names defined here: `SSH_CONFIG_ENV`, `ClusterError`, `ssh_base`, `remote_argv`,
-`remote_nodes`, `quote`, `wait_forwarded`, `wait_remote_ready`.
+`remote_nodes`, `quote`, `ssh_run`, `ssh_python`, `last_error`, `wait_forwarded`,
+`wait_remote_ready`.
 """
 
 from __future__ import annotations
@@ -31,8 +36,9 @@ from typing import Any
 
 from .nodes import NetworkError, SwitchRecord, SwitchStartError
 
-__all__ = ["SSH_CONFIG_ENV", "ClusterError", "quote", "remote_argv", "remote_nodes", "ssh_base",
-           "wait_forwarded", "wait_remote_ready"]
+__all__ = ["SSH_CONFIG_ENV", "ClusterError", "last_error", "quote", "remote_argv",
+           "remote_nodes", "ssh_base", "ssh_python", "ssh_run", "wait_forwarded",
+           "wait_remote_ready"]
 
 SSH_CONFIG_ENV = "AIZONE_SSH_CONFIG"
 # Seconds an ssh session may take to connect before a server counts as unreachable.
@@ -80,6 +86,38 @@ def remote_argv(server: str, argv: list[str], env: Mapping[str, str], *,
             *(quote(f"{k}={v}") for k, v in env.items()), *(quote(a) for a in argv)]
 
 
+def ssh_run(server: str, script: str, *, timeout: float = 60.0,
+            stdin: bytes | None = None) -> subprocess.CompletedProcess[bytes]:
+    """Run the shell `script` on `server` as root; `ClusterError` when ssh itself fails
+    (unreachable, refused, no answer within `timeout`), else its result."""
+    try:
+        out = subprocess.run([*ssh_base(), f"root@{server}", script], input=stdin,
+                             capture_output=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        raise ClusterError(f"server {server}: no answer over ssh within {timeout:.0f} s") from None
+    if out.returncode == 255:
+        why = out.stderr.decode(errors="replace").strip().splitlines()
+        raise ClusterError(f"server {server}: ssh failed: {why[-1] if why else 'exit 255'} "
+                           f"(is sshd running there and root's key authorised? "
+                           f"{SSH_CONFIG_ENV} names the ssh config to use)")
+    return out
+
+
+def ssh_python(server: str, code: str, *args: object,
+               timeout: float = 60.0) -> subprocess.CompletedProcess[bytes]:
+    """Run Python `code` with `args` (its sys.argv[1:]) on `server` as root, with this
+    machine's interpreter path and PATH (`ssh_run`; every server has the same install)."""
+    return ssh_run(server, f"env PATH={quote(os.environ.get('PATH', ''))} "
+                           f"{quote(sys.executable)} -c {quote(code)} "
+                           + " ".join(quote(str(a)) for a in args), timeout=timeout)
+
+
+def last_error(out: subprocess.CompletedProcess[bytes]) -> str:
+    """The last line a failed remote command wrote to stderr, or its exit status."""
+    why = out.stderr.decode(errors="replace").strip().splitlines()
+    return why[-1] if why else f"exit {out.returncode}"
+
+
 def remote_nodes(meta: Mapping[str, Any]) -> dict[str, str]:
     """node -> server for the switches and hosts a run placed on another server than
     this machine."""
@@ -118,7 +156,7 @@ def wait_forwarded(name: str, port: int, proc: subprocess.Popen[bytes], timeout:
 
 _ARRIVALS_ONLY = (
     "import sys\n"
-    "from topologies.nodes import read_arrivals_only_serving as f\n"
+    "from topologies.runstate import read_arrivals_only_serving as f\n"
     "f(sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), float(sys.argv[4]))\n"
 )
 
@@ -128,23 +166,17 @@ def wait_remote_ready(record: SwitchRecord, proc: subprocess.Popen[bytes], serve
     """`nodes.wait_ready` for a switch started on `server` through ssh (`proc`, here):
     its forwarded gRPC port answers, and, for a target that reads its own ports' outgoing
     frames (BMv2), its `ports` packet sockets are set to read arriving frames only,
-    there, on the switch's own process (`nodes.read_arrivals_only_serving`)."""
+    there, on the switch's own process (`runstate.read_arrivals_only_serving`)."""
     t0 = time.monotonic()
     wait_forwarded(record.name, record.grpc_port, proc, timeout)
     if not reads_outgoing:
         return
     left = max(1.0, timeout - (time.monotonic() - t0))
-    script = (f"env PATH={quote(os.environ.get('PATH', ''))} {quote(sys.executable)} -c "
-              f"{quote(_ARRIVALS_ONLY)} {quote(record.token)} {record.grpc_port} {ports} "
-              f"{left:.1f}")
     try:
-        out = subprocess.run([*ssh_base(), f"root@{server}", script], capture_output=True,
-                             text=True, timeout=left + 15)
-    except subprocess.TimeoutExpired:
-        raise SwitchStartError(f"{record.name}: server {server} did not answer over ssh "
-                               f"within {left + 15:.0f} s") from None
+        out = ssh_python(server, _ARRIVALS_ONLY, record.token, record.grpc_port, ports,
+                         f"{left:.1f}", timeout=left + 15)
+    except ClusterError as exc:
+        raise SwitchStartError(f"{record.name}: {exc}") from None
     if out.returncode != 0:
-        why = [ln for ln in out.stderr.splitlines() if ln.strip()]
         raise SwitchStartError(f"{record.name} on server {server}: cannot set its port "
-                               f"sockets to read arriving frames only: "
-                               f"{why[-1] if why else f'exit {out.returncode}'}")
+                               f"sockets to read arriving frames only: {last_error(out)}")

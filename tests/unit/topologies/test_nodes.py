@@ -4,24 +4,18 @@ from __future__ import annotations
 
 import os
 import stat
-import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 
 from topologies.addressing import plan_addresses
 from topologies.nodes import (
-    RUN_ENV,
     SWITCH_CLASSES,
     Bmv2SwitchNode,
     P4SwitchNode,
     SwitchRecord,
-    SwitchStartError,
-    read_arrivals_only_serving,
     resolve_target,
-    serving_pid,
     target_missing,
 )
 from topologies.ports import switch_settings
@@ -176,27 +170,3 @@ def test_bmv2_gets_priority_queues_after_dashes(node_factory) -> None:
     assert node.command()[-2:] == ["--priority-queues", "8"]
     assert node.command().index("--") < node.command().index("--priority-queues")
 
-
-def test_a_switch_on_its_server_is_found_by_run_and_grpc_port() -> None:
-    """`serving_pid`: the process marked with the run's token whose argument is the gRPC
-    address; another run's token, another port, or the port inside a longer word: none."""
-    code = "import time; time.sleep(30)"
-    env = {**os.environ, RUN_ENV: "tok-a"}
-    argv = [sys.executable, "-c", code, "--grpc-server-addr", "127.0.0.1:59871"]
-    ours = subprocess.Popen(argv, env=env)
-    # A command line that only mentions the port inside a longer argument (an ssh -L).
-    other = subprocess.Popen([sys.executable, "-c", code, "-L", "127.0.0.1:59871:127.0.0.1:59871"],
-                             env=env)
-    try:
-        deadline = time.monotonic() + 10
-        while serving_pid("tok-a", 59871) is None and time.monotonic() < deadline:
-            time.sleep(0.05)
-        assert serving_pid("tok-a", 59871) == ours.pid
-        assert serving_pid("tok-b", 59871) is None
-        assert serving_pid("tok-a", 59872) is None
-    finally:
-        for p in (ours, other):
-            p.kill()
-            p.wait()
-    with pytest.raises(SwitchStartError, match="no switch of this run serves gRPC port 59871"):
-        read_arrivals_only_serving("tok-a", 59871, 4, 0.3)
