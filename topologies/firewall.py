@@ -17,13 +17,26 @@ rules over the set of the fabric's control ports:
 in the fabric's 0700 folder, `topologies.nodes.P4SwitchNode.ctl_addr`.)
 
 So only root on this machine connects, and P4Runtime still asks root's
-client for the fabric's certificate. `confine(ports)` installs the table
-(replacing an older one), `release()` deletes it; `aizone down` and
-`topologies.runstate.cleanup` release it, also after a crash. Needs `nft`
-(Debian's nftables) and the kernel's nf_tables.
+client for the fabric's certificate.
 
-Names defined here: `confine`, `release`, `confined_ports`, `FirewallError`,
-`TABLE`.
+The same ports are also kept out of the kernel's ephemeral range while the
+fabric runs: the defaults (gRPC from 50001) lie inside Linux's
+`ip_local_port_range` (32768-60999), so any connection made while the
+switches start (the controller's to the first switches, say) could be
+handed one of them as its own local port, and the switch that should
+listen there would then fail with "address in use". `confine` adds the
+ports that were not reserved yet to `net.ipv4.ip_local_reserved_ports` and
+remembers them in the table's second set, `reserved_ports`; `release`
+takes exactly those out again, so a reservation of the machine's own is
+left alone. (Both are per network namespace, like the table.)
+
+`confine(ports)` installs the table (replacing an older one), `release()`
+deletes it; `aizone down` and `topologies.runstate.cleanup` release it,
+also after a crash. Needs `nft` (Debian's nftables) and the kernel's
+nf_tables.
+
+Names defined here: `confine`, `release`, `confined_ports`,
+`reserved_ports`, `FirewallError`, `TABLE`.
 """
 
 from __future__ import annotations
@@ -32,13 +45,16 @@ import json
 import shutil
 import subprocess
 from collections.abc import Iterable
+from pathlib import Path
 
 from .nodes import NetworkError
 
-__all__ = ["TABLE", "FirewallError", "confine", "confined_ports", "release"]
+__all__ = ["TABLE", "FirewallError", "confine", "confined_ports", "release", "reserved_ports"]
 
 TABLE = "aizone"
 _FAMILY = "inet"
+# Ports the kernel never hands out as a connection's local port (per network namespace).
+_RESERVED = Path("/proc/sys/net/ipv4/ip_local_reserved_ports")
 
 
 class FirewallError(NetworkError):
@@ -60,6 +76,9 @@ def confine(ports: Iterable[int]) -> None:
     if not wanted:
         return
     elements = ", ".join(str(p) for p in wanted)
+    # An older table's reservations stay ours: they are carried into the new table.
+    ours = sorted(set(reserved_ports()) | (set(wanted) - _read_reserved()))
+    held = f"\n        elements = {{ {', '.join(str(p) for p in ours)} }}" if ours else ""
     # One transaction: the old table (if any) goes and the new one comes in together.
     script = f"""table {_FAMILY} {TABLE}
 delete table {_FAMILY} {TABLE}
@@ -67,6 +86,9 @@ table {_FAMILY} {TABLE} {{
     set control_ports {{
         type inet_service
         elements = {{ {elements} }}
+    }}
+    set reserved_ports {{
+        type inet_service{held}
     }}
     chain input {{
         type filter hook input priority filter; policy accept;
@@ -82,21 +104,40 @@ table {_FAMILY} {TABLE} {{
     if out.returncode != 0:
         raise FirewallError(f"nft could not install table {_FAMILY} {TABLE}: "
                             f"{(out.stderr or out.stdout).strip().splitlines()[-1:]}")
+    # After the table: a crash between the two leaves a reservation the table names.
+    try:
+        _write_reserved(_read_reserved() | set(ours))
+    except OSError as e:
+        raise FirewallError(f"cannot reserve the switches' control ports in {_RESERVED}: "
+                            f"{e.strerror or e}") from None
 
 
 def release() -> bool:
-    """Delete the table; True if there was one. Without nft there can be none."""
+    """Delete the table, and give back the ports it reserved; True if there was one.
+    Without nft there can be none."""
     if shutil.which("nft") is None:
         return False
+    ours = set(reserved_ports())
+    if ours:
+        _write_reserved(_read_reserved() - ours)
     out = _nft(None, "delete", "table", _FAMILY, TABLE)
     return out.returncode == 0
 
 
 def confined_ports() -> list[int]:
     """The ports the table holds now (empty: no table)."""
+    return _set_elements("control_ports")
+
+
+def reserved_ports() -> list[int]:
+    """The ports the table reserved from the ephemeral range (empty: none, or no table)."""
+    return _set_elements("reserved_ports")
+
+
+def _set_elements(name: str) -> list[int]:
     if shutil.which("nft") is None:
         return []
-    out = _nft(None, "-j", "list", "set", _FAMILY, TABLE, "control_ports")
+    out = _nft(None, "-j", "list", "set", _FAMILY, TABLE, name)
     if out.returncode != 0:
         return []
     ports: list[int] = []
@@ -105,3 +146,25 @@ def confined_ports() -> list[int]:
             if isinstance(elem, int):
                 ports.append(elem)
     return sorted(ports)
+
+
+def _read_reserved() -> set[int]:
+    """`ip_local_reserved_ports` as a set ("8080,9148-9150" is four ports)."""
+    ports: set[int] = set()
+    for part in _RESERVED.read_text().strip().split(","):
+        if not part:
+            continue
+        low, _, high = part.partition("-")
+        ports.update(range(int(low), int(high or low) + 1))
+    return ports
+
+
+def _write_reserved(ports: set[int]) -> None:
+    """Write `ports` back as the kernel's list of ranges."""
+    ranges: list[str] = []
+    for port in sorted(ports):
+        if ranges and ranges[-1].rpartition("-")[2] == str(port - 1):
+            ranges[-1] = f"{ranges[-1].partition('-')[0]}-{port}"
+        else:
+            ranges.append(str(port))
+    _RESERVED.write_text(",".join(ranges) + "\n")

@@ -61,13 +61,16 @@ def our_namespaces() -> list[str]:
 
 
 def leftovers() -> dict[str, list[str]]:
-    """What a finished run must not leave: processes, namespaces, interfaces, state file."""
+    """What a finished run must not leave: processes, namespaces, interfaces, state file,
+    reserved ports."""
+    reserved = Path("/proc/sys/net/ipv4/ip_local_reserved_ports").read_text().strip()
     return {
         "processes": marked_processes(),
         "netns": our_namespaces(),
         "interfaces": [n for n in root_links() if OUR_INTF.match(n)],
         "pinned": pinned_namespaces(),
         "state": ["run.json"] if read_state() is not None else [],
+        "reserved ports": [reserved] if reserved else [],
     }
 
 

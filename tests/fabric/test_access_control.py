@@ -15,8 +15,11 @@ against a control that shows the probe itself works:
   Unix socket that `nobody` cannot reach;
 - P4Runtime takes no client without the fabric's certificate (plaintext,
   or TLS without a client certificate), and takes root's with it;
+- the control ports are kept out of the kernel's ephemeral range, so no
+  connection takes one as its local port while the switches start;
 - the files under the state folder are root's alone;
-- `aizone down` removes the firewall table and the CA.
+- `aizone down` removes the firewall table and the CA, and gives the
+  reserved ports back (`fabric_support.leftovers`).
 """
 
 from __future__ import annotations
@@ -37,7 +40,7 @@ from fabric_support import ROOT, aizone, assert_clean, leftovers
 from finsy.proto import p4r, p4r_grpc
 
 from controller.access import read_token
-from topologies.firewall import confined_ports
+from topologies.firewall import confined_ports, reserved_ports
 from topologies.runstate import PKI_DIR, read_state, state_dir
 
 RACK = ROOT / "topologies" / "rack.yaml"
@@ -248,6 +251,18 @@ def test_no_control_port_is_reachable_from_another_namespace(fabric: Fabric, oth
     for what, port in control_ports(fabric):
         assert probe("tcp", f"{ROOT_IP}:{port}", netns=other_net) == "timeout", what
     assert sorted(p for _, p in control_ports(fabric)) == confined_ports()
+
+
+def test_the_control_ports_are_out_of_the_ephemeral_range(fabric: Fabric) -> None:
+    """No connection gets a control port as its own local port while the fabric runs."""
+    listed = Path("/proc/sys/net/ipv4/ip_local_reserved_ports").read_text().strip()
+    reserved: set[int] = set()
+    for part in filter(None, listed.split(",")):
+        low, _, high = part.partition("-")
+        reserved.update(range(int(low), int(high or low) + 1))
+    ports = sorted(p for _, p in control_ports(fabric))
+    assert set(ports) <= reserved, listed
+    assert reserved_ports() == ports  # none of them was reserved before the run
 
 
 def _capabilities(port: int, creds: grpc.ChannelCredentials | None) -> str:
