@@ -71,11 +71,11 @@ def uplink_packets(job: dict[str, Any], plan: AddressPlan) -> dict[tuple[str, st
 
 def assert_counters_match_model(job: dict[str, Any], spec: FabricSpec, plan: AddressPlan, *,
                                 ranks: int, size: int, qps: int, placement: str = "packed",
-                                strategy: str = "rr") -> int:
+                                seed: int = 0, strategy: str = "rr") -> int:
     """Every fabric link of `job` counts the model's bytes, plus at most its ACKs, probes and
     resends (see the module docstring); returns how many directed links carried data."""
     model = run_model(spec, plan, ModelConfig(
-        pattern="ring", ranks=ranks, placement=placement, seed=0, mode=job["mode"], qps=qps,
+        pattern="ring", ranks=ranks, placement=placement, seed=seed, mode=job["mode"], qps=qps,
         strategy=strategy, size=size, message_size=None, timing=False)).link_totals()
     rtsw_of = {lk.id: lk.a for lk in plan.links if lk.tier == "rtsw_ctsw"}
     packets = uplink_packets(job, plan)
