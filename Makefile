@@ -15,11 +15,12 @@ APT_PACKAGES := mininet iproute2 iputils-ping ethtool nftables cpp gcc g++ pkg-c
 # prometheus (a real server scrapes GET /metrics; promtool checks the exposition), tshark
 # (decodes `aizone capture`'s pcap as RoCEv2),
 # shellcheck, vagrant and vagrant-libvirt (checks of the VM's provisioning script and
-# Vagrantfile), openssh-server (the cluster test's servers: namespaces running sshd).
+# Vagrantfile), openssh-server (the cluster test's servers: namespaces running sshd),
+# libfaketime (one such server with its clock off, which `up --servers` must refuse).
 # Debian's browser is `chromium`; Ubuntu (the VM) ships it as `chromium-browser` (a snap).
 OS_ID := $(shell . /etc/os-release 2>/dev/null && echo $$ID)
 CHROMIUM := $(if $(filter ubuntu,$(OS_ID)),chromium-browser,chromium)
-APT_TEST_PACKAGES := $(CHROMIUM) prometheus tshark shellcheck vagrant vagrant-libvirt openssh-server
+APT_TEST_PACKAGES := $(CHROMIUM) prometheus tshark shellcheck vagrant vagrant-libvirt openssh-server libfaketime
 STAMP_PIP := $(VENV)/.pip-done
 PYTEST_ARGS ?=
 # The switch target of `make demo`: p4switch (the built-in one, the default), bmv2, or auto

@@ -46,7 +46,10 @@ def show_status(console: Console, st: dict[str, Any]) -> None:
         f" scale {host.get('scale')})")
     spread = bool(st.get("servers"))
     if spread:
-        console.print(f"over servers: {', '.join(st['servers'])} (this machine first)")
+        clocks = st.get("clock_offsets") or {}
+        offsets = ", ".join(f"{k} {v * 1e3:+.1f} ms" for k, v in clocks.items())
+        console.print(f"over servers: {', '.join(st['servers'])} (this machine first)"
+                      + (f"; clocks against this one at up: {offsets}" if offsets else ""))
     t = Table(title="switches")
     for col in ("switch", "role", *(("server",) if spread else ()), "gRPC", "alive", "session",
                 "last reconcile"):

@@ -63,6 +63,7 @@ async def status(daemon: Daemon) -> dict[str, Any]:
         "scale": _scale(spec), "switches": switches,
         # The machines it is spread over, this one first (empty: this machine alone).
         "servers": list(rt.fabric.servers) if rt.fabric else [],
+        "clock_offsets": dict(rt.fabric.clock_offsets) if rt.fabric else {},
         "hosts": [{"name": h.name, "zone": h.zone, "rack": h.rack,
                    "nics": [{"intf": n.intf, "ip": n.ip} for n in h.nics]}
                   for h in rt.plan.hosts],

@@ -120,6 +120,9 @@ class StatusAnswer(Answer):
         default=None, description="per tier: the emulated rate and the line rate it stands for")
     servers: list[str] = Field(default=[], description="the machines the fabric is spread "
                                "over, this one first; empty on one machine")
+    clock_offsets: dict[str, float] = Field(
+        default={}, description="per other server, its wall clock minus this machine's at "
+        "`up`, in seconds (topologies.cluster.check_servers)")
     switches: list[SwitchStatus] = []
     hosts: list[HostStatus] = []
     links: list[LinkStatus] = []

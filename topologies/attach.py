@@ -106,8 +106,8 @@ class FabricRuntime:
     def __init__(self, plan: AddressPlan, *, token: str, target: str,
                  records: list[SwitchRecord], net: FabricNet | None = None,
                  state_directory: Path | None = None,
-                 servers: Sequence[str] = (), placement: Mapping[str, str] | None = None
-                 ) -> None:
+                 servers: Sequence[str] = (), placement: Mapping[str, str] | None = None,
+                 clock_offsets: Mapping[str, float] | None = None) -> None:
         if target not in SWITCH_CLASSES:
             raise NetworkError(f"run.json names target {target!r}, not one of "
                                f"{', '.join(SWITCH_CLASSES)}")
@@ -126,6 +126,8 @@ class FabricRuntime:
         spread = len(servers) > 1
         self.servers: tuple[str, ...] = tuple(servers) if spread else ()
         self.placement: dict[str, str] = dict(placement or {}) if spread else {}
+        # Each other server's wall clock minus this machine's, read at `up`.
+        self.clock_offsets: dict[str, float] = dict(clock_offsets or {}) if spread else {}
         # The nodes on another server than this one: reached by ssh.
         self.node_servers = remote_nodes({"servers": self.servers, "placement": self.placement})
         self._net = net
@@ -147,7 +149,8 @@ class FabricRuntime:
         return cls(net.plan, token=net.token, target=net.switch_cls.target, records=records,
                    net=net, state_directory=net.state_directory,
                    servers=net.meta.get("servers") or (),
-                   placement=net.meta.get("placement"))
+                   placement=net.meta.get("placement"),
+                   clock_offsets=net.meta.get("clock_offsets"))
 
     @classmethod
     def from_state(cls, state: RunState, plan: AddressPlan, *,
@@ -159,7 +162,8 @@ class FabricRuntime:
                                "(written by an older aizone): restart the fabric")
         return cls(plan, token=state.token, target=state.target, records=records,
                    state_directory=state_directory, servers=state.meta.get("servers") or (),
-                   placement=state.meta.get("placement"))
+                   placement=state.meta.get("placement"),
+                   clock_offsets=state.meta.get("clock_offsets"))
 
     # --- hosts ---------------------------------------------------------------
 

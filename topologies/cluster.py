@@ -25,15 +25,22 @@ ssh reads the config file `$AIZONE_SSH_CONFIG` when set (`ssh -F`), else
 the user's own; every session is batch mode (never a password prompt).
 `check_servers(servers, target)` is the preflight: each server reachable
 over ssh as root, the same aizone version at the same interpreter path,
-Mininet's `mnexec` and the target's tools present; a `ClusterError`
-names the server and what is wrong.
+Mininet's `mnexec` and the target's tools present, and its wall clock
+within `MAX_CLOCK_OFFSET_S` of this machine's; a `ClusterError` names the
+server and what is wrong. The clocks matter to two figures: a job's ranks
+start together at one UNIX time (`traffic.schema.Job.start_at`, set 1 s
+ahead so every QP exists before data arrives), and a collective's span is
+the latest end minus the earliest start across hosts. A rank's own time,
+and so `time_s` and the bandwidths, is read on its own monotonic clock and
+needs none of this. The offsets are kept in the run's metadata
+(`clock_offsets`) and shown by `aizone status`.
 
 `ClusterNet.stop()` stops the network as `FabricNet.stop()` does, then, on
 every other server, ends any process still marked with the run's token and
 deletes our interfaces left there (`end_run`, run through ssh).
 
 Names defined here: `ClusterNet`, `ClusterLink`, `ClusterError`,
-`check_servers`, `cluster_switch_class`, `end_run`, `ssh_base`,
+`MAX_CLOCK_OFFSET_S`, `check_servers`, `cluster_switch_class`, `end_run`, `ssh_base`,
 `SSH_CONFIG_ENV`, `LOCAL`.
 """
 
@@ -68,7 +75,9 @@ from .runstate import OUR_INTF, RunState, netns_name, pin_netns, run_pids
 from .serverplacement import ServerPlacement
 from .sshcmd import (
     SSH_CONFIG_ENV,
+    ClockReading,
     ClusterError,
+    clock_offset,
     last_error,
     quote,
     ssh_base,
@@ -78,13 +87,18 @@ from .sshcmd import (
 )
 
 __all__ = ["LOCAL", "SSH_CONFIG_ENV", "ClusterError", "ClusterLink", "ClusterNet",
-           "check_servers", "cluster_switch_class", "end_run", "ssh_base"]
+           "MAX_CLOCK_OFFSET_S", "check_servers", "cluster_switch_class", "end_run", "ssh_base"]
 
 # Mininet's name for this machine: the first server of a placement, whatever its name.
 LOCAL = "localhost"
 
 
 # --- preflight -----------------------------------------------------------------------
+
+# How far (s) another server's wall clock may be from this machine's: a tenth of the
+# 1-s lead a job's start barrier gives its ranks (controller.jobs), so a rank that
+# starts late by the offset still finds every QP made.
+MAX_CLOCK_OFFSET_S = 0.1
 
 _PROBE = (
     "import importlib.metadata as m, shutil, sys\n"
@@ -93,11 +107,12 @@ _PROBE = (
 )
 
 
-def check_servers(servers: tuple[str, ...], target: str) -> None:
+def check_servers(servers: tuple[str, ...], target: str) -> dict[str, ClockReading]:
     """`ClusterError` naming the first of `servers` (other machines) that cannot run its part
-    of a `target` fabric."""
+    of a `target` fabric; else each one's clock against this machine's."""
     version = importlib.metadata.version("aizone")
     tools = ("mnexec", "nft", *_target_tools(target))
+    clocks: dict[str, ClockReading] = {}
     for server in servers:
         out = ssh_python(server, _PROBE, *tools)
         text = out.stdout.decode(errors="replace").splitlines()
@@ -113,6 +128,15 @@ def check_servers(servers: tuple[str, ...], target: str) -> None:
         if missing:
             raise ClusterError(f"server {server}: {missing.replace(',', ', ')} not on PATH "
                                f"(needed for target {target})")
+        clock = clock_offset(server)
+        if abs(clock.offset_s) - clock.uncertainty_s > MAX_CLOCK_OFFSET_S:
+            raise ClusterError(
+                f"server {server}: its clock is {clock.offset_s:+.3f} s from this machine's "
+                f"(+-{clock.uncertainty_s:.3f} s), more than {MAX_CLOCK_OFFSET_S} s: a job's "
+                f"ranks start together at one wall-clock time; synchronise the servers' "
+                f"clocks (chrony or systemd-timesyncd) and try again")
+        clocks[server] = clock
+    return clocks
 
 
 def _target_tools(target: str) -> tuple[str, ...]:
@@ -350,7 +374,8 @@ class ClusterNet(FabricNet):
                                "topology's latency section, or run without --servers")
         if shutil.which("ssh") is None:
             raise ClusterError("ssh is not installed here (Debian: openssh-client)")
-        check_servers(self.placement.servers[1:], self.target)
+        clocks = check_servers(self.placement.servers[1:], self.target)
+        self.meta["clock_offsets"] = {server: round(c.offset_s, 4) for server, c in clocks.items()}
         missing = target_missing(self.target)
         if missing:
             raise ClusterError(f"server {LOCAL}: {', '.join(missing)} not on PATH")

@@ -17,28 +17,36 @@ answers, and BMv2's port sockets are set there to read arriving frames only.
 `ssh_run(server, script)` runs a shell script there and `ssh_python(server,
 code, *args)` a Python snippet (with this machine's interpreter path: every
 server has the same install), raising `ClusterError` when ssh itself fails.
+`clock_offset(server)` reads how far that server's wall clock is from this
+machine's, as NTP does: over one open session, a few exchanges of "your
+time?", each timed here, the one with the shortest round trip kept
+(offset = its answer - the middle of the round trip, give or take half the
+round trip).
 
-Names defined here: `SSH_CONFIG_ENV`, `ClusterError`, `ssh_base`, `remote_argv`,
-`remote_nodes`, `quote`, `ssh_run`, `ssh_python`, `last_error`, `wait_forwarded`,
-`wait_remote_ready`.
+Names defined here: `SSH_CONFIG_ENV`, `ClusterError`, `ClockReading`, `ssh_base`,
+`remote_argv`, `remote_nodes`, `quote`, `ssh_run`, `ssh_python`, `clock_offset`,
+`last_error`, `wait_forwarded`, `wait_remote_ready`.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
+import select
 import socket
 import subprocess
 import sys
 import time
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from .nodes import NetworkError, SwitchRecord, SwitchStartError
 
-__all__ = ["SSH_CONFIG_ENV", "ClusterError", "last_error", "quote", "remote_argv",
-           "remote_nodes", "ssh_base", "ssh_python", "ssh_run", "wait_forwarded",
-           "wait_remote_ready"]
+__all__ = ["SSH_CONFIG_ENV", "ClockReading", "ClusterError", "clock_offset", "last_error",
+           "quote", "remote_argv", "remote_nodes", "ssh_base", "ssh_python", "ssh_run",
+           "wait_forwarded", "wait_remote_ready"]
 
 SSH_CONFIG_ENV = "AIZONE_SSH_CONFIG"
 # Seconds an ssh session may take to connect before a server counts as unreachable.
@@ -110,6 +118,63 @@ def ssh_python(server: str, code: str, *args: object,
     return ssh_run(server, f"env PATH={quote(os.environ.get('PATH', ''))} "
                            f"{quote(sys.executable)} -c {quote(code)} "
                            + " ".join(quote(str(a)) for a in args), timeout=timeout)
+
+
+@dataclass(frozen=True, kw_only=True)
+class ClockReading:
+    """A server's wall clock against this machine's."""
+
+    offset_s: float  # the server's time minus this machine's (positive: it is ahead)
+    uncertainty_s: float  # half the round trip of the exchange it comes from
+
+
+# Answers each line it reads with its wall clock: the far end of `clock_offset`.
+_CLOCK_ECHO = "import sys, time\nfor _ in sys.stdin:\n    print(repr(time.time()), flush=True)\n"
+
+
+def clock_offset(server: str, *, samples: int = 8, timeout: float = 30.0) -> ClockReading:
+    """`server`'s wall clock (`time.time()` there) against this machine's, over one ssh session
+    (see the module docstring); `ClusterError` when the session does not answer."""
+    argv = [*ssh_base(), f"root@{server}",
+            f"{quote(sys.executable)} -u -c {quote(_CLOCK_ECHO)}"]
+    proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE)
+    assert proc.stdin is not None and proc.stdout is not None
+    best: tuple[float, float] | None = None  # (round trip, offset)
+    deadline = time.monotonic() + timeout
+    try:
+        for _ in range(samples):
+            t0 = time.time()
+            proc.stdin.write(b"?\n")
+            proc.stdin.flush()
+            # The first answer also waits for the session to open.
+            left = max(0.0, deadline - time.monotonic())
+            ready, _, _ = select.select([proc.stdout], [], [], left)
+            if not ready:
+                raise ClusterError(f"server {server}: its clock did not answer over ssh within "
+                                   f"{timeout:.0f} s")
+            line = proc.stdout.readline()
+            t1 = time.time()
+            if not line:
+                why = (proc.stderr.read() if proc.stderr else b"").decode(errors="replace")
+                raise ClusterError(f"server {server}: cannot read its clock over ssh: "
+                                   f"{(why.strip().splitlines() or ['no answer'])[-1]}")
+            trip = t1 - t0
+            offset = float(line) - (t0 + t1) / 2
+            if best is None or trip < best[0]:
+                best = (trip, offset)
+    except (BrokenPipeError, ValueError) as exc:
+        raise ClusterError(f"server {server}: cannot read its clock over ssh: {exc}") from None
+    finally:
+        with contextlib.suppress(OSError):
+            proc.stdin.close()
+        try:
+            proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+    assert best is not None
+    return ClockReading(offset_s=best[1], uncertainty_s=best[0] / 2)
 
 
 def last_error(out: subprocess.CompletedProcess[bytes]) -> str:

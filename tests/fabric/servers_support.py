@@ -15,6 +15,13 @@ authorized_keys file, and an ssh client config (`ssh_config`) pointing at
 the key and at a known_hosts file holding the servers' host keys. aizone
 reads that config from `AIZONE_SSH_CONFIG` (`env()` gives it).
 
+`NamespaceServers(count, clock_skew_s={i: seconds})` gives server i a wall
+clock that far from this machine's: its sshd sets, for every session it
+runs, libfaketime (`LD_PRELOAD`, Debian's libfaketime) with that offset, so
+every program started there over ssh reads the skewed time, as on a real
+server whose clock is off. `faketime_missing()` says why it cannot ("" when
+it can).
+
 A namespace shares this machine's filesystem and processes, so the same
 Python, Mininet and aizone are there: what this cannot show is real
 cross-machine latency and bandwidth, and a server's own filesystem (see
@@ -25,7 +32,8 @@ folder; it is idempotent, and `with NamespaceServers(2) as servers:` calls
 it on any exit. `sshd_missing()` says why sshd cannot run here ("" when it
 can).
 
-Names defined here: `NamespaceServers`, `sshd_missing`, `SSHD`, `SSH_CONFIG_ENV`.
+Names defined here: `NamespaceServers`, `sshd_missing`, `faketime_missing`, `SSHD`,
+`SSH_CONFIG_ENV`, `LIBFAKETIME`.
 """
 
 from __future__ import annotations
@@ -37,13 +45,16 @@ import socket
 import subprocess
 import tempfile
 import time
+from collections.abc import Mapping
 from pathlib import Path
 
 from topologies.cluster import SSH_CONFIG_ENV
 
-__all__ = ["SSHD", "SSH_CONFIG_ENV", "NamespaceServers", "sshd_missing"]
+__all__ = ["LIBFAKETIME", "SSHD", "SSH_CONFIG_ENV", "NamespaceServers", "faketime_missing",
+           "sshd_missing"]
 
 SSHD = "/usr/sbin/sshd"
+LIBFAKETIME = "/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1"
 _BRIDGE = "azsrv0"
 _SUBNET = "10.251.0"
 _NS_PREFIX = "azsrv-"
@@ -59,6 +70,13 @@ def sshd_missing() -> str:
     return ""
 
 
+def faketime_missing() -> str:
+    """Why a server's clock cannot be skewed here ("" when it can)."""
+    if not Path(LIBFAKETIME).exists():
+        return f"{LIBFAKETIME} is not installed (Debian: libfaketime; `make apt-test`)"
+    return ""
+
+
 def _run(*argv: str) -> str:
     out = subprocess.run(list(argv), capture_output=True, text=True)
     if out.returncode != 0:
@@ -69,10 +87,17 @@ def _run(*argv: str) -> str:
 class NamespaceServers:
     """`count` sshd servers in namespaces beside this machine (see the module docstring)."""
 
-    def __init__(self, count: int) -> None:
+    def __init__(self, count: int, *, clock_skew_s: Mapping[int, float] | None = None) -> None:
         if count < 1:
             raise ValueError(f"NamespaceServers: count must be at least 1, not {count}")
         self.count = count
+        self.clock_skew_s = dict(clock_skew_s or {})
+        bad = sorted(i for i in self.clock_skew_s if not 0 <= i < count)
+        if bad:
+            raise ValueError(f"NamespaceServers: clock_skew_s names server {bad[0]}, not one "
+                             f"of 0..{count - 1}")
+        if self.clock_skew_s and faketime_missing():
+            raise RuntimeError(faketime_missing())
         self.dir = Path(tempfile.mkdtemp(prefix="aizone-servers-"))
         self.addresses = [f"{_SUBNET}.{2 + i}" for i in range(count)]
         self.namespaces = [f"{_NS_PREFIX}{1 + i}" for i in range(count)]
@@ -157,7 +182,9 @@ class NamespaceServers:
             f"MaxStartups 200\n"
             # A session keeps the environment it needs: the run marker, PATH (target tools).
             f"PermitUserEnvironment no\n"
-            f"AcceptEnv AIZONE_RUN\n")
+            f"AcceptEnv AIZONE_RUN\n"
+            + (f"SetEnv LD_PRELOAD={LIBFAKETIME} FAKETIME={self.clock_skew_s[i]:+g}\n"
+               if i in self.clock_skew_s else ""))
         Path("/run/sshd").mkdir(mode=0o755, exist_ok=True)  # sshd's privilege separation dir
         log = open(self.dir / f"sshd{i}.log", "wb")  # noqa: SIM115 - handed to the child
         try:

@@ -16,8 +16,12 @@ stats` has counters from the switches there; a switch killed there is
 restarted there and reconciled; an uplink
 between the servers taken down reroutes (every pair still answers) and
 comes back; `aizone down` leaves nothing here and nothing on the server.
-Then: scaled latency over servers is refused before anything is built, and
-`aizone experiment qp-scaling --quick --servers` runs its grid there.
+`aizone status` also gives the server's clock offset, read at `up` (the
+namespace shares this machine's clock: within the bound). Then: scaled
+latency over servers is refused before anything is built; so is a server
+whose clock is 5 s ahead (a second namespace server whose sshd runs every
+session under libfaketime), naming it and the offset; and `aizone
+experiment qp-scaling --quick --servers` runs its grid there.
 Skips, saying why, only where sshd cannot run (tests/fabric/servers_support.py); a failure
 where the machine declares `sshd` in AIZONE_REQUIRE (tests/provides.py).
 """
@@ -26,6 +30,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -38,9 +43,10 @@ import pytest
 from controller.hostagents import agents_dir
 from tests.fabric.fabric_support import ROOT, aizone, assert_clean, leftovers
 from tests.fabric.model_support import assert_counters_match_model, check_run_ok
-from tests.fabric.servers_support import NamespaceServers, sshd_missing
+from tests.fabric.servers_support import NamespaceServers, faketime_missing, sshd_missing
 from tests.provides import unavailable
 from topologies.addressing import plan_addresses
+from topologies.cluster import MAX_CLOCK_OFFSET_S
 from topologies.runstate import RunState, read_state
 from topologies.spec import load_spec
 
@@ -48,13 +54,19 @@ SMALL = ROOT / "topologies" / "ai_zone_small.yaml"
 RANKS, SIZE, QPS = 16, 64 * 1024, 4
 
 
+SKEW_S = 5.0  # the second server's clock: this far ahead
+
+
 @pytest.fixture(scope="module")
 def servers() -> Iterator[NamespaceServers]:
-    """One server beside this machine: a namespace with its own sshd."""
+    """One server beside this machine (a namespace with its own sshd), and a second one whose
+    clock is SKEW_S ahead where libfaketime is installed."""
     why = sshd_missing()
     if why:
         unavailable("sshd", f"sshd cannot run here: {why}")
-    with NamespaceServers(1) as made:
+    skewed = not faketime_missing()
+    with NamespaceServers(2 if skewed else 1,
+                          clock_skew_s={1: SKEW_S} if skewed else None) as made:
         yield made
 
 
@@ -95,6 +107,8 @@ def test_ai_zone_small_over_two_servers_passes_check_and_downs_clean(
             assert any(f"@{name}-eth" in cmd for cmd in there), (name, there)
         status = json.loads(aizone("status", "--json", env=env).stdout)
         assert status["servers"] == ["localhost", server], status["servers"]
+        assert list(status["clock_offsets"]) == [server], status["clock_offsets"]
+        assert abs(status["clock_offsets"][server]) < MAX_CLOCK_OFFSET_S, status["clock_offsets"]
         assert sorted(s["name"] for s in status["switches"] if s["server"] == server) == placed
         # The server has its own firewall table over the switches' control ports.
         grpc = {int(s["grpc_addr"].rsplit(":", 1)[1]) for s in status["switches"]}
@@ -279,6 +293,25 @@ def test_up_names_the_server_it_cannot_reach(target: str, build_dir: Path,
                 "--servers", f"localhost,{nobody}", str(SMALL), env=servers.env())
     assert up.returncode == 1
     assert f"server {nobody}: ssh failed" in up.stderr, up.stderr[-2000:]
+    assert_clean(before)
+
+
+def test_up_refuses_a_server_whose_clock_is_off(target: str, build_dir: Path,
+                                                servers: NamespaceServers) -> None:
+    """A server whose clock is SKEW_S ahead: `up` fails before building anything, naming the
+    server and its offset as read over ssh."""
+    if len(servers.addresses) < 2:
+        unavailable("sshd", f"no server with a skewed clock: {faketime_missing()}")
+    before = leftovers()
+    skewed = servers.addresses[1]
+    up = aizone("up", "--json", "--target", target, "--build-dir", str(build_dir),
+                "--servers", f"localhost,{skewed}", str(SMALL), env=servers.env())
+    assert up.returncode == 1
+    said = re.search(rf"server {re.escape(skewed)}: its clock is ([+-][0-9.]+) s from this "
+                     rf"machine's", up.stderr)
+    assert said, up.stderr[-2000:]
+    assert abs(float(said.group(1)) - SKEW_S) < 0.1, said.group(0)
+    assert "synchronise the servers' clocks" in up.stderr
     assert_clean(before)
 
 
