@@ -322,8 +322,11 @@ class Daemon:
             from topologies.cluster import ClusterNet
             from topologies.serverplacement import place_on_servers
 
+            from .expectedload import expected_link_mbps
+
             placement = place_on_servers(plan, servers,
-                                         spec.servers.placement if spec.servers else None)
+                                         spec.servers.placement if spec.servers else None,
+                                         loads=expected_link_mbps(plan, self.intent.mode))
             net = ClusterNet(plan, placement, switch=SWITCH_CLASSES[target],
                              log_dir=out / "logs", log_console=cfg.log_console, meta=meta,
                              native_pfc=not in_programs)

@@ -254,8 +254,8 @@ async def _read_tm(ctx: JobContext) -> dict[str, dict[str, Any]]:
 
 
 def predict_link_bytes(plan: AddressPlan, mode: str, jobs: dict[str, Job],
-                       failed: frozenset[str] = frozenset(), *, wire: bool = True
-                       ) -> dict[tuple[str, str], int]:
+                       failed: frozenset[str] = frozenset(), *, wire: bool = True,
+                       from_nic: bool = False) -> dict[tuple[str, str], int]:
     """Bytes per (link id, "up"|"down") that the jobs' data puts on every link, worked out.
 
     Each send is cut into WRITEs as the agents post them
@@ -266,10 +266,13 @@ def predict_link_bytes(plan: AddressPlan, mode: str, jobs: dict[str, Job],
     (`controller.paths.predict_path`): the flow model's rule (`model.run`)
     on the job's own connections. `wire`: frame bytes, headers included
     (`write_frame_bytes`), which is what `tx_port` counts of the data;
-    else payload bytes. ACKs and the controller's probes are not in it.
+    else payload bytes. ACKs and the controller's probes are not in it. `from_nic`: also the
+    sending NIC's own cable into its RTSW ("up"), which no switch sends on and `tx_port`
+    does not count.
     """
     entries = {k: v.install_order() for k, v in compute_all(plan, mode, failed).items()}
     lower = {lk.id: lk.a for lk in plan.links}
+    into = {(lk.b, lk.b_port): lk.id for lk in plan.links if lk.tier == "host"}
     out: Counter[tuple[str, str]] = Counter()
     for job in jobs.values():
         conns = {c.id: c for c in job.connections}
@@ -291,6 +294,9 @@ def predict_link_bytes(plan: AddressPlan, mode: str, jobs: dict[str, Job],
                                             sport=qps[q].sport, qp=qps[q].remote)
                     except PathError:
                         continue  # no route: nothing to predict on any link
+                    if from_nic and path.hops:
+                        first = path.hops[0]
+                        out[(into[(first.switch, first.ingress_port)], "up")] += nbytes
                     for hop in path.hops:
                         way = "up" if lower.get(hop.link) == hop.switch else "down"
                         out[(hop.link, way)] += nbytes

@@ -1,43 +1,59 @@
 """Which server runs which switch and host of a fabric spread over several machines (pure).
 
-`place_on_servers(plan, servers, fixed=None)` returns a `ServerPlacement`:
-every node of the plan on one of `servers`, chosen to cut the fewest and
-least loaded links between servers while giving each server the same number
-of switch processes (the emulation's CPU goes to the switches):
+`place_on_servers(plan, servers, fixed=None, loads=None)` returns a
+`ServerPlacement`: every node of the plan on one of `servers`, chosen to
+cut the fewest and least loaded links between servers while balancing the
+switches' work across servers (the emulation's CPU goes to the switches,
+per frame):
 
 - a host always runs beside its RTSW (its NIC links never cross servers);
 - switches start in blocks of a breadth-first walk of the switch graph
-  (neighbours together), then pairs of switches on different servers are
-  swapped while a swap lowers the cut (a Kernighan-Lin pass over k
-  servers; swaps keep the balance), on a networkx graph whose edge weight
-  is the links' expected load;
+  (neighbours together), each block holding a server's share of the
+  switches' work; while the busiest server is past its share plus
+  `BALANCE_SLACK`, the one move of a switch, or swap of two, that evens the
+  servers' work most is made; then pairs of switches on different servers
+  are swapped
+  while a swap lowers the cut without taking any server past its share
+  plus `BALANCE_SLACK` (a Kernighan-Lin pass over k servers), on a
+  networkx graph whose edge weight is the links' expected load;
 - `fixed` (the topology's `servers.placement`) pins nodes to servers: a
   pinned switch never moves, a pinned host may leave its RTSW.
 
-A link's expected load is its tier's rate in Mb/s (`LinkSpec.rate_mbps`):
-under the fabric's non-blocking collectives every link runs near its rate,
-so the rate stands for the per-link loads the flow model computes.
+`loads` (link id -> Mb/s, both ways: `controller.expectedload`, the flow
+model's rule on a reference collective) gives each link's expected load
+and each switch's work, the Mb/s of every link it touches, host links
+included (its frames per second, up to the frame size). Without it every
+link is taken to run at its tier's rate (`LinkSpec.rate_mbps`) and every
+switch to be as busy as any other. A link the loads leave out (no traffic
+expected) still weighs a thousandth of its rate, so among unloaded links
+the cut still takes the fewest.
 
 The first server is the machine that runs `aizone up` and the controller.
 `ServerPlacement.crossing` lists the links between servers (each one a
-tunnel when the fabric runs), `counts()` the switches and hosts per server.
+tunnel when the fabric runs), `counts()` the switches and hosts per server,
+`switch_load_mbps` each server's switch work.
 
 Names defined here: `ServerPlacement`, `CrossingLink`, `place_on_servers`,
-`parse_servers`, `servers_argument` (the same for argparse).
+`parse_servers`, `servers_argument` (the same for argparse), `BALANCE_SLACK`.
 """
 
 from __future__ import annotations
 
 import argparse
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 import networkx as nx
 
-from .addressing import AddressPlan
+from .addressing import AddressPlan, LinkPlan
 
-__all__ = ["CrossingLink", "ServerPlacement", "parse_servers", "place_on_servers",
-           "servers_argument"]
+__all__ = ["BALANCE_SLACK", "CrossingLink", "ServerPlacement", "parse_servers",
+           "place_on_servers", "servers_argument"]
+
+# How far past its share of the switches' work a swap may take a server (a fraction).
+BALANCE_SLACK = 0.05
+# The weight of a link no load is expected on, per Mb/s of its rate.
+_IDLE_WEIGHT = 1e-3
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -49,7 +65,7 @@ class CrossingLink:
     b: str
     a_server: str
     b_server: str
-    load_mbps: float  # its expected load: the tier's rate
+    load_mbps: float  # its expected load: the loads' figure, else the tier's rate
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -59,6 +75,9 @@ class ServerPlacement:
     servers: tuple[str, ...]
     nodes: Mapping[str, str]  # node name -> server
     crossing: tuple[CrossingLink, ...]
+    # server -> the expected Mb/s through its switches (every link they touch, each end
+    # counted); empty when the placement had no loads to go by.
+    switch_load_mbps: Mapping[str, float]
 
     def server_of(self, node: str) -> str:
         """The server `node` runs on (KeyError naming it when the plan has no such node)."""
@@ -87,7 +106,8 @@ class ServerPlacement:
                 "crossing": [{"link": c.link, "a": c.a, "b": c.b, "a_server": c.a_server,
                               "b_server": c.b_server, "load_mbps": c.load_mbps}
                              for c in self.crossing],
-                "cut_load_mbps": self.cut_load_mbps}
+                "cut_load_mbps": self.cut_load_mbps,
+                "switch_load_mbps": dict(self.switch_load_mbps)}
 
 
 def parse_servers(text: str, *, where: str = "--servers") -> tuple[str, ...]:
@@ -111,7 +131,8 @@ def servers_argument(text: str) -> tuple[str, ...]:
 
 
 def place_on_servers(plan: AddressPlan, servers: tuple[str, ...],
-                     fixed: Mapping[str, str] | None = None) -> ServerPlacement:
+                     fixed: Mapping[str, str] | None = None, *,
+                     loads: Mapping[str, float] | None = None) -> ServerPlacement:
     """Every node of `plan` on one of `servers` (see the module docstring)."""
     if not servers:
         raise ValueError("a placement needs at least one server")
@@ -123,21 +144,45 @@ def place_on_servers(plan: AddressPlan, servers: tuple[str, ...],
         if server not in servers:
             raise ValueError(f"servers.placement: {node} is on {server!r}, which is not one "
                              f"of the servers ({', '.join(servers)})")
-    graph = _switch_graph(plan)
+    known = {lk.id for lk in plan.links}
+    for link, mbps in sorted((loads or {}).items()):
+        if link not in known or not mbps >= 0:
+            raise ValueError(f"loads: {link}: {mbps!r} Mb/s is not a load of a link of "
+                             f"{plan.name}")
+
+    def load(lk: LinkPlan) -> float:
+        if loads is None:
+            return float(lk.shape.rate_mbps)
+        return float(loads.get(lk.id, 0.0)) + _IDLE_WEIGHT * float(lk.shape.rate_mbps)
+
+    graph = _switch_graph(plan, load)
+    work = {s.name: 1.0 for s in plan.switches}
+    if loads is not None:
+        switch_names = set(work)
+        work = {name: 0.0 for name in work}
+        for lk in plan.links:
+            for end in (lk.a, lk.b):
+                if end in switch_names:
+                    work[end] += float(loads.get(lk.id, 0.0))
     switches = _bfs_order(graph, [s.name for s in plan.switches])
-    where = _blocks(switches, servers, fixed)
-    _refine(graph, where, frozenset(fixed))
+    where = _blocks(switches, servers, fixed, work)
+    _balance(graph, where, frozenset(fixed), work, servers)
+    _refine(graph, where, frozenset(fixed), work, servers)
     nodes = dict(where)
     for h in plan.hosts:
         nodes[h.name] = fixed.get(h.name, where[h.rtsw])
     crossing = tuple(
         CrossingLink(link=lk.id, a=lk.a, b=lk.b, a_server=nodes[lk.a], b_server=nodes[lk.b],
-                     load_mbps=float(lk.shape.rate_mbps))
+                     load_mbps=float(loads.get(lk.id, 0.0)) if loads is not None
+                     else float(lk.shape.rate_mbps))
         for lk in plan.links if nodes[lk.a] != nodes[lk.b])
-    return ServerPlacement(servers=servers, nodes=nodes, crossing=crossing)
+    per_server = ({s: sum(w for n, w in work.items() if where[n] == s) for s in servers}
+                  if loads is not None else {})
+    return ServerPlacement(servers=servers, nodes=nodes, crossing=crossing,
+                           switch_load_mbps=per_server)
 
 
-def _switch_graph(plan: AddressPlan) -> nx.Graph:
+def _switch_graph(plan: AddressPlan, load: Callable[[LinkPlan], float]) -> nx.Graph:
     """Switches joined by their links' summed expected load."""
     graph = nx.Graph()
     graph.add_nodes_from(s.name for s in plan.switches)
@@ -145,7 +190,7 @@ def _switch_graph(plan: AddressPlan) -> nx.Graph:
         if lk.tier == "host":
             continue
         old = graph.get_edge_data(lk.a, lk.b, {"weight": 0.0})["weight"]
-        graph.add_edge(lk.a, lk.b, weight=old + float(lk.shape.rate_mbps))
+        graph.add_edge(lk.a, lk.b, weight=old + load(lk))
     return graph
 
 
@@ -159,20 +204,26 @@ def _bfs_order(graph: nx.Graph, switches: list[str]) -> list[str]:
     return seen
 
 
-def _blocks(order: list[str], servers: tuple[str, ...],
-            fixed: Mapping[str, str]) -> dict[str, str]:
-    """Consecutive blocks of `order`, one per server, of equal size (pinned switches kept)."""
+def _blocks(order: list[str], servers: tuple[str, ...], fixed: Mapping[str, str],
+            work: Mapping[str, float]) -> dict[str, str]:
+    """Consecutive blocks of `order`, one per server, each about a server's share of the
+    switches' `work` (pinned switches kept where they are, and counted)."""
     where = {n: fixed[n] for n in order if n in fixed}
-    size = -(-len(order) // len(servers))
-    load = {s: sum(1 for n in where.values() if n == s) for s in servers}
-    free = [n for n in order if n not in where]
+    share = sum(work.values()) / len(servers)
+    taken = {s: sum(work[n] for n, on in where.items() if on == s) for s in servers}
     i = 0
-    for node in free:
-        while load[servers[i]] >= size:
+    for node in (n for n in order if n not in where):
+        while i < len(servers) - 1 and _full(taken[servers[i]], work[node], share):
             i += 1
         where[node] = servers[i]
-        load[servers[i]] += 1
+        taken[servers[i]] += work[node]
     return where
+
+
+def _full(held: float, node: float, share: float) -> bool:
+    """Does a server holding `held` take no node of work `node` more: it holds its `share`,
+    or it holds some and would end further past its share with the node than short without."""
+    return held >= share or (held > 0 and held + node - share > share - held)
 
 
 def _cut_gain(graph: nx.Graph, where: dict[str, str], a: str, b: str) -> float:
@@ -192,14 +243,75 @@ def _cut_gain(graph: nx.Graph, where: dict[str, str], a: str, b: str) -> float:
     return before - after
 
 
-def _refine(graph: nx.Graph, where: dict[str, str], pinned: frozenset[str]) -> None:
-    """Swap the pair of switches that lowers the cut most, while one does (in place)."""
+def _move_cost(graph: nx.Graph, where: dict[str, str], node: str, to: str) -> float:
+    """How much the cut's load grows when `node` alone moves to server `to`."""
+    here = where[node]
+    return sum(data["weight"] * ((where[peer] != to) - (where[peer] != here))
+               for peer, data in graph[node].items())
+
+
+def _balance(graph: nx.Graph, where: dict[str, str], pinned: frozenset[str],
+             work: Mapping[str, float], servers: tuple[str, ...]) -> None:
+    """While the busiest server holds more than its share plus `BALANCE_SLACK`: move one
+    switch to a less busy server, or swap two, whichever evens the servers' work most (the
+    sum of the squares of their loads drops most; of equals, the one that grows the cut
+    least). Each step lowers that sum, so this ends (in place)."""
+    cap = sum(work.values()) / len(servers) * (1 + BALANCE_SLACK)
+    taken = {s: sum(w for n, w in work.items() if where[n] == s) for s in servers}
     movable = sorted(n for n in where if n not in pinned)
+    while max(taken.values()) > cap:
+        best: tuple[float, float, str, str | None, str] | None = None
+        for x in movable:
+            for y in [None, *movable]:
+                to = where[y] if y is not None else None
+                for t in ([to] if to is not None else [s for s in servers]):
+                    here = where[x]
+                    if t == here:
+                        continue
+                    shift = work[x] - (work[y] if y is not None else 0.0)
+                    gap = taken[here] - taken[t]
+                    # Strictly between 0 and the gap, by more than rounding: a shift of
+                    # the whole gap would only trade the two loads, back and forth.
+                    if not 0 < shift < gap - 1e-6 * gap:
+                        continue
+                    evens = 2 * shift * (gap - shift)
+                    cost = _move_cost(graph, where, x, t)
+                    if y is not None:
+                        where[x] = t  # y's move is priced with x already gone over
+                        cost += _move_cost(graph, where, y, here)
+                        where[x] = here
+                    key = (-evens, cost, x, y, t)
+                    if best is None or key[:2] < best[:2]:
+                        best = key
+        if best is None:
+            return
+        _, _, x, y, t = best
+        here = where[x]
+        shift = work[x] - (work[y] if y is not None else 0.0)
+        where[x] = t
+        if y is not None:
+            where[y] = here
+        taken[here] -= shift
+        taken[t] += shift
+
+
+def _refine(graph: nx.Graph, where: dict[str, str], pinned: frozenset[str],
+            work: Mapping[str, float], servers: tuple[str, ...]) -> None:
+    """Swap the pair of switches that lowers the cut most, while one does and no server ends
+    past the larger of its share plus `BALANCE_SLACK` and the busiest server now (in place)."""
+    movable = sorted(n for n in where if n not in pinned)
+    cap = sum(work.values()) / len(servers) * (1 + BALANCE_SLACK)
+    taken = {s: sum(w for n, w in work.items() if where[n] == s) for s in servers}
     while True:
+        limit = max(cap, *taken.values())
         best, pair = 1e-9, None
         for i, a in enumerate(movable):
             for b in movable[i + 1:]:
-                if where[a] == where[b]:
+                sa, sb = where[a], where[b]
+                if sa == sb:
+                    continue
+                delta = work[b] - work[a]  # what server sa gains from the swap
+                if max(taken[sa] + delta, taken[sb] - delta) > limit + 1e-9:
                     continue
                 gain = _cut_gain(graph, where, a, b)
                 if gain > best:
@@ -207,4 +319,7 @@ def _refine(graph: nx.Graph, where: dict[str, str], pinned: frozenset[str]) -> N
         if pair is None:
             return
         a, b = pair
+        delta = work[b] - work[a]
+        taken[where[a]] += delta
+        taken[where[b]] -= delta
         where[a], where[b] = where[b], where[a]

@@ -109,6 +109,25 @@ def test_topo_show_json_needs_no_daemon_and_no_root(capsys) -> None:
     assert data["counts"]["rtsw"] == 4 and data["counts"]["atsw"] == 1
 
 
+def test_topo_show_servers_places_by_the_expected_loads(capsys) -> None:
+    """`aizone topo show --servers a,b --json`: the switches' work from the reference ring
+    (tests/unit/controller/test_expectedload.py): 16 host cables x 10 Mb/s at their RTSW,
+    8 uplinks x both ends, 20 Mb/s a rack: 160 + 160 = 320 Mb/s, 160 a server; one uplink
+    per rack crosses, each at the model's load, not its 20 Mb/s rate."""
+    topo = str(ROOT / "topologies" / "ai_zone_small.yaml")
+    assert cli.main(["topo", "show", topo, "--servers", "a,b", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    loads = data["switch_load_mbps"]
+    assert set(loads) == {"a", "b"}
+    assert sum(loads.values()) == pytest.approx(320.0)
+    assert max(loads.values()) <= 160.0 * 1.05
+    assert len(data["crossing"]) == 4
+    assert all(0 < c["load_mbps"] < 20.0 for c in data["crossing"]), data["crossing"]
+    assert cli.main(["topo", "show", topo, "--servers", "a,b"]) == 0
+    text = capsys.readouterr().out
+    assert "frames/s" in text and "expected loads: a ring AllReduce over every NIC" in text
+
+
 @pytest.mark.parametrize("argv", [["status"], ["check"], ["mode", "pin"], ["routes"],
                                   ["exec", "h1", "true"]],
                          ids=["status", "check", "mode", "routes", "exec"])

@@ -86,3 +86,46 @@ def test_topology_servers_section_is_read_and_checked() -> None:
     with pytest.raises(SpecError, match="servers: .*placement: rtsw1 is on 'elsewhere'"):
         parse_spec({"racks": [{"hosts": 1}], "servers": {"names": ["here"],
                                                          "placement": {"rtsw1": "elsewhere"}}})
+
+
+def _uniform_but_rack1(plan: AddressPlan) -> dict[str, float]:
+    """Every link 10 Mb/s, but rtsw1's four host links 40 Mb/s each."""
+    return {lk.id: 40.0 if lk.tier == "host" and lk.b == "rtsw1" else 10.0 for lk in plan.links}
+
+
+def test_loads_balance_the_switches_work_not_their_number() -> None:
+    """A busy rack gets a server's share to itself and one CTSW, worked by hand.
+
+    Work (Mb/s through a switch, every link it touches): rtsw1 4 x 40 + 2 x 10 = 180;
+    rtsw2-4 4 x 10 + 2 x 10 = 60 each; ctsw1, ctsw2 4 x 10 = 40 each; 440 in all, 220 a
+    server. Only rtsw1 with one CTSW makes 220 (the three other racks with the other CTSW
+    the other 220); by count (3 + 3) the side with rtsw1 would hold 280 against 160.
+    """
+    plan = plan_of("ai_zone_small")
+    placement = place_on_servers(plan, ("a", "b"), loads=_uniform_but_rack1(plan))
+    side = placement.server_of("rtsw1")
+    mine = {n for n, s in placement.nodes.items() if s == side and not n.startswith("h")}
+    assert mine in ({"rtsw1", "ctsw1"}, {"rtsw1", "ctsw2"}), mine
+    assert placement.switch_load_mbps == {"a": 220.0, "b": 220.0}
+    # Cut: rtsw1's uplink to the other CTSW and the three other racks' uplinks to this one.
+    assert len(placement.crossing) == 4
+    assert placement.cut_load_mbps == 40.0
+    assert placement.to_json()["switch_load_mbps"] == {"a": 220.0, "b": 220.0}
+
+
+def test_a_link_without_load_weighs_nothing_in_the_crossing_figures() -> None:
+    """Loads that leave out every uplink (none expected there): the crossing uplinks carry
+    0 Mb/s, and still the fewest of them cross (a thousandth of their rate each)."""
+    plan = plan_of("ai_zone_small")
+    loads = {lk.id: 10.0 for lk in plan.links if lk.tier == "host"}
+    placement = place_on_servers(plan, ("a", "b"), loads=loads)
+    assert placement.cut_load_mbps == 0.0
+    assert len(placement.crossing) == 4  # as by rates: one uplink per rack
+    assert placement.switch_load_mbps == {"a": 80.0, "b": 80.0}  # two racks of 4 x 10 each
+
+
+def test_a_load_on_no_link_of_the_plan_is_refused() -> None:
+    with pytest.raises(ValueError, match=r"loads: rtsw9-eth1--ctsw1-eth9: 5.0 Mb/s is not a "
+                                         r"load of a link of ai_zone_small"):
+        place_on_servers(plan_of("ai_zone_small"), ("a", "b"),
+                         loads={"rtsw9-eth1--ctsw1-eth9": 5.0})
