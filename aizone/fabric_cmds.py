@@ -100,14 +100,16 @@ def cmd_down(args: argparse.Namespace) -> int:
 
     Asks the daemon to stop (it tears its network down), then removes only
     what aizone made and may have left: its processes (found by the
-    AIZONE_RUN marker), host namespaces, interfaces, the state file.
+    AIZONE_RUN marker), host namespaces, interfaces, the state file; for a
+    fabric over several servers whose daemon died, what it left on each of
+    them too (exit 1, naming the server, when one cannot be reached).
     """
     from controller.launch import tear_down
 
     data = tear_down()
     stopped = data["stopped_daemon"]
     if emit_json(args, data):
-        return EXIT_OK
+        return EXIT_OK if not any(data["servers"].values()) else EXIT_FAIL
     parts = []
     if stopped:
         parts.append(f"stopped the fabric's daemon (pid {stopped})")
@@ -119,8 +121,14 @@ def cmd_down(args: argparse.Namespace) -> int:
         parts.append(f"deleted {len(data['interfaces'])} leftover interface(s)")
     if data["state_removed"] and not parts:
         parts.append("removed the state file")
+    cleaned = [s for s, why in data["servers"].items() if not why]
+    if cleaned:
+        parts.append(f"ended what was left on {', '.join(cleaned)}")
     print("aizone down: " + (", ".join(parts) if parts else "nothing was running"))
-    return EXIT_OK
+    failed = {s: why for s, why in data["servers"].items() if why}
+    for why in failed.values():
+        print(f"aizone down: {why}: run `aizone down` again once it answers", file=sys.stderr)
+    return EXIT_OK if not failed else EXIT_FAIL
 
 
 # --- what runs, and its control through the daemon -------------------------------

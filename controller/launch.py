@@ -247,7 +247,7 @@ def _attaches(left: RunState | None, topology: Path | None) -> bool:
 
 def tear_down() -> dict[str, Any]:
     """`aizone down`: the daemon asked to stop, then whatever aizone left removed."""
-    from topologies.runstate import cleanup
+    from topologies.runstate import cleanup, read_state
 
     from .errors import ControllerError
 
@@ -262,7 +262,15 @@ def tear_down() -> dict[str, Any]:
                 c.post("/shutdown")
             if pid and stop_daemon(pid, 60):
                 stopped = pid
+    # A run still recorded now was not stopped by its daemon (it died, or never answered):
+    # what it placed on other servers is ended there too, from its record.
+    left = read_state()
     report = cleanup(stop_running=True)
+    servers: dict[str, str] = {}
+    if left is not None and len(left.meta.get("servers") or []) > 1:
+        from topologies.cluster import cleanup_servers
+
+        servers = cleanup_servers(left)
     return {"stopped_daemon": stopped, "stopped_owner": report.stopped_owner,
             "killed": report.killed, "interfaces": report.interfaces,
-            "state_removed": report.state_removed}
+            "state_removed": report.state_removed, "servers": servers}

@@ -37,10 +37,12 @@ needs none of this. The offsets are kept in the run's metadata
 
 `ClusterNet.stop()` stops the network as `FabricNet.stop()` does, then, on
 every other server, ends any process still marked with the run's token and
-deletes our interfaces left there (`end_run`, run through ssh).
+deletes our interfaces left there (`end_run`, run through ssh:
+`end_run_on`). `cleanup_servers(state)` does the same from a run's
+run.json when its daemon died, for `aizone down`.
 
 Names defined here: `ClusterNet`, `ClusterLink`, `ClusterError`,
-`MAX_CLOCK_OFFSET_S`, `check_servers`, `cluster_switch_class`, `end_run`, `ssh_base`,
+`MAX_CLOCK_OFFSET_S`, `check_servers`, `cleanup_servers`, `end_run_on`, `cluster_switch_class`, `end_run`, `ssh_base`,
 `SSH_CONFIG_ENV`, `LOCAL`.
 """
 
@@ -87,7 +89,8 @@ from .sshcmd import (
 )
 
 __all__ = ["LOCAL", "SSH_CONFIG_ENV", "ClusterError", "ClusterLink", "ClusterNet",
-           "MAX_CLOCK_OFFSET_S", "check_servers", "cluster_switch_class", "end_run", "ssh_base"]
+           "MAX_CLOCK_OFFSET_S", "check_servers", "cleanup_servers", "cluster_switch_class",
+           "end_run", "end_run_on", "ssh_base"]
 
 # Mininet's name for this machine: the first server of a placement, whatever its name.
 LOCAL = "localhost"
@@ -424,9 +427,29 @@ class ClusterNet(FabricNet):
         finally:
             for server in self.placement.servers[1:]:
                 with contextlib.suppress(ClusterError):
-                    ssh_python(server, "import sys; from topologies.cluster import end_run; "
-                               "end_run(sys.argv[1], sys.argv[2:])", token, *netns,
-                               timeout=120)
+                    end_run_on(server, token, netns)
+
+
+def end_run_on(server: str, token: str, netns: list[str]) -> None:
+    """`end_run(token, netns)` on `server`, over ssh; `ClusterError` when it cannot be run."""
+    out = ssh_python(server, "import sys; from topologies.cluster import end_run; "
+                     "end_run(sys.argv[1], sys.argv[2:])", token, *netns, timeout=120)
+    if out.returncode != 0:
+        raise ClusterError(f"server {server}: cannot end the run there: {last_error(out)}")
+
+
+def cleanup_servers(state: RunState) -> dict[str, str]:
+    """What a run recorded in `state` left on its other servers, ended (`aizone down` after
+    the daemon died, when nothing of it stopped them): server -> "" when done, else why not."""
+    servers = list(state.meta.get("servers") or [])
+    out: dict[str, str] = {}
+    for server in servers[1:]:
+        try:
+            end_run_on(server, state.token, list(state.netns))
+            out[server] = ""
+        except ClusterError as exc:
+            out[server] = str(exc)
+    return out
 
 
 def end_run(token: str, netns: list[str]) -> None:

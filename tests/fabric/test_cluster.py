@@ -16,7 +16,9 @@ stats` has counters from the switches there; a switch killed there is
 restarted there and reconciled; an uplink
 between the servers taken down reroutes (every pair still answers) and
 comes back; `aizone down` leaves nothing here and nothing on the server.
-`aizone status` also gives the server's clock offset, read at `up` (the
+`aizone down` after the daemon was killed (SIGKILL) ends what it left on
+the server too, from run.json. `aizone status` also gives the server's
+clock offset, read at `up` (the
 namespace shares this machine's clock: within the bound). Then: scaled
 latency over servers is refused before anything is built; so is a server
 whose clock is 5 s ahead (a second namespace server whose sshd runs every
@@ -128,12 +130,49 @@ def test_ai_zone_small_over_two_servers_passes_check_and_downs_clean(
         down = aizone("down", env=env)
     assert down.returncode == 0, down.stderr
     assert_clean(before)
-    assert sorted(_server_processes(ns)) == sorted(sshd_only)
+    _server_is_clean(ns, sshd_only)
+
+
+def _server_is_clean(ns: str, sshd_only: dict[int, str]) -> None:
+    """Nothing of a run on the server: no process but sshd's, no link but its own, no
+    firewall table, no reserved port."""
+    assert sorted(_server_processes(ns)) == sorted(sshd_only), _server_processes(ns)
     links = subprocess.run(["ip", "-n", ns, "-o", "link", "show"], capture_output=True,
                            text=True, check=True).stdout
     names = [ln.split(":")[1].strip().split("@")[0] for ln in links.splitlines()]
     assert names == ["lo", "eth0"], links
     assert _confined_ports(ns) == []
+    reserved = subprocess.run(["ip", "netns", "exec", ns, "cat",
+                               "/proc/sys/net/ipv4/ip_local_reserved_ports"],
+                              capture_output=True, text=True, check=True).stdout.strip()
+    assert reserved == "", reserved
+
+
+def test_down_after_the_daemon_was_killed_cleans_the_other_server(
+        target: str, build_dir: Path, servers: NamespaceServers) -> None:
+    """SIGKILL the daemon of a fabric over two servers: its switches, namespaces, tunnels and
+    firewall stay there; `aizone down` ends them there too, from the run's record."""
+    before = leftovers()
+    server, ns = servers.addresses[0], servers.namespaces[0]
+    sshd_only = _server_processes(ns)
+    env = servers.env()
+    up = aizone("up", "--json", "--target", target, "--build-dir", str(build_dir),
+                "--servers", f"localhost,{server}", str(SMALL), env=env)
+    try:
+        assert up.returncode == 0, up.stderr[-2000:]
+        os.kill(json.loads(up.stdout)["pid"], signal.SIGKILL)
+        time.sleep(1)
+        # What the run placed there is still there: the daemon's own teardown never ran.
+        assert _confined_ports(ns), "the server's firewall table went with the daemon"
+        links = subprocess.run(["ip", "-n", ns, "-o", "link", "show"], capture_output=True,
+                               text=True, check=True).stdout
+        assert len(links.splitlines()) > 2, links
+    finally:
+        down = aizone("down", "--json", env=env)
+    assert down.returncode == 0, down.stdout + down.stderr
+    assert json.loads(down.stdout)["servers"] == {server: ""}
+    assert_clean(before)
+    _server_is_clean(ns, sshd_only)
 
 
 def _control_ports_there_closed_to_the_network(state: RunState, placed: list[str],
