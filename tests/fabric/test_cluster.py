@@ -86,15 +86,24 @@ def _server_processes(ns: str) -> dict[int, str]:
     return out
 
 
-def test_ai_zone_small_over_two_servers_passes_check_and_downs_clean(
-        target: str, build_dir: Path, servers: NamespaceServers) -> None:
-    """Switches run on both servers, every pair passes `check`, `down` leaves nothing on either."""
-    before = leftovers()
+def _up_over_two(target: str, build_dir: Path, servers: NamespaceServers
+                 ) -> tuple[str, str, dict[int, str], dict[str, str],
+                            subprocess.CompletedProcess[str]]:
+    """`aizone up ai_zone_small --servers localhost,<the first server>`: that server, its
+    namespace, its processes before (its sshd's), the environment that reaches it, and up."""
     server, ns = servers.addresses[0], servers.namespaces[0]
     sshd_only = _server_processes(ns)
     env = servers.env()
     up = aizone("up", "--json", "--target", target, "--build-dir", str(build_dir),
                 "--servers", f"localhost,{server}", str(SMALL), env=env)
+    return server, ns, sshd_only, env, up
+
+
+def test_ai_zone_small_over_two_servers_passes_check_and_downs_clean(
+        target: str, build_dir: Path, servers: NamespaceServers) -> None:
+    """Switches run on both servers, every pair passes `check`, `down` leaves nothing on either."""
+    before = leftovers()
+    server, ns, sshd_only, env, up = _up_over_two(target, build_dir, servers)
     try:
         assert up.returncode == 0, up.stderr[-2000:]
         state = read_state()
@@ -153,11 +162,7 @@ def test_down_after_the_daemon_was_killed_cleans_the_other_server(
     """SIGKILL the daemon of a fabric over two servers: its switches, namespaces, tunnels and
     firewall stay there; `aizone down` ends them there too, from the run's record."""
     before = leftovers()
-    server, ns = servers.addresses[0], servers.namespaces[0]
-    sshd_only = _server_processes(ns)
-    env = servers.env()
-    up = aizone("up", "--json", "--target", target, "--build-dir", str(build_dir),
-                "--servers", f"localhost,{server}", str(SMALL), env=env)
+    server, ns, sshd_only, env, up = _up_over_two(target, build_dir, servers)
     try:
         assert up.returncode == 0, up.stderr[-2000:]
         os.kill(json.loads(up.stdout)["pid"], signal.SIGKILL)
