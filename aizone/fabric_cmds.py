@@ -102,11 +102,13 @@ def cmd_down(args: argparse.Namespace) -> int:
     what aizone made and may have left: its processes (found by the
     AIZONE_RUN marker), host namespaces, interfaces, the state file; for a
     fabric over several servers whose daemon died, what it left on each of
-    them too (exit 1, naming the server, when one cannot be reached).
+    them too (exit 1, naming the server, when one cannot be reached); with
+    --servers and no record left (the controller's machine crashed), every
+    leftover of aizone on those servers.
     """
     from controller.launch import tear_down
 
-    data = tear_down()
+    data = tear_down(tuple(getattr(args, "servers", ()) or ()))
     stopped = data["stopped_daemon"]
     if emit_json(args, data):
         return EXIT_OK if not any(data["servers"].values()) else EXIT_FAIL

@@ -116,7 +116,11 @@ def build_parser() -> argparse.ArgumentParser:
                     help="spread the fabric over these machines, this one first, the others "
                          "reached over ssh (overrides the topology's servers; "
                          "docs/scale-out.md)")
-    add("down", cmd_down)
+    down = add("down", cmd_down)
+    down.add_argument("--servers", type=servers_argument, default=(), metavar="A,B,...",
+                      help="when this machine lost the run's record (it crashed), clean "
+                           "these servers too (this one first, as at `up`): every leftover "
+                           "of aizone there, unless a fabric of their own runs there")
     add("status", cmd_status)
     add("dashboard", cmd_dashboard)
     check = add("check", cmd_check)

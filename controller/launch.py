@@ -245,8 +245,9 @@ def _attaches(left: RunState | None, topology: Path | None) -> bool:
     return topology is None or Path(topology).resolve() == Path(left.meta.get("topology", ""))
 
 
-def tear_down() -> dict[str, Any]:
-    """`aizone down`: the daemon asked to stop, then whatever aizone left removed."""
+def tear_down(servers: tuple[str, ...] = ()) -> dict[str, Any]:
+    """`aizone down`: the daemon asked to stop, then whatever aizone left removed; with
+    `servers` (this machine first) and no record of a run left, on the other ones too."""
     from topologies.runstate import cleanup, read_state
 
     from .errors import ControllerError
@@ -266,11 +267,16 @@ def tear_down() -> dict[str, Any]:
     # what it placed on other servers is ended there too, from its record.
     left = read_state()
     report = cleanup(stop_running=True)
-    servers: dict[str, str] = {}
+    cleaned: dict[str, str] = {}
     if left is not None and len(left.meta.get("servers") or []) > 1:
         from topologies.cluster import cleanup_servers
 
-        servers = cleanup_servers(left)
+        cleaned = cleanup_servers(left)
+    elif left is None and len(servers) > 1:
+        # No record: the controller's machine lost it (a crash); the user names the servers.
+        from topologies.cluster import cleanup_orphans
+
+        cleaned = cleanup_orphans(list(servers[1:]))
     return {"stopped_daemon": stopped, "stopped_owner": report.stopped_owner,
             "killed": report.killed, "interfaces": report.interfaces,
-            "state_removed": report.state_removed, "servers": servers}
+            "state_removed": report.state_removed, "servers": cleaned}

@@ -39,10 +39,13 @@ needs none of this. The offsets are kept in the run's metadata
 every other server, ends any process still marked with the run's token and
 deletes our interfaces left there (`end_run`, run through ssh:
 `end_run_on`). `cleanup_servers(state)` does the same from a run's
-run.json when its daemon died, for `aizone down`.
+run.json when its daemon died, for `aizone down`; `cleanup_orphans(servers)`
+when run.json is gone too (the controller's machine crashed and lost
+/run): on each server, `runstate.cleanup` by aizone's names and marker,
+which refuses, naming it, where that server runs a fabric of its own.
 
 Names defined here: `ClusterNet`, `ClusterLink`, `ClusterError`,
-`MAX_CLOCK_OFFSET_S`, `check_servers`, `cleanup_servers`, `end_run_on`, `cluster_switch_class`, `end_run`, `ssh_base`,
+`MAX_CLOCK_OFFSET_S`, `check_servers`, `cleanup_servers`, `cleanup_orphans`, `end_run_on`, `cluster_switch_class`, `end_run`, `ssh_base`,
 `SSH_CONFIG_ENV`, `LOCAL`.
 """
 
@@ -89,7 +92,8 @@ from .sshcmd import (
 )
 
 __all__ = ["LOCAL", "SSH_CONFIG_ENV", "ClusterError", "ClusterLink", "ClusterNet",
-           "MAX_CLOCK_OFFSET_S", "check_servers", "cleanup_servers", "cluster_switch_class",
+           "MAX_CLOCK_OFFSET_S", "check_servers", "cleanup_orphans", "cleanup_servers",
+           "cluster_switch_class",
            "end_run", "end_run_on", "ssh_base"]
 
 # Mininet's name for this machine: the first server of a placement, whatever its name.
@@ -449,6 +453,30 @@ def cleanup_servers(state: RunState) -> dict[str, str]:
             out[server] = ""
         except ClusterError as exc:
             out[server] = str(exc)
+    return out
+
+
+# Run on a server whose controller's record is gone: every leftover of aizone there, unless
+# a fabric of that server's own runs (cleanup refuses then, naming it).
+_ORPHANS = (
+    "from topologies.runstate import cleanup\n"
+    "r = cleanup(stop_running=False)\n"
+    "print(len(r.killed), len(r.interfaces), len(r.namespaces), int(r.firewall))\n"
+)
+
+
+def cleanup_orphans(servers: list[str]) -> dict[str, str]:
+    """Every leftover of a run on each of `servers` whose record is gone with the machine that
+    ran its controller (`aizone down --servers`): server -> "" when done, else why not."""
+    out: dict[str, str] = {}
+    for server in servers:
+        try:
+            done = ssh_python(server, _ORPHANS, timeout=120)
+        except ClusterError as exc:
+            out[server] = str(exc)
+            continue
+        out[server] = "" if done.returncode == 0 else (
+            f"server {server}: cannot clean up there: {last_error(done)}")
     return out
 
 

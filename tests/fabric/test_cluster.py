@@ -17,7 +17,9 @@ restarted there and reconciled; an uplink
 between the servers taken down reroutes (every pair still answers) and
 comes back; `aizone down` leaves nothing here and nothing on the server.
 `aizone down` after the daemon was killed (SIGKILL) ends what it left on
-the server too, from run.json. `aizone status` also gives the server's
+the server too, from run.json; with run.json gone as well (the controller's
+machine crashed), `aizone down --servers` cleans the server by aizone's
+names and marker. `aizone status` also gives the server's
 clock offset, read at `up` (the
 namespace shares this machine's clock: within the bound). Then: scaled
 latency over servers is refused before anything is built; so is a server
@@ -49,7 +51,7 @@ from tests.fabric.servers_support import NamespaceServers, faketime_missing, ssh
 from tests.provides import unavailable
 from topologies.addressing import plan_addresses
 from topologies.cluster import MAX_CLOCK_OFFSET_S
-from topologies.runstate import RunState, read_state
+from topologies.runstate import STATE_FILE, RunState, read_state, state_dir
 from topologies.spec import load_spec
 
 SMALL = ROOT / "topologies" / "ai_zone_small.yaml"
@@ -174,6 +176,27 @@ def test_down_after_the_daemon_was_killed_cleans_the_other_server(
         assert len(links.splitlines()) > 2, links
     finally:
         down = aizone("down", "--json", env=env)
+    assert down.returncode == 0, down.stdout + down.stderr
+    assert json.loads(down.stdout)["servers"] == {server: ""}
+    assert_clean(before)
+    _server_is_clean(ns, sshd_only)
+
+
+def test_down_with_servers_cleans_them_when_the_record_is_gone(
+        target: str, build_dir: Path, servers: NamespaceServers) -> None:
+    """The controller's machine "crashed": its daemon killed and run.json gone, as /run is
+    after a reboot. `aizone down --servers localhost,<server>` still cleans the server, by
+    aizone's names and marker."""
+    before = leftovers()
+    server, ns, sshd_only, env, up = _up_over_two(target, build_dir, servers)
+    try:
+        assert up.returncode == 0, up.stderr[-2000:]
+        os.kill(json.loads(up.stdout)["pid"], signal.SIGKILL)
+        time.sleep(1)
+        (state_dir() / STATE_FILE).unlink()
+        assert _confined_ports(ns), "the server's firewall table went with the daemon"
+    finally:
+        down = aizone("down", "--json", "--servers", f"localhost,{server}", env=env)
     assert down.returncode == 0, down.stdout + down.stderr
     assert json.loads(down.stdout)["servers"] == {server: ""}
     assert_clean(before)
