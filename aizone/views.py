@@ -49,7 +49,9 @@ def show_status(console: Console, st: dict[str, Any]) -> None:
         clocks = st.get("clock_offsets") or {}
         offsets = ", ".join(f"{k} {v * 1e3:+.1f} ms" for k, v in clocks.items())
         console.print(f"over servers: {', '.join(st['servers'])} (this machine first)"
-                      + (f"; clocks against this one at up: {offsets}" if offsets else ""))
+                      + (f"; clocks against this one: {offsets}" if offsets else ""))
+        for why in (st.get("clock_off") or {}).values():
+            console.print(f"[red]clock: {why}[/]")
     t = Table(title="switches")
     for col in ("switch", "role", *(("server",) if spread else ()), "gRPC", "alive", "session",
                 "last reconcile"):

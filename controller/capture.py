@@ -23,7 +23,10 @@ PFC (class-enable vector, quanta per class).
 network exists until `aizone down`, each a ring of `PCAP_FILES` files of
 `PCAP_FILE_MB` MB (`DIR/<switch>-eth<port>.pcap0`, `...pcap1`, ...: the
 oldest is overwritten), so a long run keeps its latest packets and never
-fills the disk.
+fills the disk. On a fabric over several servers each switch's tcpdump runs
+on its server, through ssh (`FabricRuntime.port_popen`): a live capture
+streams from there, and `--pcap DIR` rings of a switch there are in DIR on
+that server.
 
 Names defined here: `CapturePoint`, `CaptureError`, `capture_point`,
 `tcpdump_argv`, `start_capture`, `PortCaptures`, `SNAPLEN`, `MAX_BYTES`, `MAX_SECONDS`,
@@ -68,6 +71,7 @@ class CapturePoint:
     intf: str
     host: str | None  # the host whose namespace holds `intf`; None: the root namespace
     what: str  # in words: "rtsw1 port 6 (to ctsw2)"
+    node: str = ""  # the host or switch whose port `intf` is (where to run tcpdump)
 
 
 def capture_point(plan: AddressPlan, target: str) -> CapturePoint:
@@ -77,12 +81,12 @@ def capture_point(plan: AddressPlan, target: str) -> CapturePoint:
     t = target.strip()
     if t in hosts:
         nic = hosts[t].nics[0]
-        return CapturePoint(target=target, intf=nic.intf, host=t,
+        return CapturePoint(target=target, intf=nic.intf, host=t, node=t,
                             what=f"{t} NIC 0 ({nic.intf}, {nic.ip})")
     for h in plan.hosts:
         for nic in h.nics:
             if nic.intf == t:
-                return CapturePoint(target=target, intf=nic.intf, host=h.name,
+                return CapturePoint(target=target, intf=nic.intf, host=h.name, node=h.name,
                                     what=f"{h.name} NIC {nic.index} ({nic.intf}, {nic.ip})")
     m = _PORT.match(t)
     if m and m.group(1) in switches:
@@ -90,7 +94,7 @@ def capture_point(plan: AddressPlan, target: str) -> CapturePoint:
         port = int(m.group(2))
         for p in sw.ports:
             if p.port == port:
-                return CapturePoint(target=target, intf=p.intf, host=None,
+                return CapturePoint(target=target, intf=p.intf, host=None, node=sw.name,
                                     what=f"{sw.name} port {port} (to {p.peer})")
         raise CaptureError(f"{target!r}: {sw.name} has no port {port} (ports "
                            f"{', '.join(str(p.port) for p in sw.ports)})")
@@ -100,7 +104,7 @@ def capture_point(plan: AddressPlan, target: str) -> CapturePoint:
         ports = [p for p in switches[a].ports if p.peer == b]
         if index < len(ports):
             p = ports[index]
-            return CapturePoint(target=target, intf=p.intf, host=None,
+            return CapturePoint(target=target, intf=p.intf, host=None, node=a,
                                 what=f"link {a}-{b} at {a} port {p.port}")
         if ports:
             raise CaptureError(f"{target!r}: {a} and {b} have {len(ports)} link(s) "
@@ -133,8 +137,10 @@ def tcpdump_argv(point: CapturePoint, *, count: int | None = None, snaplen: int 
 class PortCaptures:
     """`aizone up --pcap DIR`: a tcpdump on every switch port (see the module docstring).
 
-    `popen` starts a process in the root namespace marked as the fabric's
-    (`FabricRuntime.root_popen`), so `aizone down` ends what `stop` could not.
+    `popen(switch, argv, **kw)` starts a process where the switch's ports are,
+    marked as the fabric's (`FabricRuntime.port_popen`), so `aizone down` ends
+    what `stop` could not; a switch on another server writes its ports'
+    rings into the same folder there.
     """
 
     def __init__(self, plan: AddressPlan, directory: Path, popen: Callable[..., Any], *,
@@ -154,7 +160,9 @@ class PortCaptures:
                 # -Z root: tcpdump would give up root before opening the ring's next file
                 argv = ["tcpdump", "-i", p.intf, "-n", "-s", str(self.snaplen), "-U", "-w",
                         str(path), "-C", str(self.file_mb), "-W", str(self.files), "-Z", "root"]
-                self.procs.append(self.popen(argv, stdin=subprocess.DEVNULL,
+                # The folder made where tcpdump runs: on another server, its own.
+                argv = ["sh", "-c", 'mkdir -p "$0" && exec "$@"', str(self.directory), *argv]
+                self.procs.append(self.popen(sw.name, argv, stdin=subprocess.DEVNULL,
                                              stdout=subprocess.DEVNULL,
                                              stderr=subprocess.DEVNULL))
                 out.append(path.with_name(path.name + "0"))
@@ -195,10 +203,9 @@ async def start_capture(plan: AddressPlan, fabric: Any, target: str, *, seconds:
     check = tcpdump_argv(point, snaplen=snaplen or SNAPLEN, bpf=bpf, check_only=True)
 
     def start(cmd: list[str], **kw: Any) -> subprocess.Popen[bytes]:
-        """Start `cmd` where the point is: in its host's namespace, or the root one."""
-        if point.host is not None:
-            return fabric.host_popen(point.host, cmd, **kw)
-        return fabric.root_popen(cmd, **kw)
+        """Start `cmd` where the point is: in its host's namespace, or the root one, on the
+        server its node runs on (bounded there past the capture's own deadline)."""
+        return fabric.port_popen(point.node, cmd, lifetime_s=seconds + 20, **kw)
 
     if bpf:
         probe = await asyncio.to_thread(lambda: start(

@@ -58,6 +58,7 @@ from topologies.runstate import PKI_DIR, proc_start, read_state, state_dir, upda
 from topologies.spec import FabricSpec, Mode, Target, load_spec
 
 from .build import CompiledProgram, compile_roles
+from .clocks import CLOCK_INTERVAL_S, ClockWatch
 from .errors import DaemonError
 from .events import EventBus
 from .failures import Failure, link_changed, supervise
@@ -144,6 +145,8 @@ class DaemonConfig:
     servers: tuple[str, ...] = ()
     """The machines to spread the fabric over, this one first (empty: the topology's
     `servers`, else this machine alone; `topologies.cluster`)."""
+    clock_interval: float = CLOCK_INTERVAL_S
+    """Seconds between readings of the other servers' clocks (`controller.clocks`)."""
 
 
 @dataclass
@@ -181,6 +184,7 @@ class Daemon:
         self.write_log: WriteLog | None = None
         self.pcaps: Any = None  # controller.capture.PortCaptures with --pcap
         self.prober: LinkProber | None = None
+        self.clocks: ClockWatch | None = None
         self.agents: HostAgents | None = None
         self.jobs: dict[int, dict[str, Any]] = {}
         self.job_lock = asyncio.Lock()  # one collective at a time (operations.run_job)
@@ -342,7 +346,7 @@ class Daemon:
         if cfg.pcap_dir is not None:
             from .capture import PortCaptures
 
-            self.pcaps = PortCaptures(plan, cfg.pcap_dir, self.rt.fabric.root_popen)
+            self.pcaps = PortCaptures(plan, cfg.pcap_dir, self.rt.fabric.port_popen)
             first = await asyncio.to_thread(self.pcaps.start)
             self.progress("capturing", ports=len(first), directory=str(cfg.pcap_dir))
 
@@ -438,6 +442,8 @@ class Daemon:
                                  link_up=self.link_usable)
         self.stats.start(self.tasks)
         self.tasks.spawn(supervise(self), "supervise")
+        self.clocks = ClockWatch(rt.fabric, self.bus.publish, interval=self.config.clock_interval)
+        self.clocks.start(self.tasks)
         self.progress("agents", hosts=len(rt.plan.hosts))
         self.agents = HostAgents(rt.plan, rt.spec, rt.fabric)
         await self.agents.start()
@@ -459,9 +465,17 @@ class Daemon:
         if rt is not None and rt.net is not None:
             await asyncio.to_thread(rt.net.stop)
         elif rt is not None and rt.fabric is not None and self.phase != "failed":
-            # An attached daemon also owns the network now: stop it like the original would.
+            # An attached daemon also owns the network now: stop it like the original would,
+            # on every server the run placed something on too (from its record).
             from topologies.runstate import cleanup
 
+            state = read_state()
+            if state is not None and len(state.meta.get("servers") or []) > 1:
+                from topologies.cluster import cleanup_servers
+
+                for server, why in (await asyncio.to_thread(cleanup_servers, state)).items():
+                    if why:
+                        LOG.warning("server %s: %s (`aizone down` tries again)", server, why)
             await asyncio.to_thread(cleanup, stop_running=False)
 
     # --- reacting ----------------------------------------------------------------

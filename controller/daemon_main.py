@@ -24,6 +24,7 @@ from topologies.nodes import NetworkError, Pfc
 from topologies.runstate import state_dir
 from topologies.spec import Mode, SpecError, Target
 
+from .clocks import CLOCK_INTERVAL_S
 from .daemon import DEFAULT_API_PORT, Daemon, DaemonConfig, one_line
 from .errors import ControllerError
 
@@ -50,6 +51,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--stats-interval", type=float, default=1.0)
     p.add_argument("--probe-interval", type=float, default=0.2)
     p.add_argument("--probe-dead-after", type=float, default=1.0)
+    p.add_argument("--clock-interval", type=float, default=CLOCK_INTERVAL_S,
+                   help="seconds between readings of the other servers' clocks")
     p.add_argument("--switch-log", action="store_true")
     p.add_argument("--pcap", type=Path, default=None, metavar="DIR")
     p.add_argument("--servers", default="", metavar="A,B,...")
@@ -79,6 +82,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                           attach=args.attach,
                           stats_interval=args.stats_interval, probe_interval=args.probe_interval,
                           probe_dead_after=args.probe_dead_after, log_console=args.switch_log,
+                          clock_interval=args.clock_interval,
                           pcap_dir=args.pcap.resolve() if args.pcap else None,
                           servers=tuple(s for s in args.servers.split(",") if s))
     try:

@@ -64,7 +64,10 @@ async def status(daemon: Daemon) -> dict[str, Any]:
         # The machines it is spread over, this one first (empty: this machine alone).
         "servers": list(rt.fabric.servers) if rt.fabric else [],
         "clock_offsets": dict(rt.fabric.clock_offsets) if rt.fabric else {},
+        # The servers whose clock is now too far from this machine's, and why.
+        "clock_off": dict(daemon.clocks.off) if daemon.clocks else {},
         "hosts": [{"name": h.name, "zone": h.zone, "rack": h.rack,
+                   "server": rt.fabric.placement.get(h.name) if rt.fabric else None,
                    "nics": [{"intf": n.intf, "ip": n.ip} for n in h.nics]}
                   for h in rt.plan.hosts],
         "links": [{"id": lk.id, "tier": lk.tier, "a": lk.a, "b": lk.b,
@@ -273,6 +276,10 @@ async def run_job(daemon: Daemon, req: Any) -> dict[str, Any]:
         raise DaemonError("the traffic agents are not running")
     if daemon.job_lock.locked():
         raise DaemonError("a collective is already running (one at a time)")
+    if daemon.clocks is not None and daemon.clocks.off:
+        why = next(iter(daemon.clocks.off.values()))
+        raise DaemonError(f"{why}; the job is not started (its clock is read every "
+                          f"{daemon.clocks.interval:g} s: `aizone status`)")
     ctx = _job_context(daemon, rt, sessions, daemon.agents)
     async with daemon.job_lock:
         try:

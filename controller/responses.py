@@ -91,6 +91,8 @@ class HostStatus(Answer):
     name: str
     zone: int | str | None = None
     rack: int | str | None = None
+    server: str | None = Field(default=None, description="the machine it runs on, when the "
+                               "fabric is spread over several (`up --servers`)")
     nics: list[NicStatus]
 
 
@@ -121,8 +123,13 @@ class StatusAnswer(Answer):
     servers: list[str] = Field(default=[], description="the machines the fabric is spread "
                                "over, this one first; empty on one machine")
     clock_offsets: dict[str, float] = Field(
-        default={}, description="per other server, its wall clock minus this machine's at "
-        "`up`, in seconds (topologies.cluster.check_servers)")
+        default={}, description="per other server, its wall clock minus this machine's, in "
+        "seconds: read at `up` (topologies.cluster.check_servers), then again every "
+        "`--clock-interval` s (controller.clocks)")
+    clock_off: dict[str, str] = Field(
+        default={}, description="the servers whose clock is now too far from this machine's "
+        "(more than topologies.cluster.MAX_CLOCK_OFFSET_S), and why; `aizone run` refuses "
+        "a job while one is")
     switches: list[SwitchStatus] = []
     hosts: list[HostStatus] = []
     links: list[LinkStatus] = []

@@ -14,6 +14,10 @@ line and port settings (`nodes.SwitchRecord`).
   the run's `AIZONE_RUN` marker (so `cleanup()` ends it with the run); on
   another server (`remote_server(host)`), through ssh, with Unix sockets
   forwarded from here if asked (`unix_forwards`).
+- `port_popen(node, argv, lifetime_s=None, **popen_kw)`: a command where a
+  host's or switch's ports are (the host's namespace, the root one), on the
+  server that node runs on (there through ssh without a terminal, so its
+  output is byte for byte: a capture's pcap).
 - `set_link(link_id, up, silent=False)` / `link_up(link_id)`: both ends of a
   link, by its id "<a_intf>--<b_intf>" (`LinkPlan.id`). Down is the
   target's way: p4switch links lose their carrier (with the Mininet
@@ -215,6 +219,28 @@ class FabricRuntime:
         # A pseudo-terminal on another server: the command ends with its ssh session.
         return subprocess.Popen(self._host_argv(host, argv, tty=True, unix_forwards=unix_forwards),
                                 env=env, **popen_kw)
+
+    def port_popen(self, node: str, argv: list[str], *, lifetime_s: float | None = None,
+                   **popen_kw: Any) -> subprocess.Popen[Any]:
+        """Start `argv` where `node`'s ports are (a host's namespace, or the root namespace
+        for a switch's), on the server `node` runs on, marked as this fabric's.
+
+        On another server it runs through ssh without a terminal, so what it writes arrives
+        byte for byte (a pcap); ending ssh does not end it there until it next writes, so
+        `lifetime_s` bounds it there (`timeout`), and `aizone down` ends it by its marker.
+        """
+        server = self.node_servers.get(node)
+        if server is None:
+            if any(h.name == node for h in self.plan.hosts):
+                return self.host_popen(node, argv, **popen_kw)
+            return self.root_popen(argv, **popen_kw)
+        bounded = ["timeout", f"{lifetime_s:g}", *argv] if lifetime_s else argv
+        if any(h.name == node for h in self.plan.hosts):
+            remote = self._host_argv(node, bounded)
+        else:
+            remote = remote_argv(server, bounded, {RUN_ENV: self.token,
+                                                   "PATH": os.environ.get("PATH", "")})
+        return subprocess.Popen(remote, env=self._env(popen_kw.pop("env", None)), **popen_kw)
 
     def root_popen(self, argv: list[str], **popen_kw: Any) -> subprocess.Popen[Any]:
         """Start `argv` in the root namespace (the switches' ports), marked as this fabric's

@@ -45,7 +45,7 @@ when run.json is gone too (the controller's machine crashed and lost
 which refuses, naming it, where that server runs a fabric of its own.
 
 Names defined here: `ClusterNet`, `ClusterLink`, `ClusterError`,
-`MAX_CLOCK_OFFSET_S`, `check_servers`, `cleanup_servers`, `cleanup_orphans`, `end_run_on`, `cluster_switch_class`, `end_run`, `ssh_base`,
+`MAX_CLOCK_OFFSET_S`, `check_servers`, `clock_too_far`, `cleanup_servers`, `cleanup_orphans`, `end_run_on`, `cluster_switch_class`, `end_run`, `ssh_base`,
 `SSH_CONFIG_ENV`, `LOCAL`.
 """
 
@@ -92,7 +92,7 @@ from .sshcmd import (
 )
 
 __all__ = ["LOCAL", "SSH_CONFIG_ENV", "ClusterError", "ClusterLink", "ClusterNet",
-           "MAX_CLOCK_OFFSET_S", "check_servers", "cleanup_orphans", "cleanup_servers",
+           "MAX_CLOCK_OFFSET_S", "check_servers", "cleanup_orphans", "clock_too_far", "cleanup_servers",
            "cluster_switch_class",
            "end_run", "end_run_on", "ssh_base"]
 
@@ -136,14 +136,22 @@ def check_servers(servers: tuple[str, ...], target: str) -> dict[str, ClockReadi
             raise ClusterError(f"server {server}: {missing.replace(',', ', ')} not on PATH "
                                f"(needed for target {target})")
         clock = clock_offset(server)
-        if abs(clock.offset_s) - clock.uncertainty_s > MAX_CLOCK_OFFSET_S:
-            raise ClusterError(
-                f"server {server}: its clock is {clock.offset_s:+.3f} s from this machine's "
-                f"(+-{clock.uncertainty_s:.3f} s), more than {MAX_CLOCK_OFFSET_S} s: a job's "
-                f"ranks start together at one wall-clock time; synchronise the servers' "
-                f"clocks (chrony or systemd-timesyncd) and try again")
+        why = clock_too_far(server, clock)
+        if why:
+            raise ClusterError(f"{why} and try again")
         clocks[server] = clock
     return clocks
+
+
+def clock_too_far(server: str, clock: ClockReading) -> str:
+    """Why `server`'s clock reading is too far from this machine's for a job over both ("" when
+    it is within `MAX_CLOCK_OFFSET_S`, beyond the reading's own uncertainty)."""
+    if abs(clock.offset_s) - clock.uncertainty_s <= MAX_CLOCK_OFFSET_S:
+        return ""
+    return (f"server {server}: its clock is {clock.offset_s:+.3f} s from this machine's "
+            f"(+-{clock.uncertainty_s:.3f} s), more than {MAX_CLOCK_OFFSET_S} s: a job's "
+            f"ranks start together at one wall-clock time; synchronise the servers' "
+            f"clocks (chrony or systemd-timesyncd)")
 
 
 def _target_tools(target: str) -> tuple[str, ...]:

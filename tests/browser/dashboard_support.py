@@ -5,9 +5,10 @@ addressing plan, not the daemon), the node and link ids the page must draw.
 `drawn_graph(page)` reads them back from the page's SVG, with each link's
 state and each direction's utilisation. `geometry(page)` gives every node's
 box, label and ports in screen pixels, for the readability checks.
+`click_link(page, id)` clicks a drawn link with the mouse.
 
 Names defined here: `expected_graph`, `plan_topology`, `drawn_graph`,
-`geometry`, `IDLE_RGB`.
+`geometry`, `click_link`, `IDLE_RGB`.
 """
 
 from __future__ import annotations
@@ -87,3 +88,14 @@ def geometry(page: Any) -> dict[str, Any]:
         };
     }""")
     return result
+
+
+def click_link(page: Any, link: str, at: float = 0.3) -> None:
+    """A real mouse click on the drawn link, `at` of the way from its lower end."""
+    x, y = page.evaluate("""([id, t]) => {
+        const line = document.querySelector(`#fabric .edge[data-id='${id}'] .hit`);
+        const p = line.getPointAtLength(line.getTotalLength() * t);
+        const m = line.getScreenCTM();
+        return [p.x * m.a + p.y * m.c + m.e, p.x * m.b + p.y * m.d + m.f];
+    }""", [link, at])
+    page.mouse.click(x, y)

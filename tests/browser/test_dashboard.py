@@ -26,7 +26,7 @@ from typing import Any
 
 import pytest
 from browser_support import Fabric, aizone
-from dashboard_support import IDLE_RGB, drawn_graph, expected_graph
+from dashboard_support import IDLE_RGB, click_link, drawn_graph, expected_graph
 
 ROOT = Path(__file__).resolve().parents[2]
 SMALL = ROOT / "topologies" / "ai_zone_small.yaml"
@@ -140,20 +140,9 @@ def test_the_mode_switched_from_the_page_reads_back_over_the_api(fabric: Fabric,
         assert fabric.api.get("/routes", switch="rtsw1")["mode"] == mode
 
 
-def _click_link(page: Any, link: str, at: float = 0.3) -> None:
-    """A real mouse click on the drawn link, `at` of the way from its lower end."""
-    x, y = page.evaluate("""([id, t]) => {
-        const line = document.querySelector(`#fabric .edge[data-id='${id}'] .hit`);
-        const p = line.getPointAtLength(line.getTotalLength() * t);
-        const m = line.getScreenCTM();
-        return [p.x * m.a + p.y * m.c + m.e, p.x * m.b + p.y * m.d + m.f];
-    }""", [link, at])
-    page.mouse.click(x, y)
-
-
 def test_a_link_failed_and_restored_from_the_page(fabric: Fabric, page: Any) -> None:
     """Click a link, `Fail link`: the API says it is down; `Restore link`: up again."""
-    _click_link(page, PAGE_FAILED)
+    click_link(page, PAGE_FAILED)
     page.wait_for_selector("#selection button[data-action='set-link']")
     assert "rtsw4:6 ↔ ctsw2:4" in page.text_content("#selection h2")
     page.click("#selection button[data-action='set-link']")  # Fail link
@@ -239,7 +228,7 @@ def test_a_link_captured_from_the_page_is_a_pcap(fabric: Fabric, page: Any,
                                                  tmp_path: Path) -> None:
     """Click a link, `Capture 5 s`: the browser downloads a pcap of that link's A end, rtsw4:6
     (libpcap's magic, then records: the link probes cross it every 0.2 s)."""
-    _click_link(page, PAGE_FAILED)
+    click_link(page, PAGE_FAILED)
     page.wait_for_selector("#selection a[data-action='capture'][data-seconds='5']")
     with page.expect_download(timeout=60_000) as got:
         page.click("#selection a[data-action='capture'][data-seconds='5']")

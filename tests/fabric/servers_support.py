@@ -19,7 +19,9 @@ reads that config from `AIZONE_SSH_CONFIG` (`env()` gives it).
 clock that far from this machine's: its sshd sets, for every session it
 runs, libfaketime (`LD_PRELOAD`, Debian's libfaketime) with that offset, so
 every program started there over ssh reads the skewed time, as on a real
-server whose clock is off. `faketime_missing()` says why it cannot ("" when
+server whose clock is off. `set_clock_skew(i, seconds)` does it later (a
+clock that drifts while a fabric runs): the sessions opened after it read
+the skewed time, those already open keep theirs; `None` puts it back. `faketime_missing()` says why it cannot ("" when
 it can).
 
 A namespace shares this machine's filesystem and processes, so the same
@@ -161,6 +163,33 @@ class NamespaceServers:
         _run("ip", "-n", ns, "link", "set", "lo", "up")
         _run("ip", "-n", ns, "addr", "add", f"{address}/24", "dev", "eth0")
         _run("ip", "-n", ns, "link", "set", "eth0", "up")
+        config = self._write_config(i, address)
+        Path("/run/sshd").mkdir(mode=0o755, exist_ok=True)  # sshd's privilege separation dir
+        log = open(self.dir / f"sshd{i}.log", "wb")  # noqa: SIM115 - handed to the child
+        try:
+            self._sshd.append(subprocess.Popen(
+                ["ip", "netns", "exec", ns, SSHD, "-D", "-e", "-f", str(config)],
+                stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+                start_new_session=True))
+        finally:
+            log.close()
+
+    def set_clock_skew(self, i: int, seconds: float | None) -> None:
+        """From now on, every new ssh session on server i reads a wall clock `seconds` from
+        this machine's (None: the true one), as a server whose clock drifted after `up`: its
+        sshd reloads its config (SIGHUP); the sessions already open keep their clock."""
+        if seconds is not None and faketime_missing():
+            raise RuntimeError(faketime_missing())
+        if seconds is None:
+            self.clock_skew_s.pop(i, None)
+        else:
+            self.clock_skew_s[i] = seconds
+        self._write_config(i, self.addresses[i])
+        os.kill(self._sshd[i].pid, signal.SIGHUP)  # `ip netns exec` became sshd: same pid
+        time.sleep(0.5)  # sshd re-executes itself, then listens again
+        self._wait_ssh(self.addresses[i])
+
+    def _write_config(self, i: int, address: str) -> Path:
         config = self.dir / f"sshd{i}_config"
         config.write_text(
             f"ListenAddress {address}\n"
@@ -185,15 +214,7 @@ class NamespaceServers:
             f"AcceptEnv AIZONE_RUN\n"
             + (f"SetEnv LD_PRELOAD={LIBFAKETIME} FAKETIME={self.clock_skew_s[i]:+g}\n"
                if i in self.clock_skew_s else ""))
-        Path("/run/sshd").mkdir(mode=0o755, exist_ok=True)  # sshd's privilege separation dir
-        log = open(self.dir / f"sshd{i}.log", "wb")  # noqa: SIM115 - handed to the child
-        try:
-            self._sshd.append(subprocess.Popen(
-                ["ip", "netns", "exec", ns, SSHD, "-D", "-e", "-f", str(config)],
-                stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
-                start_new_session=True))
-        finally:
-            log.close()
+        return config
 
     def _wait_ssh(self, address: str, timeout: float = 30.0) -> None:
         deadline = time.monotonic() + timeout

@@ -12,12 +12,17 @@ agent's own socket instead); `aizone status` names each switch's server;
 on every fabric link, what the flow model predicts for the same job, within
 the bound `tests/fabric/test_model_vs_emulator.py` holds a one-machine run
 to (`model_support`): the same per-link bytes as on one machine; `aizone
-stats` has counters from the switches there; a switch killed there is
+stats` has counters from the switches there; `aizone capture` of a host
+NIC and of a switch port there runs tcpdump there and streams its pcap
+back whole; a switch killed there is
 restarted there and reconciled; an uplink
 between the servers taken down reroutes (every pair still answers) and
 comes back; `aizone down` leaves nothing here and nothing on the server.
-`aizone down` after the daemon was killed (SIGKILL) ends what it left on
-the server too, from run.json; with run.json gone as well (the controller's
+The daemon killed (SIGKILL), `aizone up` re-attaches to both servers'
+switches with nothing written, looks after them as the first did, and its
+`down` cleans the server. `aizone down` after the daemon was killed ends
+what it left on the server too (its `--pcap` tcpdumps included, whose
+rings of the switches there are written there), from run.json; with run.json gone as well (the controller's
 machine crashed), `aizone down --servers` cleans the server by aizone's
 names and marker. `aizone status` also gives the server's
 clock offset, read at `up` (the
@@ -38,11 +43,15 @@ import re
 import signal
 import socket
 import subprocess
+import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
+from scapy.layers.inet import ICMP, IP
+from scapy.utils import rdpcap
 
 from controller.hostagents import agents_dir
 from tests.fabric.fabric_support import ROOT, aizone, assert_clean, leftovers
@@ -88,21 +97,21 @@ def _server_processes(ns: str) -> dict[int, str]:
     return out
 
 
-def _up_over_two(target: str, build_dir: Path, servers: NamespaceServers
+def _up_over_two(target: str, build_dir: Path, servers: NamespaceServers, *extra: str
                  ) -> tuple[str, str, dict[int, str], dict[str, str],
                             subprocess.CompletedProcess[str]]:
-    """`aizone up ai_zone_small --servers localhost,<the first server>`: that server, its
-    namespace, its processes before (its sshd's), the environment that reaches it, and up."""
+    """`aizone up ai_zone_small --servers localhost,<the first server> EXTRA...`: that server,
+    its namespace, its processes before (its sshd's), the environment that reaches it, and up."""
     server, ns = servers.addresses[0], servers.namespaces[0]
     sshd_only = _server_processes(ns)
     env = servers.env()
     up = aizone("up", "--json", "--target", target, "--build-dir", str(build_dir),
-                "--servers", f"localhost,{server}", str(SMALL), env=env)
+                "--servers", f"localhost,{server}", *extra, str(SMALL), env=env)
     return server, ns, sshd_only, env, up
 
 
 def test_ai_zone_small_over_two_servers_passes_check_and_downs_clean(
-        target: str, build_dir: Path, servers: NamespaceServers) -> None:
+        target: str, build_dir: Path, servers: NamespaceServers, tmp_path: Path) -> None:
     """Switches run on both servers, every pair passes `check`, `down` leaves nothing on either."""
     before = leftovers()
     server, ns, sshd_only, env, up = _up_over_two(target, build_dir, servers)
@@ -135,6 +144,7 @@ def test_ai_zone_small_over_two_servers_passes_check_and_downs_clean(
         assert mode.returncode == 0, mode.stderr[-2000:]
         _allreduce_counts_what_the_model_predicts(env)
         _switches_there_report_counters(placed, env)
+        _captures_there_are_that_servers_packets(state.meta["placement"], server, env, tmp_path)
         _a_switch_killed_there_is_restarted(placed[0], ns, env)
         _tunnel_link_down_reroutes_and_up_restores(state.meta["placement"], env)
     finally:
@@ -160,13 +170,20 @@ def _server_is_clean(ns: str, sshd_only: dict[int, str]) -> None:
 
 
 def test_down_after_the_daemon_was_killed_cleans_the_other_server(
-        target: str, build_dir: Path, servers: NamespaceServers) -> None:
-    """SIGKILL the daemon of a fabric over two servers: its switches, namespaces, tunnels and
-    firewall stay there; `aizone down` ends them there too, from the run's record."""
+        target: str, build_dir: Path, servers: NamespaceServers, tmp_path: Path) -> None:
+    """SIGKILL the daemon of a fabric over two servers, up with `--pcap`: its switches,
+    namespaces, tunnels, firewall and the port captures of the switches there stay there;
+    `aizone down` ends them there too, from the run's record."""
     before = leftovers()
-    server, ns, sshd_only, env, up = _up_over_two(target, build_dir, servers)
+    pcaps = tmp_path / "pcap"
+    server, ns, sshd_only, env, up = _up_over_two(target, build_dir, servers,
+                                                  "--pcap", str(pcaps))
     try:
         assert up.returncode == 0, up.stderr[-2000:]
+        state = read_state()
+        assert state is not None
+        there = sorted(n for n, s in state.meta["placement"].items()
+                       if s == server and n[0] != "h")
         os.kill(json.loads(up.stdout)["pid"], signal.SIGKILL)
         time.sleep(1)
         # What the run placed there is still there: the daemon's own teardown never ran.
@@ -178,6 +195,55 @@ def test_down_after_the_daemon_was_killed_cleans_the_other_server(
         down = aizone("down", "--json", env=env)
     assert down.returncode == 0, down.stdout + down.stderr
     assert json.loads(down.stdout)["servers"] == {server: ""}
+    assert_clean(before)
+    _server_is_clean(ns, sshd_only)  # the tcpdumps there too
+    # Each port of a switch there was captured there (its tcpdump ran on the server): the
+    # uplinks' rings hold the link probes, every 0.2 s.
+    plan = plan_addresses(load_spec(SMALL))
+    for name in there:
+        for port in plan.switch(name).ports:
+            ring = rdpcap(str(pcaps / f"{port.intf}.pcap0"))
+            if port.peer.startswith(("rtsw", "ctsw")):
+                assert len(ring) >= 3, (port.intf, ring)
+
+
+def test_a_killed_daemon_over_two_servers_is_replaced_by_one_that_reattaches(
+        target: str, build_dir: Path, servers: NamespaceServers) -> None:
+    """SIGKILL the daemon of a fabric over two servers; `aizone up` re-attaches: every switch,
+    those on the server too, read back with nothing written; every pair passes `check`."""
+    before = leftovers()
+    server, ns, sshd_only, env, up = _up_over_two(target, build_dir, servers)
+    try:
+        assert up.returncode == 0, up.stderr[-2000:]
+        pid = json.loads(up.stdout)["pid"]
+        os.kill(pid, signal.SIGKILL)
+        time.sleep(1)
+        orphan = json.loads(aizone("status", "--json", env=env).stdout)
+        assert orphan == {"running": False, "orphan": "ai_zone_small"}, orphan
+        again = aizone("up", "--json", env=env)
+        assert again.returncode == 0, again.stdout + again.stderr[-2000:]
+        status = json.loads(aizone("status", "--json", env=env).stdout)
+        assert status["pid"] != pid and status["phase"] == "up", status
+        assert status["servers"] == ["localhost", server], status["servers"]
+        assert {s["server"] for s in status["switches"]} == {"localhost", server}
+        for s in status["switches"]:
+            counts = s["last_reconcile"]["counts"]
+            assert s["last_reconcile"]["reason"] == "start", s
+            assert counts["insert"] == counts["modify"] == counts["delete"] == 0, s
+            assert counts["unchanged"] > 20, s
+        check = aizone("check", "--json", env=env, timeout=900)
+        assert check.returncode == 0 and json.loads(check.stdout)["ok"], check.stdout[-3000:]
+        # The new daemon looks after the server's switches and tunnels as the first did.
+        state = read_state()
+        assert state is not None and state.owner_pid == status["pid"], state
+        placement = state.meta["placement"]
+        placed = sorted(n for n, s in placement.items() if s == server and n[0] != "h")
+        _a_switch_killed_there_is_restarted(placed[0], ns, env)
+        _tunnel_link_down_reroutes_and_up_restores(placement, env)
+    finally:
+        down = aizone("down", env=env)
+    # Down through the re-attached daemon: it ends what the run placed on the server too.
+    assert down.returncode == 0, down.stderr
     assert_clean(before)
     _server_is_clean(ns, sshd_only)
 
@@ -300,6 +366,38 @@ def _switches_there_report_counters(placed: list[str], env: dict[str, str]) -> N
         assert sum(p["tx_packets"] for p in ports.values()) > 0, (name, ports)
 
 
+def _captures_there_are_that_servers_packets(placement: dict[str, str], server: str,
+                                             env: dict[str, str], tmp_path: Path) -> None:
+    """`aizone capture` of a host NIC and of a switch port on the server (the dashboard's
+    capture links ask the same API): tcpdump runs there and its pcap arrives whole, with the
+    pings `check` sends between a host here and the host there."""
+    plan = plan_addresses(load_spec(SMALL))
+    there = next(h for h in plan.hosts if placement[h.name] == server
+                 and placement[h.nics[0].switch] == server)
+    here = next(h for h in plan.hosts if placement[h.name] != server)
+    nic = there.nics[0]
+    points = {there.name: tmp_path / "host.pcap",
+              f"{nic.switch}:{nic.switch_port}": tmp_path / "port.pcap"}
+    bpf = f"icmp and host {here.nics[0].ip} and host {nic.ip}"
+    captures = [subprocess.Popen(
+        [sys.executable, "-m", "aizone.cli", "capture", where, "-w", str(path), "--seconds", "120", "--count", "2",
+         "--filter", bpf], env={**os.environ, **env}, cwd=ROOT,
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for where, path in points.items()]
+    try:
+        time.sleep(3)  # both tcpdumps listening before the pings
+        aizone("check", "--json", "--no-roce", env=env, timeout=900)
+        outs = [c.communicate(timeout=150) for c in captures]
+    finally:
+        for c in captures:
+            c.kill()
+    for c, (where, path), (_, err) in zip(captures, points.items(), outs, strict=True):
+        assert c.returncode == 0, (where, err[-2000:])
+        packets = rdpcap(str(path))  # a stream mangled on its way (a terminal's CR) fails here
+        assert len(packets) == 2, (where, packets)
+        assert {(p[IP].src, p[IP].dst, p[ICMP].type) for p in packets} == {
+            (here.nics[0].ip, nic.ip, 8), (nic.ip, here.nics[0].ip, 0)}, (where, packets)
+
+
 def _a_switch_killed_there_is_restarted(name: str, ns: str, env: dict[str, str]) -> None:
     """SIGKILL a switch process on the server: its ssh session ends, the daemon starts it
     there again and writes its entries back; every pair answers again."""
@@ -380,6 +478,56 @@ def test_up_refuses_a_server_whose_clock_is_off(target: str, build_dir: Path,
     assert abs(float(said.group(1)) - SKEW_S) < 0.1, said.group(0)
     assert "synchronise the servers' clocks" in up.stderr
     assert_clean(before)
+
+
+def test_a_clock_that_drifts_after_up_is_seen_and_jobs_wait_for_it(
+        target: str, build_dir: Path, servers: NamespaceServers) -> None:
+    """The server's clock jumps SKEW_S ahead while the fabric runs (its sshd starts giving new
+    sessions libfaketime): within a few of the daemon's readings `aizone status` names the
+    server and its offset, and `aizone run` refuses a job saying why; back in sync, the
+    status is clear again and a job runs."""
+    why = faketime_missing()
+    if why:
+        unavailable("sshd", f"no way to skew a server's clock: {why}")
+    before = leftovers()
+    server, ns, sshd_only, env, up = _up_over_two(target, build_dir, servers)
+    try:
+        assert up.returncode == 0, up.stderr[-2000:]
+        servers.set_clock_skew(0, SKEW_S)
+        status = _status_until(env, lambda st: server in st["clock_off"])
+        assert abs(status["clock_offsets"][server] - SKEW_S) < 0.1, status["clock_offsets"]
+        said = status["clock_off"][server]
+        assert said.startswith(f"server {server}: its clock is +5.0"), said
+        run = aizone("run", "allreduce", "--ranks", "4", "--size", "16K", "--json", env=env)
+        assert run.returncode != 0
+        assert f"server {server}: its clock is +5.0" in run.stderr, run.stderr[-2000:]
+        assert "the job is not started" in run.stderr, run.stderr[-2000:]
+        text = aizone("status", env=env).stdout
+        assert f"clock: server {server}: its clock is +5.0" in text, text
+        servers.set_clock_skew(0, None)
+        status = _status_until(env, lambda st: not st["clock_off"])
+        assert abs(status["clock_offsets"][server]) < MAX_CLOCK_OFFSET_S, status
+        run = aizone("run", "allreduce", "--ranks", "4", "--size", "16K", "--json", env=env)
+        assert run.returncode == 0, run.stderr[-2000:]
+    finally:
+        servers.set_clock_skew(0, None)
+        down = aizone("down", env=env)
+    assert down.returncode == 0, down.stderr
+    assert_clean(before)
+    _server_is_clean(ns, sshd_only)
+
+
+def _status_until(env: dict[str, str], ok: Callable[[dict[str, Any]], bool],
+                  timeout: float = 60) -> dict[str, Any]:
+    """`aizone status --json` until `ok` holds for it (the daemon reads the clocks every
+    controller.clocks.CLOCK_INTERVAL_S)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        status: dict[str, Any] = json.loads(aizone("status", "--json", env=env).stdout)
+        if ok(status) or time.monotonic() > deadline:
+            assert ok(status), status
+            return status
+        time.sleep(1)
 
 
 def test_up_refuses_scaled_latency_across_servers(target: str, build_dir: Path,

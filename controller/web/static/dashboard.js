@@ -4,7 +4,8 @@
 // served by the API it talks to). Then one EventSource on
 // `api/v1/events?kinds=EVENT_KINDS`: every "stats" event (one a poll, each
 // second) recolours the graph and the open panels; "mode", "link",
-// "rerouted", "switch", "reconciled", "job" update what they change; a
+// "rerouted", "switch", "reconciled", "job" update what they change
+// ("clock": another server's clock went off or came back, logged); a
 // "progress" event with step "up" (a fabric that was still coming up) loads
 // it; "down" says the fabric has stopped. The stream reconnects by itself
 // (EventSource) and everything is loaded again when it does, as the daemon
@@ -22,7 +23,7 @@ import {
 } from "./panels.js";
 
 export const EVENT_KINDS = ["stats", "mode", "link", "rerouted", "reconciled", "switch", "job",
-  "progress", "failed", "stopping", "down"];
+  "clock", "progress", "failed", "stopping", "down"];
 const COUNTERS = { rx: "FabricIngress.counters.rx_port", tx: "FabricEgress.counters.tx_port",
   drops: "FabricIngress.counters.drops" };
 const DROP_REASONS = { 1: "no_route", 2: "ttl", 3: "pfc_frame", 4: "acl", 5: "not_ip", 6: "parser",
@@ -156,6 +157,7 @@ function connect() {
     refreshSelection();
   });
   on("job", (d, ev) => onJob(d, ev.at));
+  on("clock", (d, ev) => logEvent("clock", d, ev.at));
   on("progress", (d) => {
     if (d.step === "up") load();
     else if (state.phase !== "up") overlay("Waiting for the fabric", `bring-up: ${esc(d.step)}…`);

@@ -86,7 +86,7 @@ export function switchPanel(name, ctx) {
       <h2>${esc(name)} <span class="tag role-${esc(node?.role)}">${ROLE_NAMES[node?.role] ?? ""}</span></h2>
       <span class="state ${st.alive === false ? "bad" : "good"}">${st.alive === false ? "process down" : "alive"}${st.ready ? " · primary" : ""}</span>
     </div>
-    <p class="sub">zone ${esc(node?.zone ?? "–")} · device ${esc(st.device_id ?? "–")} · P4Runtime ${esc(st.grpc_addr ?? "–")}
+    <p class="sub">zone ${esc(node?.zone ?? "–")}${onServer(st.server)} · device ${esc(st.device_id ?? "–")} · P4Runtime ${esc(st.grpc_addr ?? "–")}
       ${last ? `<br>last reconcile: ${esc(last.reason)}, ${seconds(last.seconds)}, ${countsText(last.counts)}` : ""}</p>
     <h3>Ports <small>live, this second</small></h3>
     <table class="grid ports-table"><thead><tr><th>port</th><th>peer</th><th>tx</th><th>rx</th>
@@ -98,6 +98,20 @@ export function switchPanel(name, ctx) {
     <div id="sel-routes" class="muted">reading…</div>
     <h3>Counters <small>read now</small> <button class="mini" data-action="read-counters">read again</button></h3>
     <div id="sel-counters" class="muted">reading…</div>`;
+}
+
+/* A fabric over several servers: where a node runs ("" on one machine). */
+function onServer(server) {
+  return server ? ` · <span class="server">on ${esc(server)}</span>` : "";
+}
+
+/* A link whose ends run on two servers is carried between them by a VXLAN tunnel. */
+function crossing(e, status) {
+  const where = (n) => (status?.switches?.find((s) => s.name === n)
+    ?? status?.hosts?.find((h) => h.name === n))?.server;
+  const [a, b] = [where(e.a), where(e.b)];
+  return a && b && a !== b
+    ? `<br><span class="server crossing">crosses servers: ${esc(a)} ↔ ${esc(b)} (VXLAN tunnel)</span>` : "";
 }
 
 function countsText(counts) {
@@ -160,7 +174,7 @@ export function linkPanel(id, ctx) {
   return `
     <div class="sel-head"><h2>${esc(e.a)}:${e.a_port} ↔ ${esc(e.b)}:${e.b_port}</h2>
       <span class="state ${failed ? "bad" : state === "restoring" ? "warn" : "good"}">${failed ? "failed" : state === "restoring" ? "restoring" : "up"}</span></div>
-    <p class="sub"><code>${esc(id)}</code><br>${esc(e.tier)} tier · ${e.rate_mbps ?? "–"} Mb/s ${esc(standsFor((e.rate_mbps ?? 0) * 1e6, scale))}</p>
+    <p class="sub"><code>${esc(id)}</code><br>${esc(e.tier)} tier · ${e.rate_mbps ?? "–"} Mb/s ${esc(standsFor((e.rate_mbps ?? 0) * 1e6, scale))}${crossing(e, ctx.status)}</p>
     <div class="dirs">${dir(`${esc(e.a)} → ${esc(e.b)}`, live?.a_to_b)}${dir(`${esc(e.b)} → ${esc(e.a)}`, live?.b_to_a)}</div>
     <div class="actions">
       <button class="action ${failed ? "restore" : "fail"}" data-action="set-link" data-up="${failed}"
@@ -197,7 +211,7 @@ export function hostPanel(name, ctx) {
       <td class="num"><span class="swatch" style="background:${utilColor(l?.b_to_a?.util)}"></span>${mbps(l?.b_to_a?.bps)}</td></tr>`;
   }).join("");
   return `<div class="sel-head"><h2>${esc(name)} <span class="tag role-host">host</span></h2></div>
-    <p class="sub">zone ${esc(node?.zone)} · rack ${esc(node?.rack)} · under ${esc(node?.rtsw)}</p>
+    <p class="sub">zone ${esc(node?.zone)} · rack ${esc(node?.rack)} · under ${esc(node?.rtsw)}${onServer(h?.server)}</p>
     <table class="grid"><thead><tr><th>NIC</th><th>address</th><th>RTSW port</th><th>sends</th><th>receives</th></tr></thead>
     <tbody>${rows}</tbody></table>`;
 }
@@ -309,6 +323,9 @@ export function eventLine(kind, data) {
       if (data.phase === "done") return ["job", `#${data.id} done in ${seconds(data.time_s)}, busbw ${(data.busbw_gbps ?? 0).toFixed(3)} Gb/s`, "good"];
       if (data.phase === "failed") return ["job", `#${data.id} failed: ${esc(data.error)}`, "bad"];
       return null;
+    case "clock":
+      if (data.ok) return ["clock", `${esc(data.server)}: clock back within the bound (${(data.offset_s * 1e3).toFixed(1)} ms)`, "good"];
+      return ["clock", esc(data.error), "bad"];
     case "failed":
       return ["fabric", `bring-up failed: ${esc(data.error)}`, "bad"];
     case "stopping":

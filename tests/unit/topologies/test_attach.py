@@ -92,6 +92,20 @@ def test_host_popen_starts_in_the_pinned_namespace(rack) -> None:
         proc.wait()
 
 
+def test_port_popen_runs_where_the_nodes_ports_are(rack) -> None:
+    """On one machine: a host's command sees its NIC (its namespace), a switch's sees the
+    switch's ports (the root namespace); both carry the run's marker."""
+    net, rt = rack
+    script = f"ip -o link show; echo ${RUN_ENV}"
+    for node, sees, not_there in (("h1", "h1-eth0", "rtsw1-eth1"),
+                                  ("rtsw1", "rtsw1-eth1", "h1-eth0")):
+        proc = rt.port_popen(node, ["sh", "-c", script], stdout=subprocess.PIPE, text=True)
+        out, _ = proc.communicate(timeout=10)
+        names = [ln.split(":")[1].strip().split("@")[0] for ln in out.splitlines()[:-1]]
+        assert sees in names and not_there not in names, (node, names)
+        assert out.split()[-1] == net.token
+
+
 def test_host_run_refuses_an_unknown_host(rack) -> None:
     """No such host: NetworkError naming it."""
     _, rt = rack
