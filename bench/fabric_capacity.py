@@ -1,4 +1,4 @@
-"""The highest aggregate load `ai_zone_small` carries here with < 0.1% loss not caused by its links.
+"""The highest aggregate load `ai_zone_small` (or --topology) carries with < 0.1% loss not from its links.
 
 On this machine the switches and the hosts' agents share a few cores, so
 there is a load above which the emulator, not the emulated fabric, loses
@@ -44,7 +44,12 @@ Run it as root under the fabric lock:
 
     flock /tmp/aizone-net.lock .venv/bin/python bench/fabric_capacity.py \
         [--targets p4switch,bmv2] [--rates 1,2,5,10] [--seconds 3] [--json] [--write [FILE]]
-        [--servers localhost,B,... | --namespace-server]
+        [--servers localhost,B,... | --namespace-server] [--topology topologies/ai_zone.yaml]
+
+`--topology` loads another fabric of the same shape (racks of 4 NICs) the
+same way (`load_levels`: the first hosts of two racks half the fabric apart, the
+first host of every rack, every host): `ai_zone` over two servers against
+one (docs/scale-out.md).
 """
 
 from __future__ import annotations
@@ -79,9 +84,23 @@ LOSS_LIMIT = 0.001
 # what the NICs offer (goodput: the application bytes delivered, in the frames that carry
 # them, over the job's span).
 MIN_CARRIED = 0.9
-# Every flow crosses the spine: rack 1 <-> rack 3 and rack 2 <-> rack 4
-# (a permutation sends rank r to rank r + n/2; ranks are the hosts' NICs in order).
-LEVELS = (("h1", "h5"), ("h1", "h3", "h5", "h7"), ("h1", "h2", "h3", "h4", "h5", "h6", "h7", "h8"))
+
+
+def load_levels(plan: Any) -> tuple[tuple[str, ...], ...]:
+    """The loads to try, smallest first, as the hosts that send: the first host of the first
+    rack and of the middle one; the first host of every rack; every host. Every flow crosses
+    the spine: a permutation sends rank r to rank r + n/2 (ranks are the hosts' NICs in
+    order), and the hosts are listed rack by rack, so r and r + n/2 sit in racks half the
+    fabric apart (on `ai_zone_small`: h1, h5; h1, h3, h5, h7; h1..h8)."""
+    racks: dict[tuple[int, int], list[str]] = {}
+    for h in plan.hosts:
+        racks.setdefault((h.zone, h.rack), []).append(h.name)
+    rows = [racks[k] for k in sorted(racks)]
+    half = len(rows) // 2
+    first = (rows[0][0], rows[half][0])
+    every_rack = tuple(r[0] for r in rows)
+    every_host = tuple(n for r in rows for n in r)
+    return tuple(dict.fromkeys((first, every_rack, every_host)))
 
 
 def measure(fabric: Fabric, hosts: tuple[str, ...], rate: float, seconds: float
@@ -128,17 +147,17 @@ def measure(fabric: Fabric, hosts: tuple[str, ...], rate: float, seconds: float
 
 
 def search(target: str, rates: list[float], seconds: float, work: Path,
-           log: Any, servers: tuple[str, ...] = ()) -> dict[str, Any]:
+           log: Any, servers: tuple[str, ...] = (), base: Path = BASE) -> dict[str, Any]:
     levels: list[dict[str, Any]] = []
     bringups: list[float] = []
     for rate in rates:
         rated = {"links.host.rate_mbps": rate, "links.rtsw_ctsw.rate_mbps": 4 * rate}
-        topo = variant(BASE, work, f"capacity_{target}_{rate:g}",
-                       {**rated, **lossless(variant_spec(BASE, rated))})
+        topo = variant(base, work, f"capacity_{target}_{rate:g}",
+                       {**rated, **lossless(variant_spec(base, rated))})
         first_failed = False
         with Fabric(topo, target=target, mode="eecmp", servers=servers) as fabric:
             bringups.append(fabric.up_seconds)
-            for i, hosts in enumerate(LEVELS):
+            for i, hosts in enumerate(load_levels(fabric.plan)):
                 row = measure(fabric, hosts, rate, seconds)
                 row["target"] = target
                 levels.append(row)
@@ -180,6 +199,9 @@ def main(argv: list[str] | None = None) -> int:
                    help="comma-separated; a target whose tools are missing is skipped (say why)")
     p.add_argument("--rates", default="1,2,5,10", help="host-link rates to try, Mb/s")
     p.add_argument("--seconds", type=float, default=3.0, help="seconds of data per flow")
+    p.add_argument("--topology", type=Path, default=BASE,
+                   help="the fabric to load (default topologies/ai_zone_small.yaml); its racks "
+                        "of 4 NICs, like it, so one uplink at 4R holds a rack's load")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.add_argument("--write", nargs="?", type=Path, const=CAPACITY_FILE, default=None,
                    metavar="FILE", help="append this run to the capacity data file (default "
@@ -196,6 +218,10 @@ def main(argv: list[str] | None = None) -> int:
     args = p.parse_args(given)
     if args.namespace_server and args.servers:
         print("fabric_capacity: --namespace-server or --servers, not both", file=sys.stderr)
+        return 2
+    if args.topology.resolve() != BASE.resolve() and args.write is not None:
+        print("fabric_capacity: --write keeps ai_zone_small's capacity (the experiments' sizes "
+              "come from it): not with --topology", file=sys.stderr)
         return 2
     if (args.servers or args.namespace_server) and args.write is not None:
         print("fabric_capacity: --write keeps one machine's capacity (the experiments' sizes "
@@ -242,6 +268,7 @@ def main(argv: list[str] | None = None) -> int:
         os.environ.update(server.env())
         servers = ("localhost", server.addresses[0])
     out["servers"] = list(servers)
+    out["topology"] = str(args.topology)
     try:
         for target in [t for t in args.targets.split(",") if t]:
             missing = target_missing(target)
@@ -251,7 +278,7 @@ def main(argv: list[str] | None = None) -> int:
                 continue
             try:
                 out["targets"][target] = search(target, rates, args.seconds, work, log,
-                                                servers)
+                                                servers, args.topology)
             except (NetworkError, ControllerError) as exc:
                 out["targets"][target] = {"error": str(exc)}
                 console.print(f"{target}: [red]{exc}[/]")
@@ -282,8 +309,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.json:
         print(json.dumps(out))
         return 0
-    table = Table(title="ai_zone_small: aggregate load carried with < 0.1% loss not at a switch "
-                        "queue")
+    table = Table(title=f"{args.topology.stem}: aggregate load carried with < 0.1% loss not at "
+                        f"a switch queue")
     for col in ("target", "R Mb/s", "NICs", "offered Mb/s", "carried Mb/s", "host pkt/s",
                 "switch pkt/s", "us CPU/switch frame", "loss", "queue drops", "retrans", "machine CPU",
                 "max switch CPU", "max agent CPU", ""):

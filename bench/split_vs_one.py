@@ -7,8 +7,10 @@ Makes one namespace server beside this machine (`tests/fabric/servers_support.py
 its own sshd, so Mininet's cluster code runs for real), then brings the
 topology up twice, on this machine alone and over this machine and that
 server (`aizone up --servers`, placed by the model's loads), and on each
-runs a ring AllReduce over every NIC (packed, rr) in pin, ecmp and eecmp
-with 1 and 8 QPs (`aizone run allreduce --json`). Per point it prints
+runs the experiments' two collectives in pin, ecmp and eecmp with 1 and 8
+QPs (packed, rr): a ring AllReduce over every NIC (`aizone run allreduce
+--json`) and an incast of 7 senders into one NIC, as the incast
+experiment's (`aizone run incast --ranks 8 --json`). Per point it prints
 whether every fabric link counted the flow model's bytes within the
 bound `tests/fabric/model_support.py` states (ACKs, probes, resends), the
 run's time, resends and CPU-bound flag, and the largest difference
@@ -35,7 +37,10 @@ from tests.fabric.servers_support import NamespaceServers  # noqa: E402
 from topologies.addressing import AddressPlan, plan_addresses  # noqa: E402
 from topologies.spec import FabricSpec, load_spec  # noqa: E402
 
-GRID = [(mode, qps) for mode in ("pin", "ecmp", "eecmp") for qps in (1, 8)]
+GRID = [(pattern, mode, qps) for pattern in ("allreduce", "incast")
+        for mode in ("pin", "ecmp", "eecmp") for qps in (1, 8)]
+INCAST_RANKS = 8  # 7 senders and their receiver, as the incast experiment's largest point
+MODEL_PATTERN = {"allreduce": "ring", "incast": "incast"}  # the flow model's names
 DATA_BYTES = 10_000  # a link direction "carried data" above this (probes alone stay far below)
 
 
@@ -47,24 +52,26 @@ def _size(text: str) -> int:
 def run_grid(spec: FabricSpec, plan: AddressPlan, size: int, env: dict[str, str]
              ) -> list[dict[str, Any]]:
     """Every grid point on the running fabric: its figures and per-link counted bytes."""
-    ranks = len(plan.nics())
     rows = []
-    for mode, qps in GRID:
+    for pattern, mode, qps in GRID:
+        ranks = len(plan.nics()) if pattern == "allreduce" else INCAST_RANKS
         aizone("mode", mode, env=env)
-        run = aizone("run", "allreduce", "--ranks", str(ranks), "--size", str(size), "--qps",
+        run = aizone("run", pattern, "--ranks", str(ranks), "--size", str(size), "--qps",
                      str(qps), "--strategy", "rr", "--placement", "packed", "--json", env=env,
                      timeout=1200)
         if run.returncode != 0:
-            rows.append({"mode": mode, "qps": qps, "failed": run.stderr[-300:]})
+            rows.append({"pattern": pattern, "mode": mode, "qps": qps,
+                         "failed": run.stderr[-300:]})
             continue
         job = json.loads(run.stdout)
         try:
             check_run_ok(job)
-            assert_counters_match_model(job, spec, plan, ranks=ranks, size=size, qps=qps)
+            assert_counters_match_model(job, spec, plan, ranks=ranks, size=size, qps=qps,
+                                        pattern=MODEL_PATTERN[pattern])
             bound = "yes"
         except AssertionError as exc:
             bound = f"no: {str(exc)[:200]}"
-        rows.append({"mode": mode, "qps": qps, "bound": bound,
+        rows.append({"pattern": pattern, "mode": mode, "qps": qps, "bound": bound,
                      "time_s": job["result"]["time_s"],
                      "retransmitted": job["result"]["retransmitted"],
                      "cpu_bound": job["cpu_bound"],
@@ -95,13 +102,13 @@ def main() -> int:
             finally:
                 aizone("down", env=env)
     print(f"{plan.name} ({len(plan.nics())} NICs), {args.target}: ring AllReduce over every "
-          f"NIC, {args.size} per rank, packed, rr\n")
-    print("| mode | QPs | within the model's bound (one / two) | time s (one / two) | "
+          f"NIC and incast of {INCAST_RANKS - 1} senders, {args.size} per rank, packed, rr\n")
+    print("| collective | mode | QPs | within the model's bound (one / two) | time s (one / two) | "
           "resent (one / two) | CPU-bound (one / two) | largest per-link difference |")
-    print("|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|")
     for one, two in zip(results["one machine"], results["two servers"], strict=True):
         if "failed" in one or "failed" in two:
-            print(f"| {one['mode']} | {one['qps']} | failed: "
+            print(f"| {one['pattern']} | {one['mode']} | {one['qps']} | failed: "
                   f"{one.get('failed') or two.get('failed')} |||||")
             continue
         worst, carried = 0.0, 0
@@ -111,7 +118,8 @@ def main() -> int:
                 if max(a, b) > DATA_BYTES:
                     carried += 1
                     worst = max(worst, abs(a - b) / max(a, b))
-        print(f"| {one['mode']} | {one['qps']} | {one['bound']} / {two['bound']} | "
+        print(f"| {one['pattern']} | {one['mode']} | {one['qps']} | {one['bound']} / "
+              f"{two['bound']} | "
               f"{one['time_s']:.2f} / {two['time_s']:.2f} | {one['retransmitted']} / "
               f"{two['retransmitted']} | {one['cpu_bound']} / {two['cpu_bound']} | "
               f"{worst:.2%} over {carried} link directions |")

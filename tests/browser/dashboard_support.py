@@ -5,14 +5,17 @@ addressing plan, not the daemon), the node and link ids the page must draw.
 `drawn_graph(page)` reads them back from the page's SVG, with each link's
 state and each direction's utilisation. `geometry(page)` gives every node's
 box, label and ports in screen pixels, for the readability checks.
-`click_link(page, id)` clicks a drawn link with the mouse.
+`click_link(page, id)` clicks a drawn link with the mouse; `live_page(browser,
+url, errors)` opens the dashboard and waits until it is live.
 
 Names defined here: `expected_graph`, `plan_topology`, `drawn_graph`,
-`geometry`, `click_link`, `IDLE_RGB`.
+`geometry`, `click_link`, `live_page`, `IDLE_RGB`.
 """
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -99,3 +102,22 @@ def click_link(page: Any, link: str, at: float = 0.3) -> None:
         return [p.x * m.a + p.y * m.c + m.e, p.x * m.b + p.y * m.d + m.f];
     }""", [link, at])
     page.mouse.click(x, y)
+
+
+@contextlib.contextmanager
+def live_page(browser: Any, url: str, errors: list[str],
+              requests: list[str] | None = None) -> Iterator[Any]:
+    """The dashboard at `url` in a new page of `browser`, once it has drawn the fabric and
+    received its first statistics; the page's script errors go to `errors`, the URLs it asks
+    for to `requests` (when given). Closed on exit."""
+    p = browser.new_page()
+    if requests is not None:
+        p.on("request", lambda r: requests.append(r.url))
+    p.on("pageerror", lambda e: errors.append(str(e)))
+    p.goto(url)
+    p.wait_for_selector("#fabric .edge")
+    p.wait_for_function("window.aizone.statsEvents >= 1", timeout=15_000)
+    try:
+        yield p
+    finally:
+        p.close()

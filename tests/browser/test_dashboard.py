@@ -26,7 +26,7 @@ from typing import Any
 
 import pytest
 from browser_support import Fabric, aizone
-from dashboard_support import IDLE_RGB, click_link, drawn_graph, expected_graph
+from dashboard_support import IDLE_RGB, click_link, drawn_graph, expected_graph, live_page
 
 ROOT = Path(__file__).resolve().parents[2]
 SMALL = ROOT / "topologies" / "ai_zone_small.yaml"
@@ -53,16 +53,8 @@ def page_log() -> PageLog:
 @pytest.fixture(scope="module")
 def page(fabric: Fabric, browser: Any, page_log: PageLog) -> Iterator[Any]:
     """The dashboard at the URL `aizone up` printed, once it has drawn the fabric and gone live."""
-    p = browser.new_page()
-    p.on("request", lambda r: page_log.requests.append(r.url))
-    p.on("pageerror", lambda e: page_log.errors.append(str(e)))
-    p.goto(fabric.url)
-    p.wait_for_selector("#fabric .edge")
-    p.wait_for_function("window.aizone.statsEvents >= 1", timeout=15_000)
-    try:
+    with live_page(browser, fabric.url, page_log.errors, page_log.requests) as p:
         yield p
-    finally:
-        p.close()
     assert not page_log.errors, page_log.errors
 
 

@@ -28,7 +28,7 @@ from typing import Any
 
 import pytest
 from browser_support import ROOT, SMALL, Fabric, net_lock
-from dashboard_support import click_link
+from dashboard_support import click_link, live_page
 from scapy.utils import rdpcap
 
 from controller.client import ApiClient
@@ -92,15 +92,8 @@ def spread(request: pytest.FixtureRequest) -> Iterator[Spread]:
 def page(spread: Spread, browser: Any) -> Iterator[Any]:
     """The dashboard at the URL `aizone up` printed, once it has drawn the fabric and gone live."""
     errors: list[str] = []
-    p = browser.new_page()
-    p.on("pageerror", lambda e: errors.append(str(e)))
-    p.goto(spread.fabric.url)
-    p.wait_for_selector("#fabric .edge")
-    p.wait_for_function("window.aizone.statsEvents >= 1", timeout=15_000)
-    try:
+    with live_page(browser, spread.fabric.url, errors) as p:
         yield p
-    finally:
-        p.close()
     assert not errors, errors
 
 

@@ -71,11 +71,12 @@ def uplink_packets(job: dict[str, Any], plan: AddressPlan) -> dict[tuple[str, st
 
 def assert_counters_match_model(job: dict[str, Any], spec: FabricSpec, plan: AddressPlan, *,
                                 ranks: int, size: int, qps: int, placement: str = "packed",
-                                seed: int = 0, strategy: str = "rr") -> int:
+                                seed: int = 0, strategy: str = "rr", pattern: str = "ring") -> int:
     """Every fabric link of `job` counts the model's bytes, plus at most its ACKs, probes and
-    resends (see the module docstring); returns how many directed links carried data."""
+    resends (see the module docstring); returns how many directed links carried data.
+    `pattern` is the model's name of the job's collective (`ring` for an AllReduce)."""
     model = run_model(spec, plan, ModelConfig(
-        pattern="ring", ranks=ranks, placement=placement, seed=seed, mode=job["mode"], qps=qps,
+        pattern=pattern, ranks=ranks, placement=placement, seed=seed, mode=job["mode"], qps=qps,
         strategy=strategy, size=size, message_size=None, timing=False)).link_totals()
     rtsw_of = {lk.id: lk.a for lk in plan.links if lk.tier == "rtsw_ctsw"}
     packets = uplink_packets(job, plan)

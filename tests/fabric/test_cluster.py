@@ -14,7 +14,8 @@ the bound `tests/fabric/test_model_vs_emulator.py` holds a one-machine run
 to (`model_support`): the same per-link bytes as on one machine; `aizone
 stats` has counters from the switches there; `aizone capture` of a host
 NIC and of a switch port there runs tcpdump there and streams its pcap
-back whole; a switch killed there is
+back whole; `aizone trace` from a host here to a host there is confirmed
+by the counters of switches on both servers; a switch killed there is
 restarted there and reconciled; an uplink
 between the servers taken down reroutes (every pair still answers) and
 comes back; `aizone down` leaves nothing here and nothing on the server.
@@ -145,6 +146,7 @@ def test_ai_zone_small_over_two_servers_passes_check_and_downs_clean(
         _allreduce_counts_what_the_model_predicts(env)
         _switches_there_report_counters(placed, env)
         _captures_there_are_that_servers_packets(state.meta["placement"], server, env, tmp_path)
+        _a_trace_across_the_servers_is_confirmed(state.meta["placement"], server, env)
         _a_switch_killed_there_is_restarted(placed[0], ns, env)
         _tunnel_link_down_reroutes_and_up_restores(state.meta["placement"], env)
     finally:
@@ -396,6 +398,23 @@ def _captures_there_are_that_servers_packets(placement: dict[str, str], server: 
         assert len(packets) == 2, (where, packets)
         assert {(p[IP].src, p[IP].dst, p[ICMP].type) for p in packets} == {
             (here.nics[0].ip, nic.ip, 8), (nic.ip, here.nics[0].ip, 0)}, (where, packets)
+
+
+def _a_trace_across_the_servers_is_confirmed(placement: dict[str, str], server: str,
+                                             env: dict[str, str]) -> None:
+    """`aizone trace` from a host here to a host there: the path predicted from the switches'
+    entries (both servers' switches read back) is the one the RoCEv2 packets took, by the
+    counters of every switch on it."""
+    plan = plan_addresses(load_spec(SMALL))
+    here = next(h for h in plan.hosts if placement[h.name] != server)
+    there = next(h for h in plan.hosts if placement[h.name] == server)
+    proc = aizone("trace", here.name, there.name, "--json", env=env, timeout=300)
+    assert proc.returncode == 0, proc.stdout[-1000:] + proc.stderr[-1000:]
+    data = json.loads(proc.stdout)
+    assert data["prediction"]["delivered_to"] == there.nics[0].intf, data["prediction"]
+    hops = [h["switch"] for h in data["prediction"]["hops"]]
+    assert {placement[s] for s in hops} == {"localhost", server}, hops
+    assert data["confirmation"]["confirmed"] is True, data["confirmation"]
 
 
 def _a_switch_killed_there_is_restarted(name: str, ns: str, env: dict[str, str]) -> None:
