@@ -230,12 +230,13 @@ class FabricRuntime:
         `lifetime_s` bounds it there (`timeout`), and `aizone down` ends it by its marker.
         """
         server = self.node_servers.get(node)
+        is_host = any(h.name == node for h in self.plan.hosts)
         if server is None:
-            if any(h.name == node for h in self.plan.hosts):
+            if is_host:
                 return self.host_popen(node, argv, **popen_kw)
             return self.root_popen(argv, **popen_kw)
         bounded = ["timeout", f"{lifetime_s:g}", *argv] if lifetime_s else argv
-        if any(h.name == node for h in self.plan.hosts):
+        if is_host:
             remote = self._host_argv(node, bounded)
         else:
             remote = remote_argv(server, bounded, {RUN_ENV: self.token,

@@ -45,7 +45,8 @@ when run.json is gone too (the controller's machine crashed and lost
 which refuses, naming it, where that server runs a fabric of its own.
 
 Names defined here: `ClusterNet`, `ClusterLink`, `ClusterError`,
-`MAX_CLOCK_OFFSET_S`, `check_servers`, `clock_too_far`, `cleanup_servers`, `cleanup_orphans`, `end_run_on`, `cluster_switch_class`, `end_run`, `ssh_base`,
+`MAX_CLOCK_OFFSET_S`, `check_servers`, `clock_too_far`, `cleanup_servers`,
+`cleanup_orphans`, `end_run_on`, `cluster_switch_class`, `end_run`, `ssh_base`,
 `SSH_CONFIG_ENV`, `LOCAL`.
 """
 
@@ -58,6 +59,7 @@ import shutil
 import signal
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -92,8 +94,8 @@ from .sshcmd import (
 )
 
 __all__ = ["LOCAL", "SSH_CONFIG_ENV", "ClusterError", "ClusterLink", "ClusterNet",
-           "MAX_CLOCK_OFFSET_S", "check_servers", "cleanup_orphans", "clock_too_far", "cleanup_servers",
-           "cluster_switch_class",
+           "MAX_CLOCK_OFFSET_S", "check_servers", "cleanup_orphans", "cleanup_servers",
+           "clock_too_far", "cluster_switch_class",
            "end_run", "end_run_on", "ssh_base"]
 
 # Mininet's name for this machine: the first server of a placement, whatever its name.
@@ -454,37 +456,33 @@ def cleanup_servers(state: RunState) -> dict[str, str]:
     """What a run recorded in `state` left on its other servers, ended (`aizone down` after
     the daemon died, when nothing of it stopped them): server -> "" when done, else why not."""
     servers = list(state.meta.get("servers") or [])
-    out: dict[str, str] = {}
-    for server in servers[1:]:
-        try:
-            end_run_on(server, state.token, list(state.netns))
-            out[server] = ""
-        except ClusterError as exc:
-            out[server] = str(exc)
-    return out
-
-
-# Run on a server whose controller's record is gone: every leftover of aizone there, unless
-# a fabric of that server's own runs (cleanup refuses then, naming it).
-_ORPHANS = (
-    "from topologies.runstate import cleanup\n"
-    "r = cleanup(stop_running=False)\n"
-    "print(len(r.killed), len(r.interfaces), len(r.namespaces), int(r.firewall))\n"
-)
+    return _on_each(servers[1:], lambda s: end_run_on(s, state.token, list(state.netns)))
 
 
 def cleanup_orphans(servers: list[str]) -> dict[str, str]:
     """Every leftover of a run on each of `servers` whose record is gone with the machine that
-    ran its controller (`aizone down --servers`): server -> "" when done, else why not."""
+    ran its controller (`aizone down --servers`): on each, `runstate.cleanup` by aizone's
+    names and marker, which refuses, naming it, where a fabric of that server's own runs:
+    server -> "" when done, else why not."""
+    def clean(server: str) -> None:
+        out = ssh_python(server, "from topologies.runstate import cleanup; "
+                         "cleanup(stop_running=False)", timeout=120)
+        if out.returncode != 0:
+            raise ClusterError(f"server {server}: cannot clean up there: {last_error(out)}")
+
+    return _on_each(servers, clean)
+
+
+def _on_each(servers: list[str], act: Callable[[str], None]) -> dict[str, str]:
+    """`act(server)` on every server, whatever the others do: server -> "" when done, else
+    the `ClusterError` that says why not."""
     out: dict[str, str] = {}
     for server in servers:
         try:
-            done = ssh_python(server, _ORPHANS, timeout=120)
+            act(server)
+            out[server] = ""
         except ClusterError as exc:
             out[server] = str(exc)
-            continue
-        out[server] = "" if done.returncode == 0 else (
-            f"server {server}: cannot clean up there: {last_error(done)}")
     return out
 
 

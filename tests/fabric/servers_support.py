@@ -21,8 +21,8 @@ runs, libfaketime (`LD_PRELOAD`, Debian's libfaketime) with that offset, so
 every program started there over ssh reads the skewed time, as on a real
 server whose clock is off. `set_clock_skew(i, seconds)` does it later (a
 clock that drifts while a fabric runs): the sessions opened after it read
-the skewed time, those already open keep theirs; `None` puts it back. `faketime_missing()` says why it cannot ("" when
-it can).
+the skewed time, those already open keep theirs; `None` puts it back.
+`faketime_missing()` says why it cannot ("" when it can).
 
 A namespace shares this machine's filesystem and processes, so the same
 Python, Mininet and aizone are there: what this cannot show is real

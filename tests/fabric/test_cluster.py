@@ -23,10 +23,11 @@ The daemon killed (SIGKILL), `aizone up` re-attaches to both servers'
 switches with nothing written, looks after them as the first did, and its
 `down` cleans the server. `aizone down` after the daemon was killed ends
 what it left on the server too (its `--pcap` tcpdumps included, whose
-rings of the switches there are written there), from run.json; with run.json gone as well (the controller's
-machine crashed), `aizone down --servers` cleans the server by aizone's
-names and marker. `aizone status` also gives the server's
-clock offset, read at `up` (the
+rings of the switches there are written there), from run.json; with
+run.json gone as well (the controller's machine crashed), `aizone down
+--servers` cleans the server by aizone's names and marker. A clock that
+jumps after `up` is named by `aizone status` and holds jobs back until it
+is back. `aizone status` also gives the server's clock offset, read at `up` (the
 namespace shares this machine's clock: within the bound). Then: scaled
 latency over servers is refused before anything is built; so is a server
 whose clock is 5 s ahead (a second namespace server whose sshd runs every
@@ -382,8 +383,8 @@ def _captures_there_are_that_servers_packets(placement: dict[str, str], server: 
               f"{nic.switch}:{nic.switch_port}": tmp_path / "port.pcap"}
     bpf = f"icmp and host {here.nics[0].ip} and host {nic.ip}"
     captures = [subprocess.Popen(
-        [sys.executable, "-m", "aizone.cli", "capture", where, "-w", str(path), "--seconds", "120", "--count", "2",
-         "--filter", bpf], env={**os.environ, **env}, cwd=ROOT,
+        [sys.executable, "-m", "aizone.cli", "capture", where, "-w", str(path),
+         "--seconds", "120", "--count", "2", "--filter", bpf], env={**os.environ, **env}, cwd=ROOT,
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for where, path in points.items()]
     try:
         time.sleep(3)  # both tcpdumps listening before the pings
