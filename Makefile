@@ -102,6 +102,7 @@ vagrant-validate: apt-test
 bench: setup
 	$(PY) bench/compile_time.py
 	$(PY) bench/pps.py
+	$(PY) bench/tm_ops.py
 	$(PY) bench/p4rt_write.py
 	$(PY) bench/bringup.py
 	$(PY) bench/traffic_cpu.py

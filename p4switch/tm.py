@@ -72,7 +72,7 @@ import collections
 import logging
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any, Protocol
 
 from .pfcframe import build_pause_frame, is_mac_control, parse_pause_frame, port_mac
@@ -152,7 +152,10 @@ class TrafficManager:
         self.max_depth: collections.Counter[tuple[int, int]] = C()
         self.in_flight = 0
         self.queued = 0  # packets in every queue: an idle traffic manager is told at once
-        self._last_port: int | None = None
+        # Round robin over the ports: `_order` lists them as created, `_next` is where the
+        # next pick starts (just after the port served last).
+        self._order: list[tuple[int, _Port]] = []
+        self._next = 0
         self._stop = False
         self.driver = driver
         # Driven: a packet may leave up to `slack` seconds before its port is free (the
@@ -180,6 +183,7 @@ class TrafficManager:
         p = self.ports.get(port)
         if p is None:
             p = self.ports[port] = _Port(self.config.queues)
+            self._order.append((port, p))
         return p
 
     def depth(self, port: int, prio: int) -> int:
@@ -430,27 +434,31 @@ class TrafficManager:
         ready = now + slack
         # Ports are served round robin (each port is its own transmitter): a port whose
         # queues are always ready (a PFC hold looping) must not starve the others.
-        order = list(self.ports.items())
-        if self._last_port is not None and len(order) > 1:
-            i = next((k for k, (port, _) in enumerate(order) if port == self._last_port), -1)
-            order = order[i + 1:] + order[:i + 1]
-        for port, p in order:
+        order = self._order
+        n = len(order)
+        start = self._next
+        for j in range(n):
+            port, p = order[(start + j) % n]
             if p.busy_until > ready:
                 if any(p.queues):
                     wake = min(wake, p.busy_until - slack)
                 continue
-            for prio in range(len(p.queues) - 1, -1, -1):
-                q = p.queues[prio]
+            queues = p.queues
+            for prio in range(len(queues) - 1, -1, -1):
+                q = queues[prio]
                 if not q:
                     continue
                 pu = p.paused_until[prio]
                 if pu > now and not p.storm[prio]:
-                    wake = min(wake, pu)
+                    if pu < wake:
+                        wake = pu
                     continue
-                if p.next_ok[prio] > ready:
-                    wake = min(wake, p.next_ok[prio] - slack)
+                nxt = p.next_ok[prio]
+                if nxt > ready:
+                    if nxt - slack < wake:
+                        wake = nxt - slack
                     continue
-                self._last_port = port
+                self._next = (start + j + 1) % n
                 return now, (port, prio, q.popleft())
         return wake, None
 
@@ -471,7 +479,7 @@ class TrafficManager:
         if rate:
             due = p.next_ok[prio]
             p.next_ok[prio] = (due if slack and due >= now - slack else now) + 1.0 / rate
-        speed = self.settings._get(self.settings.speed, port)
+        speed = self.settings.speed_set(port)
         if speed:
             due = p.busy_until
             p.busy_until = ((due if slack and due >= now - slack else now)
@@ -581,6 +589,7 @@ class TrafficManager:
             raise ValueError("queue depth must be >= 0")
         with self.cv:
             self.settings.depth[port if prio is None else (port, prio)] = int(depth)
+            self.settings.changed()
 
     def set_rate(self, port: int | None, pps: float | None, prio: int | None = None) -> None:
         """Drain rate in packets/s of a port's queues or one priority (None or 0: unlimited)."""
@@ -588,6 +597,7 @@ class TrafficManager:
             raise ValueError("queue rate must be >= 0")
         with self.cv:
             self.settings.rate[port if prio is None else (port, prio)] = float(pps) if pps else None
+            self.settings.changed()
             self._notify()
 
     def set_speed(self, port: int | None, bps: float | None) -> None:
@@ -596,6 +606,7 @@ class TrafficManager:
             raise ValueError("port speed must be >= 0")
         with self.cv:
             self.settings.speed[port] = float(bps) if bps else None
+            self.settings.changed()
             self._notify()
 
     def set_pfc(self, port: int | None, cfg: PfcConfig | None) -> None:
@@ -603,6 +614,7 @@ class TrafficManager:
         frames: list = []
         with self.cv:
             self.settings.pfc[port] = cfg
+            self.settings.changed()
             for k in list(self.xoff):  # release upstream ports no longer covered
                 if (port is None or k[0] == port) and self.settings.pfc_for(*k) is None:
                     del self.xoff[k]
@@ -622,6 +634,15 @@ class TrafficManager:
         with self.cv:
             self.settings.thresholds[(port, prio)] = (
                 int(xoff), int(xon), None if headroom is None else int(headroom))
+            self.settings.changed()
+
+    def clear_thresholds(self, port: int | None, prios: Iterable[int]) -> None:
+        """Forget what `set_thresholds` gave (port, prio) for each of `prios`: the port's
+        PfcConfig's hold again."""
+        with self.cv:
+            for prio in prios:
+                self.settings.thresholds.pop((port, prio), None)
+            self.settings.changed()
 
     def set_buffer(self, pool: int | None, alpha: float | None = None) -> None:
         """The shared pool (in the buffer's unit; None: none) and its dynamic thresholds'
@@ -635,6 +656,7 @@ class TrafficManager:
         """PFC watchdog config of a port (None: every port; cfg None: off)."""
         with self.cv:
             self.settings.watchdog[port] = cfg
+            self.settings.changed()
             self._notify()
 
     # ------------------------------------------------------------ reading

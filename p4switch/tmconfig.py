@@ -122,6 +122,19 @@ class Settings:
         self.thresholds: dict[tuple[int | None, int], tuple[int, int, int | None]] = {}
         self.watchdog: dict[Any, WatchdogConfig | None] = dict(c.watchdog)
         self.buffer = c.buffer
+        # What each lookup found, by (port, prio): asked for per packet, changed rarely.
+        # Whoever changes a setting above calls `changed()`.
+        self._depth: dict[tuple[int, int], int] = {}
+        self._rate: dict[tuple[int, int], float | None] = {}
+        self._speed: dict[int, float | None] = {}
+        self._pfc: dict[tuple[int, int], tuple[int, int, int, int | None] | None] = {}
+
+    def changed(self) -> None:
+        """A setting changed: forget what the lookups found."""
+        self._depth.clear()
+        self._rate.clear()
+        self._speed.clear()
+        self._pfc.clear()
 
     @staticmethod
     def _get(d: dict, port: int, prio: int | None = None) -> Any:
@@ -135,15 +148,33 @@ class Settings:
 
     def depth_of(self, port: int, prio: int) -> int:
         """Queue depth of (port, prio), in the buffer's unit."""
-        return self._get(self.depth, port, prio)
+        k = (port, prio)
+        try:
+            return self._depth[k]
+        except KeyError:
+            v = self._depth[k] = self._get(self.depth, port, prio)
+            return v
 
     def rate_of(self, port: int, prio: int) -> float | None:
         """Drain rate in packets/s of (port, prio); None: unlimited."""
-        return self._get(self.rate, port, prio)
+        k = (port, prio)
+        try:
+            return self._rate[k]
+        except KeyError:
+            v = self._rate[k] = self._get(self.rate, port, prio)
+            return v
+
+    def speed_set(self, port: int) -> float | None:
+        """Port speed in bits/s as set; None: none (no serialisation delay)."""
+        try:
+            return self._speed[port]
+        except KeyError:
+            v = self._speed[port] = self._get(self.speed, port)
+            return v
 
     def speed_of(self, port: int) -> float:
         """Port speed in bits/s, `DEFAULT_SPEED` when none is set."""
-        return self._get(self.speed, port) or DEFAULT_SPEED
+        return self.speed_set(port) or DEFAULT_SPEED
 
     def pfc_of(self, port: int) -> PfcConfig | None:
         """The PfcConfig of a port (None: PFC off there)."""
@@ -151,6 +182,14 @@ class Settings:
 
     def pfc_for(self, port: int, prio: int) -> tuple[int, int, int, int | None] | None:
         """(xoff, xon, quanta, headroom) when PFC covers (port, prio), else None."""
+        k = (port, prio)
+        try:
+            return self._pfc[k]
+        except KeyError:
+            v = self._pfc[k] = self._pfc_for(port, prio)
+            return v
+
+    def _pfc_for(self, port: int, prio: int) -> tuple[int, int, int, int | None] | None:
         cfg = self._get(self.pfc, port)
         if cfg is None or prio not in cfg.priorities:
             return None

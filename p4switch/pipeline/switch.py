@@ -164,8 +164,7 @@ class Switch(PacketPath):
         with self.lock:
             tm = self._start_tm()
             tm.set_pfc(port, cfg)
-            for p in prios:
-                tm.settings.thresholds.pop((port, p), None)
+            tm.clear_thresholds(port, prios)
 
     def set_pfc_thresholds(self, port: int | None, priority: int, xoff: int, xon: int,
                            headroom: int | None = None) -> None:

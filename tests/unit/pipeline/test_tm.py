@@ -346,3 +346,28 @@ def test_lossless_class_fed_by_many_ingress_ports_drops_nothing(tm_factory):
     pause(lossy, 9, [3])
     kept = [lossy.enqueue(9, 3, i, ingress_port=1 + i % 3) for i in range(18)]
     assert sum(d is not None for d in kept) == 8 and lossy.drops[(9, 3)] == 10
+
+
+def test_settings_changed_after_packets_were_queued_take_effect(tm_factory):
+    """The traffic manager keeps what each (port, priority) lookup found: every run-time
+    change (depth, thresholds, PFC, the thresholds cleared) must show on the next packet."""
+    tm, rec = tm_factory(queues=1, depth=4,
+                         pfc={1: PfcConfig(priorities=frozenset({0}), xoff=3, xon=1)})
+    pause(tm, 9, [0])  # port 9 holds everything it is given
+    tm.enqueue(9, 0, "a")
+    tm.enqueue(9, 0, "b")
+    tm.set_depth(9, 2)  # looked up at 4 twice above: now full
+    assert tm.enqueue(9, 0, "c") is None and tm.drops[(9, 0)] == 1
+    tm.set_depth(9, 10)
+    assert tm.enqueue(9, 0, "d") == 2
+    tm.set_thresholds(1, 0, xoff=2, xon=0)  # was 3
+    tm.enqueue(9, 0, "e", ingress_port=1)
+    assert rec.raw == []
+    tm.enqueue(9, 0, "f", ingress_port=1)
+    assert [(p, parse_pause_frame(f)) for p, f in rec.raw] == [(1, {0: 0xFFFF})]
+    tm.clear_thresholds(1, [0])  # back to the PfcConfig's 3
+    tm.set_pfc(1, None)  # off: the PAUSE sent is taken back at once
+    assert [(p, parse_pause_frame(f)) for p, f in rec.raw][-1] == (1, {0: 0})
+    assert tm.settings.pfc_for(1, 0) is None
+    tm.set_pfc(1, PfcConfig(priorities=frozenset({0}), xoff=3, xon=1))
+    assert tm.settings.pfc_for(1, 0) == (3, 1, 0xFFFF, None)

@@ -80,7 +80,8 @@ def test_addressing_in_brief() -> None:
                                                                  "1-6")
 
 
-@pytest.mark.parametrize("name", ["rack", "ai_zone_small", "ai_zone", "two_zones", "meta_24k"])
+@pytest.mark.parametrize("name", ["rack", "ai_zone_small", "ai_zone", "ai_zone_large", "two_zones",
+                                  "meta_24k"])
 def test_summary_is_json(name: str) -> None:
     """The summary survives json.dumps / loads unchanged (for `topo show --json`)."""
     s = summary_of(name)
