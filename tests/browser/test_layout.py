@@ -27,7 +27,7 @@ from controller.api import create_app
 from controller.daemon import Daemon, DaemonConfig
 
 ROOT = Path(__file__).resolve().parents[2]
-PRESETS = ["ai_zone_small", "ai_zone", "two_zones"]
+PRESETS = ["ai_zone_small", "ai_zone", "ai_zone_large", "two_zones"]
 ROW = {"atsw": 0, "ctsw": 1, "rtsw": 2, "host": 3}
 
 
@@ -116,5 +116,29 @@ def test_each_preset_is_drawn_whole_and_readable(browser: Any, page_url: str, pr
         shot = tmp_path / f"dashboard-{preset}.png"
         page.screenshot(path=str(shot))
         print(f"screenshot: {shot}")
+    finally:
+        page.close()
+
+
+@pytest.mark.parametrize(("preset", "scrolls"), [("ai_zone", False), ("ai_zone_large", True)])
+def test_a_fabric_too_wide_to_read_whole_scrolls_to_its_last_rack(
+        browser: Any, page_url: str, preset: str, scrolls: bool) -> None:
+    """16 racks side by side would need labels under 9 px in this window: the drawing keeps
+    them readable and the frame scrolls sideways, so that its last host comes into view;
+    8 racks fit and do not scroll."""
+    page = _open(browser, page_url, ROOT / "topologies" / f"{preset}.yaml")
+    try:
+        frame = page.evaluate("""() => { const f = document.querySelector('#fabric-scroll');
+            return {scroll: f.scrollWidth, client: f.clientWidth}; }""")
+        assert (frame["scroll"] > frame["client"]) is scrolls, frame
+        last = max((n for n in geometry(page)["nodes"] if n["role"] == "host"),
+                   key=lambda n: n["box"]["x"])
+        page.eval_on_selector("#fabric-scroll", "f => { f.scrollLeft = f.scrollWidth; }")
+        seen = page.evaluate("""(id) => {
+            const f = document.querySelector('#fabric-scroll').getBoundingClientRect();
+            const b = document.querySelector(`#fabric .node[data-id='${id}'] .box`)
+                .getBoundingClientRect();
+            return f.left <= b.left && b.right <= f.right; }""", last["id"])
+        assert seen, f"{last['id']} is not in view once scrolled to the right"
     finally:
         page.close()

@@ -21,6 +21,9 @@ import { IDLE, queueColor, utilColor } from "./format.js";
 const NS = "http://www.w3.org/2000/svg";
 const RESTORE_GRACE_S = 8;  // a restored link waits this long for the probes to cross it
 const MAX_ZOOM = 1.45;
+// The smallest zoom at which every label is still at least 9 px high (hosts' are 10.5 units):
+// a fabric that would need less (16 racks side by side) is drawn at this zoom and scrolls.
+const MIN_ZOOM = 0.86;
 const QUEUED_FROM = 2;  // packets: one packet waiting is a packet in transit, not a queue
 
 function el(name, attrs = {}, parent = null) {
@@ -62,7 +65,7 @@ export class FabricView {
     svg.replaceChildren();
     this.edgeEls.clear(); this.nodeEls.clear(); this.portEls.clear();
     this.linkState.clear(); this.pauses.clear();
-    const box = svg.getBoundingClientRect();
+    const box = this.frame();
     const geo = layout(topology, { aspect: box.width && box.height ? box.width / box.height : null });
     this.geo = geo;
     this.fit();
@@ -155,18 +158,31 @@ export class FabricView {
     if (this.jobHosts) this.setJobHosts(this.jobHosts);
   }
 
+  // The room the drawing has: the scrolling frame around the SVG (the SVG itself grows past
+  // it when the fabric does not fit at MIN_ZOOM).
+  frame() {
+    return (this.svg.parentElement ?? this.svg).getBoundingClientRect();
+  }
+
   // The whole fabric in view, centred, never blown up beyond MAX_ZOOM (a small fabric in a big
-  // window stays at a readable size instead of filling it with huge labels).
+  // window stays at a readable size instead of filling it with huge labels) nor shrunk below
+  // MIN_ZOOM (a fabric too wide for the window keeps readable labels and scrolls).
   fit() {
     const geo = this.geo;
     if (!geo) return;
-    const box = this.svg.getBoundingClientRect();
+    const box = this.frame();
     let w = geo.width, h = geo.height;
+    let width = "", height = "";
     if (box.width && box.height) {
-      const zoom = Math.min(box.width / w, box.height / h, MAX_ZOOM);
-      w = box.width / zoom;
-      h = box.height / zoom;
+      const zoom = Math.max(MIN_ZOOM, Math.min(box.width / w, box.height / h, MAX_ZOOM));
+      const pxW = Math.max(box.width, w * zoom), pxH = Math.max(box.height, h * zoom);
+      if (pxW > box.width) width = `${Math.ceil(pxW)}px`;
+      if (pxH > box.height) height = `${Math.ceil(pxH)}px`;
+      w = pxW / zoom;
+      h = pxH / zoom;
     }
+    this.svg.style.width = width;
+    this.svg.style.height = height;
     const x = (geo.width - w) / 2, y = (geo.height - h) / 2;
     this.svg.setAttribute("viewBox", `${x} ${y} ${w} ${h}`);
     const backdrop = this.svg.querySelector(".backdrop");
