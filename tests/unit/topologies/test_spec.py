@@ -20,10 +20,11 @@ def write(tmp_path: Path, text: str, name: str = "bad.yaml") -> Path:
     return path
 
 
-def test_the_presets_are_the_five_of_the_paper_and_the_skeleton() -> None:
-    """rack, ai_zone_small, ai_zone, two_zones, meta_24k; the old zone/two-zones are gone."""
-    assert [p.stem for p in PRESETS] == ["ai_zone", "ai_zone_small", "meta_24k", "rack",
-                                         "two_zones"]
+def test_the_presets_are_those_of_the_paper_and_the_skeleton() -> None:
+    """rack, ai_zone_small, ai_zone, ai_zone_large, two_zones, meta_24k; the old
+    zone/two-zones are gone."""
+    assert [p.stem for p in PRESETS] == ["ai_zone", "ai_zone_large", "ai_zone_small", "meta_24k",
+                                         "rack", "two_zones"]
 
 
 @pytest.mark.parametrize("path", PRESETS, ids=[p.name for p in PRESETS])
