@@ -588,16 +588,15 @@ class TrafficManager:
         if int(depth) < 0:
             raise ValueError("queue depth must be >= 0")
         with self.cv:
-            self.settings.depth[port if prio is None else (port, prio)] = int(depth)
-            self.settings.changed()
+            self.settings.put("depth", port if prio is None else (port, prio), int(depth))
 
     def set_rate(self, port: int | None, pps: float | None, prio: int | None = None) -> None:
         """Drain rate in packets/s of a port's queues or one priority (None or 0: unlimited)."""
         if pps is not None and float(pps) < 0:
             raise ValueError("queue rate must be >= 0")
         with self.cv:
-            self.settings.rate[port if prio is None else (port, prio)] = float(pps) if pps else None
-            self.settings.changed()
+            self.settings.put("rate", port if prio is None else (port, prio),
+                              float(pps) if pps else None)
             self._notify()
 
     def set_speed(self, port: int | None, bps: float | None) -> None:
@@ -605,16 +604,14 @@ class TrafficManager:
         if bps is not None and float(bps) < 0:
             raise ValueError("port speed must be >= 0")
         with self.cv:
-            self.settings.speed[port] = float(bps) if bps else None
-            self.settings.changed()
+            self.settings.put("speed", port, float(bps) if bps else None)
             self._notify()
 
     def set_pfc(self, port: int | None, cfg: PfcConfig | None) -> None:
         """PFC of a port (None: every port; cfg None: off); resumes upstream ports now uncovered."""
         frames: list = []
         with self.cv:
-            self.settings.pfc[port] = cfg
-            self.settings.changed()
+            self.settings.put("pfc", port, cfg)
             for k in list(self.xoff):  # release upstream ports no longer covered
                 if (port is None or k[0] == port) and self.settings.pfc_for(*k) is None:
                     del self.xoff[k]
@@ -632,17 +629,15 @@ class TrafficManager:
         if headroom is not None and int(headroom) < 0:
             raise ValueError(f"PFC headroom must be >= 0, got {headroom}")
         with self.cv:
-            self.settings.thresholds[(port, prio)] = (
-                int(xoff), int(xon), None if headroom is None else int(headroom))
-            self.settings.changed()
+            self.settings.put("thresholds", (port, prio),
+                              (int(xoff), int(xon), None if headroom is None else int(headroom)))
 
     def clear_thresholds(self, port: int | None, prios: Iterable[int]) -> None:
         """Forget what `set_thresholds` gave (port, prio) for each of `prios`: the port's
         PfcConfig's hold again."""
         with self.cv:
             for prio in prios:
-                self.settings.thresholds.pop((port, prio), None)
-            self.settings.changed()
+                self.settings.drop("thresholds", (port, prio))
 
     def set_buffer(self, pool: int | None, alpha: float | None = None) -> None:
         """The shared pool (in the buffer's unit; None: none) and its dynamic thresholds'
@@ -655,8 +650,7 @@ class TrafficManager:
     def set_watchdog(self, port: int | None, cfg: WatchdogConfig | None) -> None:
         """PFC watchdog config of a port (None: every port; cfg None: off)."""
         with self.cv:
-            self.settings.watchdog[port] = cfg
-            self.settings.changed()
+            self.settings.put("watchdog", port, cfg)
             self._notify()
 
     # ------------------------------------------------------------ reading
@@ -717,7 +711,7 @@ class TrafficManager:
     def port_stats(self) -> dict[str, Any]:
         """Per port (as a string key) its configured speed in bits/s (None: unset)."""
         with self.cv:
-            return {str(port): {"speed_bps": self.settings._get(self.settings.speed, port)}
+            return {str(port): {"speed_bps": self.settings.speed_set(port)}
                     for port in sorted(self.ports)}
 
     def flush(self) -> int:

@@ -122,19 +122,19 @@ class Settings:
         self.thresholds: dict[tuple[int | None, int], tuple[int, int, int | None]] = {}
         self.watchdog: dict[Any, WatchdogConfig | None] = dict(c.watchdog)
         self.buffer = c.buffer
-        # What each lookup found, by (port, prio): asked for per packet, changed rarely.
-        # Whoever changes a setting above calls `changed()`.
-        self._depth: dict[tuple[int, int], int] = {}
-        self._rate: dict[tuple[int, int], float | None] = {}
-        self._speed: dict[int, float | None] = {}
-        self._pfc: dict[tuple[int, int], tuple[int, int, int, int | None] | None] = {}
+        # What each lookup found, by (setting, port, prio): asked for per packet, changed
+        # rarely; `put` and `drop` forget it all.
+        self._found: dict[tuple[str, int, int | None], Any] = {}
 
-    def changed(self) -> None:
-        """A setting changed: forget what the lookups found."""
-        self._depth.clear()
-        self._rate.clear()
-        self._speed.clear()
-        self._pfc.clear()
+    def put(self, setting: str, key: Any, value: Any) -> None:
+        """Set `setting`'s (depth, rate, speed, pfc, thresholds, watchdog) entry `key`."""
+        getattr(self, setting)[key] = value
+        self._found.clear()
+
+    def drop(self, setting: str, key: Any) -> None:
+        """Take `setting`'s entry `key` out (the less specific ones hold again)."""
+        getattr(self, setting).pop(key, None)
+        self._found.clear()
 
     @staticmethod
     def _get(d: dict, port: int, prio: int | None = None) -> Any:
@@ -146,31 +146,26 @@ class Settings:
             return d[port]
         return d.get(None)
 
+    def _lookup(self, setting: str, port: int, prio: int | None = None) -> Any:
+        """`setting`'s most specific entry for (port, prio), remembered until a change."""
+        k = (setting, port, prio)
+        try:
+            return self._found[k]
+        except KeyError:
+            v = self._found[k] = self._get(getattr(self, setting), port, prio)
+            return v
+
     def depth_of(self, port: int, prio: int) -> int:
         """Queue depth of (port, prio), in the buffer's unit."""
-        k = (port, prio)
-        try:
-            return self._depth[k]
-        except KeyError:
-            v = self._depth[k] = self._get(self.depth, port, prio)
-            return v
+        return self._lookup("depth", port, prio)
 
     def rate_of(self, port: int, prio: int) -> float | None:
         """Drain rate in packets/s of (port, prio); None: unlimited."""
-        k = (port, prio)
-        try:
-            return self._rate[k]
-        except KeyError:
-            v = self._rate[k] = self._get(self.rate, port, prio)
-            return v
+        return self._lookup("rate", port, prio)
 
     def speed_set(self, port: int) -> float | None:
         """Port speed in bits/s as set; None: none (no serialisation delay)."""
-        try:
-            return self._speed[port]
-        except KeyError:
-            v = self._speed[port] = self._get(self.speed, port)
-            return v
+        return self._lookup("speed", port)
 
     def speed_of(self, port: int) -> float:
         """Port speed in bits/s, `DEFAULT_SPEED` when none is set."""
@@ -182,12 +177,12 @@ class Settings:
 
     def pfc_for(self, port: int, prio: int) -> tuple[int, int, int, int | None] | None:
         """(xoff, xon, quanta, headroom) when PFC covers (port, prio), else None."""
-        k = (port, prio)
+        k = ("pfc_for", port, prio)
         try:
-            return self._pfc[k]
+            found: tuple[int, int, int, int | None] | None = self._found[k]
         except KeyError:
-            v = self._pfc[k] = self._pfc_for(port, prio)
-            return v
+            found = self._found[k] = self._pfc_for(port, prio)
+        return found
 
     def _pfc_for(self, port: int, prio: int) -> tuple[int, int, int, int | None] | None:
         cfg = self._get(self.pfc, port)

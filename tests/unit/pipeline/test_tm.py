@@ -366,6 +366,7 @@ def test_settings_changed_after_packets_were_queued_take_effect(tm_factory):
     tm.enqueue(9, 0, "f", ingress_port=1)
     assert [(p, parse_pause_frame(f)) for p, f in rec.raw] == [(1, {0: 0xFFFF})]
     tm.clear_thresholds(1, [0])  # back to the PfcConfig's 3
+    assert tm.settings.pfc_for(1, 0) == (3, 1, 0xFFFF, None)
     tm.set_pfc(1, None)  # off: the PAUSE sent is taken back at once
     assert [(p, parse_pause_frame(f)) for p, f in rec.raw][-1] == (1, {0: 0})
     assert tm.settings.pfc_for(1, 0) is None
