@@ -94,6 +94,18 @@ def aizone(*args: str, user: str | None = None, timeout: float = 600,
                           env={**os.environ, **(env or {})})
 
 
+def assert_check_passes(hosts: int, nics: int) -> None:
+    """`aizone check --json` on the running fabric passes for every pair: each NIC of each of
+    `hosts` hosts (`nics` each) pings the same NIC of every other host, and one RoCEv2 write
+    crosses each ordered pair of hosts."""
+    proc = aizone("check", "--json")
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr
+    data = json.loads(proc.stdout)
+    assert data["ok"] and data["failed"] == []
+    assert data["pings"] == hosts * (hosts - 1) * nics
+    assert data["roce"] == hosts * (hosts - 1)
+
+
 def pinned_namespaces() -> list[str]:
     """Host namespaces pinned under /run/netns by aizone (aizone-<host>)."""
     d = Path("/run/netns")
