@@ -46,6 +46,14 @@ Run it as root under the fabric lock:
         [--targets p4switch,bmv2] [--rates 1,2,5,10] [--seconds 3] [--json] [--write [FILE]]
         [--servers localhost,B,... | --namespace-server] [--topology topologies/ai_zone.yaml]
 
+After each target's ladder (unless `--no-standalone`), one switch of that
+target alone (`bench/pps.py`'s `standalone_cpu`: rtsw.p4 on two veths,
+p4switch with the fabric's traffic-manager flags, full RoCEv2 frames) is
+offered, for each level, the frames per second one switch of the fabric
+took in there, and its CPU per frame is printed beside the fabric's, with
+the ratio: what being one of many processes in a fabric costs a switch, at
+the same load, measured in the same run.
+
 `--topology` loads another fabric of the same shape (racks of 4 NICs) the
 same way (`load_levels`: the first hosts of two racks half the fabric apart, the
 first host of every rack, every host): `ai_zone` over two servers against
@@ -60,6 +68,7 @@ import json
 import os
 import shlex
 import shutil
+import subprocess
 import sys
 import tempfile
 import time
@@ -124,7 +133,7 @@ def measure(fabric: Fabric, hosts: tuple[str, ...], rate: float, seconds: float
     goodput = result["bytes_received"] * FRAME_BYTES / MTU * 8 / max(result["span_s"], 1e-9) / 1e6
     return {
         "nics": n, "rate_mbps": rate, "offered_mbps": n * rate,
-        "carried_mbps": round(goodput, 2), "host_mbps": round(use.host_gbps * 1e3, 2),
+        "switches": len(fabric.plan.switches), "carried_mbps": round(goodput, 2), "host_mbps": round(use.host_gbps * 1e3, 2),
         "host_pps": round(use.host_pps),
         "switch_pps": round(use.switch_pps), "lost": use.lost, "sent": use.sent,
         "loss": use.loss, "lost_on": use.lost_on, "retransmitted": result["retransmitted"],
@@ -179,6 +188,31 @@ def search(target: str, rates: list[float], seconds: float, work: Path,
             "capacity": best(clean), "capacity_at_rate": best([r for r in clean if r["at_rate"]])}
 
 
+# The standalone switch set beside each target's fabric figure (bench/pps.py): p4switch with
+# the fabric's traffic-manager flags, BMv2 as it is.
+STANDALONE = {"p4switch": "p4switch-tm", "bmv2": "bmv2"}
+
+
+def add_standalone(target: str, levels: list[dict[str, Any]], seconds: float) -> None:
+    """Each level's CPU per switch frame alone: one `STANDALONE[target]` switch on veths
+    (`bench/pps.py`'s `standalone_cpu`: rtsw.p4, full RoCEv2 frames) offered the frames per
+    second one switch of the fabric took in at that level (all switches' over their number),
+    after the fabric is down; kept in the level as `standalone_cpu_us`, with the fabric's
+    figure over it as `fabric_over_standalone`."""
+    rows = [r for r in levels if r.get("switch_cpu_us") and r.get("switch_pps")]
+    if not rows or target not in STANDALONE:
+        return
+    sys.path.insert(0, str(REPO / "bench"))
+    from pps import standalone_cpu
+
+    alone = standalone_cpu(STANDALONE[target], [r["switch_pps"] / r["switches"] for r in rows],
+                           seconds=seconds)
+    for r in rows:
+        us = alone[r["switch_pps"] / r["switches"]]
+        r["standalone_cpu_us"] = us
+        r["fabric_over_standalone"] = round(r["switch_cpu_us"] / us, 2) if us else None
+
+
 def _measurement(out: dict[str, Any], argv: list[str]) -> dict[str, Any]:
     """This run as the capacity data file keeps it (`experiments.capacity.Measurement`)."""
     targets = {t: {"capacity": r.get("capacity"), "capacity_at_rate": r.get("capacity_at_rate"),
@@ -202,6 +236,10 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--topology", type=Path, default=BASE,
                    help="the fabric to load (default topologies/ai_zone_small.yaml); its racks "
                         "of 4 NICs, like it, so one uplink at 4R holds a rack's load")
+    p.add_argument("--no-standalone", dest="standalone", action="store_false",
+                   help="do not measure one switch alone at each level's frames/s per switch "
+                        "(bench/pps.py's veths, after the fabric is down) to set its CPU per "
+                        "frame beside the fabric's")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.add_argument("--write", nargs="?", type=Path, const=CAPACITY_FILE, default=None,
                    metavar="FILE", help="append this run to the capacity data file (default "
@@ -282,6 +320,15 @@ def main(argv: list[str] | None = None) -> int:
             except (NetworkError, ControllerError) as exc:
                 out["targets"][target] = {"error": str(exc)}
                 console.print(f"{target}: [red]{exc}[/]")
+                continue
+            if args.standalone:
+                console.print(f"{target}: one switch alone at each level's frames/s per switch")
+                try:
+                    add_standalone(target, out["targets"][target]["levels"], args.seconds)
+                except (RuntimeError, OSError, subprocess.SubprocessError) as exc:
+                    # The ladder stands; the standalone figure is missing, and says why.
+                    out["targets"][target]["standalone_error"] = str(exc)
+                    console.print(f"{target}: one switch alone: [red]{exc}[/]")
     finally:
         shutil.rmtree(work, ignore_errors=True)
         made.close()
@@ -312,19 +359,21 @@ def main(argv: list[str] | None = None) -> int:
     table = Table(title=f"{args.topology.stem}: aggregate load carried with < 0.1% loss not at "
                         f"a switch queue")
     for col in ("target", "R Mb/s", "NICs", "offered Mb/s", "carried Mb/s", "host pkt/s",
-                "switch pkt/s", "us CPU/switch frame", "loss", "queue drops", "retrans", "machine CPU",
+                "switch pkt/s", "us CPU/switch frame", "alone", "loss", "queue drops", "retrans", "machine CPU",
                 "max switch CPU", "max agent CPU", ""):
         table.add_column(col, justify="right")
     for target, res in out["targets"].items():
         for r in res.get("levels", []):
             if "error" in r:
                 table.add_row(target, "", str(r["nics"]), "", "", "", "", "", "", "", "", "", "",
-                              "", "error")
+                              "", "", "error")
                 continue
             table.add_row(target, f"{r['rate_mbps']:g}", str(r["nics"]), f"{r['offered_mbps']:g}",
                           f"{r['carried_mbps']:.1f}", f"{r['host_pps']:,}",
                           f"{r['switch_pps']:,}",
                           "–" if r.get("switch_cpu_us") is None else f"{r['switch_cpu_us']:.0f}",
+                          "–" if r.get("fabric_over_standalone") is None
+                          else f"{r['standalone_cpu_us']:.0f} ({r['fabric_over_standalone']:.1f}x)",
                           f"{r['loss']:.3%}", str(r["tm_dropped"]),
                           str(r["retransmitted"]),
                           f"{r['machine_cpu']:.0%}", f"{r['max_switch_cpu']:.2f}",
@@ -344,6 +393,13 @@ def main(argv: list[str] | None = None) -> int:
                       f"packets/s) = {cap['nics']} NICs at {cap['rate_mbps']:g} Mb/s")
             else:
                 print(f"{target}: {what}: no level")
+        ratios = [f"{r['fabric_over_standalone']:.1f}x at {r['nics']} NICs x {r['rate_mbps']:g} Mb/s"
+                  for r in res.get("levels", []) if r.get("fabric_over_standalone")]
+        if ratios:
+            print(f"{target}: CPU per switch frame in the fabric over one switch alone at the same "
+                  f"frames/s: {', '.join(ratios)}")
+        elif res.get("standalone_error"):
+            print(f"{target}: one switch alone: {res['standalone_error']}")
     for key in ("bmv2_over_p4switch", "bmv2_over_p4switch_same_level"):
         if key in out:
             print(f"{key.replace('_', ' ')}: {out[key]:.2f}")

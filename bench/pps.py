@@ -25,8 +25,13 @@ Two figures, never assertions:
 * CPU per frame: the switch process's CPU time (user + system, from
   /proc) over the frames it forwarded, unpaced and at a fixed offered load
   (`--cpu-rate`, default 2,000 frames/s: about what one switch of
-  `ai_zone_small` forwards in `bench/fabric_capacity.py`), the figure to set
-  beside fabric_capacity's CPU per switch frame.
+  `ai_zone_small` forwards in `bench/fabric_capacity.py`; these UDP frames
+  are 120 bytes).
+* `standalone_cpu(target, rates)`, which `bench/fabric_capacity.py` calls:
+  one target alone on the veths forwarding full RoCEv2 frames
+  (`roce_frame`: the fabric's 1,082-byte data frames) at each offered
+  rate, and its CPU per frame, so that a fabric's CPU per switch frame is
+  set beside one switch's at the same frames/s, in the same run.
 
     .venv/bin/python bench/pps.py [--packets N] [--routes N] [--program l3|rtsw]
                                   [--only memory|veth] [--seconds S] [--targets T,T]
@@ -37,6 +42,7 @@ Two figures, never assertions:
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import random
@@ -47,6 +53,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 from p4switch.frontend import compile_file
@@ -69,6 +76,27 @@ def udp_frame(dst: int, sport: int) -> bytes:
     ip = ".".join(str(dst >> s & 0xFF) for s in (24, 16, 8, 0))
     return bytes(Ether(dst="00:00:00:00:00:01", src="00:00:00:00:00:02") / IP(src="10.0.0.1", dst=ip, ttl=64)
                  / UDP(sport=sport, dport=4000) / (b"x" * 64))
+
+
+def roce_frame(dst: int, sport: int, dqpn: int) -> bytes:
+    """A RoCEv2 RDMA WRITE Middle frame of `ROCE_FRAME` bytes (1,024 bytes of payload and the
+    ICRC) to `dst`, UDP source port `sport`, QP `dqpn`: the bulk of a fabric's data frames."""
+    from scapy.contrib.roce import BTH
+    from scapy.layers.inet import IP, UDP
+    from scapy.layers.l2 import Ether
+
+    from topologies.ports import ROCE_FRAME
+    from traffic.roce import ROCEV2_UDP_PORT, Opcode
+
+    ip = ".".join(str(dst >> s & 0xFF) for s in (24, 16, 8, 0))
+    frame = bytes(Ether(dst="00:00:00:00:00:01", src="00:00:00:00:00:02")
+                  / IP(src="10.0.0.1", dst=ip, ttl=64, tos=26 << 2 | 2)
+                  / UDP(sport=sport, dport=ROCEV2_UDP_PORT, chksum=0)
+                  / BTH(opcode=Opcode.RC_RDMA_WRITE_MIDDLE, dqpn=dqpn, psn=0)
+                  / (b"\0" * 1024))  # scapy appends the ICRC
+    if len(frame) != ROCE_FRAME:
+        raise AssertionError(f"a RoCEv2 frame of {len(frame)} bytes, not {ROCE_FRAME}")
+    return frame
 
 
 def route_prefixes(n: int, rng: random.Random) -> list[int]:
@@ -363,9 +391,10 @@ def _switch_command(target: str, addr: str) -> list[str]:
             "--grpc-server-addr", addr, *tm]
 
 
-def _veth_target(target: str, frames_file: Path, tmp: str, routes: list[int],
-                 args: argparse.Namespace) -> float:
-    """Measure one target through the veths; returns its unpaced pps."""
+@contextlib.contextmanager
+def _running(target: str, frames_file: Path, tmp: str, routes: list[int]) -> Iterator[subprocess.Popen]:
+    """`target` started on the veths, programmed with `routes`, frames getting through; stopped
+    on leaving."""
     addr = f"127.0.0.1:{_free_port()}"
     switch = None
     try:
@@ -377,6 +406,26 @@ def _veth_target(target: str, frames_file: Path, tmp: str, routes: list[int],
                         "bmv2" if target == "bmv2" else "p4switch")
         if not _warm(frames_file):
             raise RuntimeError(f"no frame got through {target} (see its log)")
+        yield switch
+    finally:
+        _stop(switch)
+
+
+def _cpu_per_frame(switch: subprocess.Popen, frames_file: Path, seconds: float,
+                   rate: float) -> tuple[float, float, float]:
+    """Offer `rate` frames/s for `seconds` after the switch drained what it held: (frames/s
+    through, us of the switch process's CPU per frame through, share of a core)."""
+    _settle()  # an earlier blast's backlog must not count as this run's frames
+    cpu0 = _cpu_seconds(switch.pid)
+    _offered, got, dt = _blast(frames_file, seconds, rate)
+    cpu = _cpu_seconds(switch.pid) - cpu0
+    return got / dt, cpu / max(got, 1) * 1e6, cpu / dt
+
+
+def _veth_target(target: str, frames_file: Path, tmp: str, routes: list[int],
+                 args: argparse.Namespace) -> float:
+    """Measure one target through the veths; returns its unpaced pps."""
+    with _running(target, frames_file, tmp, routes) as switch:
         cpu0 = _cpu_seconds(switch.pid)
         offered, got, dt = _blast(frames_file, args.seconds)
         cpu = _cpu_seconds(switch.pid) - cpu0
@@ -385,12 +434,9 @@ def _veth_target(target: str, frames_file: Path, tmp: str, routes: list[int],
               f"{offered / dt:,.0f} pps, through {pps:,.0f} pps ({got} frames in {dt:.1f} s), "
               f"{cpu / max(got, 1) * 1e6:.1f} us CPU/frame")
         if args.cpu_rate > 0:
-            _settle()  # the unpaced blast's backlog must not count as this run's frames
-            cpu0 = _cpu_seconds(switch.pid)
-            offered, got, dt = _blast(frames_file, args.seconds, args.cpu_rate)
-            cpu = _cpu_seconds(switch.pid) - cpu0
-            print(f"[veth] {target} at {args.cpu_rate:,.0f} pps offered: through {got / dt:,.0f} pps, "
-                  f"{cpu / max(got, 1) * 1e6:.1f} us CPU/frame ({cpu / dt:.0%} of a core)")
+            through, us, share = _cpu_per_frame(switch, frames_file, args.seconds, args.cpu_rate)
+            print(f"[veth] {target} at {args.cpu_rate:,.0f} pps offered: through {through:,.0f} pps, "
+                  f"{us:.1f} us CPU/frame ({share:.0%} of a core)")
         if args.pace_step > 0:
             paced = args
             if pps < args.pace_start:
@@ -404,8 +450,32 @@ def _veth_target(target: str, frames_file: Path, tmp: str, routes: list[int],
             print(f"[veth] {target} paced: highest offered load with < 0.1% loss: {best:,.0f} pps "
                   f"({paced.pace_seconds:g} s steps of {paced.pace_step:,.0f} pps)")
         return pps
-    finally:
-        _stop(switch)
+
+
+def standalone_cpu(target: str, rates: list[float], seconds: float = 3.0,
+                   routes: int = 1000) -> dict[float, float]:
+    """What one switch alone spends per frame, to set beside a fabric's figure
+    (`bench/fabric_capacity.py`): `target` (p4switch-tm: the `p4switch` command with a
+    fabric's traffic-manager flags; bmv2) on the veths, rtsw.p4 with `routes` routes and an
+    8-member ECMP group, forwarding full RoCEv2 frames (`ROCE_FRAME` bytes: a 1,024-byte
+    payload, as the fabric's data frames) at each offered rate (frames/s) for `seconds`;
+    returns rate -> us of the switch process's CPU per frame through. Needs root."""
+    rng = random.Random(1)
+    prefixes = route_prefixes(routes, rng)
+    frames = [roce_frame(r | rng.randrange(1, 255), rng.randrange(1024, 65535),
+                         rng.randrange(1, 1 << 24)) for r in prefixes[:256]]
+    out: dict[float, float] = {}
+    with tempfile.TemporaryDirectory(prefix="ppsbench-") as tmp:
+        frames_file = Path(tmp) / "frames.bin"
+        frames_file.write_bytes(b"".join(len(f).to_bytes(2, "big") + f for f in frames))
+        try:
+            _veth_up()
+            with _running(target, frames_file, tmp, prefixes) as switch:
+                for rate in rates:
+                    out[rate] = round(_cpu_per_frame(switch, frames_file, seconds, rate)[1], 1)
+        finally:
+            _veth_down()
+    return out
 
 
 def bench_veth(args: argparse.Namespace) -> None:
