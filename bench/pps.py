@@ -465,17 +465,25 @@ def standalone_cpu(target: str, rates: list[float], seconds: float = 3.0,
     frames = [roce_frame(r | rng.randrange(1, 255), rng.randrange(1024, 65535),
                          rng.randrange(1, 1 << 24)) for r in prefixes[:256]]
     out: dict[float, float] = {}
+    with _veths(frames) as (tmp, frames_file), \
+            _running(target, frames_file, tmp, prefixes) as switch:
+        for rate in rates:
+            out[rate] = round(_cpu_per_frame(switch, frames_file, seconds, rate)[1], 1)
+    return out
+
+
+@contextlib.contextmanager
+def _veths(frames: list[bytes]) -> Iterator[tuple[str, Path]]:
+    """The veths and namespaces up, and `frames` in a file the sender reads: (a scratch
+    folder, the file); all of it removed on leaving."""
     with tempfile.TemporaryDirectory(prefix="ppsbench-") as tmp:
         frames_file = Path(tmp) / "frames.bin"
         frames_file.write_bytes(b"".join(len(f).to_bytes(2, "big") + f for f in frames))
         try:
             _veth_up()
-            with _running(target, frames_file, tmp, prefixes) as switch:
-                for rate in rates:
-                    out[rate] = round(_cpu_per_frame(switch, frames_file, seconds, rate)[1], 1)
+            yield tmp, frames_file
         finally:
             _veth_down()
-    return out
 
 
 def bench_veth(args: argparse.Namespace) -> None:
@@ -491,11 +499,8 @@ def bench_veth(args: argparse.Namespace) -> None:
     frames = [udp_frame(r | rng.randrange(1, 255), rng.randrange(1024, 65535)) for r in routes[:256]]
     fwd = None
     measured: dict[str, float] = {}
-    with tempfile.TemporaryDirectory(prefix="ppsbench-") as tmp:
-        frames_file = Path(tmp) / "frames.bin"
-        frames_file.write_bytes(b"".join(len(f).to_bytes(2, "big") + f for f in frames))
+    with _veths(frames) as (tmp, frames_file):
         try:
-            _veth_up()
             for target in targets:
                 measured[target] = _veth_target(target, frames_file, tmp, routes, args)
             fwd = subprocess.Popen([sys.executable, "-c", FORWARDER, VETHS[1][0], VETHS[2][0]],
@@ -513,7 +518,6 @@ def bench_veth(args: argparse.Namespace) -> None:
             print("[veth] " + "; ".join(ratios))
         finally:
             _stop(fwd)
-            _veth_down()
 
 
 def main() -> int:
