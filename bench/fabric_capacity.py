@@ -133,7 +133,8 @@ def measure(fabric: Fabric, hosts: tuple[str, ...], rate: float, seconds: float
     goodput = result["bytes_received"] * FRAME_BYTES / MTU * 8 / max(result["span_s"], 1e-9) / 1e6
     return {
         "nics": n, "rate_mbps": rate, "offered_mbps": n * rate,
-        "switches": len(fabric.plan.switches), "carried_mbps": round(goodput, 2), "host_mbps": round(use.host_gbps * 1e3, 2),
+        "switches": len(fabric.plan.switches), "carried_mbps": round(goodput, 2),
+        "host_mbps": round(use.host_gbps * 1e3, 2),
         "host_pps": round(use.host_pps),
         "switch_pps": round(use.switch_pps), "lost": use.lost, "sent": use.sent,
         "loss": use.loss, "lost_on": use.lost_on, "retransmitted": result["retransmitted"],
@@ -205,10 +206,10 @@ def add_standalone(target: str, levels: list[dict[str, Any]], seconds: float) ->
     sys.path.insert(0, str(REPO / "bench"))
     from pps import standalone_cpu
 
-    alone = standalone_cpu(STANDALONE[target], [r["switch_pps"] / r["switches"] for r in rows],
-                           seconds=seconds)
-    for r in rows:
-        us = alone[r["switch_pps"] / r["switches"]]
+    per_switch = [r["switch_pps"] / r["switches"] for r in rows]
+    alone = standalone_cpu(STANDALONE[target], per_switch, seconds=seconds)
+    for r, pps in zip(rows, per_switch, strict=True):
+        us = alone[pps]
         r["standalone_cpu_us"] = us
         r["fabric_over_standalone"] = round(r["switch_cpu_us"] / us, 2) if us else None
 

@@ -80,20 +80,16 @@ def udp_frame(dst: int, sport: int) -> bytes:
 
 def roce_frame(dst: int, sport: int, dqpn: int) -> bytes:
     """A RoCEv2 RDMA WRITE Middle frame of `ROCE_FRAME` bytes (1,024 bytes of payload and the
-    ICRC) to `dst`, UDP source port `sport`, QP `dqpn`: the bulk of a fabric's data frames."""
-    from scapy.contrib.roce import BTH
-    from scapy.layers.inet import IP, UDP
-    from scapy.layers.l2 import Ether
-
+    ICRC) to `dst`, UDP source port `sport`, QP `dqpn`: the bulk of a fabric's data frames
+    (`traffic.builders.rdma_write`, as the hosts' agents' tests build them)."""
     from topologies.ports import ROCE_FRAME
-    from traffic.roce import ROCEV2_UDP_PORT, Opcode
+    from traffic.builders import rdma_write
+    from traffic.endpoint import Endpoint
 
     ip = ".".join(str(dst >> s & 0xFF) for s in (24, 16, 8, 0))
-    frame = bytes(Ether(dst="00:00:00:00:00:01", src="00:00:00:00:00:02")
-                  / IP(src="10.0.0.1", dst=ip, ttl=64, tos=26 << 2 | 2)
-                  / UDP(sport=sport, dport=ROCEV2_UDP_PORT, chksum=0)
-                  / BTH(opcode=Opcode.RC_RDMA_WRITE_MIDDLE, dqpn=dqpn, psn=0)
-                  / (b"\0" * 1024))  # scapy appends the ICRC
+    frame = bytes(rdma_write(src=Endpoint(mac="00:00:00:00:00:02", ip="10.0.0.1", port=sport),
+                             dst=Endpoint(mac="00:00:00:00:00:01", ip=ip, qpn=dqpn),
+                             psn=0, payload=bytes(1024), position="middle", ecn=2))
     if len(frame) != ROCE_FRAME:
         raise AssertionError(f"a RoCEv2 frame of {len(frame)} bytes, not {ROCE_FRAME}")
     return frame
