@@ -20,6 +20,10 @@ first ``size % n`` chunks one byte more):
 - ``alltoall``: one step; rank r sends chunk j to every rank j != r and
   receives chunk r from each (the chunk to itself stays home), as
   nccl-tests' alltoall_perf with ``size`` the per-rank buffer.
+  With ``pairwise``, the same transfers in n-1 steps instead (the pairwise
+  exchange of MPI's all-to-all): in step k (1 <= k < n) rank r sends chunk
+  (r + k) mod n to rank r+k and receives chunk r from rank r-k, so every
+  rank has one transfer out and one in at a time (no n-1 to 1 incast).
 - ``incast``: one step; every rank but ``root`` (default rank 0) sends
   ``size`` bytes to the root.
 - ``permutation``: one step; rank r sends ``size`` bytes to rank
@@ -129,6 +133,11 @@ def _alltoall(n: int, size: int) -> _Schedule:
     return [[(r, j, chunks[j]) for r in range(n) for j in range(n) if j != r]]
 
 
+def _pairwise(n: int, size: int) -> _Schedule:
+    chunks = chunk_sizes(size, n)
+    return [[(r, (r + k) % n, chunks[(r + k) % n]) for r in range(n)] for k in range(1, n)]
+
+
 def _incast(n: int, size: int, root: int) -> _Schedule:
     return [[(r, root, size) for r in range(n) if r != root]]
 
@@ -151,6 +160,7 @@ def build_jobs(
     root: int = 0,
     shift: int | None = None,
     sport_per_qp: bool = False,
+    pairwise: bool = False,
     name: str | None = None,
     start_at: float | None = None,
 ) -> dict[str, Job]:
@@ -170,6 +180,8 @@ def build_jobs(
         raise CollectiveError(f"strategy {strategy!r}: split or rr (round_robin)")
     if not 0 <= root < n:
         raise CollectiveError(f"root={root}: must be a rank, 0..{n - 1}")
+    if pairwise and pattern != "alltoall":
+        raise CollectiveError(f"pairwise: an alltoall schedule, not {pattern}'s")
     job_name = name or f"{pattern}-{n}x{size}"
     # One connection per directed pair that carries data (`traffic.connections`: the
     # allocation the model and the predictor use too).
@@ -181,7 +193,7 @@ def build_jobs(
     if pattern == "allreduce":
         schedule = _allreduce(n, size)
     elif pattern == "alltoall":
-        schedule = _alltoall(n, size)
+        schedule = _pairwise(n, size) if pairwise else _alltoall(n, size)
     elif pattern == "incast":
         schedule = _incast(n, size, root)
     else:

@@ -99,8 +99,13 @@ def assert_check_passes(hosts: int, nics: int) -> None:
     `hosts` hosts (`nics` each) pings the same NIC of every other host, and one RoCEv2 write
     crosses each ordered pair of hosts."""
     proc = aizone("check", "--json")
-    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr
-    data = json.loads(proc.stdout)
+    try:
+        data = json.loads(proc.stdout)
+    except ValueError:
+        raise AssertionError(f"check printed no JSON (exit {proc.returncode}): "
+                             f"{proc.stdout[-2000:]}{proc.stderr}") from None
+    failed = data.get("failed", [])
+    assert proc.returncode == 0, (proc.returncode, len(failed), failed[:20], proc.stderr[-2000:])
     assert data["ok"] and data["failed"] == []
     assert data["pings"] == hosts * (hosts - 1) * nics
     assert data["roce"] == hosts * (hosts - 1)

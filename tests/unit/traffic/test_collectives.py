@@ -55,6 +55,21 @@ def test_alltoall_sends_one_chunk_to_every_other_rank_in_one_step() -> None:
     assert _sends(jobs["h1"]) == [[("r1>r0", 100), ("r1>r2", 100)]]
 
 
+def test_pairwise_alltoall_sends_to_one_rank_per_step() -> None:
+    """n=4, 400 bytes per rank, pairwise: 3 steps; in step k rank r sends 100 to r+k, gets 100
+    from r-k (rank 0: to 1, 2, 3; from 3, 2, 1)."""
+    jobs = build_jobs("alltoall", _ranks(4), 400, pairwise=True)
+    assert _sends(jobs["h0"]) == [[("r0>r1", 100)], [("r0>r2", 100)], [("r0>r3", 100)]]
+    assert _recvs(jobs["h0"]) == [[("r3>r0", 100)], [("r2>r0", 100)], [("r1>r0", 100)]]
+    assert _sends(jobs["h2"]) == [[("r2>r3", 100)], [("r2>r0", 100)], [("r2>r1", 100)]]
+    assert _recvs(jobs["h2"]) == [[("r1>r2", 100)], [("r0>r2", 100)], [("r3>r2", 100)]]
+
+
+def test_pairwise_is_only_an_alltoall_schedule() -> None:
+    with pytest.raises(CollectiveError, match="pairwise"):
+        build_jobs("incast", _ranks(3), 300, pairwise=True)
+
+
 def test_incast_sends_everything_to_the_root() -> None:
     """n=3, root 0, 500 bytes: h1 and h2 send 500 each, h0 receives both."""
     jobs = build_jobs("incast", _ranks(3), 500)
