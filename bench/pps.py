@@ -32,11 +32,16 @@ Two figures, never assertions:
   (`roce_frame`: the fabric's 1,082-byte data frames) at each offered
   rate, and its CPU per frame, so that a fabric's CPU per switch frame is
   set beside one switch's at the same frames/s, in the same run.
+* `--only sizes`: the same standalone figure for RoCEv2 frames of each
+  `--payloads` size in turn (jumbo veths above 1,024 bytes): whether
+  fewer, larger frames carry more bytes for the same CPU.
 
     .venv/bin/python bench/pps.py [--packets N] [--routes N] [--program l3|rtsw]
                                   [--only memory|veth] [--seconds S] [--targets T,T]
                                   [--pace-start PPS] [--pace-step PPS] [--pace-max PPS]
                                   [--pace-seconds S] [--cpu-rate PPS]
+    .venv/bin/python bench/pps.py --only sizes [--payloads 1024,4096] [--size-rates 1000,3000]
+                                  [--size-rounds N] [--targets p4switch-tm,bmv2]
 """
 
 from __future__ import annotations
@@ -78,10 +83,11 @@ def udp_frame(dst: int, sport: int) -> bytes:
                  / UDP(sport=sport, dport=4000) / (b"x" * 64))
 
 
-def roce_frame(dst: int, sport: int, dqpn: int) -> bytes:
+def roce_frame(dst: int, sport: int, dqpn: int, payload: int = 1024) -> bytes:
     """A RoCEv2 RDMA WRITE Middle frame of `ROCE_FRAME` bytes (1,024 bytes of payload and the
-    ICRC) to `dst`, UDP source port `sport`, QP `dqpn`: the bulk of a fabric's data frames
-    (`traffic.builders.rdma_write`, as the hosts' agents' tests build them)."""
+    ICRC; `payload` bytes make it that much longer) to `dst`, UDP source port `sport`, QP
+    `dqpn`: the bulk of a fabric's data frames (`traffic.builders.rdma_write`, as the hosts'
+    agents' tests build them)."""
     from topologies.ports import ROCE_FRAME
     from traffic.builders import rdma_write
     from traffic.endpoint import Endpoint
@@ -89,10 +95,14 @@ def roce_frame(dst: int, sport: int, dqpn: int) -> bytes:
     ip = ".".join(str(dst >> s & 0xFF) for s in (24, 16, 8, 0))
     frame = bytes(rdma_write(src=Endpoint(mac="00:00:00:00:00:02", ip="10.0.0.1", port=sport),
                              dst=Endpoint(mac="00:00:00:00:00:01", ip=ip, qpn=dqpn),
-                             psn=0, payload=bytes(1024), position="middle", ecn=2))
-    if len(frame) != ROCE_FRAME:
-        raise AssertionError(f"a RoCEv2 frame of {len(frame)} bytes, not {ROCE_FRAME}")
+                             psn=0, payload=bytes(payload), position="middle", ecn=2))
+    if len(frame) != ROCE_FRAME - 1024 + payload:
+        raise AssertionError(f"a RoCEv2 frame of {len(frame)} bytes, not {ROCE_FRAME - 1024 + payload}")
     return frame
+
+
+ROCE_OVERHEAD = 58  # a RoCEv2 WRITE Middle frame's bytes besides its payload (without FCS)
+JUMBO_MTU = 9000
 
 
 def route_prefixes(n: int, rng: random.Random) -> list[int]:
@@ -232,7 +242,7 @@ def _run(*cmd: str, check: bool = True) -> subprocess.CompletedProcess:
     return subprocess.run(cmd, capture_output=True, text=True, check=check)
 
 
-def _veth_up() -> None:
+def _veth_up(mtu: int | None = None) -> None:
     _veth_down()
     for ns in (NS_TX, NS_RX):
         _run("ip", "netns", "add", ns)
@@ -242,6 +252,8 @@ def _veth_up() -> None:
         for dev, where in ((root, ()), (peer, ("ip", "netns", "exec", ns))):
             # no IPv6 chatter (RS, MLD) on the measured links
             _run(*where, "sysctl", "-qw", f"net.ipv6.conf.{dev}.disable_ipv6=1", check=False)
+            if mtu is not None:
+                _run(*where, "ip", "link", "set", dev, "mtu", str(mtu))
             _run(*where, "ip", "link", "set", dev, "up")
 
 
@@ -449,19 +461,20 @@ def _veth_target(target: str, frames_file: Path, tmp: str, routes: list[int],
 
 
 def standalone_cpu(target: str, rates: list[float], seconds: float = 3.0,
-                   routes: int = 1000) -> dict[float, float]:
+                   routes: int = 1000, payload: int = 1024) -> dict[float, float]:
     """What one switch alone spends per frame, to set beside a fabric's figure
     (`bench/fabric_capacity.py`): `target` (p4switch-tm: the `p4switch` command with a
     fabric's traffic-manager flags; bmv2) on the veths, rtsw.p4 with `routes` routes and an
     8-member ECMP group, forwarding full RoCEv2 frames (`ROCE_FRAME` bytes: a 1,024-byte
     payload, as the fabric's data frames) at each offered rate (frames/s) for `seconds`;
-    returns rate -> us of the switch process's CPU per frame through. Needs root."""
+    returns rate -> us of the switch process's CPU per frame through. `payload`: the frames'
+    RDMA payload instead (above 1,024 bytes the veths get a jumbo MTU). Needs root."""
     rng = random.Random(1)
     prefixes = route_prefixes(routes, rng)
     frames = [roce_frame(r | rng.randrange(1, 255), rng.randrange(1024, 65535),
-                         rng.randrange(1, 1 << 24)) for r in prefixes[:256]]
+                         rng.randrange(1, 1 << 24), payload) for r in prefixes[:256]]
     out: dict[float, float] = {}
-    with _veths(frames) as (tmp, frames_file), \
+    with _veths(frames, JUMBO_MTU if payload > 1024 else None) as (tmp, frames_file), \
             _running(target, frames_file, tmp, prefixes) as switch:
         for rate in rates:
             out[rate] = round(_cpu_per_frame(switch, frames_file, seconds, rate)[1], 1)
@@ -469,14 +482,14 @@ def standalone_cpu(target: str, rates: list[float], seconds: float = 3.0,
 
 
 @contextlib.contextmanager
-def _veths(frames: list[bytes]) -> Iterator[tuple[str, Path]]:
-    """The veths and namespaces up, and `frames` in a file the sender reads: (a scratch
-    folder, the file); all of it removed on leaving."""
+def _veths(frames: list[bytes], mtu: int | None = None) -> Iterator[tuple[str, Path]]:
+    """The veths and namespaces up (at `mtu`, if given), and `frames` in a file the sender
+    reads: (a scratch folder, the file); all of it removed on leaving."""
     with tempfile.TemporaryDirectory(prefix="ppsbench-") as tmp:
         frames_file = Path(tmp) / "frames.bin"
         frames_file.write_bytes(b"".join(len(f).to_bytes(2, "big") + f for f in frames))
         try:
-            _veth_up()
+            _veth_up(mtu)
             yield tmp, frames_file
         finally:
             _veth_down()
@@ -516,13 +529,38 @@ def bench_veth(args: argparse.Namespace) -> None:
             _stop(fwd)
 
 
+def bench_sizes(args: argparse.Namespace) -> None:
+    """CPU per frame against the frame's size: `standalone_cpu` at each `--payloads` size in
+    turn, `--size-rounds` times, each target at each `--size-rates` offered load."""
+    if os.geteuid() != 0:
+        print("[sizes] skipped: needs root (network namespaces, raw sockets)")
+        return
+    payloads = [int(p) for p in args.payloads.split(",") if p]
+    rates = [float(r) for r in args.size_rates.split(",") if r]
+    targets = [t for t in args.targets.split(",") if t and t != "p4switch"]
+    if "bmv2" in targets and not shutil.which("simple_switch_grpc"):
+        targets.remove("bmv2")
+    for target in targets:
+        for rnd in range(args.size_rounds):
+            for payload in payloads:
+                got = standalone_cpu(target, rates, routes=args.routes, payload=payload)
+                cells = ", ".join(f"{r:,.0f}/s: {us} us" for r, us in got.items())
+                print(f"[sizes] {target} round {rnd + 1}, {payload}-byte payload "
+                      f"({ROCE_OVERHEAD + payload}-byte frames): {cells}", flush=True)
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--packets", type=int, default=50000, help="in-memory packets (all rounds)")
     ap.add_argument("--rounds", type=int, default=5, help="in-memory rounds (best and median)")
     ap.add_argument("--routes", type=int, default=1000)
     ap.add_argument("--program", choices=["rtsw", "l3"], default="rtsw", help="in-memory program")
-    ap.add_argument("--only", choices=["memory", "veth"], help="run one of the two benchmarks")
+    ap.add_argument("--only", choices=["memory", "veth", "sizes"],
+                    help="run one benchmark (sizes: CPU per RoCEv2 frame by its size; only "
+                         "when named)")
+    ap.add_argument("--payloads", default="1024,4096", help="sizes: RDMA payloads (bytes)")
+    ap.add_argument("--size-rates", default="1000,3000", help="sizes: offered loads (frames/s)")
+    ap.add_argument("--size-rounds", type=int, default=2, help="sizes: rounds, sizes alternating")
     ap.add_argument("--seconds", type=float, default=5.0, help="veth blast duration")
     ap.add_argument("--pace-start", type=float, default=20000, help="paced veth: first offered load (pps)")
     ap.add_argument("--pace-step", type=float, default=5000, help="paced veth: step (pps); 0: no paced run")
@@ -539,6 +577,8 @@ def main() -> int:
         bench_memory(args)
     if args.only in (None, "veth"):
         bench_veth(args)
+    if args.only == "sizes":
+        bench_sizes(args)
     return 0
 
 
