@@ -83,12 +83,18 @@ def udp_frame(dst: int, sport: int) -> bytes:
                  / UDP(sport=sport, dport=4000) / (b"x" * 64))
 
 
+def roce_frame_bytes(payload: int = 1024) -> int:
+    """The length of `roce_frame`'s frame with `payload` bytes: `ROCE_FRAME` holds 1,024."""
+    from topologies.ports import ROCE_FRAME
+
+    return ROCE_FRAME - 1024 + payload
+
+
 def roce_frame(dst: int, sport: int, dqpn: int, payload: int = 1024) -> bytes:
     """A RoCEv2 RDMA WRITE Middle frame of `ROCE_FRAME` bytes (1,024 bytes of payload and the
     ICRC; `payload` bytes make it that much longer) to `dst`, UDP source port `sport`, QP
     `dqpn`: the bulk of a fabric's data frames (`traffic.builders.rdma_write`, as the hosts'
     agents' tests build them)."""
-    from topologies.ports import ROCE_FRAME
     from traffic.builders import rdma_write
     from traffic.endpoint import Endpoint
 
@@ -96,12 +102,11 @@ def roce_frame(dst: int, sport: int, dqpn: int, payload: int = 1024) -> bytes:
     frame = bytes(rdma_write(src=Endpoint(mac="00:00:00:00:00:02", ip="10.0.0.1", port=sport),
                              dst=Endpoint(mac="00:00:00:00:00:01", ip=ip, qpn=dqpn),
                              psn=0, payload=bytes(payload), position="middle", ecn=2))
-    if len(frame) != ROCE_FRAME - 1024 + payload:
-        raise AssertionError(f"a RoCEv2 frame of {len(frame)} bytes, not {ROCE_FRAME - 1024 + payload}")
+    if len(frame) != roce_frame_bytes(payload):
+        raise AssertionError(f"a RoCEv2 frame of {len(frame)} bytes, not {roce_frame_bytes(payload)}")
     return frame
 
 
-ROCE_OVERHEAD = 58  # a RoCEv2 WRITE Middle frame's bytes besides its payload (without FCS)
 JUMBO_MTU = 9000
 
 
@@ -495,14 +500,21 @@ def _veths(frames: list[bytes], mtu: int | None = None) -> Iterator[tuple[str, P
             _veth_down()
 
 
+def _targets(spec: str, tag: str) -> list[str]:
+    """The targets `spec` names (comma-separated), bmv2 left out, with a word, when it is not
+    on PATH."""
+    targets = [t for t in spec.split(",") if t]
+    if "bmv2" in targets and not (shutil.which("simple_switch_grpc") and shutil.which("p4c-bm2-ss")):
+        print(f"[{tag}] bmv2 skipped: simple_switch_grpc and p4c-bm2-ss are not on PATH")
+        targets.remove("bmv2")
+    return targets
+
+
 def bench_veth(args: argparse.Namespace) -> None:
     if os.geteuid() != 0:
         print("[veth] skipped: needs root (network namespaces, raw sockets)")
         return
-    targets = [t for t in args.targets.split(",") if t]
-    if "bmv2" in targets and not (shutil.which("simple_switch_grpc") and shutil.which("p4c-bm2-ss")):
-        print("[veth] bmv2 skipped: simple_switch_grpc and p4c-bm2-ss are not on PATH")
-        targets.remove("bmv2")
+    targets = _targets(args.targets, "veth")
     rng = random.Random(1)
     routes = route_prefixes(args.routes, rng)
     frames = [udp_frame(r | rng.randrange(1, 255), rng.randrange(1024, 65535)) for r in routes[:256]]
@@ -537,16 +549,14 @@ def bench_sizes(args: argparse.Namespace) -> None:
         return
     payloads = [int(p) for p in args.payloads.split(",") if p]
     rates = [float(r) for r in args.size_rates.split(",") if r]
-    targets = [t for t in args.targets.split(",") if t and t != "p4switch"]
-    if "bmv2" in targets and not shutil.which("simple_switch_grpc"):
-        targets.remove("bmv2")
+    targets = [t for t in _targets(args.targets, "sizes") if t != "p4switch"]
     for target in targets:
         for rnd in range(args.size_rounds):
             for payload in payloads:
                 got = standalone_cpu(target, rates, routes=args.routes, payload=payload)
                 cells = ", ".join(f"{r:,.0f}/s: {us} us" for r, us in got.items())
                 print(f"[sizes] {target} round {rnd + 1}, {payload}-byte payload "
-                      f"({ROCE_OVERHEAD + payload}-byte frames): {cells}", flush=True)
+                      f"({roce_frame_bytes(payload)}-byte frames): {cells}", flush=True)
 
 
 def main() -> int:
