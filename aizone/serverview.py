@@ -22,7 +22,7 @@ from rich.table import Table
 
 from controller.expectedload import REFERENCE_QPS, expected_link_mbps
 from topologies.addressing import plan_addresses
-from topologies.ports import ROCE_FRAME
+from topologies.mtu import ROCE_FRAME
 from topologies.serverplacement import place_on_servers
 from topologies.spec import FabricSpec
 

@@ -45,6 +45,11 @@ Run it as root under the fabric lock:
     flock /tmp/aizone-net.lock .venv/bin/python bench/fabric_capacity.py \
         [--targets p4switch,bmv2] [--rates 1,2,5,10] [--seconds 3] [--json] [--write [FILE]]
         [--servers localhost,B,... | --namespace-server] [--topology topologies/ai_zone.yaml]
+        [--mtu 9000]
+
+`--mtu 9000` gives every variant jumbo links (`FabricSpec.mtu`): RoCE path MTU 4,096,
+4,154-byte frames, about 3.8 times the bytes of a 1,082-byte frame for the same switch
+CPU (`bench/pps.py --only sizes`); the standalone switch then forwards frames of that size.
 
 After each target's ladder (unless `--no-standalone`), one switch of that
 target alone (`bench/pps.py`'s `standalone_cpu`: rtsw.p4 on two veths,
@@ -79,10 +84,13 @@ from controller.errors import ControllerError
 from experiments.capacity import CAPACITY_FILE, CapacityError, add_measurement
 from experiments.collective import Collective, run_collective, uses_api
 from experiments.fabric import Fabric, variant, variant_spec
-from experiments.sizes import FRAME_BYTES, MTU, lossless
+from experiments.sizes import MTU as DEFAULT_PATH_MTU
+from experiments.sizes import lossless
 from experiments.usage import Usage
+from topologies.mtu import MAX_MTU, roce_path_mtu
 from topologies.nodes import NetworkError, target_missing
 from topologies.serverplacement import servers_argument
+from topologies.spec import SpecError, load_spec
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -129,8 +137,10 @@ def measure(fabric: Fabric, hosts: tuple[str, ...], rate: float, seconds: float
     use = Usage.of(fabric.plan, before, after, seconds=result["span_s"])
     n = len(nics)
     # Goodput in frame bytes: the application bytes delivered, as the full frames that carry
-    # them (experiments.session.FRAME_BYTES per MTU), over the job's span.
-    goodput = result["bytes_received"] * FRAME_BYTES / MTU * 8 / max(result["span_s"], 1e-9) / 1e6
+    # them (a full frame per path MTU: `AddressPlan.roce_frame`), over the job's span.
+    plan = fabric.plan
+    goodput = (result["bytes_received"] * plan.roce_frame / plan.path_mtu * 8
+               / max(result["span_s"], 1e-9) / 1e6)
     return {
         "nics": n, "rate_mbps": rate, "offered_mbps": n * rate,
         "switches": len(fabric.plan.switches), "carried_mbps": round(goodput, 2),
@@ -157,11 +167,13 @@ def measure(fabric: Fabric, hosts: tuple[str, ...], rate: float, seconds: float
 
 
 def search(target: str, rates: list[float], seconds: float, work: Path,
-           log: Any, servers: tuple[str, ...] = (), base: Path = BASE) -> dict[str, Any]:
+           log: Any, servers: tuple[str, ...] = (), base: Path = BASE,
+           mtu: int | None = None) -> dict[str, Any]:
     levels: list[dict[str, Any]] = []
     bringups: list[float] = []
     for rate in rates:
-        rated = {"links.host.rate_mbps": rate, "links.rtsw_ctsw.rate_mbps": 4 * rate}
+        rated = {"links.host.rate_mbps": rate, "links.rtsw_ctsw.rate_mbps": 4 * rate,
+                 **({"mtu": mtu} if mtu else {})}
         topo = variant(base, work, f"capacity_{target}_{rate:g}",
                        {**rated, **lossless(variant_spec(base, rated))})
         first_failed = False
@@ -194,12 +206,14 @@ def search(target: str, rates: list[float], seconds: float, work: Path,
 STANDALONE = {"p4switch": "p4switch-tm", "bmv2": "bmv2"}
 
 
-def add_standalone(target: str, levels: list[dict[str, Any]], seconds: float) -> None:
+def add_standalone(target: str, levels: list[dict[str, Any]], seconds: float,
+                   payload: int = DEFAULT_PATH_MTU) -> None:
     """Each level's CPU per switch frame alone: one `STANDALONE[target]` switch on veths
     (`bench/pps.py`'s `standalone_cpu`: rtsw.p4, full RoCEv2 frames) offered the frames per
     second one switch of the fabric took in at that level (all switches' over their number),
     after the fabric is down; kept in the level as `standalone_cpu_us`, with the fabric's
-    figure over it as `fabric_over_standalone`."""
+    figure over it as `fabric_over_standalone`. `payload`: the frames' RDMA payload, the
+    fabric's path MTU."""
     rows = [r for r in levels if r.get("switch_cpu_us") and r.get("switch_pps")]
     if not rows or target not in STANDALONE:
         return
@@ -207,7 +221,7 @@ def add_standalone(target: str, levels: list[dict[str, Any]], seconds: float) ->
     from pps import standalone_cpu
 
     per_switch = [r["switch_pps"] / r["switches"] for r in rows]
-    alone = standalone_cpu(STANDALONE[target], per_switch, seconds=seconds)
+    alone = standalone_cpu(STANDALONE[target], per_switch, seconds=seconds, payload=payload)
     for r, pps in zip(rows, per_switch, strict=True):
         us = alone[pps]
         r["standalone_cpu_us"] = us
@@ -241,6 +255,9 @@ def main(argv: list[str] | None = None) -> int:
                    help="do not measure one switch alone at each level's frames/s per switch "
                         "(bench/pps.py's veths, after the fabric is down) to set its CPU per "
                         "frame beside the fabric's")
+    p.add_argument("--mtu", type=int, default=None,
+                   help="the links' IP MTU (the topology's `mtu`; 9000: jumbo links, RoCE "
+                        "path MTU 4,096); default: the topology's")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.add_argument("--write", nargs="?", type=Path, const=CAPACITY_FILE, default=None,
                    metavar="FILE", help="append this run to the capacity data file (default "
@@ -262,6 +279,10 @@ def main(argv: list[str] | None = None) -> int:
         print("fabric_capacity: --write keeps ai_zone_small's capacity (the experiments' sizes "
               "come from it): not with --topology", file=sys.stderr)
         return 2
+    if args.mtu is not None and args.write is not None:
+        print("fabric_capacity: --write keeps the presets' capacity (the experiments' sizes "
+              "come from it): not with --mtu", file=sys.stderr)
+        return 2
     if (args.servers or args.namespace_server) and args.write is not None:
         print("fabric_capacity: --write keeps one machine's capacity (the experiments' sizes "
               "come from it): not with servers", file=sys.stderr)
@@ -270,6 +291,14 @@ def main(argv: list[str] | None = None) -> int:
         print("fabric_capacity: needs root (it brings fabrics up)", file=sys.stderr)
         return 2
     rates = sorted(float(r) for r in args.rates.split(",") if r)
+    try:
+        mtu = args.mtu or load_spec(args.topology).mtu
+        roce_path_mtu(mtu)
+        if mtu > MAX_MTU:
+            raise ValueError(f"--mtu {mtu}: at most {MAX_MTU} (topologies.mtu.MAX_MTU)")
+    except (SpecError, ValueError) as exc:
+        print(f"fabric_capacity: {exc}", file=sys.stderr)
+        return 2
     from rich.console import Console
     from rich.table import Table
 
@@ -308,6 +337,7 @@ def main(argv: list[str] | None = None) -> int:
         servers = ("localhost", server.addresses[0])
     out["servers"] = list(servers)
     out["topology"] = str(args.topology)
+    out["mtu"], out["path_mtu"] = mtu, roce_path_mtu(mtu)
     try:
         for target in [t for t in args.targets.split(",") if t]:
             missing = target_missing(target)
@@ -317,7 +347,7 @@ def main(argv: list[str] | None = None) -> int:
                 continue
             try:
                 out["targets"][target] = search(target, rates, args.seconds, work, log,
-                                                servers, args.topology)
+                                                servers, args.topology, args.mtu)
             except (NetworkError, ControllerError) as exc:
                 out["targets"][target] = {"error": str(exc)}
                 console.print(f"{target}: [red]{exc}[/]")
@@ -325,7 +355,8 @@ def main(argv: list[str] | None = None) -> int:
             if args.standalone:
                 console.print(f"{target}: one switch alone at each level's frames/s per switch")
                 try:
-                    add_standalone(target, out["targets"][target]["levels"], args.seconds)
+                    add_standalone(target, out["targets"][target]["levels"], args.seconds,
+                                   out["path_mtu"])
                 except (RuntimeError, OSError, subprocess.SubprocessError) as exc:
                     # The ladder stands; the standalone figure is missing, and says why.
                     out["targets"][target]["standalone_error"] = str(exc)

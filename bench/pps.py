@@ -85,7 +85,7 @@ def udp_frame(dst: int, sport: int) -> bytes:
 
 def roce_frame_bytes(payload: int = 1024) -> int:
     """The length of `roce_frame`'s frame with `payload` bytes: `ROCE_FRAME` holds 1,024."""
-    from topologies.ports import ROCE_FRAME
+    from topologies.mtu import ROCE_FRAME
 
     return ROCE_FRAME - 1024 + payload
 

@@ -42,7 +42,7 @@ from rich.console import Console
 from rich.progress import Progress
 from rich.table import Table
 
-from topologies.ports import ROCE_FRAME
+from topologies.mtu import ROCE_FRAME
 from traffic.agentclient import AgentClient, AgentError
 from traffic.collectives import Rank, build_jobs
 from traffic.memnet import MemNet

@@ -61,7 +61,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from topologies.addressing import AddressPlan, NicPlan
-from topologies.ports import ROCE_FRAME
+from topologies.mtu import ROCE_FRAME
 from traffic.collectives import Rank, build_jobs
 from traffic.connections import message_posts, write_frame_bytes
 from traffic.errors import TrafficError
@@ -98,7 +98,8 @@ def proc_stat_cpu(text: str) -> tuple[float, float]:
     total = sum(values[:8])
     return total - idle, total
 
-# A full RoCEv2 data frame at the transport's path MTU (`topologies.ports.ROCE_FRAME`).
+# A full RoCEv2 data frame at the default links' path MTU (`topologies.mtu.ROCE_FRAME`);
+# a fabric's own is `AddressPlan.roce_frame`.
 FRAME_BYTES = ROCE_FRAME
 # IB's local ACK timeout is 4.096 us x 2^k; NCCL's default k (NCCL_IB_TIMEOUT) is 15.
 _IB_TIMEOUT_UNIT_S, _NCCL_DEFAULT_K = 4.096e-6, 15
@@ -161,15 +162,16 @@ def path_queues(atsw: bool) -> int:
 
 
 def fabric_ack_timeout_ms(rates: dict[str, float], queues: dict[str, int], hops: int,
-                          in_flight: int = 0, rtt_ms: float = 0.0) -> float:
+                          in_flight: int = 0, rtt_ms: float = 0.0,
+                          frame_bytes: int = FRAME_BYTES) -> float:
     """The ACK timeout for a fabric: the smallest 4.096 us x 2^k (k >= 15) above the time
     `hops` full switch queues of full frames take to drain at the slowest tier's rate, and
     above twice the time `in_flight` full frames (all a job can have in flight towards one
     NIC, which PFC holds rather than drops) take at that rate, plus `rtt_ms`, the round trip
     the topology's scaled latency adds (`AddressPlan.delayed_rtt_s`): an ACK comes back no
-    sooner."""
+    sooner. `frame_bytes`: a full frame at the links' path MTU (`AddressPlan.roce_frame`)."""
     slowest = min(rates.values())
-    frame_s = FRAME_BYTES * 8 / (slowest * 1e6)
+    frame_s = frame_bytes * 8 / (slowest * 1e6)
     worst = max(hops * max(queues.values()), 2 * in_flight) * frame_s + rtt_ms / 1e3
     k = max(_NCCL_DEFAULT_K, math.ceil(math.log2(worst / _IB_TIMEOUT_UNIT_S)))
     return _IB_TIMEOUT_UNIT_S * 1e3 * 2**k
@@ -196,7 +198,8 @@ def fabric_job_ack_timeout_ms(ctx: JobContext, in_flight: int = 0) -> float | No
     hops = path_queues(any(s.role == "atsw" for s in ctx.plan.switches))
     return fabric_ack_timeout_ms({t: ctx.rates[t] for t in tiers},
                                  {t: ctx.queues[t] for t in tiers}, hops, in_flight,
-                                 rtt_ms=ctx.plan.delayed_rtt_s * 1e3)
+                                 rtt_ms=ctx.plan.delayed_rtt_s * 1e3,
+                                 frame_bytes=ctx.plan.roce_frame)
 
 
 class RunError(ValueError):
@@ -426,13 +429,14 @@ async def run_collective(ctx: JobContext, req: RunRequest) -> dict[str, Any]:
                           transport=transport, sport_per_qp=req.sport_per_qp,
                           name=f"job{job_id}-{pattern}", start_at=time.time() + 1.0)
 
+    mtu = ctx.plan.path_mtu  # the NICs' active path MTU, from the links' MTU
     try:
-        jobs = build(None)
+        jobs = build(Transport(path_mtu=mtu))
         ack_ms = req.ack_timeout_ms
         if ack_ms is None:  # the fabric's, for what this job can have in flight
             ack_ms = fabric_job_ack_timeout_ms(ctx, job_fan_in(jobs) * Transport().window)
         if ack_ms:
-            jobs = build(Transport(ack_timeout_ms=ack_ms))
+            jobs = build(Transport(path_mtu=mtu, ack_timeout_ms=ack_ms))
     except (ValueError, TrafficError) as exc:
         raise RunError(str(exc)) from None
     predicted = (await asyncio.to_thread(predict_link_bytes, ctx.plan, ctx.mode, jobs, ctx.failed)
@@ -493,6 +497,7 @@ async def run_collective(ctx: JobContext, req: RunRequest) -> dict[str, Any]:
            "ranks_nics": [n.intf for n in nics], "wall_seconds": round(seconds, 4),
            "counted_seconds": round(counted, 4),
            "ack_timeout_ms": ack_ms if ack_ms else Transport().ack_timeout_ms,
+           "path_mtu": mtu,
            "machine_cpu": round(busy, 3),
            "step_seconds": _step_seconds(reports),
            "result": result, "links": loads["links"], "tiers": loads["tiers"],

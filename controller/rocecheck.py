@@ -50,7 +50,9 @@ async def roce_pairs(plan: AddressPlan, agents: HostAgents, timeout: float = 60,
     n = len(ranks)
     if n < 2:
         return []
-    transport = Transport(ack_timeout_ms=ack_timeout_ms) if ack_timeout_ms else None
+    transport = Transport(path_mtu=plan.path_mtu)  # the NICs' active MTU, from the links'
+    if ack_timeout_ms:
+        transport = Transport(path_mtu=plan.path_mtu, ack_timeout_ms=ack_timeout_ms)
     jobs = build_jobs("alltoall", ranks, SIZE * n, name="check", transport=transport,
                       pairwise=True, start_at=time.time() + 1.0)
     failed: dict[tuple[str, str], str] = {}

@@ -191,11 +191,14 @@ async def confirm(sessions: FabricSessions, plan: AddressPlan, agents: HostAgent
     """
     nic = next(n for n in plan.nics() if n.intf == path.src)
     dst = plan.nic_by_ip(path.dst_ip)
+    transport = Transport(path_mtu=plan.path_mtu)  # the NICs' active MTU, from the links'
+    if ack_timeout_ms:
+        transport = Transport(path_mtu=plan.path_mtu, ack_timeout_ms=ack_timeout_ms)
     jobs = flow_jobs(Rank(host=nic.host, nic=nic.intf, ip=nic.ip),
                      Rank(host=dst.host, nic=dst.intf, ip=dst.ip), qps=(qp,), sport=sport,
                      messages=count, size=SIZE, cls="data", rate_mbps=PACE_MBPS,
                      start_at=time.time() + _START_IN, name="trace",
-                     transport=Transport(ack_timeout_ms=ack_timeout_ms) if ack_timeout_ms else None)
+                     transport=transport)
     before = await _tx(sessions, plan)
     try:
         reports = await agents.run_all(jobs, timeout=60)

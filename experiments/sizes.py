@@ -49,7 +49,7 @@ from typing import Any
 
 from controller.jobs import fabric_ack_timeout_ms, path_queues
 from topologies.addressing import AddressPlan, plan_addresses
-from topologies.ports import ROCE_FRAME
+from topologies.mtu import ROCE_FRAME
 from topologies.spec import FabricSpec, load_spec
 from traffic.schema import Transport
 
@@ -68,7 +68,8 @@ KiB, MiB = 1 << 10, 1 << 20
 # the step-time reasoning in derivation_markdown(); what a run uses is its target's
 # `target_rate`, which the capacity file gives.
 RATE_MBPS = 1.0
-# A full data packet at path MTU 1,024 (`topologies.ports.ROCE_FRAME`).
+# A full data packet at path MTU 1,024 (`topologies.mtu.ROCE_FRAME`): the presets' links
+# keep the default MTU.
 MTU, FRAME_BYTES = 1024, ROCE_FRAME
 
 # The lossless class's sizes at the host tier (packets; XOFF/XON in full frames' worth of an
@@ -144,15 +145,16 @@ def delayed_round_trip(host_mbps: float = RATE_MBPS) -> tuple[float, int, int]:
 
 
 def ack_timeout_ms(rates: dict[str, float], queues: dict[str, int], *, atsw: bool,
-                   fan_in: int = 1, rtt_ms: float = 0.0) -> float:
+                   fan_in: int = 1, rtt_ms: float = 0.0, frame_bytes: int = FRAME_BYTES) -> float:
     """The RC ACK timeout (ms) `aizone run` gives a job on a fabric: the controller's rule,
     `controller.jobs.fabric_ack_timeout_ms`, over the fabric's link tiers (`rates` in Mb/s,
     `queues` in packets), the switch queues of its longest path (three, five through an ATSW,
     as the daemon counts them), all that `fan_in` QPs sending to one NIC can have in
     flight (`fan_in` x the RC window) and `rtt_ms`, the round trip its scaled `latency:`
-    adds (`AddressPlan.delayed_rtt_s`)."""
+    adds (`AddressPlan.delayed_rtt_s`); `frame_bytes`: a full frame at the links' path MTU."""
     return fabric_ack_timeout_ms(rates, queues, path_queues(atsw),
-                                 fan_in * Transport().window, rtt_ms=rtt_ms)
+                                 fan_in * Transport().window, rtt_ms=rtt_ms,
+                                 frame_bytes=frame_bytes)
 
 
 def running_ack_timeout_ms(spec: FabricSpec, plan: AddressPlan, fan_in: int = 1) -> float:
@@ -163,7 +165,7 @@ def running_ack_timeout_ms(spec: FabricSpec, plan: AddressPlan, fan_in: int = 1)
     return ack_timeout_ms({t: getattr(spec.links, t).rate_mbps for t in tiers},
                           {t: getattr(spec.links, t).queue for t in tiers},
                           atsw=bool(spec.atsws), fan_in=fan_in,
-                          rtt_ms=plan.delayed_rtt_s * 1e3)
+                          rtt_ms=plan.delayed_rtt_s * 1e3, frame_bytes=plan.roce_frame)
 
 
 def preset_ack_timeout_ms(base: Path, fan_in: int = 1, host_mbps: float = RATE_MBPS) -> float:

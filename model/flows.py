@@ -52,7 +52,7 @@ __all__ = ["DPORT", "PATH_MTU", "STRATEGIES", "Flows", "StepSet", "collective_st
            "qp_bytes", "qp_wire_bytes"]
 
 DPORT = ROCEV2_UDP_PORT
-PATH_MTU = Transport().path_mtu  # the agents' default path MTU
+PATH_MTU = Transport().path_mtu  # the agents' default path MTU (a fabric's: AddressPlan.path_mtu)
 STRATEGIES = ("rr", "split")
 Ints = npt.NDArray[np.int64]
 
@@ -119,9 +119,11 @@ class _Builder:
     """Flows of transfers between ranks, with the shared allocation's QPs and ports."""
 
     def __init__(self, nic: Ints, qps: int, ips: Sequence[str], sport_per_qp: bool,
-                 host: Ints | None, strategy: str, message_size: int | None) -> None:
+                 host: Ints | None, strategy: str, message_size: int | None,
+                 path_mtu: int = PATH_MTU) -> None:
         self.nic, self.qps, self.ips, self.per_qp = nic, qps, ips, sport_per_qp
         self.host, self.strategy, self.message_size = host, strategy, message_size
+        self.path_mtu = path_mtu
 
     def flows(self, src: Ints, dst: Ints, pair_bytes: int, first_message: int = 0) -> Flows:
         """The flows of ranks `src` -> `dst` (arrays), each pair `pair_bytes` this step."""
@@ -130,7 +132,7 @@ class _Builder:
             keep = self.host[s_nic] != self.host[d_nic]
             src, dst, s_nic, d_nic = src[keep], dst[keep], s_nic[keep], d_nic[keep]
         args = (pair_bytes, self.qps, self.strategy, self.message_size, first_message)
-        per_qp, wire = qp_bytes(*args), qp_wire_bytes(*args)
+        per_qp, wire = qp_bytes(*args), qp_wire_bytes(*args, path_mtu=self.path_mtu)
         q = np.array([i for i, b in enumerate(per_qp) if b > 0], dtype=np.int64)
         n, k = len(src), len(q)
         base = np.array([source_port(self.ips[a], self.ips[b])
@@ -148,14 +150,15 @@ class _Builder:
 def collective_steps(pattern: str, placement: npt.ArrayLike, size: int, *, ips: Sequence[str],
                      qps: int = 1, strategy: str = "rr", message_size: int | None = 1 << 20,
                      sport_per_qp: bool = False, max_steps: int = 64,
-                     hosts: npt.ArrayLike | None = None) -> StepSet:
+                     hosts: npt.ArrayLike | None = None, path_mtu: int = PATH_MTU) -> StepSet:
     """The steps of `pattern` over the ranks on NICs `placement` (module docstring).
 
     `ips` is every NIC's IPv4 address, by NIC index (the source ports are
     hashed from them). `hosts` (the host of every NIC, by NIC index) leaves
     out the transfers between two ranks on one host, which go over its GPU
     interconnect, not the fabric, as the emulator's collectives do
-    (`traffic.collectives`).
+    (`traffic.collectives`). `path_mtu`: the NICs' (`AddressPlan.path_mtu`), which sets
+    the frames' header bytes (`wire`).
     """
     if pattern not in PATTERNS:
         raise ValueError(f"unknown pattern {pattern!r} (choose from {', '.join(PATTERNS)})")
@@ -165,7 +168,7 @@ def collective_steps(pattern: str, placement: npt.ArrayLike, size: int, *, ips: 
         raise ValueError("a collective needs at least 2 ranks")
     r = np.arange(n, dtype=np.int64)
     host = None if hosts is None else np.asarray(hosts, dtype=np.int64)
-    mk = _Builder(nic, qps, ips, sport_per_qp, host, strategy, message_size).flows
+    mk = _Builder(nic, qps, ips, sport_per_qp, host, strategy, message_size, path_mtu).flows
 
     if pattern in ("ring", "alltoall"):
         b = size // n

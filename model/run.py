@@ -170,7 +170,8 @@ class Model:
                                  qps=config.qps, strategy=config.strategy,
                                  message_size=config.message_size,
                                  sport_per_qp=config.sport_per_qp,
-                                 max_steps=config.max_steps, hosts=self._hosts)
+                                 max_steps=config.max_steps, hosts=self._hosts,
+                                 path_mtu=self.plan.path_mtu)
         n_links = len(self.links)
         weights = np.array([w for w, _ in steps.variants])
         weights = weights / weights.sum()

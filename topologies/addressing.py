@@ -60,6 +60,7 @@ from pathlib import Path
 from typing import Literal
 
 from .latency import LatencySpec
+from .mtu import DEFAULT_MTU, mtu_frame, roce_frame, roce_path_mtu
 from .spec import BufferSpec, FabricSpec, LinkSpec, QosSpec
 
 __all__ = [
@@ -260,6 +261,23 @@ class AddressPlan:
     latency: LatencySpec | None = None
     # How p4switch's buffer counts (packets or bytes) and its shared pool (from the spec).
     buffer: BufferSpec = field(default_factory=BufferSpec)
+    # The IP MTU of every link, veths and the hosts' NICs (from the spec; topologies.mtu).
+    mtu: int = DEFAULT_MTU
+
+    @property
+    def path_mtu(self) -> int:
+        """The RoCE path MTU the links carry (`topologies.mtu.roce_path_mtu`)."""
+        return roce_path_mtu(self.mtu)
+
+    @property
+    def roce_frame(self) -> int:
+        """Bytes of a full RoCEv2 WRITE frame at `path_mtu` (`topologies.mtu.roce_frame`)."""
+        return roce_frame(self.path_mtu)
+
+    @property
+    def mtu_frame(self) -> int:
+        """Bytes of the largest frame a link carries (`topologies.mtu.mtu_frame`)."""
+        return mtu_frame(self.mtu)
 
     @cached_property
     def _switches(self) -> dict[str, SwitchPlan]:
@@ -453,4 +471,4 @@ def plan_addresses(spec: FabricSpec) -> AddressPlan:
             ports=tuple(sorted(b.ports[name], key=lambda p: p.port)), subnet=subnet))
     return AddressPlan(name=spec.name, mode=spec.routing.mode, switches=tuple(switches),
                        hosts=tuple(hosts), links=tuple(b.links), qos=spec.qos, scale=spec.scale,
-                       latency=spec.latency, buffer=spec.buffer)
+                       latency=spec.latency, buffer=spec.buffer, mtu=spec.mtu)

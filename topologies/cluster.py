@@ -80,6 +80,7 @@ from .nodes import (
 )
 from .runstate import OUR_INTF, RunState, netns_name, pin_netns, run_pids
 from .serverplacement import ServerPlacement
+from .spec import CLUSTER_MTU
 from .sshcmd import (
     SSH_CONFIG_ENV,
     ClockReading,
@@ -309,7 +310,7 @@ class ClusterLink(RemoteGRELink, TCLink):
                                    f"of {node.name}: {made.strip()}")
             if addr:
                 node.rcmd(f"ip link set {name} address {addr}")
-            node.rcmd(f"ip link set dev {name} mtu 1450 up")
+            node.rcmd(f"ip link set dev {name} mtu {CLUSTER_MTU} up")
             self.moveIntf(name, node)
 
 

@@ -52,6 +52,7 @@ from pyroute2.netlink.exceptions import NetlinkError
 
 from .addressing import AddressPlan
 from .latency import LatencySpec
+from .mtu import DEFAULT_MTU
 from .nodes import NetworkError
 
 __all__ = ["DELAY_MARK", "EgressDelay", "LinkDelayError", "attach_redirect", "egress_delays",
@@ -75,7 +76,8 @@ class LinkDelayError(NetworkError):
 class EgressDelay:
     """One interface's delay: frames leaving `intf` (in `netns`, None: the root one) wait `delay_s`.
 
-    `door`: the index of its door veth pair (`azdl<door>a`, `azdl<door>b`).
+    `door`: the index of its door veth pair (`azdl<door>a`, `azdl<door>b`); `mtu`: the
+    doors' MTU, the link's (a frame longer than a veth's MTU does not cross it).
     """
 
     node: str
@@ -83,6 +85,7 @@ class EgressDelay:
     netns: str | None
     delay_s: float
     door: int
+    mtu: int = DEFAULT_MTU
 
     @property
     def door_in(self) -> str:
@@ -110,7 +113,8 @@ def egress_delays(plan: AddressPlan, latency: LatencySpec,
             if us <= 0:
                 continue
             out.append(EgressDelay(node=node, intf=intf, netns=netns_of.get(node),
-                                   delay_s=us * 1e-6 * plan.scale, door=len(out)))
+                                   delay_s=us * 1e-6 * plan.scale, door=len(out),
+                                   mtu=plan.mtu))
     return tuple(out)
 
 
@@ -184,7 +188,7 @@ def make_door(d: EgressDelay) -> None:
     for end in (d.door_in, d.door_out):
         subprocess.run([*(["ip", "netns", "exec", d.netns] if d.netns else []), "sysctl", "-qw",
                         f"net.ipv6.conf.{end}.disable_ipv6=1"], capture_output=True)
-        _run(d.netns, ["ip", "link", "set", end, "arp", "off", "up"], d.intf)
+        _run(d.netns, ["ip", "link", "set", end, "mtu", str(d.mtu), "arp", "off", "up"], d.intf)
 
 
 def attach_redirect(intf: str, door_in: str) -> None:

@@ -66,9 +66,10 @@ from .delayline import DelayLine
 from .firewall import confine
 from .hostcfg import host_commands
 from .linkdelay import egress_delays, make_door
+from .mtu import DEFAULT_MTU
 from .nodes import RUN_ENV, FabricSwitch, NetworkError
 from .pki import FabricPki
-from .ports import ROCE_FRAME, paced_mbps, switch_settings
+from .ports import paced_mbps, switch_settings
 from .runstate import (
     CONTROL_DIR,
     NETNS_DIR,
@@ -250,7 +251,7 @@ class FabricNet:
         self.link_cls = link or TCLink
         self.shaped = issubclass(self.link_cls, TCLink)
         # Queue rates in packets (BMv2): the switches' side of each cable at their pace.
-        self.paced_frame = ROCE_FRAME if self.switch_cls.packet_queues else None
+        self.paced_frame = plan.roce_frame if self.switch_cls.packet_queues else None
         self.device_configs = device_configs or {}
         self.log_dir = Path(log_dir) if log_dir else None
         self.log_console = log_console
@@ -345,6 +346,7 @@ class FabricNet:
             }
             self.net = self.make_mininet(self.make_topo(opts))
             self.net.build()
+            self._set_mtu()
             for h in self.net.hosts:
                 # Recorded before it exists, so that stop() unpins a half-made one.
                 self.state.netns.append(netns_name(h.name))
@@ -387,6 +389,18 @@ class FabricNet:
     def pin_host(self, host: Host) -> None:
         """Pin `host`'s network namespace as /run/netns/aizone-<host>."""
         pin_netns(netns_name(host.name), host.pid)
+
+    def _set_mtu(self) -> None:
+        # Both ends of every link at the topology's MTU (Mininet leaves veths at 1,500).
+        assert self.net is not None
+        if self.plan.mtu == DEFAULT_MTU:
+            return
+        for link in self.net.links:
+            for intf in (link.intf1, link.intf2):
+                out = intf.node.cmd(f"ip link set dev {intf.name} mtu {self.plan.mtu}")
+                if out.strip():
+                    raise NetworkError(f"{intf.node.name}: could not set MTU {self.plan.mtu} on "
+                                       f"{intf.name}: {out.strip()}")
 
     def _start_delay(self) -> None:
         # The topology's scaled latency (topologies.latency): the doors, then the

@@ -24,7 +24,8 @@ and hold, in one place per target, how the switch's port settings
   PPS PORT` through `simple_switch_CLI --thrift-port N` (it needs a loaded
   program). BMv2 rates are in packets/s per priority queue: the tier rate
   in the lossless class's RoCE frames, rate / (8 x 1,082 bytes) rounded up
-  (`ports.ROCE_FRAME`, `ports.frames_per_second`), so a queue of RoCE WRITE
+  (`PortSettings.frame`: 1,082 bytes at the default MTU, 4,154 with jumbo links;
+  `ports.frames_per_second`), so a queue of RoCE WRITE
   packets leaves at the link's rate (less than a frame a second above it,
   and the switch's side of the cable is shaped at that pace:
   `packet_queues`, `topologies.net`), and the queue, not the link's tc
@@ -82,7 +83,7 @@ from mininet.node import Switch
 from p4switch.ctl import CtlError
 from p4switch.ctl import request as ctl_request
 
-from .ports import DRAIN_SPEEDUP, HOLD_QUEUE_PACKETS, ROCE_FRAME, SwitchSettings, frames_per_second
+from .ports import DRAIN_SPEEDUP, HOLD_QUEUE_PACKETS, SwitchSettings, frames_per_second
 from .portsockets import ignore_outgoing
 
 __all__ = [
@@ -570,7 +571,7 @@ class Bmv2SwitchNode(FabricSwitch):
         lines = []
         for p in settings.ports:
             lines.append(f"set_queue_depth {p.queue} {p.port}")
-            pps = frames_per_second(p.rate_mbps, ROCE_FRAME)
+            pps = frames_per_second(p.rate_mbps, p.frame)
             lane = settings.drain if p.pfc else 0
             if p.pfc:
                 deep = max(p.queue, HOLD_QUEUE_PACKETS)

@@ -13,12 +13,13 @@ takes them on every target, and p4switch's native PFC too when the
 topology's `buffer.accounting` is bytes (`SwitchSettings.buffer_unit`).
 
 The thresholds (`pfc_thresholds`, 802.1Qbb's way, in bytes): the tier's
-`pfc.xoff`/`pfc.xon` are counted in RoCE frames (`ROCE_FRAME`), the
+`pfc.xoff`/`pfc.xon` are counted in RoCE frames (`topologies.mtu.roce_frame`
+at the links' path MTU: `ROCE_FRAME`, 1,082 bytes, at the default MTU), the
 frames the lossless class carries. After XOFF leaves, the upstream keeps
 sending for a round trip: its frame on the wire, the PAUSE's way up, the
 emulated switch's reaction (`PFC_RESPONSE_S`) and the cable both ways
 (the topology's scaled `latency:`, or a tier's `delay_ms`); that many bytes at
-the port's rate, plus one largest frame (`MTU_FRAME`) it may have
+the port's rate, plus one largest frame (`AddressPlan.mtu_frame`) it may have
 begun, is the PG's headroom, and XOFF is lowered if need be so that XOFF +
 headroom fit the tier's queue (`queue` RoCE frames); a queue too short even
 for that gets XOFF one frame above XON and `headroom_fits` False (at a
@@ -43,7 +44,7 @@ host ports (20 Mb/s, queue 64, XOFF 24) show the clamp: 64 x 1,082 =
 17,734 B instead of 25,968.
 
 Names defined here: `PortSettings`, `SwitchSettings`, `switch_settings`,
-`PfcThresholds`, `pfc_thresholds`, `pause_quanta`, `MTU_FRAME`, `ROCE_FRAME`,
+`PfcThresholds`, `pfc_thresholds`, `pause_quanta`,
 `HOLD_QUEUE_PACKETS`, `DRAIN_SPEEDUP`, `PFC_RESPONSE_S`, `ack_queue`,
 `drain_queue`, `frames_per_second`, `paced_mbps`.
 """
@@ -56,18 +57,12 @@ from typing import Any
 
 from .addressing import AddressPlan, Tier
 from .latency import TIER_ENDS
+from .mtu import MTU_FRAME, ROCE_FRAME
 
-__all__ = ["DRAIN_SPEEDUP", "HOLD_QUEUE_PACKETS", "MTU_FRAME", "PFC_RESPONSE_S", "ROCE_FRAME",
+__all__ = ["DRAIN_SPEEDUP", "HOLD_QUEUE_PACKETS", "PFC_RESPONSE_S",
            "PfcThresholds", "PortSettings", "SwitchSettings", "ack_queue", "drain_queue",
            "frames_per_second", "paced_mbps", "pause_quanta", "pfc_thresholds", "switch_settings"]
 
-# Bytes of a full-size frame on a veth (1500-byte IP packet + 14-byte
-# Ethernet header; no FCS, preamble or gap: tc counts the same bytes).
-MTU_FRAME = 1514
-# Bytes of the frame the fabric's lossless class is made of: a RoCEv2 RC WRITE
-# Middle packet at the default path MTU (1,024): Ethernet 14 + IPv4 20 + UDP 8
-# + BTH 12 + payload 1,024 + ICRC 4 (`traffic.schema.Transport.path_mtu`).
-ROCE_FRAME = 14 + 20 + 8 + 12 + 1024 + 4
 # The PFC headroom of a port where the program does PFC (p4/include/control/pfc.p4,
 # BMv2): the length of its lossless queues, and of its lowest queue, through which
 # the program holds paused packets by recirculating them. XOFF still comes at the
@@ -136,11 +131,14 @@ class PortSettings:
     xoff_bytes: int = 0
     xon_bytes: int = 0
     headroom_bytes: int = 0
+    # Bytes of the RoCE frame `queue`, `xoff` and `xon` count (`topologies.mtu.roce_frame`
+    # at the links' path MTU).
+    frame: int = ROCE_FRAME
 
     @property
     def queue_bytes(self) -> int:
         """The queue in bytes: `queue` RoCE frames."""
-        return self.queue * ROCE_FRAME
+        return self.queue * self.frame
 
     @property
     def gbps(self) -> str:
@@ -183,7 +181,7 @@ def switch_settings(plan: AddressPlan, name: str) -> SwitchSettings:
         port = PortSettings(
             port=p.port, intf=p.intf, tier=p.tier, rate_mbps=shape.rate_mbps,
             queue=shape.queue, pfc=lossless if shape.pfc.enabled else (),
-            xoff=shape.pfc.xoff, xon=shape.pfc.xon)
+            xoff=shape.pfc.xoff, xon=shape.pfc.xon, frame=plan.roce_frame)
         if port.pfc:
             # The PG may fill its queue, as one counted in packets may (the emulated switches
             # and NIC agents take tens of milliseconds to act on a PAUSE, longer than the
@@ -251,13 +249,13 @@ def pfc_thresholds(plan: AddressPlan, port: PortSettings) -> PfcThresholds:
     XON, and says so (`headroom_fits` False): lossless only while the upstream reacts
     faster than the round trip assumed."""
     rate_bps = port.rate_mbps * 1e6
-    headroom = math.ceil(rate_bps / 8 * _round_trip_s(plan)) + MTU_FRAME
+    headroom = math.ceil(rate_bps / 8 * _round_trip_s(plan)) + plan.mtu_frame
     buffer = port.queue_bytes
-    xon = port.xon * ROCE_FRAME
-    xoff = min(port.xoff * ROCE_FRAME, buffer - headroom)
+    xon = port.xon * port.frame
+    xoff = min(port.xoff * port.frame, buffer - headroom)
     fits = xoff > xon
     if not fits:
-        xoff = xon + ROCE_FRAME
+        xoff = xon + port.frame
     quanta = pause_quanta(xoff + headroom)
     pause_us = quanta * 512 / rate_bps * 1e6
     return PfcThresholds(xoff_bytes=xoff, xon_bytes=xon, headroom_bytes=headroom,

@@ -30,7 +30,7 @@ Names defined here: `FabricSpec`, `ServersSpec`, `ZoneSpec`, `RackSpec`, `LinkSp
 `PfcSpec`, `BufferSpec`, `LinksSpec`, `QosSpec`, `TrafficClass`, `ProgramsSpec`,
 `SwitchSpec`, `RoutingSpec`, `SpecError`, `load_spec`, `parse_spec`,
 `check_programs`, `ROLES`, `TARGETS`, `MODES`, `TIERS`, `DEFAULT_CLASSES`,
-`MAX_RATE_MBPS`, `MAX_PORTS`.
+`MAX_RATE_MBPS`, `MAX_PORTS`, `CLUSTER_MTU`.
 """
 
 from __future__ import annotations
@@ -53,8 +53,10 @@ from pydantic import (
 from pydantic_core import ErrorDetails
 
 from .latency import MAX_HOP_DELAY_S, TIER_ENDS, LatencySpec
+from .mtu import DEFAULT_MTU, IB_MTUS, MAX_MTU, ROCE_IP_OVERHEAD
 
 __all__ = [
+    "CLUSTER_MTU",
     "DEFAULT_CLASSES",
     "MAX_PORTS",
     "MAX_RATE_MBPS",
@@ -84,6 +86,10 @@ __all__ = [
 ]
 
 ROLES = ("rtsw", "ctsw", "atsw")
+# The MTU of the VXLAN devices that carry a link between two servers
+# (`topologies.cluster`): 50 bytes of a 1,500-byte underlay go to the tunnel; the
+# fabric's RoCE frames (1,082 bytes at the default MTU) fit.
+CLUSTER_MTU = 1450
 
 
 class Target(StrEnum):
@@ -450,6 +456,9 @@ class FabricSpec(_Model):
     buffer: BufferSpec = BufferSpec()
     # Real propagation and switch latency, scaled like the rates (None: none).
     latency: LatencySpec | None = None
+    # The IP MTU of every link (veths, the hosts' NICs); the NICs' RoCE path MTU is the
+    # largest that fits (1,024 at 1,500; 4,096 from 4,160 up, e.g. jumbo 9,000).
+    mtu: int = Field(default=DEFAULT_MTU, ge=IB_MTUS[0] + ROCE_IP_OVERHEAD, le=MAX_MTU)
     qos: QosSpec = QosSpec()
     # One-zone shorthand ...
     racks: list[RackSpec] = Field(default_factory=list)
@@ -483,6 +492,10 @@ class FabricSpec(_Model):
         self._check_port_counts(zones)
         self._check_counts(zones)
         self._check_latency()
+        if self.servers is not None and self.mtu > DEFAULT_MTU:
+            raise ValueError(f"mtu: {self.mtu} with `servers`: links between servers are VXLAN "
+                             f"tunnels of MTU {CLUSTER_MTU} (topologies.cluster), so a fabric "
+                             f"across servers keeps the default {DEFAULT_MTU}")
         names = [z.name for z in self.zones if z.name]
         if len(names) != len(set(names)):
             raise ValueError("zone names must be unique")

@@ -28,6 +28,14 @@ def test_the_slowest_tier_and_every_hop_count() -> None:
     assert got == pytest.approx(536.870912)
 
 
+def test_jumbo_frames_take_longer_to_drain() -> None:
+    """The same queues of 4,154-B frames (jumbo links, path MTU 4,096): 3 x 64 x 4,154 B at
+    10 Mb/s = 638.0 ms: 2^18 x 4.096 us = 1,073.7 ms."""
+    got = fabric_ack_timeout_ms({"host": 10, "rtsw_ctsw": 20}, {"host": 64, "rtsw_ctsw": 64}, 3,
+                                frame_bytes=4154)
+    assert got == pytest.approx(1073.741824)
+
+
 def test_fast_links_keep_nccls_default() -> None:
     """At 400 Gb/s three queues drain in microseconds: NCCL's 2^15 x 4.096 us = 134.2 ms."""
     got = fabric_ack_timeout_ms({"host": 400_000}, {"host": 64}, 3)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import stat
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -170,3 +171,11 @@ def test_bmv2_gets_priority_queues_after_dashes(node_factory) -> None:
     assert node.command()[-2:] == ["--priority-queues", "8"]
     assert node.command().index("--") < node.command().index("--priority-queues")
 
+
+
+def test_bmv2_paces_jumbo_links_in_their_4_kib_frames() -> None:
+    """A port whose links carry 4,154-byte RoCE frames (`mtu: 9000`): 20 Mb/s is
+    20e6 / (8 x 4,154) = 601.8 -> 602 frames a second, not 2,311."""
+    jumbo = replace(SETTINGS, ports=tuple(replace(p, frame=4154) for p in SETTINGS.ports))
+    assert Bmv2SwitchNode.cli_commands(jumbo)[-2:] == ["set_queue_depth 100 3",
+                                                       "set_queue_rate 602 3"]

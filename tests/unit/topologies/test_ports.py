@@ -15,6 +15,7 @@ from topologies.ports import (
     drain_queue,
     frames_per_second,
     paced_mbps,
+    pfc_thresholds,
     switch_settings,
 )
 from topologies.spec import SpecError, load_spec, parse_spec
@@ -138,3 +139,22 @@ def test_switch_settings_carry_the_drain_lane() -> None:
     assert SwitchSettings.from_json(got.to_json()) == got
     old = {k: v for k, v in got.to_json().items() if k != "drain"}  # a run.json from before
     assert SwitchSettings.from_json(old).drain == 0
+
+
+def test_jumbo_links_size_the_queues_and_thresholds_in_4_kib_frames() -> None:
+    """SPEC with `mtu: 9000`: path MTU 4,096, so the lossless class is made of 4,154-byte
+    frames. rtsw1's uplink (20 Mb/s, queue 100, XOFF/XON 40/30): queue 100 x 4,154 =
+    415,400 B, XOFF 40 x 4,154 = 166,160 B, XON 30 x 4,154 = 124,620 B; the round trip's
+    headroom 20e6 / 8 x 20 ms + the largest frame 9,014 = 59,014 B fits above XOFF, and the
+    PG's headroom is what the queue holds above XOFF, 415,400 - 166,160 = 249,240 B."""
+    plan = plan_addresses(SPEC.model_copy(update={"mtu": 9000}))
+    assert (plan.path_mtu, plan.roce_frame, plan.mtu_frame) == (4096, 4154, 9014)
+    up = switch_settings(plan, "rtsw1").ports[2]
+    assert (up.frame, up.queue_bytes) == (4154, 415_400)
+    assert (up.xoff_bytes, up.xon_bytes, up.headroom_bytes) == (166_160, 124_620, 249_240)
+    th = pfc_thresholds(plan, up)
+    assert (th.headroom_bytes, th.headroom_fits) == (59_014, True)
+    assert SwitchSettings.from_json(switch_settings(plan, "rtsw1").to_json()) == \
+        switch_settings(plan, "rtsw1")
+    # BMv2 paces the uplink in those frames: 20e6 / (8 x 4,154) = 601.8 -> 602 a second.
+    assert frames_per_second(20, up.frame) == 602
