@@ -47,9 +47,12 @@ Run it as root under the fabric lock:
         [--servers localhost,B,... | --namespace-server] [--topology topologies/ai_zone.yaml]
         [--mtu 9000]
 
-`--mtu 9000` gives every variant jumbo links (`FabricSpec.mtu`): RoCE path MTU 4,096,
-4,154-byte frames, about 3.8 times the bytes of a 1,082-byte frame for the same switch
-CPU (`bench/pps.py --only sizes`); the standalone switch then forwards frames of that size.
+The links keep the topology's MTU (`FabricSpec.mtu`; the presets' jumbo 9,000: RoCE path
+MTU 4,096, 4,154-byte frames, about 3.8 times the bytes of a 1,082-byte frame for the same
+switch CPU, `bench/pps.py --only sizes`) unless `--mtu` says otherwise (`--mtu 1500`: the
+frames of 1,082 bytes the experiments still run with); the standalone switch forwards
+frames of the same size. `--write` measures at the experiments' MTU
+(`experiments.sizes.LINK_MTU`), the capacity their sizes come from.
 
 After each target's ladder (unless `--no-standalone`), one switch of that
 target alone (`bench/pps.py`'s `standalone_cpu`: rtsw.p4 on two veths,
@@ -84,8 +87,8 @@ from controller.errors import ControllerError
 from experiments.capacity import CAPACITY_FILE, CapacityError, add_measurement
 from experiments.collective import Collective, run_collective, uses_api
 from experiments.fabric import Fabric, variant, variant_spec
+from experiments.sizes import LINK_MTU, lossless
 from experiments.sizes import MTU as DEFAULT_PATH_MTU
-from experiments.sizes import lossless
 from experiments.usage import Usage
 from topologies.mtu import MAX_MTU, roce_path_mtu
 from topologies.nodes import NetworkError, target_missing
@@ -279,9 +282,10 @@ def main(argv: list[str] | None = None) -> int:
         print("fabric_capacity: --write keeps ai_zone_small's capacity (the experiments' sizes "
               "come from it): not with --topology", file=sys.stderr)
         return 2
-    if args.mtu is not None and args.write is not None:
-        print("fabric_capacity: --write keeps the presets' capacity (the experiments' sizes "
-              "come from it): not with --mtu", file=sys.stderr)
+    if args.write is not None and args.mtu not in (None, LINK_MTU):
+        print(f"fabric_capacity: --write keeps the capacity the experiments' sizes come from, "
+              f"at their links' MTU ({LINK_MTU}, experiments.sizes.LINK_MTU): not with "
+              f"--mtu {args.mtu}", file=sys.stderr)
         return 2
     if (args.servers or args.namespace_server) and args.write is not None:
         print("fabric_capacity: --write keeps one machine's capacity (the experiments' sizes "
@@ -292,7 +296,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     rates = sorted(float(r) for r in args.rates.split(",") if r)
     try:
-        mtu = args.mtu or load_spec(args.topology).mtu
+        mtu = args.mtu or (LINK_MTU if args.write is not None else load_spec(args.topology).mtu)
         roce_path_mtu(mtu)
         if mtu > MAX_MTU:
             raise ValueError(f"--mtu {mtu}: at most {MAX_MTU} (topologies.mtu.MAX_MTU)")
@@ -347,7 +351,7 @@ def main(argv: list[str] | None = None) -> int:
                 continue
             try:
                 out["targets"][target] = search(target, rates, args.seconds, work, log,
-                                                servers, args.topology, args.mtu)
+                                                servers, args.topology, mtu)
             except (NetworkError, ControllerError) as exc:
                 out["targets"][target] = {"error": str(exc)}
                 console.print(f"{target}: [red]{exc}[/]")

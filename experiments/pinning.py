@@ -41,7 +41,7 @@ from .jobs import racks_of, rail_hosts
 from .predict import hash_note, link_bytes, predicted_imbalance
 from .schema import Column, ExperimentResult, Finding, Point
 from .session import Options, Session
-from .sizes import lossless, sizes_for
+from .sizes import LINK_MTU, lossless, sizes_for
 from .stats import clearly_less, faster, judged
 
 __all__ = ["NAME", "TITLE", "TOPOLOGY_CHANGES", "findings", "plot", "run"]
@@ -93,7 +93,7 @@ def run(options: Options) -> ExperimentResult:
     repeat = options.repeat or sz["repeat"]
     configs = _configs(sz["qps"])
     changes = {**TOPOLOGY_CHANGES, "links.host.rate_mbps": options.host_mbps,
-               "links.rtsw_ctsw.rate_mbps": options.host_mbps,
+               "links.rtsw_ctsw.rate_mbps": options.host_mbps, "mtu": LINK_MTU,
                **options.settings()}
     topo = variant(BASE, options.out, f"{NAME}-fabric",
                    {**changes, **lossless(variant_spec(BASE, changes))})

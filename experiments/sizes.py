@@ -32,7 +32,7 @@ grids and bytes (`SIZES`) are chosen so that:
 with (`--quick`: the smallest grid and sizes that still exercise every
 path, for the smoke test).
 
-Names defined here: `RATE_MBPS`, `QUEUE`, `MTU`, `FRAME_BYTES`, `TIERS`,
+Names defined here: `RATE_MBPS`, `QUEUE`, `LINK_MTU`, `MTU`, `FRAME_BYTES`, `TIERS`,
 `HEADROOM`, `SIZES`, `sizes_for`, `target_rate`, `rates`, `fabric_changes`,
 `setting_changes`, `delayed_round_trip`, `tier_pfc`, `lossless`, `ack_timeout_ms`, `running_ack_timeout_ms`, `preset_ack_timeout_ms`,
 `ack_cases`, `FORMER_ACK_TIMEOUT_MS`, `former_ack_note`, `grid_runs`,
@@ -49,14 +49,14 @@ from typing import Any
 
 from controller.jobs import fabric_ack_timeout_ms, path_queues
 from topologies.addressing import AddressPlan, plan_addresses
-from topologies.mtu import ROCE_FRAME
+from topologies.mtu import DEFAULT_MTU, ROCE_FRAME, roce_path_mtu
 from topologies.spec import FabricSpec, load_spec
 from traffic.schema import Transport
 
 from .capacity import CAPACITY_FILE, HostRate, capacity_lines, host_rate, load_capacity, rate_reason
 from .fabric import variant_spec
 
-__all__ = ["FORMER_ACK_TIMEOUT_MS", "FRAME_BYTES", "HEADROOM", "MTU", "QUEUE", "RATE_MBPS", "SIZES", "TIERS",
+__all__ = ["FORMER_ACK_TIMEOUT_MS", "FRAME_BYTES", "HEADROOM", "LINK_MTU", "MTU", "QUEUE", "RATE_MBPS", "SIZES", "TIERS",
            "ack_cases", "ack_timeout_ms", "budget_seconds", "delayed_round_trip",
            "derivation_markdown", "fabric_changes", "former_ack_note", "grid_runs",
            "ideal_seconds", "lossless", "preset_ack_timeout_ms", "rates",
@@ -68,9 +68,11 @@ KiB, MiB = 1 << 10, 1 << 20
 # the step-time reasoning in derivation_markdown(); what a run uses is its target's
 # `target_rate`, which the capacity file gives.
 RATE_MBPS = 1.0
-# A full data packet at path MTU 1,024 (`topologies.mtu.ROCE_FRAME`): the presets' links
-# keep the default MTU.
-MTU, FRAME_BYTES = 1024, ROCE_FRAME
+# The experiments' links keep the default IP MTU (the presets' jumbo 9,000 is newer than
+# these sizes, chosen for 1,082-byte frames and measured with them: `fabric_changes` sets
+# it back), so a full data packet is at path MTU 1,024 (`topologies.mtu.ROCE_FRAME`).
+LINK_MTU = DEFAULT_MTU
+MTU, FRAME_BYTES = roce_path_mtu(LINK_MTU), ROCE_FRAME
 
 # The lossless class's sizes at the host tier (packets; XOFF/XON in full frames' worth of an
 # ingress port's bytes): the presets' 64 with XOFF/XON 24/12 left 64 - 2 x 24 = 16 packets of
@@ -117,9 +119,10 @@ def rates(base: Path, host_mbps: float = RATE_MBPS) -> dict[str, Any]:
 
 def fabric_changes(base: Path, *, pfc: bool = True, host_mbps: float = RATE_MBPS,
                    buffer: str = "packets", latency: bool = False) -> dict[str, Any]:
-    """The experiments' fabric from a preset: its rates scaled to host_mbps, its queues and
-    PFC thresholds from `lossless`, and `setting_changes(buffer, latency)`."""
-    changes = rates(base, host_mbps)
+    """The experiments' fabric from a preset: its rates scaled to host_mbps, its links at
+    `LINK_MTU`, its queues and PFC thresholds from `lossless`, and
+    `setting_changes(buffer, latency)`."""
+    changes = {**rates(base, host_mbps), "mtu": LINK_MTU}
     return {**changes, **lossless(variant_spec(base, changes), pfc=pfc),
             **setting_changes(buffer, latency)}
 

@@ -31,8 +31,9 @@ long enough that a refresh late by half a pause still lands in time, short
 enough that a lost XON costs one pause; XON normally ends it when the PG's
 backlog drains.
 
-Worked out for ai_zone_small's host ports (10 Mb/s, queue 128, XOFF/XON 16/8,
-no delay_ms): XOFF 16 x 1,082 = 17,312 B, XON 8 x 1,082 = 8,656 B; round
+Worked out for ai_zone_small's host ports at MTU 1,500 (10 Mb/s, queue 128,
+XOFF/XON 16/8, no delay_ms; the preset's jumbo links count 4,154-byte frames and a
+9,014-byte largest one instead: tests/unit/controller/test_pfc_intent.py): XOFF 16 x 1,082 = 17,312 B, XON 8 x 1,082 = 8,656 B; round
 trip 20 ms; headroom 10e6 / 8 x 0.020 + 1,514 = 26,514 B; XOFF + headroom
 43,826 B of a 128 x 1,082 = 138,496-B queue (fits, XOFF kept); pause
 2 x 43,826 / 64 = 1,369.6 -> 1,370 quanta = 70.1 ms at 10 Mb/s (51.2 us a

@@ -45,7 +45,12 @@ from traffic.connections import ACK_FRAME_BYTES
 
 PROBE_FRAME, PROBE_INTERVAL_S = 60, 0.2  # controller.probes, DaemonConfig.probe_interval
 PFC_FRAME = 64
-LARGEST_DATA_FRAME = 14 + 20 + 8 + 12 + 16 + 4 + 1024 + 4
+
+
+def largest_data_frame(path_mtu: int) -> int:
+    """A WRITE Only with Immediate's frame at `path_mtu`: Ethernet 14 + IPv4 20 + UDP 8 +
+    BTH 12 + RETH 16 + ImmDt 4 + payload + ICRC 4."""
+    return 14 + 20 + 8 + 12 + 16 + 4 + path_mtu + 4
 
 
 def check_run_ok(job: dict[str, Any]) -> None:
@@ -81,7 +86,7 @@ def assert_counters_match_model(job: dict[str, Any], spec: FabricSpec, plan: Add
     rtsw_of = {lk.id: lk.a for lk in plan.links if lk.tier == "rtsw_ctsw"}
     packets = uplink_packets(job, plan)
     result = job["result"]
-    resent = result["retransmitted"] * LARGEST_DATA_FRAME + \
+    resent = result["retransmitted"] * largest_data_frame(plan.path_mtu) + \
         (result["naks_sent"] + result["naks_received"]) * ACK_FRAME_BYTES + \
         (job["tm"].get("pauses_sent", 0)) * PFC_FRAME
     probes = PROBE_FRAME * (job["counted_seconds"] / PROBE_INTERVAL_S + 2)

@@ -81,12 +81,12 @@ def test_native_and_program_pfc_hold_the_same_incast_alike(
 def test_native_pfc_counted_in_bytes_holds_the_incast(
         target: str, build_dir: Path, tmp_path: Path) -> None:
     """ai_zone_small with `buffer: {accounting: bytes}` on p4switch: rtsw1's traffic manager
-    counts bytes, read back from the switch: host port 1's queue 161 RoCE frames x 1,082 =
-    174,202 B, its class-3 PG XOFF/XON 16/8 frames = 17,312 / 8,656 B and the rest of the
-    queue, 156,890 B, as headroom (more than the round trip's 10e6 / 8 x 20 ms + 1,514 =
-    26,514 B); uplink port 5 (20 Mb/s, queue 138, 32/16 frames) 34,624 / 17,312 B and
-    149,316 - 34,624 = 114,692 B. The 3 -> 1 incast is then lossless, with PAUSE frames
-    sent."""
+    counts bytes, read back from the switch: on the preset's jumbo links (4,154-B RoCE
+    frames) host port 1's queue 161 frames x 4,154 = 668,794 B, its class-3 PG XOFF/XON 16/8
+    frames = 66,464 / 33,232 B and the rest of the queue, 602,330 B, as headroom (more than
+    the round trip's 10e6 / 8 x 20 ms + 9,014 = 34,014 B); uplink port 5 (20 Mb/s, queue
+    138, 32/16 frames) 132,928 / 66,464 B and 573,252 - 132,928 = 440,324 B. The 3 -> 1
+    incast is then lossless, with PAUSE frames sent."""
     if target != "p4switch":
         pytest.skip(f"only p4switch's traffic manager counts its buffer in bytes ({target}'s "
                     f"queues count packets; the programs' PFC counts bytes on both)")
@@ -100,10 +100,10 @@ def test_native_pfc_counted_in_bytes_holds_the_incast(
         tm = ctl_request(rec["ctl_addr"], {"cmd": "tm"})["tm"]
     assert tm["buffer"]["unit"] == "bytes" and tm["buffer"]["pool"] is None
     host, uplink = tm["queues"]["1/3"], tm["queues"]["5/3"]  # ports 1-4: NICs, 5-6: uplinks
-    assert host["capacity"] == 174_202 and host["max_depth"] > 0
-    assert host["pfc"] == {"xoff": 17_312, "xon": 8_656, "quanta": 0xFFFF, "headroom": 156_890}
-    assert uplink["pfc"] == {"xoff": 34_624, "xon": 17_312, "quanta": 0xFFFF,
-                             "headroom": 114_692}
+    assert host["capacity"] == 668_794 and host["max_depth"] > 0
+    assert host["pfc"] == {"xoff": 66_464, "xon": 33_232, "quanta": 0xFFFF, "headroom": 602_330}
+    assert uplink["pfc"] == {"xoff": 132_928, "xon": 66_464, "quanta": 0xFFFF,
+                             "headroom": 440_324}
     assert got.result["bytes_received"] == 3 * SIZE
     assert_lossless(got)
 

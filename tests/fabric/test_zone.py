@@ -285,7 +285,8 @@ def test_trace_of_a_jobs_connection_follows_its_packets(zone: Zone) -> None:
     (one allocation), and rtsw1's uplinks that carried the job's data are exactly those
     the four traced QPs take. Only h1 sends data up rtsw1 (one host per rack); the other
     uplink carries at most h1's ACKs to h7 (96 x 66 B) and probes. Each QP carries at
-    least one 16 KiB chunk (6 chunks rr over 4 QPs): 16 frames of 1,082 B = 17,312 B."""
+    least one 16 KiB chunk (6 chunks rr over 4 QPs): 4 frames of 4,154 B (the preset's jumbo
+    links) = 16,616 B."""
     out = zone.api.post("/run", {"pattern": "allreduce", "hosts": RING, "per": "host",
                                  "size": 64 << 10, "qps": 4, "timeout": 120})
     assert out["result"]["status"] == "ok", out["result"]["errors"]
@@ -306,13 +307,15 @@ def test_trace_of_a_jobs_connection_follows_its_packets(zone: Zone) -> None:
     uplinks = {lk["id"]: lk["up_bytes"] for lk in out["links"] if lk["a"] == "rtsw1"
                and lk["tier"] == "rtsw_ctsw"}
     assert len(uplinks) == 2
-    carried = {lid for lid, b in uplinks.items() if b >= 16 * FRAME}
+    carried = {lid for lid, b in uplinks.items() if b >= (16 << 10) // MTU * FRAME}
     assert carried == links & set(uplinks), (uplinks, links)
     assert all(b < 12_000 for lid, b in uplinks.items() if lid not in carried), uplinks
 
 
 RING = ["h1", "h3", "h5", "h7"]  # one host per rack: every ring hop crosses the spine
-FRAME, MTU = 1082, 1024  # a full data frame: 14 + 20 + 8 + 12 (BTH) + 1,024 + 4 (ICRC)
+# A full data frame on the preset's jumbo links (IP MTU 9,000, path MTU 4,096):
+# 14 + 20 + 8 + 12 (BTH) + 4,096 + 4 (ICRC).
+FRAME, MTU = 4154, 4096
 
 
 def _up_and_down_bytes(out: dict[str, Any]) -> tuple[int, int]:
@@ -325,9 +328,9 @@ def test_a_ring_allreduce_completes_with_the_bytes_it_must_move(zone: Zone, mode
     """4 ranks (one per rack) x 64 KiB, 2 QPs: each rank sends 2 x 3 chunks of 16 KiB.
 
     That is 4 x 96 KiB = 393,216 bytes sent and received (nccl-tests' ring); every
-    hop crosses the spine, so the RTSW uplinks carry at least its 384 full frames
-    (384 x 1,082 B = 415,488) up and the CTSW downlinks the same down, plus only ACKs
-    and probes (at most a fifth more) when nothing was sent twice.
+    hop crosses the spine, so the RTSW uplinks carry at least its 96 full frames
+    (96 x 4,154 B = 398,784 on the preset's jumbo links) up and the CTSW downlinks the same
+    down, plus only ACKs and probes (at most a fifth more) when nothing was sent twice.
     """
     assert aizone("mode", mode).returncode == 0
     try:

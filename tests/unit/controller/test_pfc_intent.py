@@ -41,15 +41,18 @@ def test_rtsw1_gets_a_session_back_out_of_each_pfc_port() -> None:
 
 
 def test_thresholds_and_quanta_follow_the_tiers_rates() -> None:
-    """XOFF/XON 17,312/8,656 B on class 3 of every host port, 34,624/17,312 B of every uplink;
-    quantum and refresh per port's rate."""
+    """ai_zone_small's jumbo links (4,154-B frames): XOFF/XON 16/8 frames = 66,464/33,232 B
+    on class 3 of every host port, 32/16 = 132,928/66,464 B of every uplink; quantum and
+    refresh per port's rate: host port 1 at 10 Mb/s asks for 2 x (66,464 + the round trip's
+    10e6 / 8 x 0.020 + 9,014 = 34,014) / 64 = 3,139.9 -> 3,140 quanta (160.768 ms) and
+    refreshes every 80,384 us."""
     plan = plan_addresses(load_spec(SMALL))
     entries = [e for e in compute_pfc(plan, "rtsw1") if isinstance(e, TableEntry)]
     xoff = {e.match[0][1].value: _params(e) for e in entries  # type: ignore[union-attr]
             if e.table.endswith("pfc_xoff")}
     assert {p: tuple(v.values()) for p, v in xoff.items()} == {
-        1: (17312, 8656), 2: (17312, 8656), 3: (17312, 8656), 4: (17312, 8656),
-        5: (34624, 17312), 6: (34624, 17312)}
+        1: (66464, 33232), 2: (66464, 33232), 3: (66464, 33232), 4: (66464, 33232),
+        5: (132928, 66464), 6: (132928, 66464)}
     assert all(e.match[1][1].value == 3 for e in entries  # type: ignore[union-attr]
                if e.table.endswith("pfc_xoff"))
     honour = {e.match[0][1].value: _params(e)["quantum_q16_us"] for e in entries  # type: ignore[union-attr]
@@ -57,7 +60,7 @@ def test_thresholds_and_quanta_follow_the_tiers_rates() -> None:
     assert honour == {1: 3355443, 2: 3355443, 3: 3355443, 4: 3355443, 5: 1677722, 6: 1677722}
     port1 = next(_params(e) for e in entries if e.table.endswith("pfc_port")
                  and e.match[0][1].value == 1)  # type: ignore[union-attr]
-    assert port1["xoff_quanta"] == 1370 and port1["refresh"] == 35072
+    assert port1["xoff_quanta"] == 3140 and port1["refresh"] == 80384
 
 
 def test_quanta_cover_twice_the_bytes_and_never_pass_the_field() -> None:
@@ -80,19 +83,25 @@ def test_a_target_with_native_pfc_gets_none_of_it() -> None:
 
 
 def test_xoff_is_lowered_so_that_headroom_fits_the_queue() -> None:
-    """rack.yaml's host ports (20 Mb/s, queue 64, XOFF/XON 24/12): 64 x 1,082 = 69,248 B,
-    headroom 20e6 / 8 x 0.02 + 1,514 = 51,514 B, so XOFF at 17,734 B, not 24 x 1,082."""
-    plan = plan_addresses(load_spec(SMALL.parent / "rack.yaml"))
+    """rack.yaml's host ports at MTU 1,500 (20 Mb/s, queue 64, XOFF/XON 24/12): 64 x 1,082 =
+    69,248 B, headroom 20e6 / 8 x 0.02 + 1,514 = 51,514 B, so XOFF at 17,734 B, not 24 x
+    1,082. At the preset's jumbo 9,000 the queue holds 64 x 4,154 = 265,856 B: XOFF stays
+    24 x 4,154 = 99,696 B, with 50,000 + 9,014 = 59,014 B of headroom above it."""
+    plan = plan_addresses(load_spec(SMALL.parent / "rack.yaml").model_copy(update={"mtu": 1500}))
     port = next(p for p in switch_settings(plan, "rtsw1").ports if p.pfc)
     th = pfc_thresholds(plan, port)
     assert (th.xoff_bytes, th.xon_bytes, th.headroom_bytes, th.buffer_bytes, th.headroom_fits) == (
         17734, 12984, 51514, 69248, True)
+    jumbo = plan_addresses(load_spec(SMALL.parent / "rack.yaml"))
+    th = pfc_thresholds(jumbo, next(p for p in switch_settings(jumbo, "rtsw1").ports if p.pfc))
+    assert (th.xoff_bytes, th.xon_bytes, th.headroom_bytes, th.buffer_bytes, th.headroom_fits) == (
+        99696, 49848, 59014, 265856, True)
 
 
 def test_a_queue_too_short_for_the_headroom_says_so() -> None:
-    """A 32-frame queue at 20 Mb/s: 34,624 - 51,514 B leave nothing above XON's 12,984 B,
-    so XOFF is one frame above XON (14,066 B) and the headroom does not fit."""
-    plan = plan_addresses(load_spec(SMALL.parent / "rack.yaml"))
+    """A 32-frame queue at 20 Mb/s, MTU 1,500: 34,624 - 51,514 B leave nothing above XON's
+    12,984 B, so XOFF is one frame above XON (14,066 B) and the headroom does not fit."""
+    plan = plan_addresses(load_spec(SMALL.parent / "rack.yaml").model_copy(update={"mtu": 1500}))
     port = replace(next(p for p in switch_settings(plan, "rtsw1").ports if p.pfc), queue=32)
     th = pfc_thresholds(plan, port)
     assert (th.xoff_bytes, th.xon_bytes, th.headroom_fits) == (14066, 12984, False)

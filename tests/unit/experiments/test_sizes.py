@@ -159,22 +159,28 @@ def test_ack_timeout_has_nccls_floor() -> None:
 
 
 def test_a_running_fabric_uses_its_own_rates_and_queues(tmp_path: Path) -> None:
-    """Hosts at 2.5 Mb/s (3.462 ms a frame), uplinks at 20; queues of 32 and 96: the longest
-    queue at the slowest rate, 3 x 96 frames in 0.997 s -> 2^18 x 4.096 us = 1.07 s."""
-    topo = variant(ROOT / "topologies" / "ai_zone_small.yaml", tmp_path, "t", {
-        "links.host.rate_mbps": 2.5, "links.host.queue": 32,
-        "links.rtsw_ctsw.rate_mbps": 20, "links.rtsw_ctsw.queue": 96})
+    """Links at MTU 1,500, hosts at 2.5 Mb/s (3.462 ms a 1,082-B frame), uplinks at 20; queues
+    of 32 and 96: the longest queue at the slowest rate, 3 x 96 frames in 0.997 s -> 2^18 x
+    4.096 us = 1.07 s. The preset's jumbo links (4,154-B frames, 13.29 ms each at 2.5 Mb/s):
+    3 x 96 of them in 3.828 s -> 2^20 x 4.096 us = 4.29 s."""
+    changes = {"links.host.rate_mbps": 2.5, "links.host.queue": 32,
+               "links.rtsw_ctsw.rate_mbps": 20, "links.rtsw_ctsw.queue": 96}
+    topo = variant(ROOT / "topologies" / "ai_zone_small.yaml", tmp_path, "t",
+                   {**changes, "mtu": 1500})
     spec = load_spec(topo)
     got = running_ack_timeout_ms(spec, plan_addresses(spec))
     assert got == pytest.approx(4.096e-3 * 2**18)
+    jumbo = load_spec(variant(ROOT / "topologies" / "ai_zone_small.yaml", tmp_path, "j", changes))
+    assert jumbo.mtu == 9000
+    assert running_ack_timeout_ms(jumbo, plan_addresses(jumbo)) == pytest.approx(4.096e-3 * 2**20)
 
 
 def test_a_running_fabric_with_latency_waits_for_its_round_trip(tmp_path: Path) -> None:
-    """The same fabric with the default `latency:`: its farthest hosts' round trip, 8.04 us
-    real, at scale 400 Gb/s / 2.5 Mb/s = 160,000 is 1.2864 s; 0.997 s + 1.286 s = 2.283 s
-    -> 2^20 x 4.096 us = 4.29 s (2^19 is 2.147 s, too short)."""
+    """The same fabric (MTU 1,500) with the default `latency:`: its farthest hosts' round
+    trip, 8.04 us real, at scale 400 Gb/s / 2.5 Mb/s = 160,000 is 1.2864 s; 0.997 s + 1.286 s
+    = 2.283 s -> 2^20 x 4.096 us = 4.29 s (2^19 is 2.147 s, too short)."""
     topo = variant(ROOT / "topologies" / "ai_zone_small.yaml", tmp_path, "t", {
-        "links.host.rate_mbps": 2.5, "links.host.queue": 32,
+        "links.host.rate_mbps": 2.5, "links.host.queue": 32, "mtu": 1500,
         "links.rtsw_ctsw.rate_mbps": 20, "links.rtsw_ctsw.queue": 96, "latency": {}})
     spec = load_spec(topo)
     plan = plan_addresses(spec)

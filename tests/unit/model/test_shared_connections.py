@@ -21,6 +21,7 @@ from model.run import ModelConfig, run_model
 from topologies.addressing import plan_addresses
 from topologies.spec import load_spec
 from traffic.collectives import Rank, build_jobs
+from traffic.schema import Transport
 
 SMALL = Path(__file__).resolve().parents[3] / "topologies" / "ai_zone_small.yaml"
 
@@ -70,7 +71,8 @@ def test_incast_of_three() -> None:
 @pytest.mark.parametrize("mode", ["pin", "ecmp", "eecmp"])
 def test_model_and_run_prediction_agree_per_link(mode: str) -> None:
     """ai_zone_small, 16 ranks packed, ring, 4 QPs: the model's frame bytes per fabric link are
-    what `aizone run` reports as predicted for the jobs it builds (controller.jobs)."""
+    what `aizone run` reports as predicted for the jobs it builds (controller.jobs), both at
+    the fabric's path MTU (its jumbo links': 4,096)."""
     spec = load_spec(SMALL)
     plan = plan_addresses(spec)
     fabric = {lk.id for lk in plan.links if lk.tier != "host"}
@@ -78,6 +80,8 @@ def test_model_and_run_prediction_agree_per_link(mode: str) -> None:
                                           size=1 << 20, message_size=None, timing=False))
     model = {k: round(v) for k, v in r.link_totals().items() if k[0] in fabric}
     ranks = [Rank(host=x.host, nic=x.intf, ip=x.ip) for x in place(plan, 16, "ring", "packed", 0)]
-    run = predict_link_bytes(plan, mode, build_jobs("allreduce", ranks, 1 << 20, 4))
+    assert plan.path_mtu == 4096
+    jobs = build_jobs("allreduce", ranks, 1 << 20, 4, transport=Transport(path_mtu=plan.path_mtu))
+    run = predict_link_bytes(plan, mode, jobs)
     assert model == {k: v for k, v in run.items() if k[0] in fabric}
     assert len(model) > 4
