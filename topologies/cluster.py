@@ -80,7 +80,6 @@ from .nodes import (
 )
 from .runstate import OUR_INTF, RunState, netns_name, pin_netns, run_pids
 from .serverplacement import ServerPlacement
-from .spec import CLUSTER_MTU
 from .sshcmd import (
     SSH_CONFIG_ENV,
     ClockReading,
@@ -269,6 +268,14 @@ def cluster_switch_class(base: type[FabricSwitch]) -> type[FabricSwitch]:
     return _SWITCH_CLASSES[base.target]
 
 
+# The MTU of the VXLAN devices that carry a link between two servers at the default
+# link MTU: 50 bytes of a 1,500-byte underlay go to the tunnel; the
+# fabric's RoCE frames (1,082 bytes at the default MTU) fit. A fabric of larger `mtu` gives
+# its tunnels that MTU too (`topologies.net`): the servers' network then carries each
+# jumbo frame's VXLAN packet in IP fragments unless its own MTU is larger.
+CLUSTER_MTU = 1450
+
+
 class ClusterLink(RemoteGRELink, TCLink):
     """A tc-shaped link: a veth pair on one server, a VXLAN pair between two.
 
@@ -277,7 +284,7 @@ class ClusterLink(RemoteGRELink, TCLink):
     not have; VXLAN is in every kernel Mininet runs on): one VNI per link,
     the device made on the node's server and moved into the node, MTU 1450
     (50 bytes of VXLAN, UDP, IP and Ethernet headers inside a 1500-byte path)
-    as Mininet sets for GRE.
+    as Mininet sets for GRE, or the fabric's larger link MTU (`CLUSTER_MTU`).
     """
 
     VXLAN_PORT = 4789

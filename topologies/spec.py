@@ -30,7 +30,7 @@ Names defined here: `FabricSpec`, `ServersSpec`, `ZoneSpec`, `RackSpec`, `LinkSp
 `PfcSpec`, `BufferSpec`, `LinksSpec`, `QosSpec`, `TrafficClass`, `ProgramsSpec`,
 `SwitchSpec`, `RoutingSpec`, `SpecError`, `load_spec`, `parse_spec`,
 `check_programs`, `ROLES`, `TARGETS`, `MODES`, `TIERS`, `DEFAULT_CLASSES`,
-`MAX_RATE_MBPS`, `MAX_PORTS`, `CLUSTER_MTU`.
+`MAX_RATE_MBPS`, `MAX_PORTS`.
 """
 
 from __future__ import annotations
@@ -56,7 +56,6 @@ from .latency import MAX_HOP_DELAY_S, TIER_ENDS, LatencySpec
 from .mtu import DEFAULT_MTU, IB_MTUS, MAX_MTU, ROCE_IP_OVERHEAD
 
 __all__ = [
-    "CLUSTER_MTU",
     "DEFAULT_CLASSES",
     "MAX_PORTS",
     "MAX_RATE_MBPS",
@@ -86,10 +85,6 @@ __all__ = [
 ]
 
 ROLES = ("rtsw", "ctsw", "atsw")
-# The MTU of the VXLAN devices that carry a link between two servers
-# (`topologies.cluster`): 50 bytes of a 1,500-byte underlay go to the tunnel; the
-# fabric's RoCE frames (1,082 bytes at the default MTU) fit.
-CLUSTER_MTU = 1450
 
 
 class Target(StrEnum):
@@ -492,10 +487,6 @@ class FabricSpec(_Model):
         self._check_port_counts(zones)
         self._check_counts(zones)
         self._check_latency()
-        if self.servers is not None and self.mtu > DEFAULT_MTU:
-            raise ValueError(f"mtu: {self.mtu} with `servers`: links between servers are VXLAN "
-                             f"tunnels of MTU {CLUSTER_MTU} (topologies.cluster), so a fabric "
-                             f"across servers keeps the default {DEFAULT_MTU}")
         names = [z.name for z in self.zones if z.name]
         if len(names) != len(set(names)):
             raise ValueError("zone names must be unique")

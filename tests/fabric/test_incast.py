@@ -7,7 +7,8 @@ a time on this machine), from the same helpers (`pfc_support`,
 `controller.lossless`):
 
 - p4switch, `--pfc native` and `--pfc program`: the same incast is lossless under
-  both, PAUSE frames go upstream under both, out of the same ports;
+  both, PAUSE frames go upstream under both, out of rtsw1's uplinks and only ports on the
+  incast's way;
 - p4switch with its buffer counted in bytes (`buffer.accounting: bytes`): the byte
   thresholds and headroom the fabric computes reach its traffic manager, and the same
   incast is lossless;
@@ -54,8 +55,8 @@ def test_native_and_program_pfc_hold_the_same_incast_alike(
         target: str, build_dir: Path) -> None:
     """3 -> 1 (h3, h5, h7 to h1, 256 KiB each) on p4switch, once with its native PFC and
     once with the programs': both lossless (nothing retransmitted, no drop, every switch's
-    class-3 packets in equal out), PAUSE frames counted under both, sent out of the same
-    ports. The program's PFC entries are on the switches only when it is the program's."""
+    class-3 packets in equal out), PAUSE frames counted under both, sent out of rtsw1's
+    uplinks and of no port off the incast's way. The program's PFC entries are on the switches only when it is the program's."""
     if target != "p4switch":
         pytest.skip(f"only p4switch has a native PFC to compare with ({target} runs the "
                     f"programs' only)")
@@ -74,8 +75,15 @@ def test_native_and_program_pfc_hold_the_same_incast_alike(
         # fabric lost 29-54 packets in p4switch's traffic manager in 3 of 4 such runs
         # (test_zone's incast, the same PFC, passed). Reported, not hidden (issue 21).
         pytest.xfail(f"native PFC lost packets in this incast: {str(exc)[:300]}")
-    assert set(rounds["native"].pauses) == set(rounds["program"].pauses), \
-        {k: sorted(r.pauses) for k, r in rounds.items()}
+    # Both pause rtsw1's uplinks, where the incast comes in; how far the pauses then spread
+    # back (the CTSWs' ports towards the senders' racks, the senders' RTSWs' NIC ports)
+    # depends on how fast each PFC acts, so only the ports on the incast's way may pause.
+    upstream = {"rtsw1:5", "rtsw1:6"}
+    on_the_way = upstream | {f"ctsw{c}:{p}" for c in (1, 2) for p in (2, 3, 4)} \
+        | {"rtsw2:1", "rtsw3:1", "rtsw4:1"}  # h3-eth0, h5-eth0, h7-eth0
+    for r in rounds.values():
+        assert upstream <= set(r.pauses) <= on_the_way, \
+            {k: sorted(r.pauses) for k, r in rounds.items()}
 
 
 def test_native_pfc_counted_in_bytes_holds_the_incast(

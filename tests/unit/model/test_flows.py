@@ -96,6 +96,15 @@ def test_wire_bytes_add_every_packets_headers() -> None:
     assert qp_wire_bytes(1025, 1, "rr", None) == [1025 + 3 + 2 * 58 + 16 + 4]
 
 
+def test_wire_bytes_follow_the_path_mtu() -> None:
+    """10,000 B at path MTU 4,096 (jumbo links): 3 packets (4,096 + 4,096 + 1,808) x 58 B +
+    RETH 16 + ImmDt 4; a ring step's flows carry the same when the steps are built at it."""
+    assert qp_wire_bytes(10_000, 1, "rr", None, path_mtu=4096) == [10_000 + 3 * 58 + 16 + 4]
+    steps = collective_steps("ring", [0, 1], 20_000, ips=IPS, message_size=None, path_mtu=4096)
+    (_, flows), *_ = steps.variants
+    assert flows.wire.tolist() == [10_000 + 3 * 58 + 20] * 2
+
+
 def test_permutation_is_the_runs_half_shift() -> None:
     """Permutation of 4 ranks: rank r sends to r + 2, as `aizone run permutation` does."""
     (_, f), = collective_steps("permutation", [0, 1, 2, 3], 64, ips=IPS).variants
