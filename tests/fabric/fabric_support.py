@@ -1,21 +1,24 @@
-"""Helpers for fabric tests: leftover checks and running the aizone CLI."""
+"""Helpers for fabric tests: leftover checks, running the aizone CLI, a fabric up for a
+test (`fabric_up`), a capture during one (`capturing`)."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import subprocess
 import sys
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Literal
 
 from controller.hostagents import agents_dir
 from experiments.sizes import running_ack_timeout_ms as experiment_ack_timeout_ms
-from topologies.addressing import plan_addresses
+from topologies.addressing import AddressPlan, plan_addresses
 from topologies.runstate import OUR_INTF, read_state, root_links
-from topologies.spec import load_spec
+from topologies.spec import FabricSpec, load_spec
 from traffic.agentclient import AgentClient
 from traffic.collectives import Rank
 from traffic.flowjobs import flow_jobs, received, sent
@@ -94,6 +97,50 @@ def aizone(*args: str, user: str | None = None, timeout: float = 600,
                           env={**os.environ, **(env or {})})
 
 
+@contextlib.contextmanager
+def fabric_up(topology: Path, target: str, build_dir: Path, *flags: str
+              ) -> Iterator[dict[str, Any]]:
+    """`aizone up TOPOLOGY --target T FLAGS --json`, its status while up, `aizone down` after,
+    which must leave nothing behind."""
+    before = leftovers()
+    up = aizone("up", str(topology), "--target", target, "--build-dir", str(build_dir),
+                *flags, "--json")
+    assert up.returncode == 0, up.stdout + up.stderr
+    try:
+        yield json.loads(up.stdout)
+    finally:
+        down = aizone("down")
+        assert down.returncode == 0, down.stderr
+        assert_clean(before)
+
+
+@contextlib.contextmanager
+def capturing(where: str, pcap: Path, seconds: float) -> Iterator[dict[str, Any]]:
+    """`aizone capture WHERE -w PCAP --seconds S --json` running (it has said "capturing")
+    for the body; on leaving, its end awaited (it must succeed) and its summary JSON in the
+    dict yielded, under "summary"."""
+    cap = subprocess.Popen([sys.executable, "-m", "aizone.cli", "capture", where, "-w",
+                            str(pcap), "--seconds", str(seconds), "--json"], cwd=ROOT,
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    err = cap.stderr
+    assert err is not None
+    line = err.readline()
+    if not line.startswith("capturing"):
+        cap.kill()
+        raise AssertionError(line + err.read())
+    rest: list[str] = []
+    drain = threading.Thread(target=lambda: rest.extend(err.readlines()))
+    drain.start()
+    got: dict[str, Any] = {"line": line}
+    try:
+        yield got
+    finally:
+        out, _ = cap.communicate(timeout=120)
+        drain.join(10)
+    assert cap.returncode == 0, "".join(rest)
+    got["summary"] = json.loads(out)
+
+
 def assert_check_passes(hosts: int, nics: int) -> None:
     """`aizone check --json` on the running fabric passes for every pair: each NIC of each of
     `hosts` hosts (`nics` each) pings the same NIC of every other host, and one RoCEv2 write
@@ -138,10 +185,16 @@ def running_ack_timeout_ms(fan_in: int = 1) -> float:
     `fan_in` QPs send to one NIC (`experiments.sizes.running_ack_timeout_ms`: full queues on
     the longest path at the slowest tier, what those QPs can have in flight, the round trip
     its scaled `latency:` adds)."""
+    spec, plan = running_plan()
+    return experiment_ack_timeout_ms(spec, plan, fan_in=fan_in)
+
+
+def running_plan() -> tuple[FabricSpec, AddressPlan]:
+    """The running fabric's topology and its plan (from its run state)."""
     state = read_state()
     assert state is not None, "no fabric is up"
     spec = load_spec(Path(state.meta["topology"]))
-    return experiment_ack_timeout_ms(spec, plan_addresses(spec), fan_in=fan_in)
+    return spec, plan_addresses(spec)
 
 
 class Flow:
@@ -151,8 +204,9 @@ class Flow:
     `traffic.flowjobs`: RDMA WRITEs over RC, `messages` of `size` bytes,
     whole messages round-robin over `qps` (comma-separated destination QPs),
     UDP source port 49152, in class `cls`, paced at `rate_mbps` in all
-    (None: the line rate), with the RC ACK timeout `aizone run` gives a job
-    of that many QPs into one NIC on the running fabric (`running_ack_timeout_ms`). The destination's job
+    (None: the line rate), at the fabric's path MTU and with the RC ACK timeout `aizone run`
+    gives a job of that many QPs into one NIC on the running fabric (`running_ack_timeout_ms`),
+    as the daemon's own jobs. The destination's job
     starts first and is running before the source's starts; `run()` sends
     and returns (source summary, destination summary),
     `traffic.flowjobs.sent` / `received`.
@@ -169,8 +223,9 @@ class Flow:
         self.jobs = flow_jobs(src_rank, Rank(host=dst, nic=dst_intf, ip=dst_ip),
                               qps=[int(q, 0) for q in qps.split(",")], sport=49152,
                               messages=messages, size=size, cls=cls, rate_mbps=rate_mbps,
-                              transport=Transport(ack_timeout_ms=running_ack_timeout_ms(
-                                  fan_in=len(qps.split(",")))))
+                              transport=Transport(path_mtu=running_plan()[1].path_mtu,
+                                                  ack_timeout_ms=running_ack_timeout_ms(
+                                                      fan_in=len(qps.split(",")))))
         self._dst_report: dict[str, Any] = {}
         self._dst_error: list[BaseException] = []
         self.receiver: threading.Thread | None = None

@@ -18,7 +18,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import yaml
-from fabric_support import aizone, assert_clean, leftovers
+from fabric_support import fabric_up
 
 from controller.client import ApiClient
 from controller.lossless import IncastRound
@@ -31,18 +31,8 @@ __all__ = ["assert_lossless", "own_fabric", "pfc_off"]
 def own_fabric(topology: Path, target: str, build_dir: Path, *flags: str
                ) -> Iterator[ApiClient]:
     """`aizone up TOPOLOGY --target T FLAGS`, its API while up, `aizone down` (clean) after."""
-    before = leftovers()
-    up = aizone("up", str(topology), "--target", target, "--build-dir", str(build_dir),
-                *flags, "--json")
-    assert up.returncode == 0, up.stdout + up.stderr
-    api = ApiClient()
-    try:
+    with fabric_up(topology, target, build_dir, *flags), ApiClient() as api:
         yield api
-    finally:
-        api.close()
-        down = aizone("down")
-        assert down.returncode == 0, down.stderr
-        assert_clean(before)
 
 
 def assert_lossless(got: IncastRound) -> None:

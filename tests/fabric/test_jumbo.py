@@ -15,36 +15,26 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
-import sys
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from fabric_support import ROOT, aizone, assert_check_passes, assert_clean, in_host, leftovers
+from fabric_support import ROOT, aizone, assert_check_passes, capturing, fabric_up, in_host
 
 from controller.client import ApiClient
 from experiments.fabric import variant
 from tests.provides import unavailable
 
 ZONE = ROOT / "topologies" / "ai_zone_small.yaml"
-CLI = [sys.executable, "-m", "aizone.cli"]
 
 
 @pytest.fixture(scope="module")
 def jumbo(target: str, build_dir: Path, tmp_path_factory: pytest.TempPathFactory
           ) -> Iterator[dict[str, Any]]:
     topo = variant(ZONE, tmp_path_factory.mktemp("jumbo"), "jumbo", {"mtu": 9000})
-    before = leftovers()
-    up = aizone("up", str(topo), "--target", target, "--build-dir", str(build_dir), "--json")
-    assert up.returncode == 0, up.stdout + up.stderr
-    try:
-        yield json.loads(up.stdout)
-    finally:
-        down = aizone("down")
-        assert down.returncode == 0, down.stderr
-        assert_clean(before)
+    with fabric_up(topo, target, build_dir) as status:
+        yield status
 
 
 def _mtu(argv: list[str]) -> int:
@@ -76,27 +66,12 @@ def test_an_allreduce_runs_in_4_kib_frames(jumbo: dict[str, Any], tmp_path: Path
     if shutil.which("tshark") is None:
         unavailable("tshark", "no tshark on PATH (Debian's package `tshark`, installed by "
                               "`make apt-test`)")
-    api = ApiClient()
-    try:
-        pcap = tmp_path / "nic.pcap"
-        cap = subprocess.Popen([*CLI, "capture", "h1-eth0", "-w", str(pcap), "--seconds",
-                                "40", "--json"], cwd=ROOT, stdout=subprocess.PIPE,
-                               stderr=subprocess.PIPE, text=True)
-        assert cap.stderr is not None
-        line = cap.stderr.readline()
-        assert line.startswith("capturing"), line + cap.stderr.read()
-        rest: list[str] = []
-        drain = threading.Thread(target=lambda: rest.extend(cap.stderr.readlines()))
-        drain.start()
+    pcap = tmp_path / "nic.pcap"
+    with ApiClient() as api, capturing("h1-eth0", pcap, 40):
         before = _class3_out(api, "rtsw1", 1)  # rtsw1-eth1, h1-eth0's cable
         run = aizone("run", "allreduce", "--ranks", "16", "--size", "1M", "--json")
         assert run.returncode == 0, run.stdout + run.stderr
         after = _class3_out(api, "rtsw1", 1)
-        cap.communicate(timeout=120)
-        drain.join(10)
-        assert cap.returncode == 0, "".join(rest)
-    finally:
-        api.close()
     got = json.loads(run.stdout)
     assert got["path_mtu"] == 4096
     assert got["result"]["status"] == "ok" and got["result"]["bytes_ok"], got["result"]

@@ -10,7 +10,6 @@ line's doors are gone after `aizone down`.
 
 from __future__ import annotations
 
-import json
 import re
 import subprocess
 from collections.abc import Iterator
@@ -18,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from fabric_support import ROOT, aizone, assert_clean, in_host, leftovers
+from fabric_support import ROOT, fabric_up, in_host
 
 from topologies.runstate import root_links
 
@@ -56,18 +55,11 @@ OWN_RTT_MS = 25.0
 @pytest.fixture(scope="module")
 def fabric(target: str, build_dir: Path, tmp_path_factory: pytest.TempPathFactory
            ) -> Iterator[dict[str, Any]]:
-    before = leftovers()
     topo = tmp_path_factory.mktemp("delay") / "delayed.yaml"
     topo.write_text(TOPOLOGY)
-    up = aizone("up", str(topo), "--target", target, "--build-dir", str(build_dir), "--json")
-    assert up.returncode == 0, up.stdout + up.stderr
-    try:
-        yield json.loads(up.stdout)
-    finally:
-        down = aizone("down")
-        assert down.returncode == 0, down.stderr
-        assert_clean(before)
-        assert [n for n in root_links() if n.startswith("azdl")] == []
+    with fabric_up(topo, target, build_dir) as status:
+        yield status
+    assert [n for n in root_links() if n.startswith("azdl")] == []
 
 
 def _ping_ms(src: str, dst_ip: str, count: int) -> list[float]:

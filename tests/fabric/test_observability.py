@@ -47,7 +47,7 @@ from typing import Any
 
 import httpx
 import pytest
-from fabric_support import ROOT, Flow, aizone, assert_clean, leftovers
+from fabric_support import ROOT, Flow, aizone, capturing, fabric_up
 
 from controller.access import read_token
 from controller.client import ApiClient
@@ -102,16 +102,8 @@ def pcaps(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def fabric(target: str, build_dir: Path, pcaps: Path) -> Iterator[dict[str, Any]]:
-    before = leftovers()
-    up = aizone("up", str(ZONE), "--target", target, "--build-dir", str(build_dir), "--json",
-                "--pcap", str(pcaps))
-    assert up.returncode == 0, up.stdout + up.stderr
-    try:
-        yield json.loads(up.stdout)
-    finally:
-        down = aizone("down")
-        assert down.returncode == 0, down.stderr
-        assert_clean(before)
+    with fabric_up(ZONE, target, build_dir, "--pcap", str(pcaps)) as status:
+        yield status
 
 
 @pytest.fixture(scope="module")
@@ -271,31 +263,18 @@ def test_a_capture_of_a_link_decodes_as_rocev2(fabric: dict[str, Any], tmp_path:
     from scapy.contrib.roce import BTH
     from scapy.utils import rdpcap
 
-    api = ApiClient()
-    try:
+    pcap = tmp_path / "uplink.pcap"
+    with ApiClient() as api:
         edge = next(e for e in api.get("/topology")["edges"]
                     if e["a"] == "rtsw1" and e["b"] == "ctsw2")
         ends = [("rtsw1", edge["a_port"]), ("ctsw2", edge["b_port"])]
-        pcap = tmp_path / "uplink.pcap"
-        cap = subprocess.Popen([*CLI, "capture", "rtsw1-ctsw2", "-w", str(pcap), "--seconds",
-                                "25", "--json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                               text=True)
-        assert cap.stderr is not None
-        line = cap.stderr.readline()
-        assert line.startswith("capturing link rtsw1-ctsw2"), line + cap.stderr.read()
-        rest: list[str] = []
-        drain = threading.Thread(target=lambda: rest.extend(cap.stderr.readlines()))
-        drain.start()
-        before = [_class3_out(api, sw, p) for sw, p in ends]
-        run = aizone("run", "allreduce", "--ranks", "8", "--size", "256K", "--json")
-        assert run.returncode == 0, run.stdout + run.stderr
-        after = [_class3_out(api, sw, p) for sw, p in ends]
-        out, _ = cap.communicate(timeout=120)
-        drain.join(10)
-        assert cap.returncode == 0, "".join(rest)
-        summary = json.loads(out)
-    finally:
-        api.close()
+        with capturing("rtsw1-ctsw2", pcap, 25) as cap:
+            assert cap["line"].startswith("capturing link rtsw1-ctsw2"), cap["line"]
+            before = [_class3_out(api, sw, p) for sw, p in ends]
+            run = aizone("run", "allreduce", "--ranks", "8", "--size", "256K", "--json")
+            assert run.returncode == 0, run.stdout + run.stderr
+            after = [_class3_out(api, sw, p) for sw, p in ends]
+    summary = cap["summary"]
     sent = sum(a - b for a, b in zip(after, before, strict=True))
     assert sent > 0, "the AllReduce sent no data frame over rtsw1-ctsw2"
     fields = subprocess.run(
@@ -341,7 +320,9 @@ def test_rates_in_prometheus_agree_with_aizone_stats(fabric: dict[str, Any],
     # ~49 s of data at 4 Mb/s: the sender takes seconds to start on a busy machine, and each
     # sample below runs `aizone stats` and a Prometheus query, 5-7 s a sample on this machine
     # when idle (measured with 24 s of data: 2-4 samples idle, 1 under CI's load, too few)
-    flow = Flow("h1", src["intf"], "h7", dst["intf"], dst["ip"], messages=24000, size=1024,
+    # Messages of the preset's path MTU (4,096: jumbo links), so every frame is a full one:
+    # BMv2 paces its queues in full frames, and a 1 KiB frame would take a 4 KiB one's slot.
+    flow = Flow("h1", src["intf"], "h7", dst["intf"], dst["ip"], messages=6000, size=4096,
                 rate_mbps=4, qps="17,18,19,20")
     flow.start_receiver(timeout=200)
     done: dict[str, Any] = {}
@@ -368,7 +349,7 @@ def test_rates_in_prometheus_agree_with_aizone_stats(fabric: dict[str, Any],
             stats.append(bps)
         time.sleep(0.5)
     sender.join(200)
-    assert flow.received()["messages_complete"] == 24000
+    assert flow.received()["messages_complete"] == 6000
     assert len(stats) >= 2, (prom, stats)
     p, s = statistics.median(prom), statistics.median(stats)
     assert s > 1e6 and abs(p - s) <= 0.3 * s, (prom, stats)
