@@ -198,7 +198,7 @@ def show_link(console: Console, data: dict[str, Any]) -> None:
         console.print(f"link {data['link']} {state} silently: the controller's probes will "
                       f"{'find it back' if data['up'] else 'find it dead'} (aizone status)")
         return
-    if not data.get("changed", True):
+    if data.get("changed") is False:  # None (the API's default): the record did not say
         console.print(f"link {data['link']} {state}: routes unchanged")
         return
     lost = data.get("lost_packets")
