@@ -53,9 +53,9 @@ def rack(state_dir: Path, target: str) -> Iterator[FabricNet]:
 def test_links_are_shaped_on_both_ends_at_the_tier_rate(rack: FabricNet, target: str) -> None:
     """rack.yaml's host links (20 Mb/s): an htb class at 20Mbit on the host end, and on the
     switch end the rate its queue runs at: 20Mbit on p4switch (bits), on BMv2 (packets) the
-    tier's rate in 1,082-B frames rounded up, 20e6 / 8,656 = 2,310.5 -> 2,311 frames/s =
-    20,003,816 b/s, which tc shows as 20004Kbit."""
-    switch_end = "rate 20Mbit" if target == "p4switch" else "rate 20004Kbit"
+    tier's rate in the preset's jumbo links' 4,154-B frames rounded up, 20e6 / 33,232 =
+    601.8 -> 602 frames/s = 20,005,664 b/s, which tc shows as 20005Kbit."""
+    switch_end = "rate 20Mbit" if target == "p4switch" else "rate 20005Kbit"
     assert switch_end in tc("class", "show", "dev", "rtsw1-eth1")
     assert "rate 20Mbit" in tc("class", "show", "dev", "h1-eth0", netns="aizone-h1")
     assert "rate 20Mbit" in tc("class", "show", "dev", "h2-eth0", netns="aizone-h2")
