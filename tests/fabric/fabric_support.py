@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import shutil
 import subprocess
 import sys
 import threading
@@ -16,6 +17,7 @@ from typing import Any, Literal
 
 from controller.hostagents import agents_dir
 from experiments.sizes import running_ack_timeout_ms as experiment_ack_timeout_ms
+from tests.provides import unavailable
 from topologies.addressing import AddressPlan, plan_addresses
 from topologies.runstate import OUR_INTF, read_state, root_links
 from topologies.spec import FabricSpec, load_spec
@@ -139,6 +141,14 @@ def capturing(where: str, pcap: Path, seconds: float) -> Iterator[dict[str, Any]
         drain.join(10)
     assert cap.returncode == 0, "".join(rest)
     got["summary"] = json.loads(out)
+
+
+def require_tshark() -> None:
+    """Skip (or, where this machine declares tshark, fail) a test that reads captures with
+    tshark when there is none on PATH."""
+    if shutil.which("tshark") is None:
+        unavailable("tshark", "no tshark on PATH (Debian's package `tshark`, installed by "
+                              "`make apt-test`)")
 
 
 def assert_check_passes(hosts: int, nics: int) -> None:

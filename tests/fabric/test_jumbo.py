@@ -13,18 +13,24 @@
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from fabric_support import ROOT, aizone, assert_check_passes, capturing, fabric_up, in_host
+from fabric_support import (
+    ROOT,
+    aizone,
+    assert_check_passes,
+    capturing,
+    fabric_up,
+    in_host,
+    require_tshark,
+)
 
 from controller.client import ApiClient
 from experiments.fabric import variant
-from tests.provides import unavailable
 
 ZONE = ROOT / "topologies" / "ai_zone_small.yaml"
 
@@ -63,9 +69,7 @@ def _class3_out(api: ApiClient, switch: str, port: int) -> int:
 
 
 def test_an_allreduce_runs_in_4_kib_frames(jumbo: dict[str, Any], tmp_path: Path) -> None:
-    if shutil.which("tshark") is None:
-        unavailable("tshark", "no tshark on PATH (Debian's package `tshark`, installed by "
-                              "`make apt-test`)")
+    require_tshark()
     pcap = tmp_path / "nic.pcap"
     with ApiClient() as api, capturing("h1-eth0", pcap, 40):
         before = _class3_out(api, "rtsw1", 1)  # rtsw1-eth1, h1-eth0's cable

@@ -47,7 +47,7 @@ from typing import Any
 
 import httpx
 import pytest
-from fabric_support import ROOT, Flow, aizone, capturing, fabric_up
+from fabric_support import ROOT, Flow, aizone, capturing, fabric_up, require_tshark
 
 from controller.access import read_token
 from controller.client import ApiClient
@@ -257,9 +257,7 @@ def _class3_out(api: ApiClient, switch: str, port: int) -> int:
 
 
 def test_a_capture_of_a_link_decodes_as_rocev2(fabric: dict[str, Any], tmp_path: Path) -> None:
-    if shutil.which("tshark") is None:
-        unavailable("tshark", "no tshark on PATH (Debian's package `tshark`, installed by "
-                              "`make apt-test`)")
+    require_tshark()
     from scapy.contrib.roce import BTH
     from scapy.utils import rdpcap
 
@@ -295,9 +293,7 @@ def test_a_capture_of_a_link_decodes_as_rocev2(fabric: dict[str, Any], tmp_path:
 
 
 def test_up_pcap_keeps_every_port_from_the_start(fabric: dict[str, Any], pcaps: Path) -> None:
-    if shutil.which("tshark") is None:
-        unavailable("tshark", "no tshark on PATH (Debian's package `tshark`, installed by "
-                              "`make apt-test`)")
+    require_tshark()
     with ApiClient() as api:
         edges = api.get("/topology")["edges"]
     ports = {f"{e['b']}-eth{e['b_port']}" for e in edges}

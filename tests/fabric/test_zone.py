@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import signal
 import subprocess
 import sys
@@ -22,12 +21,20 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from fabric_support import ROOT, Flow, aizone, assert_check_passes, assert_clean, in_host, leftovers
+from fabric_support import (
+    ROOT,
+    Flow,
+    aizone,
+    assert_check_passes,
+    assert_clean,
+    in_host,
+    leftovers,
+    require_tshark,
+)
 from pfc_support import assert_lossless
 
 from controller.client import ApiClient
 from controller.lossless import run_incast
-from tests.provides import unavailable
 from topologies.runstate import read_state
 
 ZONE = ROOT / "topologies" / "ai_zone_small.yaml"
@@ -397,9 +404,7 @@ def test_incast_with_pfc_loses_nothing(zone: Zone, target: str) -> None:
     BMv2 the programs' own; test_incast.py compares p4switch's two and turns PFC off). No
     switch loses a lossless packet either: BMv2's queue drops are not counted anywhere, so
     every switch's class-3 packets in must equal its packets out (pfc_support)."""
-    if shutil.which("tshark") is None:
-        unavailable("tshark", "no tshark on PATH (Debian's package `tshark`, installed by "
-                              "`make apt-test`)")
+    require_tshark()
     # rtsw1's uplinks captured meanwhile: the PAUSE frames it sends upstream, as Wireshark
     # decodes them (MAC control opcode 0x0101, the lossless class's enable bit and quanta)
     caps = {}
