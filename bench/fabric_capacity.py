@@ -297,7 +297,7 @@ def main(argv: list[str] | None = None) -> int:
     rates = sorted(float(r) for r in args.rates.split(",") if r)
     try:
         mtu = args.mtu or (LINK_MTU if args.write is not None else load_spec(args.topology).mtu)
-        roce_path_mtu(mtu)
+        path_mtu = roce_path_mtu(mtu)
         if mtu > MAX_MTU:
             raise ValueError(f"--mtu {mtu}: at most {MAX_MTU} (topologies.mtu.MAX_MTU)")
     except (SpecError, ValueError) as exc:
@@ -341,7 +341,7 @@ def main(argv: list[str] | None = None) -> int:
         servers = ("localhost", server.addresses[0])
     out["servers"] = list(servers)
     out["topology"] = str(args.topology)
-    out["mtu"], out["path_mtu"] = mtu, roce_path_mtu(mtu)
+    out["mtu"], out["path_mtu"] = mtu, path_mtu
     try:
         for target in [t for t in args.targets.split(",") if t]:
             missing = target_missing(target)
