@@ -49,9 +49,9 @@ Run it as root under the fabric lock:
 
 The links keep the topology's MTU (`FabricSpec.mtu`; the presets' jumbo 9,000: RoCE path
 MTU 4,096, 4,154-byte frames, about 3.8 times the bytes of a 1,082-byte frame for the same
-switch CPU, `bench/pps.py --only sizes`) unless `--mtu` says otherwise (`--mtu 1500`: the
-frames of 1,082 bytes the experiments still run with); the standalone switch forwards
-frames of the same size. `--write` measures at the experiments' MTU
+switch CPU, `bench/pps.py --only sizes`) unless `--mtu` says otherwise (`--mtu 1500`:
+frames of 1,082 bytes, what the experiments ran with until 2026-12-05); the standalone
+switch forwards frames of the same size. `--write` measures at the experiments' MTU
 (`experiments.sizes.LINK_MTU`), the capacity their sizes come from.
 
 After each target's ladder (unless `--no-standalone`), one switch of that
@@ -238,7 +238,7 @@ def _measurement(out: dict[str, Any], argv: list[str]) -> dict[str, Any]:
                for t, r in out["targets"].items() if "levels" in r}
     return {"command": " ".join(["bench/fabric_capacity.py", *map(shlex.quote, argv)]),
             "date": time.strftime("%Y-%m-%d", time.gmtime()),
-            "seconds_total": out["seconds_total"],
+            "seconds_total": out["seconds_total"], "mtu": out["mtu"],
             "machine": {"cores": out["machine"]["cores"],
                         "load_start": round(out["machine"]["load"][0], 2),
                         "load_end": round(out["machine"]["load_end"][0], 2)},

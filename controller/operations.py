@@ -363,7 +363,7 @@ async def shutdown(daemon: Daemon) -> dict[str, Any]:
 
 def _scale(spec: FabricSpec) -> dict[str, Any]:
     line = getattr(spec, "line_rate_gbps", None)
-    out: dict[str, Any] = {"line_rate_gbps": line}
+    out: dict[str, Any] = {"line_rate_gbps": line, "mtu": spec.mtu}
     for tier in ("host", "rtsw_ctsw", "ctsw_atsw"):
         rate = getattr(getattr(spec.links, tier), "rate_mbps", None)
         out[tier] = {"rate_mbps": rate,

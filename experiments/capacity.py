@@ -15,11 +15,11 @@ the key, when it is missing or malformed); `add_measurement(path,
 measurement)` appends a run, as the bench's `--write` does.
 `host_rate(data, target)` is the host rate a target's experiments run at
 (`HostRate`): the fastest rate at which the target carried all 16 NICs of
-ai_zone_small lossless and at rate, or, when no rate did, the slowest one
-tried, said so.
+ai_zone_small lossless and at rate with the machine at most `BUSY_LIMIT`
+busy, or, when no rate did, the slowest one tried, said so.
 
 Names defined here: `CAPACITY_FILE`, `TARGETS`, `CapacityError`, `Level`,
-`Summary`, `TargetCapacity`, `Measurement`, `CapacityFile`, `HostRate`,
+`Summary`, `TargetCapacity`, `Measurement`, `CapacityFile`, `HostRate`, `BUSY_LIMIT`,
 `load_capacity`, `add_measurement`, `host_rate`, `capacity_lines`,
 `rate_reason`.
 """
@@ -33,7 +33,9 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-__all__ = ["CAPACITY_FILE", "TARGETS", "CapacityError", "CapacityFile", "HostRate", "Level",
+from topologies.mtu import DEFAULT_MTU
+
+__all__ = ["BUSY_LIMIT", "CAPACITY_FILE", "TARGETS", "CapacityError", "CapacityFile", "HostRate", "Level",
            "Measurement", "Summary", "TargetCapacity", "add_measurement", "capacity_lines",
            "host_rate", "load_capacity", "rate_reason"]
 
@@ -94,6 +96,8 @@ class Measurement(_Model):
     seconds_total: float | None = None
     machine: dict[str, float | int | str | None] = Field(default_factory=dict)
     why: str | None = None  # why it was run again (shown beside a later measurement)
+    # The links' IP MTU it ran at (runs from before the bench said it ran at the default 1,500).
+    mtu: int = DEFAULT_MTU
     targets: dict[str, TargetCapacity]
 
 
@@ -106,11 +110,12 @@ class CapacityFile(_Model):
     provenance: str = ""
     measurements: list[Measurement] = Field(min_length=1)
 
-    def latest_levels(self, target: str) -> list[Level]:
-        """The levels of `target` in the newest measurement that kept them."""
+    def latest_levels(self, target: str, mtu: int | None = None) -> list[Level]:
+        """The levels of `target` in the newest measurement that kept them (at links of IP MTU
+        `mtu`, when given)."""
         for m in reversed(self.measurements):
             got = m.targets.get(target)
-            if got is not None and got.levels:
+            if got is not None and got.levels and mtu in (None, m.mtu):
                 return got.levels
         return []
 
@@ -139,6 +144,10 @@ def _first_error(exc: ValidationError) -> str:
 
 # Every NIC of ai_zone_small: the experiments' largest collectives use them all.
 FABRIC_NICS = 16
+# The busiest the machine may have been at a level the experiments take their rate from: their
+# heavier points send more frames than the bench's permutation (a ring with split messages over
+# 8 QPs, twice round-robin's), so a level that needed more of the 2 cores leaves them none.
+BUSY_LIMIT = 0.8
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -149,25 +158,35 @@ class HostRate:
     rate_mbps: float
     level: Level  # the FABRIC_NICS level measured at that rate
     at_rate: bool  # False: no rate tried carried every NIC at rate; the slowest is taken
+    mtu: int | None = None  # the links' IP MTU of the measurement it comes from (None: any)
 
 
-def host_rate(data: CapacityFile, target: str) -> HostRate:
+def host_rate(data: CapacityFile, target: str, mtu: int | None = None) -> HostRate:
     """The fastest host rate at which `target` carried every NIC of ai_zone_small lossless and
-    at rate (the newest levels kept); when none did, the slowest rate tried, `at_rate` False
+    at rate with the machine at most `BUSY_LIMIT` busy (the newest levels kept, at links of IP
+    MTU `mtu` when given); when none did, the slowest rate tried, `at_rate` False
     (a slower one was never measured, so nothing says it would be at rate either).
     `CapacityError` when the target has no such level at all."""
-    full = [r for r in data.latest_levels(target)
+    full = [r for r in data.latest_levels(target, mtu)
             if r.error is None and r.nics == FABRIC_NICS and r.carried_mbps is not None]
     if not full:
+        at = f" at MTU {mtu}" if mtu is not None else ""
         raise CapacityError(f"{CAPACITY_FILE.name}: {target}: no level with all {FABRIC_NICS} "
-                            f"NICs measured; run bench/fabric_capacity.py --targets {target} "
-                            "--write")
-    good = [r for r in full if r.lossless and r.at_rate]
+                            f"NICs measured{at}; run bench/fabric_capacity.py --targets "
+                            f"{target} --write")
+    good = [r for r in full if r.lossless and r.at_rate and _roomy(r)]
     if good:
         best = max(good, key=lambda r: r.rate_mbps)
-        return HostRate(target=target, rate_mbps=best.rate_mbps, level=best, at_rate=True)
+        return HostRate(target=target, rate_mbps=best.rate_mbps, level=best, at_rate=True,
+                        mtu=mtu)
     slowest = min(full, key=lambda r: r.rate_mbps)
-    return HostRate(target=target, rate_mbps=slowest.rate_mbps, level=slowest, at_rate=False)
+    return HostRate(target=target, rate_mbps=slowest.rate_mbps, level=slowest, at_rate=False,
+                    mtu=mtu)
+
+
+def _roomy(level: Level) -> bool:
+    """Whether the machine was at most `BUSY_LIMIT` busy at `level` (unmeasured: taken so)."""
+    return level.machine_cpu is None or level.machine_cpu <= BUSY_LIMIT
 
 
 def add_measurement(path: Path, measurement: dict[str, Any]) -> CapacityFile:
@@ -216,12 +235,13 @@ def _when(m: Measurement) -> str:
     return text
 
 
-def _row(target: str, r: Level) -> str:
+def _row(target: str, mtu: int, r: Level) -> str:
     offered = f"{r.rate_mbps * r.nics:g}"
     if r.error is not None or r.carried_mbps is None:
-        return (f"| {target} | {r.rate_mbps:g} | {r.nics} | {offered} | – | – | – | – | – | "
-                f"**no** ({r.error or 'not measured'}) | no |")
-    return (f"| {target} | {r.rate_mbps:g} | {r.nics} | {offered} | {r.carried_mbps:.1f} | "
+        return (f"| {target} | {mtu} | {r.rate_mbps:g} | {r.nics} | {offered} | – | – | – | – | "
+                f"– | **no** ({r.error or 'not measured'}) | no |")
+    return (f"| {target} | {mtu} | {r.rate_mbps:g} | {r.nics} | {offered} | "
+            f"{r.carried_mbps:.1f} | "
             f"{r.switch_pps or 0:,} | {r.loss or 0.0:.3%} | {r.tm_dropped or 0} | "
             f"{r.machine_cpu or 0.0:.0%} | {'yes' if r.lossless else '**no**'} | "
             f"{'yes' if r.at_rate else 'no'} |")
@@ -239,18 +259,19 @@ def capacity_lines(data: CapacityFile) -> list[str]:
     for m in later:
         for target, got in m.targets.items():
             lines.append(f"- {target}" + (f", {m.why}" if m.why else ", measured again")
-                         + f" (`{m.command}`"
+                         + f" (`{m.command}`, links at MTU {m.mtu:,}"
                          + (f", {m.seconds_total:.0f} s" if m.seconds_total is not None else "")
                          + "): " + _parts(got))
     lines.append(f"- Measured by `{first.command}`, {_when(first)}; each level is a "
                  "permutation whose every flow crosses the spine, uplinks at 4x the host rate "
                  "(no emulated link is the bottleneck), 2 s of data per flow.")
-    rows = [_row(target, r) for m in data.measurements
+    rows = [_row(target, m.mtu, r) for m in data.measurements
             for target in TARGETS if target in m.targets for r in m.targets[target].levels]
     if rows:
-        lines += ["", "| target | host Mb/s | NICs | offered Mb/s | carried Mb/s | switch "
-                  "frames/s | loss on cables | queue drops | machine CPU | lossless | at rate "
-                  "(>= 90%) |", "|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---|", *rows]
+        lines += ["", "| target | link MTU | host Mb/s | NICs | offered Mb/s | carried Mb/s | "
+                  "switch frames/s | loss on cables | queue drops | machine CPU | lossless | at "
+                  "rate (>= 90%) |", "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---|",
+                  *rows]
     return lines
 
 
@@ -259,14 +280,23 @@ def rate_reason(data: CapacityFile, chosen: HostRate) -> str:
     shown = _SHOWN.get(chosen.target, chosen.target)
     full = chosen.level
     offered = FABRIC_NICS * chosen.rate_mbps
-    faster = [r for r in data.latest_levels(chosen.target)
+    faster = [r for r in data.latest_levels(chosen.target, chosen.mtu)
               if r.error is None and r.rate_mbps > chosen.rate_mbps and not r.at_rate]
     text = (f"`bench/fabric_capacity.py` (below) found {shown} carrying all {FABRIC_NICS} NICs "
             f"of ai_zone_small at {chosen.rate_mbps:g} Mb/s "
             + ("at rate" if chosen.at_rate else "**below rate**")
             + f" ({full.carried_mbps or 0.0:.1f} of {offered:g} Mb/s, "
             f"{full.switch_pps or 0:,} switch frames/s, machine CPU {full.machine_cpu or 0.0:.0%})")
-    if chosen.at_rate and faster:
+    busy = [r for r in data.latest_levels(chosen.target, chosen.mtu)
+            if r.error is None and r.nics == FABRIC_NICS and r.rate_mbps > chosen.rate_mbps
+            and r.at_rate and r.lossless and not _roomy(r)]
+    if chosen.at_rate and busy:
+        r = min(busy, key=lambda x: x.rate_mbps)
+        text += (f"; at {r.rate_mbps:g} Mb/s too ({r.carried_mbps or 0.0:.1f} of "
+                 f"{r.rate_mbps * r.nics:g} Mb/s), but with the machine {r.machine_cpu or 0.0:.0%}"
+                 f" busy, over the {BUSY_LIMIT:.0%} that leaves the experiments' heavier points "
+                 "(split messages over 8 QPs send twice the frames) room")
+    elif chosen.at_rate and faster:
         r = min(faster, key=lambda x: (x.rate_mbps, x.nics))
         text += (f", but not {r.nics} NICs at {r.rate_mbps:g} Mb/s ({r.carried_mbps or 0.0:.1f} "
                  f"of {r.rate_mbps * r.nics:g} Mb/s, machine CPU {r.machine_cpu or 0.0:.0%})")
@@ -276,6 +306,7 @@ def rate_reason(data: CapacityFile, chosen: HostRate) -> str:
                 f"times measure {shown}'s forwarding as well as the emulated fabric (each "
                 "experiment's calibration says what one flow alone reached).")
     return (text + f": {chosen.rate_mbps:g} Mb/s is the fastest host rate tried at which the "
-            f"whole fabric runs at line rate on {shown}, so its experiments run at it, and their "
+            f"whole fabric runs at line rate on {shown} with the machine at most "
+            f"{BUSY_LIMIT:.0%} busy, so its experiments run at it, and their "
             "heaviest collectives sit close to what this machine can emulate (the per-run checks "
             "below say when one did not keep up).")

@@ -29,7 +29,15 @@ from pathlib import Path
 from .compare import disagreements, disagreements_markdown, run_rows, shown, summary_rows
 from .markdown import markdown_table, result_markdown
 from .schema import ExperimentResult, load_result
-from .sizes import delayed_round_trip, derivation_markdown, former_ack_note, target_rate
+from .sizes import (
+    LINK_MTU,
+    delayed_round_trip,
+    derivation_markdown,
+    former_ack_note,
+    ran_mtu,
+    sizes_for,
+    target_rate,
+)
 
 __all__ = ["HEADLINE", "LATENCY_DIR", "write_page"]
 
@@ -63,18 +71,29 @@ def _model_section(root: Path) -> str:
 def _rate_notes(by_target: Mapping[str, Sequence[ExperimentResult]],
                 targets: Sequence[str]) -> list[str]:
     """A note for each target whose runs had another host rate than its capacity gives now
-    (the capacity was measured again after them)."""
+    (the capacity was measured again after them), other links' MTU than the experiments'
+    `LINK_MTU`, or other bytes than `experiments.sizes` gives now."""
     notes = []
     for t in targets:
         now = target_rate(t).rate_mbps
         ran = sorted({float(r.scale["host"]["rate_mbps"]) for r in by_target[t]
                       if isinstance(r.scale.get("host"), dict)
                       and r.scale["host"].get("rate_mbps")} - {now})
+        mtus = sorted({ran_mtu(r) for r in by_target[t]} - {LINK_MTU})
+        sized = [r.experiment for r in by_target[t]
+                 if r.sizes.get("size") not in (None, sizes_for(r.experiment, r.quick)["size"])]
+        said = []
         if ran:
-            notes.append(f"\n**{shown(t)}'s runs** had host links at "
-                         f"{', '.join(f'{x:g}' for x in ran)} Mb/s; the capacity above gives "
-                         f"{now:g} Mb/s now (measured again after them): their tables say the "
-                         "rate that ran.\n")
+            said.append(f"host links at {', '.join(f'{x:g}' for x in ran)} Mb/s (the capacity "
+                        f"above gives {now:g} Mb/s now, measured again after them)")
+        if mtus:
+            said.append(f"links of IP MTU {', '.join(f'{m:,}' for m in mtus)} (the experiments "
+                        f"run at {LINK_MTU:,} now)")
+        if sized:
+            said.append(f"other bytes than the sizes below ({', '.join(sized)})")
+        if said:
+            notes.append(f"\n**{shown(t)}'s runs** had {'; '.join(said)}: their tables say "
+                         "what ran.\n")
     return notes
 
 
@@ -90,7 +109,7 @@ def _latency_section(results: Sequence[ExperimentResult], out_dir: Path, doc: Pa
     names = {r.experiment for r in delayed}
     host = delayed[0].scale.get("host") or {}
     rate, scale = float(host.get("rate_mbps", 0)), float(host.get("scale", 0))
-    rtt_s, frames, window = delayed_round_trip(rate)
+    rtt_s, frames, window = delayed_round_trip(rate, ran_mtu(delayed[0]))
     d = _plot_dir(folder, doc)
     return ["\n## With the real fabric's bytes in flight (scaled latency)\n",
             "The runs above delay nothing: the emulator's own round trip (a few ms) stands for "

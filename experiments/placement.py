@@ -24,13 +24,15 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from topologies.mtu import roce_frame, roce_path_mtu
+
 from .collective import Collective
 from .fabric import variant
 from .figures import bar_panel, new_figure, save
 from .jobs import placed
 from .schema import Column, ExperimentResult, Finding, Point
 from .session import Options, Session
-from .sizes import sizes_for
+from .sizes import ran_mtu, sizes_for
 from .stats import judged
 
 __all__ = ["NAME", "TITLE", "findings", "plot", "predict", "run"]
@@ -122,7 +124,8 @@ def run(options: Options) -> ExperimentResult:
             *orders,
             "Into ATSW layer: bytes the CTSWs sent on their ATSW uplinks during the job "
             "(frames: payload, headers, ACKs). The model counts payload bytes (a full frame "
-            "carries 1,024 payload bytes in 1,082) and its time is its max-min fluid estimate "
+            f"carries {fabric.plan.path_mtu:,} payload bytes in {fabric.plan.roce_frame:,}) "
+            "and its time is its max-min fluid estimate "
             "(no queues, no PFC, no per-step latency) at the emulated rates."])
         result.findings = findings(result)
         result.plots = plot(result, options.out)
@@ -152,16 +155,24 @@ def findings(result: ExperimentResult) -> list[Finding]:
             holds=judged(b_mc < b_rnd and t_mc < t_rnd, mc.summary["time_s"],
                          *(p.summary["time_s"] for p in rnd))))
     rows = [p for p in result.points if "atsw_mib" in p.summary and "model_atsw_mib" in p.summary]
+    frame, payload = _frame(result)
     if rows:
         worst = max(abs(p.summary["atsw_mib"].mean - p.summary["model_atsw_mib"].mean
-                        * 1082 / 1024) for p in rows)
+                        * frame / payload) for p in rows)
         out.append(Finding(
             claim="the model predicts the bytes each placement sends across zones",
             paper="the model shares the placement, routes and hash with the emulator",
-            measured=f"largest gap between measured frames and the model's payload x 1082/1024: "
+            measured=f"largest gap between measured frames and the model's payload x "
+                     f"{frame}/{payload}: "
                      f"{worst:.3f} MiB",
             holds=None))
     return out
+
+
+def _frame(result: ExperimentResult) -> tuple[int, int]:
+    """A full data frame's bytes and its payload (the path MTU) on the links that ran."""
+    path_mtu = roce_path_mtu(ran_mtu(result))
+    return roce_frame(path_mtu), path_mtu
 
 
 def plot(result: ExperimentResult, out_dir: Path) -> list[str]:
@@ -178,8 +189,9 @@ def plot(result: ExperimentResult, out_dir: Path) -> list[str]:
     bar_panel(a, result, "atsw_mib", label, ylabel="MiB into the ATSW layer",
               title="cross-zone bytes (switch counters; x = model)", colors=cs)
     pts = [p for p in result.points if "atsw_mib" in p.summary and "model_atsw_mib" in p.summary]
-    a.scatter(range(len(pts)), [p.summary["model_atsw_mib"].mean * 1082 / 1024 for p in pts],
-              marker="x", color="black", zorder=4, label="model x 1082/1024")
+    frame, payload = _frame(result)
+    a.scatter(range(len(pts)), [p.summary["model_atsw_mib"].mean * frame / payload for p in pts],
+              marker="x", color="black", zorder=4, label=f"model x {frame}/{payload}")
     a.legend(fontsize=8)
     bar_panel(b, result, "time_s", label, ylabel="AllReduce time (s)",
               title="AllReduce time (x = model)", colors=cs)

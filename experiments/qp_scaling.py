@@ -24,6 +24,8 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
+from topologies.mtu import roce_path_mtu
+
 from .collective import Collective
 from .fabric import variant
 from .figures import line_panel, new_figure, save
@@ -31,7 +33,7 @@ from .jobs import alternating, racks_of
 from .predict import hash_note, link_bytes, predicted_imbalance
 from .schema import Column, ExperimentResult, Finding
 from .session import Options, Session
-from .sizes import MTU, sizes_for
+from .sizes import ran_mtu, sizes_for
 from .stats import clearly_less, faster, judged
 
 __all__ = ["NAME", "TITLE", "findings", "plot", "run"]
@@ -112,8 +114,8 @@ def _pieces_note(result: ExperimentResult, qps: int) -> str:
     message = result.sizes.get("message bytes")
     if pauses is None or not message:
         return ""
-    piece = int(message) // qps
-    ratio = qps * math.ceil(piece / MTU) / math.ceil(int(message) / MTU)
+    piece, mtu = int(message) // qps, roce_path_mtu(ran_mtu(result))
+    ratio = qps * math.ceil(piece / mtu) / math.ceil(int(message) / mtu)
     if result.sizes.get("buffer") == "bytes":
         counted = ("the switches' queues and PFC counted bytes in these runs (`--buffer "
                    "bytes`), as a real switch's buffer does")

@@ -56,7 +56,7 @@ from .collective import Collective, lossless_packets, run_collective, uses_api
 from .fabric import Fabric
 from .machine import machine, versions
 from .schema import Column, ExperimentResult, Finding, Point, Run, summarize_runs
-from .sizes import FRAME_BYTES, MTU, RATE_MBPS, fabric_changes, setting_changes
+from .sizes import RATE_MBPS, fabric_changes, setting_changes
 from .stats import tier_imbalance
 from .usage import Usage
 
@@ -265,7 +265,7 @@ class Session:
             self.calibration.append({"src": src, "dst": dst, "error": str(exc)})
             return
         res = answer["result"]
-        ideal = size * FRAME_BYTES / MTU * 8 / (rate * 1e6)
+        ideal = size * fabric.plan.roce_frame / fabric.plan.path_mtu * 8 / (rate * 1e6)
         self.calibration.append({
             "src": src, "dst": dst, "size": size, "rate_mbps": rate,
             "time_s": round(res["time_s"], 4), "ideal_s": round(ideal, 4),

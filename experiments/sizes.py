@@ -34,7 +34,7 @@ path, for the smoke test).
 
 Names defined here: `RATE_MBPS`, `QUEUE`, `LINK_MTU`, `MTU`, `FRAME_BYTES`, `TIERS`,
 `HEADROOM`, `SIZES`, `sizes_for`, `target_rate`, `rates`, `fabric_changes`,
-`setting_changes`, `delayed_round_trip`, `tier_pfc`, `lossless`, `ack_timeout_ms`, `running_ack_timeout_ms`, `preset_ack_timeout_ms`,
+`setting_changes`, `delayed_round_trip`, `ran_mtu`, `tier_pfc`, `lossless`, `ack_timeout_ms`, `running_ack_timeout_ms`, `preset_ack_timeout_ms`,
 `ack_cases`, `FORMER_ACK_TIMEOUT_MS`, `former_ack_note`, `grid_runs`,
 `ideal_seconds`, `budget_seconds`, `derivation_markdown`.
 """
@@ -49,50 +49,53 @@ from typing import Any
 
 from controller.jobs import fabric_ack_timeout_ms, path_queues
 from topologies.addressing import AddressPlan, plan_addresses
-from topologies.mtu import DEFAULT_MTU, ROCE_FRAME, roce_path_mtu
+from topologies.mtu import DEFAULT_MTU, roce_frame, roce_path_mtu
 from topologies.spec import FabricSpec, load_spec
 from traffic.schema import Transport
 
 from .capacity import CAPACITY_FILE, HostRate, capacity_lines, host_rate, load_capacity, rate_reason
 from .fabric import variant_spec
+from .schema import ExperimentResult
 
 __all__ = ["FORMER_ACK_TIMEOUT_MS", "FRAME_BYTES", "HEADROOM", "LINK_MTU", "MTU", "QUEUE", "RATE_MBPS", "SIZES", "TIERS",
            "ack_cases", "ack_timeout_ms", "budget_seconds", "delayed_round_trip",
            "derivation_markdown", "fabric_changes", "former_ack_note", "grid_runs",
-           "ideal_seconds", "lossless", "preset_ack_timeout_ms", "rates",
+           "ideal_seconds", "lossless", "preset_ack_timeout_ms", "ran_mtu", "rates",
            "running_ack_timeout_ms", "setting_changes", "sizes_for", "target_rate", "tier_pfc"]
 
 KiB, MiB = 1 << 10, 1 << 20
 
-# The host rate the byte sizes were chosen at (p4switch's, from its capacity): the reference for
-# the step-time reasoning in derivation_markdown(); what a run uses is its target's
-# `target_rate`, which the capacity file gives.
-RATE_MBPS = 1.0
-# The experiments' links keep the default IP MTU (the presets' jumbo 9,000 is newer than
-# these sizes, chosen for 1,082-byte frames and measured with them: `fabric_changes` sets
-# it back), so a full data packet is at path MTU 1,024 (`topologies.mtu.ROCE_FRAME`).
-LINK_MTU = DEFAULT_MTU
-MTU, FRAME_BYTES = roce_path_mtu(LINK_MTU), ROCE_FRAME
+# The host rate the byte sizes were chosen at: the reference for the step-time reasoning in
+# derivation_markdown(); what a run uses is its target's `target_rate`, which the capacity file
+# gives. The sizes were first chosen at 1 Mb/s on 1,500-byte links (1,082-byte frames); on the
+# presets' jumbo links every frame carries four times the payload, so the same sizes x 4 at
+# 4 Mb/s are the same frames at the same frames/s, the load this machine's CPU sees.
+RATE_MBPS = 4.0
+# The experiments' links take the presets' jumbo IP MTU, so a full data packet is at path MTU
+# 4,096 (a 4,154-byte frame, `topologies.mtu.roce_frame`).
+LINK_MTU = 9000
+MTU = roce_path_mtu(LINK_MTU)
+FRAME_BYTES = roce_frame(MTU)
 
 # The lossless class's sizes at the host tier (packets; XOFF/XON in full frames' worth of an
 # ingress port's bytes): the presets' 64 with XOFF/XON 24/12 left 64 - 2 x 24 = 16 packets of
 # headroom for a queue that two ingress ports feed, and none for three (measured on
 # ai_zone_small: 102 tail drops with PFC on in one AllReduce); 128 with 16/8 leaves
 # 128 - 5 x 16 = 48 for the five ingress ports an RTSW's host port can have. A full queue holds
-# 128 x 1,082 B = 1.1 s at 1 Mb/s (the ACK timeout's reason). Other tiers scale XOFF/XON with
+# 128 x 4,154 B = 1.06 s at 4 Mb/s (the ACK timeout's reason). Other tiers scale XOFF/XON with
 # their rate and every queue holds all that can feed it (`lossless`).
 QUEUE: dict[str, Any] = {"queue": 128, "pfc": {"enabled": True, "xoff": 16, "xon": 8}}
 # What an ingress port may still take in after its XOFF (frames at the host tier, scaled like
 # XOFF): the frames on the wire and in the upstream's transmit path while the PAUSE travels and
-# the emulator's processes get the CPU (60 ms at 1 Mb/s, 3x the controller's PFC_RESPONSE_S).
+# the emulator's processes get the CPU (58 ms at 4 Mb/s, 3x the controller's PFC_RESPONSE_S).
 # 7 and not more: ai_zone_small's host queue is then 3 x 23 + 2 x 46 = 161 packets, under the
-# 165 whose three drain at 1 Mb/s within 2^20 x 4.096 us (4.29 s), the RC ACK timeout a job of
+# 172 whose three drain at 4 Mb/s within 2^20 x 4.096 us (4.29 s), the RC ACK timeout a job of
 # one QP per peer gets there.
 HEADROOM = 7
 
 
 # What `ack_timeout_ms` gave every experiment run before the experiments took the fabric's rule
-# (3 full `QUEUE` queues of full frames drained at 1 Mb/s, k >= 14: 2^20): the committed
+# (3 full `QUEUE` queues of 1,082-byte frames drained at 1 Mb/s, k >= 14: 2^20): the committed
 # results were measured with it, and say so where they show a timeout.
 FORMER_ACK_TIMEOUT_MS = 4.096e-3 * 2**20
 _PRESETS = Path(__file__).resolve().parents[1] / "topologies"
@@ -100,9 +103,10 @@ TIERS = ("host", "rtsw_ctsw", "ctsw_atsw")
 
 
 def target_rate(target: str, path: Path = CAPACITY_FILE) -> HostRate:
-    """The host rate `target`'s experiments run at, from the capacity file at `path`
-    (`experiments.capacity.host_rate`; `CapacityError` when it cannot say)."""
-    return host_rate(load_capacity(path), target)
+    """The host rate `target`'s experiments run at, from the capacity file at `path`: its newest
+    levels measured at `LINK_MTU` (`experiments.capacity.host_rate`; `CapacityError` when it
+    cannot say)."""
+    return host_rate(load_capacity(path), target, LINK_MTU)
 
 
 def rates(base: Path, host_mbps: float = RATE_MBPS) -> dict[str, Any]:
@@ -137,14 +141,22 @@ def setting_changes(buffer: str = "packets", latency: bool = False) -> dict[str,
             **({"latency": {}} if latency else {})}
 
 
-def delayed_round_trip(host_mbps: float = RATE_MBPS) -> tuple[float, int, int]:
-    """With `--latency` at `host_mbps`: the farthest hosts' round trip on the experiments'
-    ai_zone_small (s), the full frames a NIC has in flight over it, and the RC window."""
+def delayed_round_trip(host_mbps: float = RATE_MBPS, mtu: int = LINK_MTU
+                       ) -> tuple[float, int, int]:
+    """With `--latency` at `host_mbps` on links of IP MTU `mtu`: the farthest hosts' round trip
+    on the experiments' ai_zone_small (s), the full frames a NIC has in flight over it, and
+    the RC window."""
     base = _PRESETS / "ai_zone_small.yaml"
-    plan = plan_addresses(variant_spec(base, fabric_changes(base, host_mbps=host_mbps,
-                                                            latency=True)))
-    frames = math.ceil(host_mbps * 1e6 / 8 * plan.delayed_rtt_s / FRAME_BYTES)
+    plan = plan_addresses(variant_spec(base, {**fabric_changes(base, host_mbps=host_mbps,
+                                                               latency=True), "mtu": mtu}))
+    frames = math.ceil(host_mbps * 1e6 / 8 * plan.delayed_rtt_s / plan.roce_frame)
     return plan.delayed_rtt_s, frames, Transport().window
+
+
+def ran_mtu(result: ExperimentResult) -> int:
+    """The links' IP MTU an experiment's runs had: its fabric's `mtu`, as the daemon's status
+    gave it (results from before fabrics had one ran at the default, 1,500)."""
+    return int(result.scale.get("mtu") or DEFAULT_MTU)
 
 
 def ack_timeout_ms(rates: dict[str, float], queues: dict[str, int], *, atsw: bool,
@@ -224,31 +236,31 @@ def lossless(spec: FabricSpec, *, pfc: bool = True) -> dict[str, Any]:
 
 SIZES: dict[str, dict[str, dict[str, Any]]] = {
     "qp-scaling": {
-        "full": {"size": 512 * KiB, "message_size": 4 * KiB, "qps": [1, 2, 4, 8],
+        "full": {"size": 2048 * KiB, "message_size": 16 * KiB, "qps": [1, 2, 4, 8],
                  "admission": False, "repeat": 2, "timeout": 300},
-        "quick": {"size": 64 * KiB, "message_size": 4 * KiB, "qps": [1, 8],
+        "quick": {"size": 256 * KiB, "message_size": 16 * KiB, "qps": [1, 8],
                   "admission": False, "repeat": 1, "timeout": 120},
     },
     "pinning": {
-        "full": {"size": 256 * KiB, "message_size": 4 * KiB, "qps": 8, "repeat": 2,
+        "full": {"size": 1024 * KiB, "message_size": 16 * KiB, "qps": 8, "repeat": 2,
                  "timeout": 300},
-        "quick": {"size": 64 * KiB, "message_size": 1 * KiB, "qps": 8, "repeat": 1,
+        "quick": {"size": 256 * KiB, "message_size": 4 * KiB, "qps": 8, "repeat": 1,
                   "timeout": 120},
     },
     "incast": {
-        "full": {"size": 96 * KiB, "senders": [3, 7], "repeat": 2, "timeout": 300},
-        "quick": {"size": 64 * KiB, "senders": [3], "repeat": 1, "timeout": 120},
+        "full": {"size": 384 * KiB, "senders": [3, 7], "repeat": 2, "timeout": 300},
+        "quick": {"size": 256 * KiB, "senders": [3], "repeat": 1, "timeout": 120},
     },
     "failure": {
-        "full": {"size": 256 * KiB, "message_size": 2 * KiB, "qps": 8, "repeat": 2,
+        "full": {"size": 1024 * KiB, "message_size": 8 * KiB, "qps": 8, "repeat": 2,
                  "timeout": 300, "fail_at": 0.3},
-        "quick": {"size": 64 * KiB, "message_size": 512, "qps": 8, "repeat": 1,
+        "quick": {"size": 256 * KiB, "message_size": 2 * KiB, "qps": 8, "repeat": 1,
                   "timeout": 120, "fail_at": 0.3},
     },
     "placement": {
-        "full": {"size": 256 * KiB, "message_size": 4 * KiB, "qps": 4, "ranks": [4, 8],
+        "full": {"size": 1024 * KiB, "message_size": 16 * KiB, "qps": 4, "ranks": [4, 8],
                  "seeds": [0, 1], "repeat": 2, "timeout": 300},
-        "quick": {"size": 64 * KiB, "message_size": 1 * KiB, "qps": 4, "ranks": [4],
+        "quick": {"size": 256 * KiB, "message_size": 4 * KiB, "qps": 4, "ranks": [4],
                   "seeds": [0], "repeat": 1, "timeout": 120},
     },
 }
@@ -334,8 +346,9 @@ def former_ack_note() -> str:
              if not math.isclose(ms, FORMER_ACK_TIMEOUT_MS)]
     return ("These results were measured with the experiments' former RC ACK timeout: "
             f"{FORMER_ACK_TIMEOUT_MS / 1e3:.2f} s for every run (4.096 us x "
-            f"2^{_ib_k(FORMER_ACK_TIMEOUT_MS)}: three full {QUEUE['queue']}-packet queues "
-            f"drained at the {RATE_MBPS:g} Mb/s host rate). Runs made now take the fabric's, as "
+            f"2^{_ib_k(FORMER_ACK_TIMEOUT_MS)}: three full {QUEUE['queue']}-packet queues of "
+            "1,082-byte frames drained at the 1 Mb/s host rate of the time). Runs made now "
+            "take the fabric's, as "
             "`aizone run` does (see \"RC ACK timeout\" below), which is the same "
             + (f"for {', '.join(same)}" if same else "for none of them")
             + (f" and longer for the rest: {'; '.join(other)}." if other else ".")
@@ -349,7 +362,7 @@ def derivation_markdown(targets: Sequence[str] = ("p4switch",),
     (a section of docs/results.md); `CapacityError` when the capacity file
     (`experiments.capacity`) is missing or malformed, or says no rate for a target."""
     capacity = load_capacity(capacity_file)
-    chosen = [host_rate(capacity, t) for t in targets]
+    chosen = [host_rate(capacity, t, LINK_MTU) for t in targets]
     frame_ms = FRAME_BYTES * 8 / (RATE_MBPS * 1e6) * 1e3
     small = fabric_changes(_PRESETS / "ai_zone_small.yaml")
     small_up = small["links.rtsw_ctsw.pfc"]["xoff"], small["links.rtsw_ctsw.pfc"]["xon"]

@@ -56,14 +56,15 @@ def test_json_validates_and_holds_the_grid(quick: tuple[Path, str], target: str)
     # The scale is the line rate a host link stands for over its emulated rate, in the file
     # that ran (the experiment's variant of the preset: 400 G NICs, slower host links).
     # Worked out by hand for p4switch: docs/results/capacity.json has it carry all 16 NICs at
-    # rate at 1 Mb/s and not at 2, so host links run at 1 Mb/s, each standing for a 400 Gb/s
-    # NIC: 400e9 / 1e6 = 400,000. BMv2's rate moves with its measured capacity: the scale
-    # is 400 G over whatever rate ran.
+    # rate at 4 Mb/s on jumbo links and not at 8, so host links run at 4 Mb/s, each standing
+    # for a 400 Gb/s NIC: 400e9 / 4e6 = 100,000. BMv2's rate moves with its measured
+    # capacity: the scale is 400 G over whatever rate ran.
     ran = load_spec(Path(result.topology))
     assert ran.line_rate_gbps == 400
     rate = ran.links.host.rate_mbps
     if target == "p4switch":
-        assert rate == 1.0
+        assert rate == 4.0
+    assert ran.mtu == 9000 and result.scale["mtu"] == 9000
     assert result.scale["host"] == {"rate_mbps": rate, "scale": pytest.approx(400e3 / rate)}
     assert sorted((p.params["mode"], p.params["qps"], p.params["strategy"])
                   for p in result.points) == sorted(
@@ -74,22 +75,23 @@ def test_json_validates_and_holds_the_grid(quick: tuple[Path, str], target: str)
     failed = [(p.params, r.error) for p in result.points for r in p.runs if r.error is not None]
     assert failed == [], f"runs failed: {failed}"
     # Each run on its own, against values worked out by hand. The quick grid's AllReduce:
-    # 16 ranks (every NIC of ai_zone_small: 4 racks x 2 hosts x 2 NICs), 64 KiB each.
-    # nccl-tests: algbw = 65,536 B x 8 / time; busbw = algbw x 2 (16 - 1) / 16 = 1.875 algbw.
-    # The ring takes the racks in turn, so every rank's 2 x 15 chunks of 4 KiB (122,880 B)
-    # cross the spine: 16 x 122,880 = 1,966,080 B of payload up the RTSW uplinks, at least
-    # 1,920 frames of at most 1,024 B payload, 1,082 B each: 2,077,440 B.
-    assert result.sizes["bytes per rank"] == 64 * 1024
+    # 16 ranks (every NIC of ai_zone_small: 4 racks x 2 hosts x 2 NICs), 256 KiB each.
+    # nccl-tests: algbw = 262,144 B x 8 / time; busbw = algbw x 2 (16 - 1) / 16 = 1.875 algbw.
+    # The ring takes the racks in turn, so every rank's 2 x 15 chunks of 16 KiB (491,520 B)
+    # cross the spine: 16 x 491,520 = 7,864,320 B of payload up the RTSW uplinks, at least
+    # 1,920 frames of at most 4,096 B payload (jumbo links' path MTU), 4,154 B each:
+    # 7,975,680 B.
+    assert result.sizes["bytes per rank"] == 256 * 1024
     for p in result.points:
         (run,) = p.runs
         m, where = run.metrics, p.params
         assert m["bytes_ok"] == 1.0, where
         assert m["time_s"] > 0 and m["algbw_gbps"] == pytest.approx(
-            65_536 * 8 / m["time_s"] / 1e9, rel=1e-6), (where, m)
+            262_144 * 8 / m["time_s"] / 1e9, rel=1e-6), (where, m)
         assert m["busbw_gbps"] == pytest.approx(1.875 * m["algbw_gbps"], rel=1e-6), (where, m)
         links = run.details["links"]
         assert len(links) == 8 and all(k.startswith("rtsw") for k in links), links
-        assert sum(up for up, _ in links.values()) >= 2_077_440, (where, links)
+        assert sum(up for up, _ in links.values()) >= 7_975_680, (where, links)
         assert m["up_imbalance"] >= 1.0 and isinstance(run.cpu_bound, bool)
     assert result.findings, "no finding was evaluated"
     assert result.calibration and result.calibration[0].get("efficiency")

@@ -62,21 +62,46 @@ def test_page_lines_show_each_run_and_every_level() -> None:
     assert ("lossless and at rate: **7.8 emulated Mb/s** (3,006 switch frames/s; 16 NICs at "
             "0.5 Mb/s, machine CPU 69%)") in lines[10]
     assert lines[11].startswith("- p4switch, with the same per-tier sizes")
-    assert ", 2026-12-01, 198 s, load 3.5 at start (p4switch then BMv2 in one run);" in lines[12]
-    assert sum(line.startswith(("| p4switch |", "| bmv2 |")) for line in lines) == 66
-    assert "| bmv2 | 0.5 | 16 | 8 | 7.8 | 3,006 | 0.000% | 0 | 69% | yes | yes |" in lines
-    assert "| p4switch | 2 | 8 | 16 | 15.0 | 5,791 | 0.000% | 0 | 67% | yes | yes |" in lines
-    assert "| bmv2 | 1 | 16 | 16 | 4.6 | 1,880 | 0.000% | 0 | 67% | yes | no |" in lines
-    assert "| bmv2 | 1 | 8 | 8 | 7.8 | 3,029 | 0.000% | 0 | 62% | yes | yes |" in lines
-    assert "| p4switch | 4 | 16 | 64 | 30.3 | 11,990 | 0.000% | 93 | 83% | **no** | no |" in lines
+    assert "links at MTU 1,500" in lines[11]
+    assert lines[12].startswith("- p4switch, on the presets' jumbo links")
+    assert "`bench/fabric_capacity.py --rates 2,4,8 --no-standalone --write`, links at MTU " \
+           "9,000, 177 s): lossless: **111.7 emulated Mb/s**" in lines[12]
+    assert lines[13].startswith("- bmv2, on the presets' jumbo links")
+    assert ", 2026-12-01, 198 s, load 3.5 at start (p4switch then BMv2 in one run);" in lines[14]
+    assert sum(line.startswith(("| p4switch |", "| bmv2 |")) for line in lines) == 84
+    assert "| bmv2 | 1500 | 0.5 | 16 | 8 | 7.8 | 3,006 | 0.000% | 0 | 69% | yes | yes |" in lines
+    assert "| p4switch | 1500 | 2 | 8 | 16 | 15.0 | 5,791 | 0.000% | 0 | 67% | yes | yes |" \
+        in lines
+    assert "| bmv2 | 1500 | 1 | 16 | 16 | 4.6 | 1,880 | 0.000% | 0 | 67% | yes | no |" in lines
+    assert "| bmv2 | 1500 | 1 | 8 | 8 | 7.8 | 3,029 | 0.000% | 0 | 62% | yes | yes |" in lines
+    assert "| p4switch | 1500 | 4 | 16 | 64 | 30.3 | 11,990 | 0.000% | 93 | 83% | **no** | no |" \
+        in lines
+    assert "| p4switch | 9000 | 4 | 16 | 64 | 62.5 | 6,164 | 0.000% | 0 | 62% | yes | yes |" \
+        in lines
+    assert "| p4switch | 9000 | 8 | 16 | 128 | 111.7 | 11,216 | 0.000% | 0 | 80% | yes | no |" \
+        in lines
+    assert "| bmv2 | 9000 | 2 | 16 | 32 | 31.3 | 3,143 | 0.000% | 0 | 54% | yes | yes |" in lines
 
 
 def test_the_rate_is_explained_by_p4switchs_levels() -> None:
-    """1 Mb/s: all 16 NICs at rate; 16 NICs at 2 Mb/s were not (the latest run)."""
+    """The latest run (jumbo links): 4 Mb/s, all 16 NICs at rate; at 8 Mb/s they were not."""
     data = load_capacity()
     text = rate_reason(data, host_rate(data, "p4switch"))
-    assert "(15.1 of 16 Mb/s, 5,721 switch frames/s, machine CPU 75%)" in text
-    assert "but not 16 NICs at 2 Mb/s (19.7 of 32 Mb/s" in text
+    assert "(62.5 of 64 Mb/s, 6,164 switch frames/s, machine CPU 62%)" in text
+    assert "but not 16 NICs at 8 Mb/s (111.7 of 128 Mb/s" in text
+
+
+def test_the_rate_comes_from_the_newest_run_at_the_links_mtu() -> None:
+    """At MTU 1,500 the newest p4switch run (2026-12-03) gave 1 Mb/s; at 9,000 the jumbo run
+    4 Mb/s; no run at 4,000: an error naming the MTU and the bench to run."""
+    data = load_capacity()
+    assert host_rate(data, "p4switch", 1500).rate_mbps == 1.0
+    assert host_rate(data, "bmv2", 1500).rate_mbps == 0.5
+    assert host_rate(data, "p4switch", 9000).rate_mbps == 4.0
+    assert host_rate(data, "bmv2", 9000).rate_mbps == 2.0
+    with pytest.raises(CapacityError, match=r"p4switch: no level with all 16 NICs measured at "
+                                            r"MTU 4000; run bench/fabric_capacity.py"):
+        host_rate(data, "p4switch", 4000)
 
 
 def test_a_missing_file_says_how_to_make_it(tmp_path: Path) -> None:
@@ -159,6 +184,21 @@ def test_the_host_rate_is_the_fastest_with_every_nic_at_rate(tmp_path: Path) -> 
     assert (got.rate_mbps, got.at_rate, got.level.carried_mbps) == (2.0, True, 30.1)
     assert "found BMv2 carrying all 16 NICs of ai_zone_small at 2 Mb/s at rate (30.1 of " \
            "32 Mb/s" in rate_reason(load_capacity(path), got)
+
+
+def test_a_rate_that_kept_the_machine_too_busy_is_not_taken(tmp_path: Path) -> None:
+    """16 NICs at rate at 4 Mb/s with the machine 57% busy and at 8 Mb/s with it 85% busy (over
+    the 80% limit): 4 Mb/s, and the page says why not 8."""
+    path = _levels_file(tmp_path, [
+        {"rate_mbps": 4.0, "nics": 16, "carried_mbps": 62.3, "machine_cpu": 0.57},
+        {"rate_mbps": 8.0, "nics": 16, "carried_mbps": 115.5, "machine_cpu": 0.85}])
+    got = host_rate(load_capacity(path), "bmv2")
+    assert (got.rate_mbps, got.at_rate) == (4.0, True)
+    text = rate_reason(load_capacity(path), got)
+    assert "at 8 Mb/s too (115.5 of 128 Mb/s), but with the machine 85% busy, over the 80%" \
+        in text
+    assert "4 Mb/s is the fastest host rate tried at which the whole fabric runs at line rate " \
+           "on BMv2 with the machine at most 80% busy" in text
 
 
 def test_no_rate_at_rate_takes_the_slowest_and_says_so(tmp_path: Path) -> None:

@@ -65,7 +65,7 @@ def test_page_summary_sections_and_derivation(tmp_path: Path) -> None:
     text = _page(tmp_path, {"p4switch": [_result()]})
     assert "| qp-scaling | ECMP is uneven | 2.0 | **no** |" in text
     assert "## Fabric capacity and the sizes derived from it" in text
-    assert "(scale 400,000)" in text
+    assert "(scale 100,000)" in text  # 4 Mb/s for 400 Gb/s, the capacity's rate
     assert "## qp-scaling: QPs\n" in text
     assert "- mode=ecmp #2: CPU-bound: switch process(es) at a full core: rtsw1 0.97" in text
     assert "**does not hold**: ECMP is uneven. Paper: well above 1. Measured: 2.0. " \
@@ -143,13 +143,18 @@ def test_different_host_rates_are_a_reason(tmp_path: Path) -> None:
 
 
 def test_runs_at_another_rate_than_the_capacity_gives_are_said_so(tmp_path: Path) -> None:
-    """p4switch's capacity gives 1 Mb/s; runs made at 2 Mb/s say so under the derivation."""
+    """p4switch's capacity gives 4 Mb/s on jumbo links; runs made at 2 Mb/s with no MTU
+    recorded (1,500) and a quarter of today's bytes say all three under the derivation."""
     r = _result()
     r.scale = {"host": {"rate_mbps": 2.0, "scale": 200000.0}}
+    r.sizes = {"size": 512 * 1024}
     text = _page(tmp_path, {"p4switch": [r]})
-    assert ("**p4switch's runs** had host links at 2 Mb/s; the capacity above gives 1 Mb/s now "
-            "(measured again after them)") in text
-    r.scale = {"host": {"rate_mbps": 1.0, "scale": 400000.0}}
+    assert ("**p4switch's runs** had host links at 2 Mb/s (the capacity above gives 4 Mb/s now, "
+            "measured again after them); links of IP MTU 1,500 (the experiments run at 9,000 "
+            "now); other bytes than the sizes below (qp-scaling): their tables say what ran."
+            ) in text
+    r.scale = {"host": {"rate_mbps": 4.0, "scale": 100000.0}, "mtu": 9000}
+    r.sizes = {"size": 2048 * 1024}
     assert "**p4switch's runs**" not in _page(tmp_path, {"p4switch": [r]})
 
 
@@ -195,6 +200,12 @@ def test_runs_with_scaled_latency_get_their_findings_beside_the_pages(tmp_path: 
     assert "`aizone experiment qp-scaling --latency`" in text
     assert "[qp-scaling](results/latency/qp-scaling.md) (2 runs, 1 CPU-bound, 0 failed)" in text
     assert "| qp-scaling | ECMP is uneven | 2.0 | **no** | 1.5 | yes |" in text
+    # The same at 4 Mb/s on jumbo links: 8.04 us x 100,000 = 0.80 s, 97 frames of 4,154 B.
+    delayed.scale = {"host": {"rate_mbps": 4.0, "scale": 100000.0}, "mtu": 9000}
+    (folder / "qp-scaling.json").write_text(delayed.model_dump_json())
+    assert ("at 4 Mb/s for 400 Gb/s (scale 100,000) the farthest hosts of ai_zone_small are "
+            "0.80 s apart there and back, 97 full frames in flight") in \
+        _page(tmp_path, {"p4switch": [_result()]})
 
 
 def test_without_a_latency_folder_there_is_no_such_section(tmp_path: Path) -> None:

@@ -113,7 +113,8 @@ def test_rates_scale_every_tier_of_the_preset() -> None:
 def test_fabric_changes_are_rates_and_queues() -> None:
     """Rates and, on the same tiers, the experiments' queues."""
     got = fabric_changes(ROOT / "topologies" / "ai_zone_small.yaml", pfc=False)
-    assert got["links.host.rate_mbps"] == 1.0  # RATE_MBPS
+    assert got["links.host.rate_mbps"] == 4.0  # RATE_MBPS
+    assert got["mtu"] == 9000  # LINK_MTU: the presets' jumbo links
     assert got["links.rtsw_ctsw.pfc"] == {"enabled": False, "xoff": 32, "xon": 16}
     assert got["links.host.queue"] == 161
     assert "links.ctsw_atsw.queue" not in got
@@ -124,16 +125,17 @@ def test_fabric_changes_are_rates_and_queues() -> None:
 
 
 def test_latency_delays_the_experiments_fabric_by_the_real_latency_times_the_scale() -> None:
-    """--latency: a `latency:` section with its defaults. At 1 Mb/s for 400 Gb/s (scale
-    400,000) the farthest hosts (h1 -> rtsw -> ctsw -> rtsw -> h) are 2 x (2 x 0.01 us of
-    copper + 2 x 0.5 us of fibre + 3 x 1 us of switches) = 8.04 us apart, 3.216 s emulated;
-    the RC ACK timeout then covers that round trip (k = 21: 8.59 s, against k = 20 without)."""
+    """--latency: a `latency:` section with its defaults. At 4 Mb/s for 400 Gb/s (scale
+    100,000) the farthest hosts (h1 -> rtsw -> ctsw -> rtsw -> h) are 2 x (2 x 0.01 us of
+    copper + 2 x 0.5 us of fibre + 3 x 1 us of switches) = 8.04 us apart, 0.804 s emulated;
+    three host queues of 161 frames of 4,154 B drain in 4.013 s, so the RC ACK timeout with
+    that round trip (4.817 s) is k = 21: 8.59 s, against k = 20 (4.29 s) without."""
     base = ROOT / "topologies" / "ai_zone_small.yaml"
     changes = fabric_changes(base, latency=True)
     assert changes["latency"] == {}
     spec = variant_spec(base, changes)
     plan = plan_addresses(spec)
-    assert plan.delayed_rtt_s == pytest.approx(3.216)
+    assert plan.delayed_rtt_s == pytest.approx(0.804)
     assert running_ack_timeout_ms(spec, plan) == pytest.approx(4.096e-3 * 2**21)
     undelayed = variant_spec(base, fabric_changes(base))
     assert running_ack_timeout_ms(undelayed, plan_addresses(undelayed)) == \
@@ -141,13 +143,15 @@ def test_latency_delays_the_experiments_fabric_by_the_real_latency_times_the_sca
 
 
 @pytest.mark.parametrize(("preset", "fan_in", "k"), [
-    ("ai_zone_small.yaml", 1, 20), ("ai_zone_small.yaml", 2, 21), ("ai_zone_small.yaml", 8, 23),
-    ("two_zones.yaml", 1, 22)], ids=["small-1", "small-2", "small-8", "zones-1"])
+    ("ai_zone_small.yaml", 1, 20), ("ai_zone_small.yaml", 2, 20), ("ai_zone_small.yaml", 4, 21),
+    ("ai_zone_small.yaml", 8, 22), ("two_zones.yaml", 1, 22)],
+    ids=["small-1", "small-2", "small-4", "small-8", "zones-1"])
 def test_ack_timeout_of_the_experiments_fabrics(preset: str, fan_in: int, k: int) -> None:
-    """At 1 Mb/s a 1,082-B frame takes 8.656 ms. ai_zone_small: 3 queues of 161 frames drain in
-    4.18 s (2^19 x 4.096 us = 2.15 s < 4.18 < 2^20: 4.29 s); 2 QPs into a NIC hold 2 x 128 in
-    flight, twice that 4.43 s -> 2^21; 8 QPs 2,048 frames 17.7 s -> 2^23 (34.4 s). two_zones:
-    5 queues at the ATSW tier's 0.5 Mb/s, 11.1 s -> 2^22."""
+    """At 4 Mb/s a 4,154-B frame takes 8.308 ms. ai_zone_small: 3 queues of 161 frames drain in
+    4.013 s (2^19 x 4.096 us = 2.15 s < 4.013 < 2^20: 4.29 s); 2 QPs into a NIC hold 2 x 128 in
+    flight, twice that 512 frames, 4.254 s -> still 2^20; 4 QPs 8.507 s -> 2^21 (8.59 s); 8 QPs
+    2,048 frames 17.01 s -> 2^22 (17.18 s). two_zones: 5 queues of 128 at the ATSW tier's
+    2 Mb/s (16.6 ms a frame), 10.6 s -> 2^22."""
     got = preset_ack_timeout_ms(ROOT / "topologies" / preset, fan_in)
     assert got == pytest.approx(4.096e-3 * 2**k)
 
@@ -192,9 +196,10 @@ def test_the_former_rule_is_said_with_what_changed() -> None:
     """The note gives the former 4.29 s, the one case the rules agree on, and the others."""
     note = former_ack_note()
     assert "4.29 s for every run" in note
-    assert "the same for ring, 1 QP per peer; one flow (calibration) on ai_zone_small" in note
-    assert "ring, 8 QPs per peer on ai_zone_small 34.36 s" in note
-    assert "ring, 4 QPs per peer (placement) on two_zones 34.36 s" in note
+    assert ("the same for ring, 1 QP per peer; one flow (calibration) on ai_zone_small, "
+            "ring, 2 QPs per peer on ai_zone_small") in note
+    assert "ring, 8 QPs per peer on ai_zone_small 17.18 s" in note
+    assert "ring, 4 QPs per peer (placement) on two_zones 17.18 s" in note
     assert [c[2] for c in ack_cases()] == [1, 2, 4, 8, 3, 7, 4]
 
 
@@ -208,42 +213,42 @@ def test_grid_runs_of_the_full_sizes(name: str, runs: int) -> None:
 
 
 def test_ideal_seconds_of_a_ring_and_an_incast() -> None:
-    """16-rank ring of 512 KiB: 2 x 15/16 x 524,288 B in 1,082-B frames per 1,024 B at 1 Mb/s
-    = 8.310 s; 7 senders x 96 KiB into one 1 Mb/s NIC = 5.817 s."""
-    assert ideal_seconds("qp-scaling") == pytest.approx(8.30976)
-    assert ideal_seconds("incast") == pytest.approx(5.816832)
+    """16-rank ring of 2 MiB: 2 x 15/16 x 2,097,152 B = 960 frames of 4,154 B (4,096 B each) at
+    4 Mb/s = 7.976 s; 7 senders x 384 KiB = 672 frames into one 4 Mb/s NIC = 5.583 s."""
+    assert ideal_seconds("qp-scaling") == pytest.approx(7.97568)
+    assert ideal_seconds("incast") == pytest.approx(5.582976)
 
 
 def test_derivation_states_rate_scale_and_timeout() -> None:
     """The page's section gives the host rate, the scale, the ACK timeouts, the measured
     capacity and a budget row."""
     text = derivation_markdown()
-    assert "at its target's host rate (p4switch **1 Mb/s** (scale 400,000))" in text
-    assert "| ai_zone_small | ring, 8 QPs per peer | 8 | 34.36 s (k = 23) |" in text
+    assert "at its target's host rate (p4switch **4 Mb/s** (scale 100,000))" in text
+    assert "| ai_zone_small | ring, 8 QPs per peer | 8 | 17.18 s (k = 22) |" in text
     assert "| ai_zone_small | incast, 7 senders | 7 | 17.18 s (k = 22) |" in text
-    assert "carrying all 16 NICs of ai_zone_small at 1 Mb/s at rate (15.1 of 16 Mb/s" in text
-    assert "| qp-scaling | 512 KiB | 4096 | 32 KiB (0.28 s) | 2 | 32 | 8.3 s |" in text
+    assert "carrying all 16 NICs of ai_zone_small at 4 Mb/s at rate (62.5 of 64 Mb/s" in text
+    assert "| qp-scaling | 2048 KiB | 16384 | 128 KiB (0.27 s) | 2 | 32 | 8.0 s |" in text
 
 
 def test_each_target_has_its_rate_timeouts_and_budget(tmp_path: Path) -> None:
-    """A hand-written capacity: p4switch at rate at 1 Mb/s, BMv2 only at 0.5 Mb/s. BMv2's ACK
-    timeouts double (8-QP ring: 34.36 s -> 68.72 s, k 23 -> 24) and so do its ideal runs
-    (qp-scaling 8.3 s -> 16.6 s)."""
+    """A hand-written capacity: p4switch at rate at 4 Mb/s, BMv2 only at 2 Mb/s. BMv2's ACK
+    timeouts double (8-QP ring: 17.18 s -> 34.36 s, k 22 -> 23) and so do its ideal runs
+    (qp-scaling 8.0 s -> 16.0 s)."""
     def level(rate: float) -> dict[str, object]:
         return {"rate_mbps": rate, "nics": 16, "carried_mbps": 15.0 * rate, "lossless": True,
                 "at_rate": True}
 
     path = tmp_path / "capacity.json"
     path.write_text(json.dumps({"measurements": [{
-        "command": "bench", "date": "2026-12-02",
-        "targets": {"p4switch": {"levels": [level(1.0)]},
-                    "bmv2": {"levels": [level(0.5), {**level(1.0), "at_rate": False}]}}}]}))
+        "command": "bench", "date": "2026-12-02", "mtu": 9000,
+        "targets": {"p4switch": {"levels": [level(4.0)]},
+                    "bmv2": {"levels": [level(2.0), {**level(4.0), "at_rate": False}]}}}]}))
     text = derivation_markdown(("p4switch", "bmv2"), path)
-    assert ("(p4switch **1 Mb/s** (scale 400,000), BMv2 **0.5 Mb/s** (scale 800,000))"
+    assert ("(p4switch **4 Mb/s** (scale 100,000), BMv2 **2 Mb/s** (scale 200,000))"
             in text)
     assert "| fabric | collective | fan-in | ACK timeout (p4switch) | ACK timeout (BMv2) |" in text
-    assert "| ai_zone_small | ring, 8 QPs per peer | 8 | 34.36 s (k = 23) | 68.72 s (k = 24) |" \
+    assert "| ai_zone_small | ring, 8 QPs per peer | 8 | 17.18 s (k = 22) | 34.36 s (k = 23) |" \
         in text
-    assert "| qp-scaling | 512 KiB | 4096 | 32 KiB (0.28 s) | 2 | 32 | 8.3 s |" in text
-    assert "| 16.6 s |" in text.split("| qp-scaling | 512 KiB |")[1].splitlines()[0]
-    assert "found BMv2 carrying all 16 NICs of ai_zone_small at 0.5 Mb/s at rate" in text
+    assert "| qp-scaling | 2048 KiB | 16384 | 128 KiB (0.27 s) | 2 | 32 | 8.0 s |" in text
+    assert "| 16.0 s |" in text.split("| qp-scaling | 2048 KiB |")[1].splitlines()[0]
+    assert "found BMv2 carrying all 16 NICs of ai_zone_small at 2 Mb/s at rate" in text
