@@ -119,7 +119,8 @@ class StatusAnswer(Answer):
     target: str | None = None
     mode: str | None = None
     scale: dict[str, Any] | None = Field(
-        default=None, description="per tier: the emulated rate and the line rate it stands for")
+        default=None, description="per tier: the emulated rate and the line rate it stands "
+        "for; line_rate_gbps, and mtu, the links' IP MTU")
     servers: list[str] = Field(default=[], description="the machines the fabric is spread "
                                "over, this one first; empty on one machine")
     clock_offsets: dict[str, float] = Field(

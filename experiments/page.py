@@ -111,6 +111,13 @@ def _latency_section(results: Sequence[ExperimentResult], out_dir: Path, doc: Pa
     rate, scale = float(host.get("rate_mbps", 0)), float(host.get("scale", 0))
     rtt_s, frames, window = delayed_round_trip(rate, ran_mtu(delayed[0]))
     d = _plot_dir(folder, doc)
+    page_host = results[0].scale.get("host") or {}
+    page_rate, page_mtu = float(page_host.get("rate_mbps", 0)), ran_mtu(results[0])
+    other = ("" if (rate, ran_mtu(delayed[0])) == (page_rate, page_mtu) else
+             f"These runs had host links at {rate:g} Mb/s on links of IP MTU "
+             f"{ran_mtu(delayed[0]):,}, the page's runs {page_rate:g} Mb/s at {page_mtu:,} "
+             "(each run's sizes are in its table): their verdicts compare, their times do "
+             "not. ")
     return ["\n## With the real fabric's bytes in flight (scaled latency)\n",
             "The runs above delay nothing: the emulator's own round trip (a few ms) stands for "
             "what would be seconds at their scale, so links hold almost nothing in flight. With "
@@ -123,7 +130,7 @@ def _latency_section(results: Sequence[ExperimentResult], out_dir: Path, doc: Pa
                "round trip's bytes of headroom (the same experiments counted in bytes without "
                "delay: docs/results/bytes/). "
                if all(r.sizes.get("buffer") == "bytes" for r in delayed) else "")
-            + "Runs: "
+            + other + "Runs: "
             + ", ".join(f"`{r.command}`" for r in delayed) + "; "
             + ", ".join(f"[{r.experiment}]({d}{r.experiment}.md) ({r.runs} runs, "
                         f"{r.cpu_bound_runs} CPU-bound, {r.failed_runs} failed)"

@@ -192,7 +192,9 @@ def test_runs_with_scaled_latency_get_their_findings_beside_the_pages(tmp_path: 
     folder = tmp_path / "results" / "latency"
     folder.mkdir(parents=True)
     (folder / "qp-scaling.json").write_text(delayed.model_dump_json())
-    text = _page(tmp_path, {"p4switch": [_result()]})
+    page = _result()
+    page.scale = {"host": {"rate_mbps": 4.0, "scale": 100000.0}, "mtu": 9000}
+    text = _page(tmp_path, {"p4switch": [page]})
     assert "## With the real fabric's bytes in flight (scaled latency)" in text
     assert ("at 1 Mb/s for 400 Gb/s (scale 400,000) the farthest hosts of ai_zone_small are "
             "3.22 s apart there and back, 372 full frames in flight at a NIC's rate, against "
@@ -200,12 +202,16 @@ def test_runs_with_scaled_latency_get_their_findings_beside_the_pages(tmp_path: 
     assert "`aizone experiment qp-scaling --latency`" in text
     assert "[qp-scaling](results/latency/qp-scaling.md) (2 runs, 1 CPU-bound, 0 failed)" in text
     assert "| qp-scaling | ECMP is uneven | 2.0 | **no** | 1.5 | yes |" in text
-    # The same at 4 Mb/s on jumbo links: 8.04 us x 100,000 = 0.80 s, 97 frames of 4,154 B.
+    # The page's runs had another rate and MTU than the delayed ones: the section says so.
+    assert ("These runs had host links at 1 Mb/s on links of IP MTU 1,500, the page's runs "
+            "4 Mb/s at 9,000 (each run's sizes are in its table)") in text
+    # Delayed runs at 4 Mb/s on jumbo links: 8.04 us x 100,000 = 0.80 s, 97 frames of 4,154 B.
     delayed.scale = {"host": {"rate_mbps": 4.0, "scale": 100000.0}, "mtu": 9000}
     (folder / "qp-scaling.json").write_text(delayed.model_dump_json())
+    text = _page(tmp_path, {"p4switch": [page]})
     assert ("at 4 Mb/s for 400 Gb/s (scale 100,000) the farthest hosts of ai_zone_small are "
-            "0.80 s apart there and back, 97 full frames in flight") in \
-        _page(tmp_path, {"p4switch": [_result()]})
+            "0.80 s apart there and back, 97 full frames in flight") in text
+    assert "These runs had host links" not in text
 
 
 def test_without_a_latency_folder_there_is_no_such_section(tmp_path: Path) -> None:
