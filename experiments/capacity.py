@@ -280,14 +280,15 @@ def rate_reason(data: CapacityFile, chosen: HostRate) -> str:
     shown = _SHOWN.get(chosen.target, chosen.target)
     full = chosen.level
     offered = FABRIC_NICS * chosen.rate_mbps
-    faster = [r for r in data.latest_levels(chosen.target, chosen.mtu)
+    levels = data.latest_levels(chosen.target, chosen.mtu)
+    faster = [r for r in levels
               if r.error is None and r.rate_mbps > chosen.rate_mbps and not r.at_rate]
     text = (f"`bench/fabric_capacity.py` (below) found {shown} carrying all {FABRIC_NICS} NICs "
             f"of ai_zone_small at {chosen.rate_mbps:g} Mb/s "
             + ("at rate" if chosen.at_rate else "**below rate**")
             + f" ({full.carried_mbps or 0.0:.1f} of {offered:g} Mb/s, "
             f"{full.switch_pps or 0:,} switch frames/s, machine CPU {full.machine_cpu or 0.0:.0%})")
-    busy = [r for r in data.latest_levels(chosen.target, chosen.mtu)
+    busy = [r for r in levels
             if r.error is None and r.nics == FABRIC_NICS and r.rate_mbps > chosen.rate_mbps
             and r.at_rate and r.lossless and not _roomy(r)]
     if chosen.at_rate and busy:

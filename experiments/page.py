@@ -34,6 +34,7 @@ from .sizes import (
     delayed_round_trip,
     derivation_markdown,
     former_ack_note,
+    ran_bytes,
     ran_mtu,
     sizes_for,
     target_rate,
@@ -81,7 +82,7 @@ def _rate_notes(by_target: Mapping[str, Sequence[ExperimentResult]],
                       and r.scale["host"].get("rate_mbps")} - {now})
         mtus = sorted({ran_mtu(r) for r in by_target[t]} - {LINK_MTU})
         sized = [r.experiment for r in by_target[t]
-                 if r.sizes.get("size") not in (None, sizes_for(r.experiment, r.quick)["size"])]
+                 if ran_bytes(r) not in (None, sizes_for(r.experiment, r.quick)["size"])]
         said = []
         if ran:
             said.append(f"host links at {', '.join(f'{x:g}' for x in ran)} Mb/s (the capacity "
@@ -109,13 +110,14 @@ def _latency_section(results: Sequence[ExperimentResult], out_dir: Path, doc: Pa
     names = {r.experiment for r in delayed}
     host = delayed[0].scale.get("host") or {}
     rate, scale = float(host.get("rate_mbps", 0)), float(host.get("scale", 0))
-    rtt_s, frames, window = delayed_round_trip(rate, ran_mtu(delayed[0]))
+    mtu = ran_mtu(delayed[0])
+    rtt_s, frames, window = delayed_round_trip(rate, mtu)
     d = _plot_dir(folder, doc)
     page_host = results[0].scale.get("host") or {}
     page_rate, page_mtu = float(page_host.get("rate_mbps", 0)), ran_mtu(results[0])
-    other = ("" if (rate, ran_mtu(delayed[0])) == (page_rate, page_mtu) else
+    other = ("" if (rate, mtu) == (page_rate, page_mtu) else
              f"These runs had host links at {rate:g} Mb/s on links of IP MTU "
-             f"{ran_mtu(delayed[0]):,}, the page's runs {page_rate:g} Mb/s at {page_mtu:,} "
+             f"{mtu:,}, the page's runs {page_rate:g} Mb/s at {page_mtu:,} "
              "(each run's sizes are in its table): their verdicts compare, their times do "
              "not. ")
     return ["\n## With the real fabric's bytes in flight (scaled latency)\n",

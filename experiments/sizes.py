@@ -34,7 +34,7 @@ path, for the smoke test).
 
 Names defined here: `RATE_MBPS`, `QUEUE`, `LINK_MTU`, `MTU`, `FRAME_BYTES`, `TIERS`,
 `HEADROOM`, `SIZES`, `sizes_for`, `target_rate`, `rates`, `fabric_changes`,
-`setting_changes`, `delayed_round_trip`, `ran_mtu`, `tier_pfc`, `lossless`, `ack_timeout_ms`, `running_ack_timeout_ms`, `preset_ack_timeout_ms`,
+`setting_changes`, `delayed_round_trip`, `ran_mtu`, `ran_bytes`, `tier_pfc`, `lossless`, `ack_timeout_ms`, `running_ack_timeout_ms`, `preset_ack_timeout_ms`,
 `ack_cases`, `FORMER_ACK_TIMEOUT_MS`, `former_ack_note`, `grid_runs`,
 `ideal_seconds`, `budget_seconds`, `derivation_markdown`.
 """
@@ -60,7 +60,7 @@ from .schema import ExperimentResult
 __all__ = ["FORMER_ACK_TIMEOUT_MS", "FRAME_BYTES", "HEADROOM", "LINK_MTU", "MTU", "QUEUE", "RATE_MBPS", "SIZES", "TIERS",
            "ack_cases", "ack_timeout_ms", "budget_seconds", "delayed_round_trip",
            "derivation_markdown", "fabric_changes", "former_ack_note", "grid_runs",
-           "ideal_seconds", "lossless", "preset_ack_timeout_ms", "ran_mtu", "rates",
+           "ideal_seconds", "lossless", "preset_ack_timeout_ms", "ran_bytes", "ran_mtu", "rates",
            "running_ack_timeout_ms", "setting_changes", "sizes_for", "target_rate", "tier_pfc"]
 
 KiB, MiB = 1 << 10, 1 << 20
@@ -157,6 +157,13 @@ def ran_mtu(result: ExperimentResult) -> int:
     """The links' IP MTU an experiment's runs had: its fabric's `mtu`, as the daemon's status
     gave it (results from before fabrics had one ran at the default, 1,500)."""
     return int(result.scale.get("mtu") or DEFAULT_MTU)
+
+
+def ran_bytes(result: ExperimentResult) -> int | None:
+    """The bytes each rank (or, in an incast, each sender) sent in an experiment's runs, as
+    its `sizes` record them: what `sizes_for(...)["size"]` gave it (None: not recorded)."""
+    got = result.sizes.get("bytes per rank", result.sizes.get("bytes per sender"))
+    return None if got is None else int(got)
 
 
 def ack_timeout_ms(rates: dict[str, float], queues: dict[str, int], *, atsw: bool,

@@ -147,14 +147,14 @@ def test_runs_at_another_rate_than_the_capacity_gives_are_said_so(tmp_path: Path
     recorded (1,500) and a quarter of today's bytes say all three under the derivation."""
     r = _result()
     r.scale = {"host": {"rate_mbps": 2.0, "scale": 200000.0}}
-    r.sizes = {"size": 512 * 1024}
+    r.sizes = {"bytes per rank": 512 * 1024}  # as the experiments record it
     text = _page(tmp_path, {"p4switch": [r]})
     assert ("**p4switch's runs** had host links at 2 Mb/s (the capacity above gives 4 Mb/s now, "
             "measured again after them); links of IP MTU 1,500 (the experiments run at 9,000 "
             "now); other bytes than the sizes below (qp-scaling): their tables say what ran."
             ) in text
     r.scale = {"host": {"rate_mbps": 4.0, "scale": 100000.0}, "mtu": 9000}
-    r.sizes = {"size": 2048 * 1024}
+    r.sizes = {"bytes per rank": 2048 * 1024}
     assert "**p4switch's runs**" not in _page(tmp_path, {"p4switch": [r]})
 
 
