@@ -8,9 +8,11 @@ PYTHON ?= python3
 # nftables (confines the switches' control ports to root: topologies/firewall.py),
 # cpp (the P4 preprocessor), tcpdump (captures), openssl (TLS tests),
 # g++, pkg-config and libgrpc++-dev (p4switch's native P4Runtime transport,
-# built by pip install from p4switch/server/native.cc), openssh-client and sudo (a fabric
+# built by pip install from p4switch/server/native.cc), gcc and python3-dev (Python's
+# headers, for both native modules: also p4switch/rawio.c, the ports' batched receive),
+# openssh-client and sudo (a fabric
 # over several servers: Mininet's cluster mode runs `sudo -E mnexec` over ssh, docs/scale-out.md).
-APT_PACKAGES := mininet iproute2 iputils-ping ethtool nftables cpp gcc g++ pkg-config libgrpc++-dev tcpdump openssl python3-venv openssh-client sudo
+APT_PACKAGES := mininet iproute2 iputils-ping ethtool nftables cpp gcc g++ pkg-config libgrpc++-dev tcpdump openssl python3-venv python3-dev openssh-client sudo
 # What only the tests need: chromium (the dashboard's browser test, driven by Playwright),
 # prometheus (a real server scrapes GET /metrics; promtool checks the exposition), tshark
 # (decodes `aizone capture`'s pcap as RoCEv2),
@@ -131,7 +133,7 @@ apt-test:
 
 # Python packages into the project's venv. Mininet's module comes from the
 # Debian package (it is not on PyPI) and is linked into the venv.
-$(STAMP_PIP): pyproject.toml setup.py p4switch/server/native.cc
+$(STAMP_PIP): pyproject.toml setup.py p4switch/server/native.cc p4switch/rawio.c
 	@[ -x $(PY) ] || $(PYTHON) -m venv $(VENV)
 	@echo "aizone: pip install -e '.[test,scale]' into $(VENV)"
 	@$(PY) -m pip install -q --upgrade pip > $(VENV)/pip.log 2>&1 || { grep -v '^WARNING: Location' $(VENV)/pip.log; exit 1; }
@@ -141,6 +143,9 @@ $(STAMP_PIP): pyproject.toml setup.py p4switch/server/native.cc
 	@$(PY) -c 'import p4switch.server._native' 2>/dev/null || { \
 	  echo "aizone: p4switch's native P4Runtime transport did not build (g++, pkg-config, libgrpc++-dev); the compiler said:" >&2; \
 	  grep -iE 'error|grpc\+\+' $(VENV)/pip.log | head -20 >&2; exit 1; }
+	@$(PY) -c 'import p4switch._rawio' 2>/dev/null || { \
+	  echo "aizone: p4switch's batched receive (p4switch/rawio.c) did not build (gcc, Python's headers); the compiler said:" >&2; \
+	  grep -iE 'error|rawio' $(VENV)/pip.log | head -20 >&2; exit 1; }
 	@# p4runtime-shell 0.0.6 pins protobuf<3.21 and IPython 7; it works with the
 	@# modern stack (p4switch.proto aliases its p4.* imports), so its pins are skipped.
 	@$(PY) -m pip install -q --no-deps p4runtime-shell==0.0.6 > $(VENV)/pip-shell.log 2>&1 || { grep -v '^WARNING: Location' $(VENV)/pip-shell.log; exit 1; }

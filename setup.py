@@ -1,4 +1,8 @@
-"""Build step of aizone beyond pyproject.toml: the native gRPC transport.
+"""Build step of aizone beyond pyproject.toml: p4switch's two native modules.
+
+`p4switch/rawio.c` (no library but Python's) becomes `p4switch._rawio`, the
+ports' batched receive (recvmmsg); without a C compiler the install still
+succeeds and the ports receive one frame per call in Python.
 
 `p4switch/server/native.cc` is compiled against the system's gRPC C++
 library (Debian: libgrpc++-dev, found with pkg-config) into
@@ -25,7 +29,8 @@ def grpc_flags() -> tuple[list[str], list[str]] | None:
 
 
 flags = grpc_flags()
-extensions = []
+extensions = [Extension("p4switch._rawio", sources=["p4switch/rawio.c"],
+                        extra_compile_args=["-O2"], optional=True)]
 if flags is None:
     print("aizone: gRPC C++ (pkg-config grpc++) not found: building without the native P4Runtime transport",
           file=sys.stderr)

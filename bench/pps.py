@@ -21,7 +21,10 @@ Two figures, never assertions:
   processes are removed whatever happens. Target `p4switch-tm` is p4switch
   with a fabric's traffic-manager flags (8 priority queues, a port speed
   that does not limit here, 128-packet queues): every frame through the
-  traffic manager, as in a fabric.
+  traffic manager, as in a fabric. Target `p4switch-per-frame` is p4switch
+  with `--port-io per-frame`: its ports take and send one frame per system
+  call in Python instead of up to 64 with `recvmmsg` and `sendmmsg`
+  (`p4switch._rawio`).
 * CPU per frame: the switch process's CPU time (user + system, from
   /proc) over the frames it forwarded, unpaced and at a fixed offered load
   (`--cpu-rate`, default 2,000 frames/s: about what one switch of
@@ -400,6 +403,8 @@ def _switch_command(target: str, addr: str) -> list[str]:
     tm = []
     if target == "p4switch-tm":  # a fabric's flags: every frame through the traffic manager
         tm = ["--priority-queues", "8", "--port-speed", "10", "--queue-depth", "128"]
+    if target == "p4switch-per-frame":  # the ports without batched I/O (p4switch._rawio)
+        tm = ["--port-io", "per-frame"]
     return [str(Path(sys.executable).with_name("p4switch")), "--no-p4", *ports, "--device-id", "1",
             "--grpc-server-addr", addr, *tm]
 
@@ -580,7 +585,8 @@ def main() -> int:
                     help="veth: offered load (pps) of the CPU-per-frame run; 0: none")
     ap.add_argument("--targets", default="p4switch,p4switch-tm,bmv2",
                     help="veth: targets to measure, in order (p4switch, p4switch-tm: with a "
-                         "fabric's traffic-manager flags, bmv2; default all three; bmv2 is "
+                         "fabric's traffic-manager flags, p4switch-per-frame: without batched "
+                         "port I/O, bmv2; default p4switch, p4switch-tm and bmv2; bmv2 is "
                          "skipped when it is not on PATH)")
     args = ap.parse_args()
     if args.only in (None, "memory"):

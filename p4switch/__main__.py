@@ -153,6 +153,10 @@ def build_parser() -> argparse.ArgumentParser:
     x.add_argument("--grpc-transport", choices=("native", "grpcio"), default=None,
                    help="how P4Runtime is served: gRPC C++ ('native', the default when it was built "
                         "at install time) or grpcio's Python server; also $P4SWITCH_GRPC")
+    x.add_argument("--port-io", choices=("batched", "per-frame"), default=None,
+                   help="how ports move frames: up to 64 a system call (recvmmsg, sendmmsg: "
+                        "'batched', the default when p4switch._rawio was built at install time) "
+                        "or one a call with Python's recvmsg and send ('per-frame')")
     x.add_argument("--port-speed", action="append", default=[], type=_port_value,
                    metavar="[PORT=]GBPS", help="port speed in Gb/s, for all ports or one port")
     x.add_argument("--queue-depth", action="append", default=[], type=_port_value,
@@ -291,7 +295,8 @@ def run(args: argparse.Namespace, stop: threading.Event) -> None:
     if args.grpc_server_ssl:
         tls = TlsConfig(cert=args.grpc_server_cert, key=args.grpc_server_key,
                         ca=args.grpc_server_cacert or "", client_auth=args.grpc_server_with_client_auth)
-    ports = RawPorts(args.ports, args.pcap)
+    batched = None if args.port_io is None else args.port_io == "batched"
+    ports = RawPorts(args.ports, args.pcap, batched=batched)
     server = ctl = None
     try:
         server = P4RuntimeServer(device_id=args.device_id, factory=factory,

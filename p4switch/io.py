@@ -6,8 +6,10 @@ Two port sets with the same interface (`transmit(port, frame)`,
 * `RawPorts`: Linux AF_PACKET raw sockets bound to named interfaces, in
   promiscuous mode, with PACKET_IGNORE_OUTGOING so a port never receives the
   frames it sent itself (falls back to dropping PACKET_OUTGOING frames on
-  kernels without it). One thread waits on all sockets with epoll and hands
-  every frame to `sink(port, frame)` (the pipeline's `process`), so all
+  kernels without it). One thread waits on all sockets with epoll, takes up
+  to 64 waiting frames of a port in one `recvmmsg` (the native
+  `p4switch._rawio`, built from `rawio.c`; one `recvmsg` per frame without it)
+  and hands every frame to `sink(port, frame)` (the pipeline's `process`), so all
   forwarding happens on that thread, never on gRPC threads. An 802.1Q tag
   the kernel took out of a received frame is put back (PACKET_AUXDATA, as
   libpcap does), so the program sees the frame as it was sent. The same
@@ -59,6 +61,12 @@ PACKET_AUXDATA = 8
 TP_STATUS_VLAN_VALID, TP_STATUS_VLAN_TPID_VALID = 0x10, 0x40
 _AUXDATA = struct.Struct("=IIIHHHH")  # struct tpacket_auxdata
 _ANCBUF = socket.CMSG_SPACE(_AUXDATA.size)
+RX_BATCH = 64  # frames taken from one port before the others get their turn
+
+try:  # the batched receive, built from rawio.c by setup.py when a C compiler was there
+    from p4switch import _rawio
+except ImportError:
+    _rawio = None
 
 
 class PortError(Exception):
@@ -75,6 +83,32 @@ def _with_vlan_tag(frame: bytes, anc: list[tuple[int, int, bytes]]) -> bytes:
                     tpid = 0x8100
                 return frame[:12] + struct.pack(">HH", tpid, tci) + frame[12:]
     return frame
+
+
+def _receive_one_by_one(fd: int, sock: socket.socket, drop_outgoing: bool) -> list[bytes]:
+    """Up to RX_BATCH waiting frames, one `recvmsg` each (without the native module)."""
+    frames: list[bytes] = []
+    recvmsg = sock.recvmsg
+    for _ in range(RX_BATCH):
+        try:
+            frame, anc, _flags, addr = recvmsg(SNAPLEN, _ANCBUF)
+        except (BlockingIOError, InterruptedError):
+            break
+        except OSError:
+            if frames:  # hand over what came; the error, if it lasts, shows next round
+                break
+            raise
+        if drop_outgoing and addr[2] == PACKET_OUTGOING:
+            continue
+        if anc:
+            frame = _with_vlan_tag(frame, anc)
+        frames.append(frame)
+    return frames
+
+
+def _receive_batched(fd: int, sock: socket.socket, drop_outgoing: bool) -> list[bytes]:
+    """Up to RX_BATCH waiting frames in one `recvmmsg` (`p4switch._rawio`)."""
+    return _rawio.recv_frames(fd, RX_BATCH, drop_outgoing)
 
 
 def parse_interface(spec: str) -> tuple[int, str]:
@@ -172,10 +206,30 @@ class _PortSet:
 
 
 class RawPorts(_PortSet):
-    """AF_PACKET ports on Linux interfaces (needs CAP_NET_RAW)."""
+    """AF_PACKET ports on Linux interfaces (needs CAP_NET_RAW).
 
-    def __init__(self, interfaces: dict[int, str], pcap_dir: str | None = None) -> None:
+    `batched`: move frames with the native `p4switch._rawio`, receiving up to
+    RX_BATCH frames a system call (`recvmmsg`, no per-frame interface-name
+    lookup) and sending the frames the loop's thread transmits in one round
+    (a port's batch of arrivals, or the traffic managers' turn) together at its
+    end (`sendmmsg`, in order per port); or with Python's `recvmsg` and `send`,
+    one frame a call. None (the default): batched when the native module was
+    built. Both hand over and send the same frames; frames transmitted from
+    other threads (packet-outs) are sent at once either way.
+    """
+
+    def __init__(self, interfaces: dict[int, str], pcap_dir: str | None = None, *,
+                 batched: bool | None = None) -> None:
+        if batched is None:
+            batched = _rawio is not None
+        elif batched and _rawio is None:
+            raise PortError("batched port I/O needs p4switch._rawio, which was not built "
+                            "(setup.py compiles p4switch/rawio.c; is a C compiler installed?)")
         super().__init__(interfaces, pcap_dir)
+        self.batched = batched
+        self._receive = _receive_batched if batched else _receive_one_by_one
+        # Frames the loop's thread transmitted in the current round, by port (batched only).
+        self._held: dict[int, list[bytes]] | None = {} if batched else None
         self._socks: dict[int, socket.socket] = {}
         self._by_fd: dict[int, int] = {}
         self._filter_outgoing: set[int] = set()
@@ -231,12 +285,43 @@ class RawPorts(_PortSet):
         s = self._socks.get(port)
         if s is None:
             return  # a port the program knows but no interface is attached to
+        held = self._held
+        if held is not None and threading.get_ident() == self._loop_ident:
+            frames = held.get(port)
+            if frames is None:
+                held[port] = [frame if frame.__class__ is bytes else bytes(frame)]
+            else:
+                frames.append(frame if frame.__class__ is bytes else bytes(frame))
+            return
         try:
             s.send(frame)
         except (BlockingIOError, OSError):
             self._stats[port].tx_drops += 1
             return
         self._count_tx(port, frame)
+
+    def _send_held(self) -> None:
+        """Send what the loop's thread transmitted this round, a sendmmsg per port."""
+        held = self._held
+        assert held is not None
+        send_frames = _rawio.send_frames
+        for port, frames in held.items():
+            s = self._socks.get(port)
+            if s is None:
+                continue
+            refused = send_frames(s.fileno(), frames)
+            st = self._stats[port]
+            if refused:
+                st.tx_drops += len(refused)
+                gone = set(refused)
+                frames = [f for i, f in enumerate(frames) if i not in gone]
+            st.tx_packets += len(frames)
+            st.tx_bytes += sum(map(len, frames))
+            w = self._pcap_out.get(port)
+            if w is not None:
+                for f in frames:
+                    w.write(f)
+        held.clear()
 
     def attach(self, service: Service) -> Callable[[], None]:
         """Run `service()` on the receive thread after each batch of frames and at the
@@ -286,6 +371,8 @@ class RawPorts(_PortSet):
         if timer_fd is not None:
             ep.register(timer_fd, select.EPOLLIN)
         by_fd = self._by_fd
+        receive = self._receive
+        held = self._held  # the same dict throughout (emptied, never replaced)
         armed = INF
         clock = time.monotonic
         try:
@@ -308,29 +395,25 @@ class RawPorts(_PortSet):
                             self._timer.clear()
                             armed = INF  # fired: arm again whatever the services say
                         continue
-                    s = self._socks[port]
-                    filtered = port in self._filter_outgoing
-                    recvmsg = s.recvmsg
-                    # Drain the socket so one busy port cannot starve the others for long.
-                    for _ in range(64):
-                        try:
-                            frame, anc, _flags, addr = recvmsg(SNAPLEN, _ANCBUF)
-                        except (BlockingIOError, InterruptedError):
-                            break
-                        except OSError:
-                            self._stats[port].rx_errors += 1
-                            break
-                        if filtered and addr[2] == PACKET_OUTGOING:
-                            continue
-                        if anc:
-                            frame = _with_vlan_tag(frame, anc)
+                    # At most RX_BATCH frames a round, so one busy port cannot starve
+                    # the others for long.
+                    try:
+                        frames = receive(fd, self._socks[port], port in self._filter_outgoing)
+                    except OSError:
+                        self._stats[port].rx_errors += 1
+                        continue
+                    for frame in frames:
                         self._count_rx(port, frame)
                         try:
                             sink(port, frame)
                         except Exception:  # a bad frame never stops the switch
                             log.exception("processing a frame from port %d failed", port)
+                    if held:
+                        self._send_held()
                 if self._services:
                     due = self._run_services()
+                    if held:
+                        self._send_held()
                     if due != armed:
                         self._timer.set(due)
                         armed = due

@@ -67,8 +67,11 @@ def test_page_lines_show_each_run_and_every_level() -> None:
     assert "`bench/fabric_capacity.py --rates 2,4,8 --no-standalone --write`, links at MTU " \
            "9,000, 177 s): lossless: **111.7 emulated Mb/s**" in lines[12]
     assert lines[13].startswith("- bmv2, on the presets' jumbo links")
-    assert ", 2026-12-01, 198 s, load 3.5 at start (p4switch then BMv2 in one run);" in lines[14]
-    assert sum(line.startswith(("| p4switch |", "| bmv2 |")) for line in lines) == 84
+    assert lines[14].startswith("- p4switch, after its ports moved frames 64 a system call")
+    assert "`bench/fabric_capacity.py --targets p4switch --rates 4,8 --write`, links at MTU " \
+           "9,000, 80 s): lossless: **114.7 emulated Mb/s**" in lines[14]
+    assert ", 2026-12-01, 198 s, load 3.5 at start (p4switch then BMv2 in one run);" in lines[15]
+    assert sum(line.startswith(("| p4switch |", "| bmv2 |")) for line in lines) == 90
     assert "| bmv2 | 1500 | 0.5 | 16 | 8 | 7.8 | 3,006 | 0.000% | 0 | 69% | yes | yes |" in lines
     assert "| p4switch | 1500 | 2 | 8 | 16 | 15.0 | 5,791 | 0.000% | 0 | 67% | yes | yes |" \
         in lines
@@ -81,14 +84,17 @@ def test_page_lines_show_each_run_and_every_level() -> None:
     assert "| p4switch | 9000 | 8 | 16 | 128 | 111.7 | 11,216 | 0.000% | 0 | 80% | yes | no |" \
         in lines
     assert "| bmv2 | 9000 | 2 | 16 | 32 | 31.3 | 3,143 | 0.000% | 0 | 54% | yes | yes |" in lines
+    assert "| p4switch | 9000 | 8 | 16 | 128 | 114.7 | 11,466 | 0.000% | 0 | 83% | yes | no |" \
+        in lines
 
 
 def test_the_rate_is_explained_by_p4switchs_levels() -> None:
-    """The latest run (jumbo links): 4 Mb/s, all 16 NICs at rate; at 8 Mb/s they were not."""
+    """The latest run (jumbo links, batched port I/O): 4 Mb/s, all 16 NICs at rate; at
+    8 Mb/s they were not (114.7 of 128 is 89.6 %, under the 90 % that counts)."""
     data = load_capacity()
     text = rate_reason(data, host_rate(data, "p4switch"))
-    assert "(62.5 of 64 Mb/s, 6,164 switch frames/s, machine CPU 62%)" in text
-    assert "but not 16 NICs at 8 Mb/s (111.7 of 128 Mb/s" in text
+    assert "(62.4 of 64 Mb/s, 6,153 switch frames/s, machine CPU 59%)" in text
+    assert "but not 16 NICs at 8 Mb/s (114.7 of 128 Mb/s, machine CPU 83%)" in text
 
 
 def test_the_rate_comes_from_the_newest_run_at_the_links_mtu() -> None:

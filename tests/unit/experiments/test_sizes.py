@@ -226,7 +226,7 @@ def test_derivation_states_rate_scale_and_timeout() -> None:
     assert "at its target's host rate (p4switch **4 Mb/s** (scale 100,000))" in text
     assert "| ai_zone_small | ring, 8 QPs per peer | 8 | 17.18 s (k = 22) |" in text
     assert "| ai_zone_small | incast, 7 senders | 7 | 17.18 s (k = 22) |" in text
-    assert "carrying all 16 NICs of ai_zone_small at 4 Mb/s at rate (62.5 of 64 Mb/s" in text
+    assert "carrying all 16 NICs of ai_zone_small at 4 Mb/s at rate (62.4 of 64 Mb/s" in text
     assert "| qp-scaling | 2048 KiB | 16384 | 128 KiB (0.27 s) | 2 | 32 | 8.0 s |" in text
 
 
