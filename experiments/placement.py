@@ -24,7 +24,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from topologies.mtu import roce_frame, roce_path_mtu
+from topologies.mtu import roce_frame
 
 from .collective import Collective
 from .fabric import variant
@@ -32,7 +32,7 @@ from .figures import bar_panel, new_figure, save
 from .jobs import placed
 from .schema import Column, ExperimentResult, Finding, Point
 from .session import Options, Session
-from .sizes import ran_mtu, sizes_for
+from .sizes import ran_path_mtu, sizes_for
 from .stats import judged
 
 __all__ = ["NAME", "TITLE", "findings", "plot", "predict", "run"]
@@ -171,7 +171,7 @@ def findings(result: ExperimentResult) -> list[Finding]:
 
 def _frame(result: ExperimentResult) -> tuple[int, int]:
     """A full data frame's bytes and its payload (the path MTU) on the links that ran."""
-    path_mtu = roce_path_mtu(ran_mtu(result))
+    path_mtu = ran_path_mtu(result)
     return roce_frame(path_mtu), path_mtu
 
 

@@ -24,8 +24,6 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
-from topologies.mtu import roce_path_mtu
-
 from .collective import Collective
 from .fabric import variant
 from .figures import line_panel, new_figure, save
@@ -33,7 +31,7 @@ from .jobs import alternating, racks_of
 from .predict import hash_note, link_bytes, predicted_imbalance
 from .schema import Column, ExperimentResult, Finding
 from .session import Options, Session
-from .sizes import ran_mtu, sizes_for
+from .sizes import ran_path_mtu, sizes_for
 from .stats import clearly_less, faster, judged
 
 __all__ = ["NAME", "TITLE", "findings", "plot", "run"]
@@ -114,7 +112,7 @@ def _pieces_note(result: ExperimentResult, qps: int) -> str:
     message = result.sizes.get("message bytes")
     if pauses is None or not message:
         return ""
-    piece, mtu = int(message) // qps, roce_path_mtu(ran_mtu(result))
+    piece, mtu = int(message) // qps, ran_path_mtu(result)
     ratio = qps * math.ceil(piece / mtu) / math.ceil(int(message) / mtu)
     if result.sizes.get("buffer") == "bytes":
         counted = ("the switches' queues and PFC counted bytes in these runs (`--buffer "

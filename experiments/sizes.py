@@ -60,8 +60,8 @@ from .schema import ExperimentResult
 __all__ = ["FORMER_ACK_TIMEOUT_MS", "FRAME_BYTES", "HEADROOM", "LINK_MTU", "MTU", "QUEUE", "RATE_MBPS", "SIZES", "TIERS",
            "ack_cases", "ack_timeout_ms", "budget_seconds", "delayed_round_trip",
            "derivation_markdown", "fabric_changes", "former_ack_note", "grid_runs",
-           "ideal_seconds", "lossless", "preset_ack_timeout_ms", "ran_bytes", "ran_mtu", "rates",
-           "running_ack_timeout_ms", "setting_changes", "sizes_for", "target_rate", "tier_pfc"]
+           "ideal_seconds", "lossless", "preset_ack_timeout_ms", "ran_bytes", "ran_mtu", "ran_path_mtu",
+           "rates", "running_ack_timeout_ms", "setting_changes", "sizes_for", "target_rate", "tier_pfc"]
 
 KiB, MiB = 1 << 10, 1 << 20
 
@@ -157,6 +157,12 @@ def ran_mtu(result: ExperimentResult) -> int:
     """The links' IP MTU an experiment's runs had: its fabric's `mtu`, as the daemon's status
     gave it (results from before fabrics had one ran at the default, 1,500)."""
     return int(result.scale.get("mtu") or DEFAULT_MTU)
+
+
+def ran_path_mtu(result: ExperimentResult) -> int:
+    """The RoCE path MTU (a data packet's payload) an experiment's runs had: the largest
+    InfiniBand MTU their links' IP MTU (`ran_mtu`) carries with the RoCEv2 headers."""
+    return roce_path_mtu(ran_mtu(result))
 
 
 def ran_bytes(result: ExperimentResult) -> int | None:

@@ -11,6 +11,7 @@ import pytest
 from experiments import EXPERIMENTS
 from experiments.fabric import variant, variant_spec
 from experiments.pinning import TOPOLOGY_CHANGES
+from experiments.schema import ExperimentResult
 from experiments.sizes import (
     QUEUE,
     ack_cases,
@@ -23,6 +24,8 @@ from experiments.sizes import (
     ideal_seconds,
     lossless,
     preset_ack_timeout_ms,
+    ran_mtu,
+    ran_path_mtu,
     rates,
     running_ack_timeout_ms,
     sizes_for,
@@ -252,3 +255,19 @@ def test_each_target_has_its_rate_timeouts_and_budget(tmp_path: Path) -> None:
     assert "| qp-scaling | 2048 KiB | 16384 | 128 KiB (0.27 s) | 2 | 32 | 8.0 s |" in text
     assert "| 16.0 s |" in text.split("| qp-scaling | 2048 KiB |")[1].splitlines()[0]
     assert "found BMv2 carrying all 16 NICs of ai_zone_small at 2 Mb/s at rate" in text
+
+
+@pytest.mark.parametrize("scale,mtu,path_mtu", [
+    ({"mtu": 9000}, 9000, 4096),   # the presets' jumbo links
+    ({}, 1500, 1024),              # results from before fabrics recorded their MTU
+    ({"mtu": 4160}, 4160, 4096),   # exactly a 4,096-byte payload with its headers
+    ({"mtu": 4159}, 4159, 2048),   # one byte short of that
+], ids=["jumbo", "unrecorded", "exact", "one-short"])
+def test_the_mtu_a_result_ran_at(scale, mtu, path_mtu) -> None:
+    """The links' IP MTU the runs had, and the largest IB MTU whose packets fit in it with
+    IPv4 (20 B), UDP (8), BTH (12), RETH (16), ImmDt (4) and ICRC (4): 64 B on top of the
+    payload, so 4,096 needs 4,160 (worked out by hand)."""
+    result = ExperimentResult(experiment="x", title="x", command="c", started="s",
+                              target="p4switch", topology="t", topology_name="t", repeat=1,
+                              params=[], metrics=[], points=[], scale=scale)
+    assert (ran_mtu(result), ran_path_mtu(result)) == (mtu, path_mtu)
