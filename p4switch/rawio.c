@@ -15,8 +15,10 @@
    interface in the address it returns with an ioctl(SIOCGIFNAME) per frame; this module
    is what `p4switch.io.RawPorts` uses when it was built (`setup.py`), those otherwise.
 
-   The buffers and message headers are the module's own and are used with the GIL held
-   (the calls do not block), so calls from several threads never share them at once. */
+   The buffers and message headers are the module's own. They are used with the GIL held
+   (the calls do not block) and without running Python code in between (no object that
+   could start the cyclic collector is made while they are in use), so calls from
+   several threads never share them at once. */
 
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -105,15 +107,18 @@ static PyObject *recv_frames(PyObject *self, PyObject *args) {
         msgs[i].msg_hdr.msg_control = controls[i].buf;
         msgs[i].msg_hdr.msg_controllen = sizeof controls[i].buf;
     }
-    int n = recvmmsg(fd, msgs, (unsigned int)limit, MSG_DONTWAIT, NULL);
-    if (n < 0) {
-        if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)
-            return PyList_New(0);
-        return PyErr_SetFromErrno(PyExc_OSError);
-    }
+    /* The list first: creating it may run the cyclic collector (hence Python code, which
+       may let another thread in); from the system call on, nothing below runs Python. */
     PyObject *list = PyList_New(0);
     if (list == NULL)
         return NULL;
+    int n = recvmmsg(fd, msgs, (unsigned int)limit, MSG_DONTWAIT, NULL);
+    if (n < 0) {
+        if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)
+            return list;
+        Py_DECREF(list);
+        return PyErr_SetFromErrno(PyExc_OSError);
+    }
     for (int i = 0; i < n; i++) {
         if (drop_outgoing && addrs[i].sll_pkttype == PACKET_OUTGOING)
             continue;
