@@ -9,7 +9,7 @@ PYTHON ?= python3
 # cpp (the P4 preprocessor), tcpdump (captures), openssl (TLS tests),
 # g++, pkg-config and libgrpc++-dev (p4switch's native P4Runtime transport,
 # built by pip install from p4switch/server/native.cc), gcc and python3-dev (Python's
-# headers, for both native modules: also p4switch/rawio.c, the ports' batched receive),
+# headers, for both native modules: also p4switch/rawio.c, the ports' batched I/O),
 # openssh-client and sudo (a fabric
 # over several servers: Mininet's cluster mode runs `sudo -E mnexec` over ssh, docs/scale-out.md).
 APT_PACKAGES := mininet iproute2 iputils-ping ethtool nftables cpp gcc g++ pkg-config libgrpc++-dev tcpdump openssl python3-venv python3-dev openssh-client sudo
@@ -144,7 +144,7 @@ $(STAMP_PIP): pyproject.toml setup.py p4switch/server/native.cc p4switch/rawio.c
 	  echo "aizone: p4switch's native P4Runtime transport did not build (g++, pkg-config, libgrpc++-dev); the compiler said:" >&2; \
 	  grep -iE 'error|grpc\+\+' $(VENV)/pip.log | head -20 >&2; exit 1; }
 	@$(PY) -c 'import p4switch._rawio' 2>/dev/null || { \
-	  echo "aizone: p4switch's batched receive (p4switch/rawio.c) did not build (gcc, Python's headers); the compiler said:" >&2; \
+	  echo "aizone: p4switch's batched port I/O (p4switch/rawio.c) did not build (gcc, Python's headers); the compiler said:" >&2; \
 	  grep -iE 'error|rawio' $(VENV)/pip.log | head -20 >&2; exit 1; }
 	@# p4runtime-shell 0.0.6 pins protobuf<3.21 and IPython 7; it works with the
 	@# modern stack (p4switch.proto aliases its p4.* imports), so its pins are skipped.

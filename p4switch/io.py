@@ -7,10 +7,12 @@ Two port sets with the same interface (`transmit(port, frame)`,
   promiscuous mode, with PACKET_IGNORE_OUTGOING so a port never receives the
   frames it sent itself (falls back to dropping PACKET_OUTGOING frames on
   kernels without it). One thread waits on all sockets with epoll, takes up
-  to 64 waiting frames of a port in one `recvmmsg` (the native
-  `p4switch._rawio`, built from `rawio.c`; one `recvmsg` per frame without it)
-  and hands every frame to `sink(port, frame)` (the pipeline's `process`), so all
-  forwarding happens on that thread, never on gRPC threads. An 802.1Q tag
+  to 64 waiting frames of a port in one `recvmmsg` and sends what it
+  transmitted in a round with one `sendmmsg` per port (the native
+  `p4switch._rawio`, built from `rawio.c`; Python's `recvmsg` and `send`, one
+  frame a call, without it), and hands every frame to `sink(port, frame)`
+  (the pipeline's `process`), so all forwarding happens on that thread,
+  never on gRPC threads. An 802.1Q tag
   the kernel took out of a received frame is put back (PACKET_AUXDATA, as
   libpcap does), so the program sees the frame as it was sent. The same
   thread runs the traffic managers attached to it (`attach(service)`, the
@@ -63,7 +65,7 @@ _AUXDATA = struct.Struct("=IIIHHHH")  # struct tpacket_auxdata
 _ANCBUF = socket.CMSG_SPACE(_AUXDATA.size)
 RX_BATCH = 64  # frames taken from one port before the others get their turn
 
-try:  # the batched receive, built from rawio.c by setup.py when a C compiler was there
+try:  # batched port I/O, built from rawio.c by setup.py when a C compiler was there
     from p4switch import _rawio
 except ImportError:
     _rawio = None
@@ -229,7 +231,7 @@ class RawPorts(_PortSet):
         self.batched = batched
         self._receive = _receive_batched if batched else _receive_one_by_one
         # Frames the loop's thread transmitted in the current round, by port (batched only).
-        self._held: dict[int, list[bytes]] | None = {} if batched else None
+        self._held: defaultdict[int, list[bytes]] | None = defaultdict(list) if batched else None
         self._socks: dict[int, socket.socket] = {}
         self._by_fd: dict[int, int] = {}
         self._filter_outgoing: set[int] = set()
@@ -287,11 +289,7 @@ class RawPorts(_PortSet):
             return  # a port the program knows but no interface is attached to
         held = self._held
         if held is not None and threading.get_ident() == self._loop_ident:
-            frames = held.get(port)
-            if frames is None:
-                held[port] = [frame if frame.__class__ is bytes else bytes(frame)]
-            else:
-                frames.append(frame if frame.__class__ is bytes else bytes(frame))
+            held[port].append(frame if frame.__class__ is bytes else bytes(frame))
             return
         try:
             s.send(frame)
@@ -304,23 +302,15 @@ class RawPorts(_PortSet):
         """Send what the loop's thread transmitted this round, a sendmmsg per port."""
         held = self._held
         assert held is not None
-        send_frames = _rawio.send_frames
-        for port, frames in held.items():
-            s = self._socks.get(port)
-            if s is None:
-                continue
-            refused = send_frames(s.fileno(), frames)
-            st = self._stats[port]
+        count_tx = self._count_tx
+        for port, frames in held.items():  # only ports with a socket: `transmit` checked
+            refused = _rawio.send_frames(self._socks[port].fileno(), frames)
             if refused:
-                st.tx_drops += len(refused)
+                self._stats[port].tx_drops += len(refused)
                 gone = set(refused)
                 frames = [f for i, f in enumerate(frames) if i not in gone]
-            st.tx_packets += len(frames)
-            st.tx_bytes += sum(map(len, frames))
-            w = self._pcap_out.get(port)
-            if w is not None:
-                for f in frames:
-                    w.write(f)
+            for f in frames:
+                count_tx(port, f)
         held.clear()
 
     def attach(self, service: Service) -> Callable[[], None]:
