@@ -1,8 +1,9 @@
 """Build step of aizone beyond pyproject.toml: p4switch's two native modules.
 
 `p4switch/rawio.c` (no library but Python's) becomes `p4switch._rawio`, the
-ports' batched receive (recvmmsg); without a C compiler the install still
-succeeds and the ports receive one frame per call in Python.
+ports' batched I/O (recvmmsg to receive, sendmmsg to send); without a C
+compiler the install still succeeds and the ports receive and send one frame
+per call in Python.
 
 `p4switch/server/native.cc` is compiled against the system's gRPC C++
 library (Debian: libgrpc++-dev, found with pkg-config) into

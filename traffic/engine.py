@@ -36,6 +36,7 @@ from collections.abc import Callable
 from concurrent.futures import Future
 from typing import Any, TypeVar
 
+from topologies.mtu import ROCE_IP_OVERHEAD, roce_path_mtu
 from traffic.dcqcn import DcqcnParams
 from traffic.errors import TrafficError
 from traffic.link import Iface, PacketSocket, iface_info, resolve_mac
@@ -170,6 +171,7 @@ class Engine:
             """Start the job (peer MACs resolved first); EngineBusy while one runs."""
             if self._run is not None and not self._run.done:
                 raise EngineBusy(f"{self.host}: job {self._run.job.name!r} is running")
+            self._check_path_mtu(job)
             macs = self._resolve(job)
             wall = time.time()
             now = time.monotonic()  # resolving may have taken a while
@@ -228,6 +230,22 @@ class Engine:
         ]
 
     # -- inside the loop
+
+    def _check_path_mtu(self, job: Job) -> None:
+        """Refuse a job whose RoCE packets would not fit a NIC's MTU (the kernel would drop
+        every full one, and the job would only time out)."""
+        path_mtu = job.transport.path_mtu
+        for conn in job.connections:
+            iface = self._ifaces.get(conn.nic)
+            if iface is not None and path_mtu + ROCE_IP_OVERHEAD > iface.mtu:
+                try:
+                    fits = f"the largest path MTU that fits is {roce_path_mtu(iface.mtu)}"
+                except ValueError as exc:
+                    fits = str(exc)
+                raise TrafficError(
+                    f"{self.host}: job {job.name!r}, connection {conn.id!r}: path_mtu {path_mtu} makes "
+                    f"IP packets of up to {path_mtu + ROCE_IP_OVERHEAD} bytes, above the MTU "
+                    f"{iface.mtu} of {conn.nic} ({fits})")
 
     def _resolve(self, job: Job) -> dict[tuple[str, str], str]:
         macs: dict[tuple[str, str], str] = {}

@@ -19,6 +19,8 @@ binds them after the BTH by opcode, and holds the constants the builders
 - ``Syndrome``: AETH syndromes: ACK, and the NAK codes RC uses.
 - ``headers_length``: bytes of extended transport headers after the BTH.
 - ``psn_add`` / ``psn_diff``: 24-bit PSN arithmetic.
+- ``IB_MTUS``: the path MTUs IB defines, kept with the links' MTU in
+  ``topologies.mtu`` and passed on here for the transport.
 """
 
 from __future__ import annotations
@@ -26,6 +28,8 @@ from __future__ import annotations
 from scapy.contrib.roce import AETH, BTH
 from scapy.fields import BitField, IntField, XByteField, XIntField, XLongField
 from scapy.packet import Packet, Raw, bind_layers
+
+from topologies.mtu import IB_MTUS
 
 __all__ = [
     "CNP_OPCODE",
@@ -43,8 +47,6 @@ __all__ = [
 ]
 
 ROCEV2_UDP_PORT = 4791
-# Path MTUs InfiniBand defines (bytes of payload per packet).
-IB_MTUS = (256, 512, 1024, 2048, 4096)
 # DSCP 26 (AF31) is the customary RoCE lossless class on NICs and switches.
 DEFAULT_DSCP = 26
 PSN_MOD = 1 << 24

@@ -7,7 +7,7 @@ h1-eth0 within 3 s" right after another run) is a result nobody can repeat.
 This module does what the experiment does, with its own code
 (`experiments.session.Session`, `experiments.fabric.variant`,
 `experiments.sizes`, `experiments.incast`'s senders, sizes and fabric
-changes): one fabric, the experiment's calibration flow first, then the
+changes, at the target's host rate from the capacity file): one fabric, the experiment's calibration flow first, then the
 PFC-on grid `REPEAT` times through, every run measured as the experiment
 measures it. Each run must complete (no error: no ARP failure, no
 retry-exhausted QP, no timeout), deliver every byte, drop nothing in the
@@ -30,7 +30,7 @@ from experiments.collective import Collective
 from experiments.fabric import variant
 from experiments.schema import Point, Run
 from experiments.session import Options, Session
-from experiments.sizes import fabric_changes, sizes_for
+from experiments.sizes import sizes_for, target_rate
 
 REPEAT = 2  # the grid twice through: every point follows another run on the same fabric
 Grid = list[tuple[str, Point, Run]]
@@ -42,8 +42,10 @@ def grid(target: str, build_dir: Path, tmp_path_factory: pytest.TempPathFactory)
     before = leftovers()
     out = tmp_path_factory.mktemp("incast-repeat")
     sz = sizes_for(incast.NAME, quick=False)
-    options = Options(out=out, target=target, repeat=REPEAT, build_dir=build_dir, quiet=True)
-    topology = variant(incast.BASE, out, f"{incast.NAME}-pfc-on", fabric_changes(incast.BASE))
+    # the target's host rate, as `aizone experiment incast` takes it (BMv2's is lower)
+    options = Options(out=out, target=target, repeat=REPEAT, build_dir=build_dir, quiet=True,
+                      host_mbps=target_rate(target).rate_mbps)
+    topology = variant(incast.BASE, out, f"{incast.NAME}-pfc-on", options.fabric(incast.BASE))
     session = Session(incast.NAME, incast.TITLE, options, topology=incast.BASE,
                       params=incast.PARAMS, metrics=incast.METRICS, sizes={}, repeat=REPEAT)
     runs: Grid = []

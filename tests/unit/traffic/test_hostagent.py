@@ -194,6 +194,24 @@ def test_a_peer_that_never_answers_times_out_naming_step_and_peer(lab: Any) -> N
     assert info.value.report is not None and info.value.report["counters"]["timeouts"] >= 1
 
 
+@pytest.mark.root
+def test_a_path_mtu_above_the_nics_mtu_is_refused_naming_both(lab: Any) -> None:
+    """path_mtu 2,048 on 1,500-byte veths: refused before anything is sent, with the NIC, its
+    MTU and the largest path MTU that fits (1,024); the agent then runs a job that fits."""
+    ranks, clients = _bridged(lab, 2, rate_mbps=10)
+    jobs = build_jobs("incast", ranks, 10_000, transport=Transport(path_mtu=2048))
+    with pytest.raises(AgentError, match=r"connection .*: path_mtu 2048 makes IP packets of up to "
+                                         r"2112 bytes, above the MTU 1500 of h1-eth0 \(the largest "
+                                         r"path MTU that fits is 1024\)"):
+        clients[1].run(jobs["h1"], timeout=10)
+    assert clients[1].counters()["counters"]["h1-eth0"]["frames_sent"] == 0
+    assert clients[1].status()["state"] == "idle"
+    fits = build_jobs("incast", ranks, 10_000, transport=Transport(path_mtu=1024),
+                      start_at=time.time() + 1.0)
+    reports = _run_all(clients, fits, timeout=30)
+    assert all(HostReport.model_validate(r).status == "ok" for r in reports.values())
+
+
 def _shimmed(lab: Any, rate_mbps: float, *shim_args: str) -> tuple[list[Rank], list[AgentClient],
                                                                       Any, Path]:
     """h0 -- shim -- h1: the shim forwards between them and may drop or pause."""
