@@ -42,7 +42,7 @@ slowest tier's rate, with a factor of two for the emulator's own delays.
 
 Names defined here: `RunRequest`, `JobContext`, `run_collective`,
 `PATTERN_ALIASES`, `link_loads`, `predict_link_bytes`, `fabric_ack_timeout_ms`,
-`fabric_job_ack_timeout_ms`, `job_fan_in`, `FRAME_BYTES`, `machine_cpu`, `proc_stat_cpu`,
+`fabric_job_ack_timeout_ms`, `fabric_transport`, `job_fan_in`, `FRAME_BYTES`, `machine_cpu`, `proc_stat_cpu`,
 `MACHINE_BUSY`, `tm_delta`, `pfc_delta`, `pfc_cells`, `PFC_COUNTERS`.
 """
 
@@ -75,7 +75,8 @@ from .sessions import FabricSessions
 from .stats import DROP_REASONS, TIER_DIRECTIONS
 
 __all__ = ["FRAME_BYTES", "MACHINE_BUSY", "PATTERN_ALIASES", "JobContext", "RunRequest",
-           "fabric_ack_timeout_ms", "fabric_job_ack_timeout_ms", "job_fan_in", "link_loads",
+           "fabric_ack_timeout_ms", "fabric_job_ack_timeout_ms", "fabric_transport", "job_fan_in",
+           "link_loads",
            "machine_cpu", "path_queues", "predict_link_bytes", "proc_stat_cpu",
            "pfc_cells", "pfc_delta",
            "run_collective", "tm_delta", "PFC_COUNTERS"]
@@ -175,6 +176,15 @@ def fabric_ack_timeout_ms(rates: dict[str, float], queues: dict[str, int], hops:
     worst = max(hops * max(queues.values()), 2 * in_flight) * frame_s + rtt_ms / 1e3
     k = max(_NCCL_DEFAULT_K, math.ceil(math.log2(worst / _IB_TIMEOUT_UNIT_S)))
     return _IB_TIMEOUT_UNIT_S * 1e3 * 2**k
+
+
+def fabric_transport(plan: AddressPlan, ack_timeout_ms: float | None = None) -> Transport:
+    """The RC transport of the fabric's NICs: their active path MTU, which follows from the
+    links' MTU (`AddressPlan.path_mtu`), and `ack_timeout_ms` when given (None or 0: the
+    transport's default)."""
+    if ack_timeout_ms:
+        return Transport(path_mtu=plan.path_mtu, ack_timeout_ms=ack_timeout_ms)
+    return Transport(path_mtu=plan.path_mtu)
 
 
 def job_fan_in(jobs: dict[str, Job]) -> int:
@@ -429,14 +439,13 @@ async def run_collective(ctx: JobContext, req: RunRequest) -> dict[str, Any]:
                           transport=transport, sport_per_qp=req.sport_per_qp,
                           name=f"job{job_id}-{pattern}", start_at=time.time() + 1.0)
 
-    mtu = ctx.plan.path_mtu  # the NICs' active path MTU, from the links' MTU
     try:
-        jobs = build(Transport(path_mtu=mtu))
+        jobs = build(fabric_transport(ctx.plan))
         ack_ms = req.ack_timeout_ms
         if ack_ms is None:  # the fabric's, for what this job can have in flight
             ack_ms = fabric_job_ack_timeout_ms(ctx, job_fan_in(jobs) * Transport().window)
         if ack_ms:
-            jobs = build(Transport(path_mtu=mtu, ack_timeout_ms=ack_ms))
+            jobs = build(fabric_transport(ctx.plan, ack_ms))
     except (ValueError, TrafficError) as exc:
         raise RunError(str(exc)) from None
     predicted = (await asyncio.to_thread(predict_link_bytes, ctx.plan, ctx.mode, jobs, ctx.failed)
@@ -497,7 +506,7 @@ async def run_collective(ctx: JobContext, req: RunRequest) -> dict[str, Any]:
            "ranks_nics": [n.intf for n in nics], "wall_seconds": round(seconds, 4),
            "counted_seconds": round(counted, 4),
            "ack_timeout_ms": ack_ms if ack_ms else Transport().ack_timeout_ms,
-           "path_mtu": mtu,
+           "path_mtu": ctx.plan.path_mtu,
            "machine_cpu": round(busy, 3),
            "step_seconds": _step_seconds(reports),
            "result": result, "links": loads["links"], "tiers": loads["tiers"],

@@ -26,9 +26,9 @@ from typing import Any
 from topologies.addressing import AddressPlan
 from traffic.agentclient import AgentError, JobFailed
 from traffic.collectives import Rank, build_jobs
-from traffic.schema import Transport
 
 from .hostagents import HostAgents
+from .jobs import fabric_transport
 
 __all__ = ["SIZE", "roce_pairs"]
 
@@ -50,9 +50,7 @@ async def roce_pairs(plan: AddressPlan, agents: HostAgents, timeout: float = 60,
     n = len(ranks)
     if n < 2:
         return []
-    transport = Transport(path_mtu=plan.path_mtu)  # the NICs' active MTU, from the links'
-    if ack_timeout_ms:
-        transport = Transport(path_mtu=plan.path_mtu, ack_timeout_ms=ack_timeout_ms)
+    transport = fabric_transport(plan, ack_timeout_ms)
     jobs = build_jobs("alltoall", ranks, SIZE * n, name="check", transport=transport,
                       pairwise=True, start_at=time.time() + 1.0)
     failed: dict[tuple[str, str], str] = {}

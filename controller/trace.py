@@ -45,10 +45,10 @@ from traffic.agentclient import AgentError
 from traffic.collectives import Rank
 from traffic.connections import AllocationError, plan_connections, receiver_qpn, source_port
 from traffic.flowjobs import flow_jobs, sent
-from traffic.schema import Transport
 
 from .entities import Entity, Group, Member
 from .hostagents import HostAgents
+from .jobs import fabric_transport
 from .paths import PredictedPath, predict_path
 from .sessions import FabricSessions
 
@@ -191,9 +191,7 @@ async def confirm(sessions: FabricSessions, plan: AddressPlan, agents: HostAgent
     """
     nic = next(n for n in plan.nics() if n.intf == path.src)
     dst = plan.nic_by_ip(path.dst_ip)
-    transport = Transport(path_mtu=plan.path_mtu)  # the NICs' active MTU, from the links'
-    if ack_timeout_ms:
-        transport = Transport(path_mtu=plan.path_mtu, ack_timeout_ms=ack_timeout_ms)
+    transport = fabric_transport(plan, ack_timeout_ms)
     jobs = flow_jobs(Rank(host=nic.host, nic=nic.intf, ip=nic.ip),
                      Rank(host=dst.host, nic=dst.intf, ip=dst.ip), qps=(qp,), sport=sport,
                      messages=count, size=SIZE, cls="data", rate_mbps=PACE_MBPS,

@@ -53,6 +53,7 @@ from controller.jobs import (
     CLASSES,
     PFC_COUNTERS,
     RunRequest,
+    fabric_transport,
     job_fan_in,
     link_loads,
     pfc_cells,
@@ -167,9 +168,8 @@ def _via_agents(fabric: Fabric, c: Collective,
     try:
         ack_ms = c.ack_timeout_ms
         if ack_ms is None:  # the fabric's, for what this job can have in flight (as the daemon)
-            ack_ms = running_ack_timeout_ms(
-                fabric.spec, plan, job_fan_in(build(Transport(path_mtu=plan.path_mtu))))
-        jobs = build(Transport(path_mtu=plan.path_mtu, ack_timeout_ms=ack_ms))
+            ack_ms = running_ack_timeout_ms(fabric.spec, plan, job_fan_in(build(fabric_transport(plan))))
+        jobs = build(fabric_transport(plan, ack_ms))
     except ValueError as exc:
         raise FabricError(str(exc)) from None
     tm_source = fabric.runtime().tm_stats

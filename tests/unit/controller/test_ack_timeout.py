@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from controller.jobs import RunRequest, fabric_ack_timeout_ms, job_fan_in
+from controller.jobs import RunRequest, fabric_ack_timeout_ms, fabric_transport, job_fan_in
+from topologies.addressing import plan_addresses
+from topologies.spec import parse_spec
 from traffic.collectives import Rank, build_jobs
 
 
@@ -69,3 +71,15 @@ def test_fan_in_of_an_incast_counts_every_sender_and_qp() -> None:
 def test_fan_in_of_a_ring_is_one_neighbour() -> None:
     """Ring AllReduce: in each step a rank receives from its one neighbour (1 QP)."""
     assert job_fan_in(build_jobs("allreduce", _ranks(4), 1 << 16)) == 1
+
+
+@pytest.mark.parametrize(("mtu", "path_mtu"), [(1500, 1024), (9000, 4096), (2112, 2048), (2111, 1024)])
+def test_the_fabrics_transport_takes_the_path_mtu_its_links_carry(mtu: int, path_mtu: int) -> None:
+    """A job's RC packets at the largest IB MTU whose packets (+64 B of headers) fit the links;
+    the ACK timeout given, else the transport's default (NCCL's 2^15 x 4.096 us)."""
+    plan = plan_addresses(parse_spec({"name": "m", "mtu": mtu, "zones": [
+        {"racks": [{"count": 1, "hosts": 2, "nics": 1}], "ctsws": 1}]}))
+    assert fabric_transport(plan).path_mtu == path_mtu
+    assert fabric_transport(plan).ack_timeout_ms == pytest.approx(134.217728)
+    assert fabric_transport(plan, 4294.967296).ack_timeout_ms == pytest.approx(4294.967296)
+    assert fabric_transport(plan, 4294.967296).path_mtu == path_mtu
