@@ -232,19 +232,20 @@ class Engine:
     # -- inside the loop
 
     def _check_path_mtu(self, job: Job) -> None:
-        """Refuse a job whose RoCE packets would not fit a NIC's MTU (the kernel would drop
-        every full one, and the job would only time out)."""
+        """Refuse a job whose RoCE packets would not fit a NIC's MTU (run anyway, it does not
+        get through and fails only at its timeout, with no reason given)."""
         path_mtu = job.transport.path_mtu
+        size = path_mtu + ROCE_IP_OVERHEAD  # the largest IP packet the job sends
         for conn in job.connections:
             iface = self._ifaces.get(conn.nic)
-            if iface is not None and path_mtu + ROCE_IP_OVERHEAD > iface.mtu:
+            if iface is not None and size > iface.mtu:
                 try:
                     fits = f"the largest path MTU that fits is {roce_path_mtu(iface.mtu)}"
                 except ValueError as exc:
                     fits = str(exc)
                 raise TrafficError(
                     f"{self.host}: job {job.name!r}, connection {conn.id!r}: path_mtu {path_mtu} makes "
-                    f"IP packets of up to {path_mtu + ROCE_IP_OVERHEAD} bytes, above the MTU "
+                    f"IP packets of up to {size} bytes, above the MTU "
                     f"{iface.mtu} of {conn.nic} ({fits})")
 
     def _resolve(self, job: Job) -> dict[tuple[str, str], str]:

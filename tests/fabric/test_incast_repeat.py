@@ -7,12 +7,13 @@ h1-eth0 within 3 s" right after another run) is a result nobody can repeat.
 This module does what the experiment does, with its own code
 (`experiments.session.Session`, `experiments.fabric.variant`,
 `experiments.sizes`, `experiments.incast`'s senders, sizes and fabric
-changes, at the target's host rate from the capacity file): one fabric, the experiment's calibration flow first, then the
-PFC-on grid `REPEAT` times through, every run measured as the experiment
-measures it. Each run must complete (no error: no ARP failure, no
-retry-exhausted QP, no timeout), deliver every byte, drop nothing in the
-lossless class and retransmit nothing; PFC must have acted (PAUSE frames
-sent by the switches) on every point, or the grid did not test it.
+changes, at the target's host rate from the capacity file): one fabric, the
+experiment's calibration flow first, then the PFC-on grid `REPEAT` times
+through, every run measured as the experiment measures it. Each run must
+complete (no error: no ARP failure, no retry-exhausted QP, no timeout),
+deliver every byte, drop nothing in the lossless class and retransmit
+nothing; PFC must have acted (PAUSE frames sent by the switches) on every
+point, or the grid did not test it.
 
 Runs on the chosen target (`--target`/`AIZONE_TARGET`: p4switch or BMv2);
 brings the fabric up itself, so run it under `flock /tmp/aizone-net.lock`.
