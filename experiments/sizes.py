@@ -450,13 +450,13 @@ def derivation_markdown(targets: Sequence[str] = ("p4switch",),
         "costliest point: over 8 QPs it sends twice rr's packets for the same bytes and keeps "
         "the machine over 90 % busy where rr keeps it under 80 % (qp-scaling's notes give "
         "each point's load), so its time follows the CPU the switches get; qp-scaling's table "
-        "says whether more QPs still made it faster on this page's run. Earlier runs (1 Mb/s "
-        "on 1,500-byte links, the same frames), on the same machine shared with other "
-        "engineers' tests, measured split at 8 QPs at 19.3 s counted in packets (two of its "
-        "runs CPU-bound) and 19.9 s counted in bytes, as a real switch's buffer is (`aizone "
-        "experiment qp-scaling --buffer bytes`, docs/p4switch.md \"The buffer\", results in "
-        "docs/results/bytes/, where its PAUSEs fell from 1,515 to 78-114): the accounting was "
-        "not what held split back. BMv2's verdicts are its own runs' (docs/results/bmv2/).",
+        "says whether more QPs still made it faster on this page's run. The same grid at "
+        "these sizes counted in bytes, as a real switch's buffer is (`aizone experiment "
+        "qp-scaling --buffer bytes`, docs/p4switch.md \"The buffer\", results in "
+        "docs/results/bytes/), measured split at 8 QPs at 13.6 s (its other run CPU-bound, "
+        "13.8) against 12.5-14.9 s counted in packets, its PAUSEs down from 423-963 a run to "
+        "0-10: the accounting was not what held split back. BMv2's verdicts are its own "
+        "runs' (docs/results/bmv2/).",
         "",
         "Incast: without PFC the root's queue must overflow. N senders at the host rate "
         "fill it at N - 1 times the rate it drains for as long as they send, a peak of "
