@@ -12,13 +12,14 @@ The switches spend about the same CPU on a frame whatever its size
 carry about 3.8 times the bytes per switch CPU of 1,082-byte ones.
 
 Names defined here: `DEFAULT_MTU`, `MAX_MTU`, `MTU_FRAME`, `ROCE_FRAME`,
-`ROCE_IP_OVERHEAD`, `IB_MTUS`, `roce_path_mtu`, `roce_frame`, `mtu_frame`.
+`ROCE_IP_OVERHEAD`, `IB_MTUS`, `roce_ip_packet`, `roce_path_mtu`, `roce_frame`,
+`mtu_frame`.
 """
 
 from __future__ import annotations
 
 __all__ = ["DEFAULT_MTU", "IB_MTUS", "MAX_MTU", "MTU_FRAME", "ROCE_FRAME", "ROCE_IP_OVERHEAD",
-           "mtu_frame", "roce_frame", "roce_path_mtu"]
+           "mtu_frame", "roce_frame", "roce_ip_packet", "roce_path_mtu"]
 
 # The IP MTU of the links unless the topology says otherwise (`FabricSpec.mtu`).
 DEFAULT_MTU = 1500
@@ -37,13 +38,20 @@ def mtu_frame(mtu: int) -> int:
     return mtu + 14
 
 
+def roce_ip_packet(path_mtu: int) -> int:
+    """Bytes of the largest IP packet a RoCEv2 sender at `path_mtu` sends: a full payload
+    and every header of `ROCE_IP_OVERHEAD`. A path MTU fits a link when this is at most
+    the link's IP MTU (the one rule `roce_path_mtu` and the traffic engine's check share)."""
+    return path_mtu + ROCE_IP_OVERHEAD
+
+
 def roce_path_mtu(mtu: int) -> int:
     """The RoCE path MTU of a link whose IP MTU is `mtu`: the largest IB MTU whose
-    packets, headers and all (`ROCE_IP_OVERHEAD`), fit in it (1,500 -> 1,024;
+    packets, headers and all (`roce_ip_packet`), fit in it (1,500 -> 1,024;
     9,000 -> 4,096). ValueError below the smallest."""
-    fits = [ib for ib in IB_MTUS if ib + ROCE_IP_OVERHEAD <= mtu]
+    fits = [ib for ib in IB_MTUS if roce_ip_packet(ib) <= mtu]
     if not fits:
-        raise ValueError(f"mtu {mtu}: below {IB_MTUS[0] + ROCE_IP_OVERHEAD}, too small for a "
+        raise ValueError(f"mtu {mtu}: below {roce_ip_packet(IB_MTUS[0])}, too small for a "
                          f"RoCEv2 packet of the smallest path MTU ({IB_MTUS[0]})")
     return fits[-1]
 

@@ -53,7 +53,7 @@ from pydantic import (
 from pydantic_core import ErrorDetails
 
 from .latency import MAX_HOP_DELAY_S, TIER_ENDS, LatencySpec
-from .mtu import DEFAULT_MTU, IB_MTUS, MAX_MTU, ROCE_IP_OVERHEAD
+from .mtu import DEFAULT_MTU, IB_MTUS, MAX_MTU, roce_ip_packet
 
 __all__ = [
     "DEFAULT_CLASSES",
@@ -453,7 +453,7 @@ class FabricSpec(_Model):
     latency: LatencySpec | None = None
     # The IP MTU of every link (veths, the hosts' NICs); the NICs' RoCE path MTU is the
     # largest that fits (1,024 at 1,500; 4,096 from 4,160 up, e.g. jumbo 9,000).
-    mtu: int = Field(default=DEFAULT_MTU, ge=IB_MTUS[0] + ROCE_IP_OVERHEAD, le=MAX_MTU)
+    mtu: int = Field(default=DEFAULT_MTU, ge=roce_ip_packet(IB_MTUS[0]), le=MAX_MTU)
     qos: QosSpec = QosSpec()
     # One-zone shorthand ...
     racks: list[RackSpec] = Field(default_factory=list)

@@ -36,7 +36,7 @@ from collections.abc import Callable
 from concurrent.futures import Future
 from typing import Any, TypeVar
 
-from topologies.mtu import ROCE_IP_OVERHEAD, roce_path_mtu
+from topologies.mtu import roce_ip_packet, roce_path_mtu
 from traffic.dcqcn import DcqcnParams
 from traffic.errors import TrafficError
 from traffic.link import Iface, PacketSocket, iface_info, resolve_mac
@@ -235,7 +235,7 @@ class Engine:
         """Refuse a job whose RoCE packets would not fit a NIC's MTU (run anyway, it does not
         get through and fails only at its timeout, with no reason given)."""
         path_mtu = job.transport.path_mtu
-        size = path_mtu + ROCE_IP_OVERHEAD  # the largest IP packet the job sends
+        size = roce_ip_packet(path_mtu)  # the largest IP packet the job sends
         for conn in job.connections:
             iface = self._ifaces.get(conn.nic)
             if iface is not None and size > iface.mtu:

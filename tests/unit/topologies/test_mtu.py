@@ -4,7 +4,15 @@ from __future__ import annotations
 
 import pytest
 
-from topologies.mtu import DEFAULT_MTU, MTU_FRAME, ROCE_FRAME, mtu_frame, roce_frame, roce_path_mtu
+from topologies.mtu import (
+    DEFAULT_MTU,
+    MTU_FRAME,
+    ROCE_FRAME,
+    mtu_frame,
+    roce_frame,
+    roce_ip_packet,
+    roce_path_mtu,
+)
 
 
 @pytest.mark.parametrize(("mtu", "path_mtu"), [
@@ -25,6 +33,14 @@ def test_the_largest_ib_mtu_whose_packets_fit(mtu: int, path_mtu: int) -> None:
 def test_a_link_too_small_for_any_roce_packet_is_refused() -> None:
     with pytest.raises(ValueError, match=r"mtu 319: below 320"):
         roce_path_mtu(319)
+
+
+def test_the_largest_ip_packet_of_a_path_mtu() -> None:
+    """A full WRITE Only with Immediate: IPv4 20 + UDP 8 + BTH 12 + RETH 16 + ImmDt 4 +
+    payload + ICRC 4."""
+    assert roce_ip_packet(1024) == 1088
+    assert roce_ip_packet(4096) == 4160
+    assert roce_ip_packet(256) == 320
 
 
 def test_frame_sizes() -> None:
