@@ -311,7 +311,7 @@ def run(args: argparse.Namespace, stop: threading.Event) -> None:
                 ctl = CtlServer(args.ctl_addr, server.runtime, ports).start()
             except CtlError as e:
                 raise StartupError(str(e)) from None
-        ports.start(server.process)
+        ports.start(server.process, server.process_many)
         server.start()
         logging.getLogger("p4switch").info(
             "p4switch device %d: P4Runtime on %s, ports %s", args.device_id,

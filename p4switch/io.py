@@ -11,7 +11,8 @@ Two port sets with the same interface (`transmit(port, frame)`,
   transmitted in a round with one `sendmmsg` per port (the native
   `p4switch._rawio`, built from `rawio.c`; Python's `recvmsg` and `send`, one
   frame a call, without it), and hands every frame to `sink(port, frame)`
-  (the pipeline's `process`), so all forwarding happens on that thread,
+  (the pipeline's `process`; or each port's batch to `sink_many(port,
+  frames)`, its `process_many`), so all forwarding happens on that thread,
   never on gRPC threads. An 802.1Q tag
   the kernel took out of a received frame is put back (PACKET_AUXDATA, as
   libpcap does), so the program sees the frame as it was sent. The same
@@ -49,6 +50,7 @@ from .timerfd import Timer
 log = logging.getLogger("p4switch.io")
 
 Sink = Callable[[int, bytes], None]
+SinkMany = Callable[[int, list[bytes]], None]
 Service = Callable[[], float]
 INF = float("inf")
 
@@ -344,13 +346,26 @@ class RawPorts(_PortSet):
                 due = t
         return due
 
-    def start(self, sink: Sink) -> None:
-        """Start the receive thread, handing every frame to `sink(port, frame)`."""
-        self._thread = threading.Thread(target=self._loop, args=(sink,), name="p4switch-ports",
-                                        daemon=True)
+    def start(self, sink: Sink, sink_many: SinkMany | None = None) -> None:
+        """Start the receive thread, handing every frame to `sink(port, frame)`; with
+        `sink_many`, batched ports hand each batch a port received to `sink_many(port,
+        frames)` instead (the frames in order: what `sink` would have been called with)."""
+        if not self.batched:
+            sink_many = None  # one frame a call: nothing to batch
+        self._thread = threading.Thread(target=self._loop, args=(sink, sink_many),
+                                        name="p4switch-ports", daemon=True)
         self._thread.start()
 
-    def _loop(self, sink: Sink) -> None:
+    def _count_rx_many(self, port: int, frames: list[bytes]) -> None:
+        s = self._stats[port]
+        s.rx_packets += len(frames)
+        s.rx_bytes += sum(map(len, frames))
+        w = self._pcap_in.get(port)
+        if w is not None:
+            for frame in frames:
+                w.write(frame)
+
+    def _loop(self, sink: Sink, sink_many: SinkMany | None) -> None:
         self._loop_ident = threading.get_ident()
         ep = select.epoll()
         ep.register(self._stop_r, select.EPOLLIN)
@@ -392,12 +407,20 @@ class RawPorts(_PortSet):
                     except OSError:
                         self._stats[port].rx_errors += 1
                         continue
-                    for frame in frames:
-                        self._count_rx(port, frame)
-                        try:
-                            sink(port, frame)
-                        except Exception:  # a bad frame never stops the switch
-                            log.exception("processing a frame from port %d failed", port)
+                    if sink_many is not None:
+                        if frames:
+                            self._count_rx_many(port, frames)
+                            try:
+                                sink_many(port, frames)
+                            except Exception:  # a bad frame never stops the switch
+                                log.exception("processing frames from port %d failed", port)
+                    else:
+                        for frame in frames:
+                            self._count_rx(port, frame)
+                            try:
+                                sink(port, frame)
+                            except Exception:  # a bad frame never stops the switch
+                                log.exception("processing a frame from port %d failed", port)
                     if held:
                         self._send_held()
                 if self._services:

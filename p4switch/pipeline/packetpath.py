@@ -6,7 +6,7 @@ import collections
 import logging
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from .. import ir
@@ -149,6 +149,49 @@ class PacketPath:
             self._deliver(out)
         if self.manual and self.tm is not None:  # a manual clock starts the TM in __init__
             self.tm.poll()
+
+    def process_many(self, ingress_port: int, frames: Sequence[bytes]) -> None:
+        """`process` for each of `frames`, in order, with the same result: the frames
+        received on `ingress_port` in one batch of the port loop's.
+
+        The lock is taken once for a run of frames, not once a frame, and their output is
+        delivered at the run's end, in the same order (the port loop sends what they
+        transmit at the end of its round anyway). A MAC control frame ends a run and goes
+        through `process`, as does every frame of a call made while the pipeline is busy
+        (a handler feeding the switch).
+        """
+        i, n = 0, len(frames)
+        new_packet = runtime.Packet
+        while i < n:
+            with self.lock:
+                if self._busy:
+                    break  # re-entrant: `process` queues each behind the current packet
+                self._busy = True
+                try:
+                    v1 = self.v1
+                    pending = self._pending
+                    while i < n:
+                        data = frames[i]
+                        if len(data) > 13 and data[12] == 0x88 and data[13] == 0x08:
+                            break  # MAC control: `process` decides who consumes it
+                        i += 1
+                        try:
+                            v1.ingress(new_packet(data if data.__class__ is bytes else bytes(data),
+                                                  ingress_port))
+                        except Exception as e:  # malformed input or a failed assert: drop and count
+                            self._failed(e)
+                        if pending:
+                            self._run_pending()
+                finally:
+                    self._busy = False
+                    out, self._out = self._out, []
+            if out:
+                self._deliver(out)
+            if i < n:
+                self.process(ingress_port, frames[i])
+                i += 1
+        for data in frames[i:]:
+            self.process(ingress_port, data)
 
     def _failed(self, e: Exception) -> None:
         self.v1.stats["errors"] += 1

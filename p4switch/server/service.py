@@ -319,6 +319,10 @@ class P4RuntimeServer:
         """Hand a received frame to the running pipeline (the port loop's sink)."""
         self.runtime.stream.process(port, data)
 
+    def process_many(self, port: int, frames: list[bytes]) -> None:
+        """Hand frames received on a port in one batch to the running pipeline, in order."""
+        self.runtime.stream.process_many(port, frames)
+
 
 def _check_bind(address: str) -> None:
     """Fail with the OS's reason (gRPC only says it could not bind)."""

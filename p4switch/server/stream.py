@@ -3,8 +3,10 @@
 `DeviceStream` moves what the StreamChannel carries between the committed
 pipeline's Device, the ports and the controllers:
 
-* `process(port, data)` is what the port loop calls for every received frame;
-  it goes to the committed Device (dropped and counted when there is none).
+* `process(port, data)` is what the port loop calls for every received frame
+  (`process_many(port, frames)` for a batch of them, in one call to a Device
+  that has `process_many`); it goes to the committed Device (dropped and
+  counted when there is none).
 * the Device's output reaches `device_output`: frames sent to the CPU port are
   packet-ins (BMv2 framing: the @controller_header("packet_in") header in front
   of the packet), and so are calls of the Device's packet-in handler; other
@@ -98,6 +100,20 @@ class DeviceStream:
             self.rx_no_pipeline += 1
             return
         st.device.process(port, data)
+
+    def process_many(self, port: int, frames: list[bytes]) -> None:
+        """Frames received on a port in one batch, in order (called from the port loop)."""
+        st = self.committed
+        if st is None or st.device is None:
+            self.rx_no_pipeline += len(frames)
+            return
+        dev = st.device
+        many = getattr(dev, "process_many", None)
+        if many is not None:
+            many(port, frames)
+        else:
+            for data in frames:
+                dev.process(port, data)
 
     def device_output(self, port: int, data: bytes) -> None:
         """A frame the Device sends: a packet-in when it is for the CPU port, else out of `port`."""

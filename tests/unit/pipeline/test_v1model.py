@@ -215,3 +215,41 @@ def test_log_msg_formats_its_data(make_switch, caplog):
         h = make_switch("v1m")  # compiled while DEBUG is on
         h.send(1, ctl_frame(16, val=0))
     assert "op 16 val=0" in caplog.text
+
+
+# A PAUSE frame (MAC control, 802.3 Annex 31B): v1m.p4 does not parse it, so its ingress
+# sends it on to port 2 unchanged but for the report its egress appends.
+PAUSE = b"\x01\x80\xc2\x00\x00\x01" + b"\x02\x00\x00\x00\x00\x09" + b"\x88\x08\x00\x01\xff\xff" + bytes(42)
+
+
+def test_a_batch_of_frames_comes_out_as_the_frames_one_by_one(make_switch):
+    """`process_many` (the port loop's batch) gives what `process` gives frame by frame:
+    the same frames out in the same order, counted the same, through clones, a resubmit,
+    a recirculation, a drop, a truncated frame and a MAC control frame in the batch."""
+    frames = [ctl_frame(0, val=1), ctl_frame(1, arg=5, val=2), ctl_frame(11, val=3),
+              ctl_frame(3, val=4), ctl_frame(0, val=5)[:16], PAUSE, ctl_frame(4, val=6),
+              ctl_frame(0, val=7)]
+    one, many = make_switch("v1m"), make_switch("v1m")
+    for h in (one, many):
+        h.switch.clone_session_set(CloneSession(session_id=5, replicas=[Replica(egress_port=7, instance=0)]), 5)
+    for f in frames:
+        one.switch.process(3, f)
+    one.switch.drain(5)
+    many.switch.process_many(3, frames)
+    many.switch.drain(5)
+    got = many.take()
+    assert got == one.take()
+    # by hand from v1m.p4 (the ctl header's `val` at bytes 18-22; egress appends a 23-byte
+    # report to a 30-byte ctl frame): val 1 to port 2; val 2's I2E clone to 7 first, then
+    # val 2 (no traffic manager: each copy's egress runs as it is made); val 3 dropped;
+    # val 4 to 2 after its resubmit; the truncated frame to 2 (a parser error, report
+    # appended); the PAUSE to 2 (not parsed as ctl); val 6 to 2 after its recirculation,
+    # with two reports; val 7 to 2
+    val = [int.from_bytes(d[18:22], "big") if d[12:14] == b"\x88\xb5" and len(d) >= 53 else None
+           for _, d in got]
+    assert [(p, len(d)) for p, d in got] == [(2, 53), (7, 53), (2, 53), (2, 53), (2, 39), (2, 83),
+                                             (2, 76), (2, 53)]
+    assert val == [1, 2, 2, 4, None, None, 6, 7]
+    assert many.switch.stats == one.switch.stats
+    assert (many.switch.stats["rx"], many.switch.stats["dropped"], many.switch.stats["parser_errors"]) \
+        == (10, 1, 1)  # 8 frames, a resubmit and a recirculation

@@ -225,6 +225,51 @@ def test_raw_ports_hand_over_a_backlog_in_order_across_batches(veth, batched) ->
 
 @pytest.mark.root
 @RECEIVE
+def test_a_batch_sink_gets_each_ports_batches_in_order_and_per_frame_ports_ignore_it(
+        veth, tmp_path, batched) -> None:
+    """With `sink_many`, batched ports hand over what one `recvmmsg` took as one list (a
+    backlog of five batches: at most RX_BATCH frames a call, every frame once, in the order
+    sent), counted and captured as frame by frame; ports moving one frame a call keep
+    calling `sink`."""
+    a, b = veth
+    count = 5 * io.RX_BATCH + 7
+    ports = RawPorts({1: a}, pcap_dir=str(tmp_path), batched=batched)
+    calls: list[tuple[str, int, list[bytes]]] = []
+    done = threading.Event()
+
+    def arrived() -> None:
+        if sum(len(f) for _, _, f in calls) >= count:
+            done.set()
+
+    def sink(port: int, frame: bytes) -> None:
+        calls.append(("one", port, [frame]))
+        arrived()
+
+    def sink_many(port: int, frames: list[bytes]) -> None:
+        calls.append(("many", port, list(frames)))
+        arrived()
+
+    try:
+        with raw(b) as peer:
+            for i in range(count):
+                peer.send(numbered(i))
+        ports.start(sink, sink_many)
+        assert done.wait(5), f"{sum(len(f) for _, _, f in calls)} of {count} frames arrived"
+    finally:
+        ports.stop()
+    got = [f for _, _, f in calls for f in f]
+    assert [int.from_bytes(f[25:29], "big") for f in got] == list(range(count))
+    assert {(kind, port) for kind, port, _ in calls} == {("many" if batched else "one", 1)}
+    if batched:
+        assert all(1 <= len(f) <= io.RX_BATCH for _, _, f in calls)
+        assert len(calls) >= 6  # 327 frames, 64 at most a call
+    st = ports.stats()[1]
+    assert (st.rx_packets, st.rx_bytes) == (count, sum(map(len, got)))
+    assert read_pcap(tmp_path / f"{a}_in.pcap") == got
+
+
+@pytest.mark.root
+@RECEIVE
 def test_raw_ports_drop_their_own_frames_by_type_without_ignore_outgoing(veth, batched) -> None:
     """On a kernel without PACKET_IGNORE_OUTGOING (turned off here) a port still never
     takes the frames leaving its interface as arrivals: it drops them by packet type."""

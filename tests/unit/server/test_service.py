@@ -246,6 +246,26 @@ def test_frames_are_forwarded_by_the_installed_entries(primary: Client, ports: M
     assert ports.wait_sent(3) == FRAME
 
 
+def test_a_batch_of_frames_goes_through_the_committed_device_in_order(
+        client: Client, server: P4RuntimeServer, ports: MemoryPorts) -> None:
+    """`process_many` (the batched port loop's sink) forwards every frame of a batch by the
+    installed entries, in order, the broadcast one to the CPU as a packet-in; before a
+    pipeline is committed the whole batch is dropped and counted."""
+    stream = server.runtime.stream
+    server.process_many(1, [FRAME, FRAME])
+    assert stream.rx_no_pipeline == 2
+    assert ports.wait_sent(3, timeout=0.2) is None
+    client.stream(10)
+    client.set_pipeline()
+    client.write(update("INSERT", table_entry=mac_entry(0xAA, 3)))
+    frames = [FRAME[:-1] + bytes([i]) for i in range(5)]
+    server.process_many(1, [*frames[:2], BCAST, *frames[2:]])
+    assert [ports.wait_sent(3) for _ in frames] == frames
+    msg = client.streams[0].recv()
+    assert msg.packet.payload == BCAST
+    assert stream.rx_no_pipeline == 2
+
+
 def test_packet_in_reaches_the_primary_with_metadata(primary: Client, ports: MemoryPorts) -> None:
     """Frames the device sends to the CPU arrive as PacketIn with P4Info metadata ids."""
     s = primary.streams[0]
