@@ -129,24 +129,7 @@ class PacketPath:
                 if self.manual:
                     self.tm.poll()
                 return
-        pk = runtime.Packet(data if data.__class__ is bytes else bytes(data), ingress_port)
-        with self.lock:
-            if self._busy:  # re-entrant call (a handler fed us): queued behind the current packet
-                self._pending.append(("i", pk, True))
-                return
-            self._busy = True
-            try:
-                try:
-                    self.v1.ingress(pk)
-                except Exception as e:  # malformed input or a failed assert: drop and count
-                    self._failed(e)
-                if self._pending:
-                    self._run_pending()
-            finally:
-                self._busy = False
-                out, self._out = self._out, []
-        if out:
-            self._deliver(out)
+        self._run(ingress_port, (data,), 0)
         if self.manual and self.tm is not None:  # a manual clock starts the TM in __init__
             self.tm.poll()
 
@@ -157,41 +140,57 @@ class PacketPath:
         The lock is taken once for a run of frames, not once a frame, and their output is
         delivered at the run's end, in the same order (the port loop sends what they
         transmit at the end of its round anyway). A MAC control frame ends a run and goes
-        through `process`, as does every frame of a call made while the pipeline is busy
-        (a handler feeding the switch).
+        through `process`, as does every frame with a manual clock (whose traffic manager
+        is polled after each).
         """
+        if self.manual:
+            for data in frames:
+                self.process(ingress_port, data)
+            return
         i, n = 0, len(frames)
-        new_packet = runtime.Packet
         while i < n:
-            with self.lock:
-                if self._busy:
-                    break  # re-entrant: `process` queues each behind the current packet
-                self._busy = True
-                try:
-                    v1 = self.v1
-                    pending = self._pending
-                    while i < n:
-                        data = frames[i]
-                        if len(data) > 13 and data[12] == 0x88 and data[13] == 0x08:
-                            break  # MAC control: `process` decides who consumes it
-                        i += 1
-                        try:
-                            v1.ingress(new_packet(data if data.__class__ is bytes else bytes(data),
-                                                  ingress_port))
-                        except Exception as e:  # malformed input or a failed assert: drop and count
-                            self._failed(e)
-                        if pending:
-                            self._run_pending()
-                finally:
-                    self._busy = False
-                    out, self._out = self._out, []
-            if out:
-                self._deliver(out)
-            if i < n:
-                self.process(ingress_port, frames[i])
+            data = frames[i]
+            if len(data) > 13 and data[12] == 0x88 and data[13] == 0x08:
+                self.process(ingress_port, data)  # MAC control: `process` decides who takes it
                 i += 1
-        for data in frames[i:]:
-            self.process(ingress_port, data)
+            else:
+                i = self._run(ingress_port, frames, i)
+
+    def _run(self, ingress_port: int, frames: Sequence[bytes], i: int) -> int:
+        """Run `frames[i]`, then the frames after it up to the next MAC control frame,
+        through ingress under one hold of the lock; deliver their output once the lock is
+        released. Returns the index of the first frame not run. A re-entrant call (a
+        handler fed us) only queues `frames[i]` behind the current packet."""
+        new_packet = runtime.Packet
+        n = len(frames)
+        with self.lock:
+            if self._busy:
+                data = frames[i]
+                self._pending.append(("i", new_packet(data if data.__class__ is bytes else bytes(data),
+                                                      ingress_port), True))
+                return i + 1
+            self._busy = True
+            try:
+                v1 = self.v1
+                pending = self._pending
+                first = i
+                while i < n:
+                    data = frames[i]
+                    if i > first and len(data) > 13 and data[12] == 0x88 and data[13] == 0x08:
+                        break  # MAC control: the caller hands it to `process`
+                    i += 1
+                    try:
+                        v1.ingress(new_packet(data if data.__class__ is bytes else bytes(data), ingress_port))
+                    except Exception as e:  # malformed input or a failed assert: drop and count
+                        self._failed(e)
+                    if pending:
+                        self._run_pending()
+            finally:
+                self._busy = False
+                out, self._out = self._out, []
+        if out:
+            self._deliver(out)
+        return i
 
     def _failed(self, e: Exception) -> None:
         self.v1.stats["errors"] += 1
