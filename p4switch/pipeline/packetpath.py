@@ -10,6 +10,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from .. import ir
+from ..pfcframe import is_mac_control
 from ..tm import TmDriver, TrafficManager
 from ..tmconfig import TmConfig, VirtualClock
 from . import runtime
@@ -118,7 +119,7 @@ class PacketPath:
 
     def process(self, ingress_port: int, data: bytes) -> None:
         """Run one packet received on `ingress_port` through the pipeline."""
-        if len(data) > 13 and data[12] == 0x88 and data[13] == 0x08:
+        if is_mac_control(data):
             # MAC control (PAUSE/PFC): a port with native PFC (`pfc`) consumes it
             # (the traffic manager honours it); elsewhere it goes to the program,
             # which honours PFC itself (p4/include/control/pfc.p4) and drops it, as
@@ -150,7 +151,7 @@ class PacketPath:
         i, n = 0, len(frames)
         while i < n:
             data = frames[i]
-            if len(data) > 13 and data[12] == 0x88 and data[13] == 0x08:
+            if is_mac_control(data):
                 self.process(ingress_port, data)  # MAC control: `process` decides who takes it
                 i += 1
             else:
@@ -176,7 +177,7 @@ class PacketPath:
                 first = i
                 while i < n:
                     data = frames[i]
-                    if i > first and len(data) > 13 and data[12] == 0x88 and data[13] == 0x08:
+                    if i > first and is_mac_control(data):
                         break  # MAC control: the caller hands it to `process`
                     i += 1
                     try:

@@ -252,6 +252,20 @@ def test_received_pause_lasts_quanta_times_512_bit_times(make_switch):
     assert st["pauses_received"] == 1 and st["paused_time"] == pytest.approx(0.0512)
 
 
+def test_a_pause_frame_in_a_batch_goes_to_the_traffic_manager(make_switch):
+    """In a batch (`process_many`, the port loop's) a PAUSE frame on a port with native
+    PFC is taken by the traffic manager, not run through the program, and the frames
+    around it go through the pipeline in order."""
+    h = make_switch("v1m", priority_queues=8, pfc={None: "3"})
+    sw = h.switch
+    sw.process_many(2, [ctl_frame(0, val=1), build_pause_frame({3: 100}), ctl_frame(0, val=2)])
+    sw.drain(5)
+    out = h.take()
+    assert [(p, int.from_bytes(d[18:22], "big")) for p, d in out] == [(2, 1), (2, 2)]
+    assert (sw.stats["rx"], sw.mac_control_rx) == (2, 1)
+    assert sw.tm_stats()["queues"]["2/3"]["pauses_received"] == 1
+
+
 def test_pause_frames_reach_the_program_without_native_pfc(make_switch):
     """Without native PFC on the port a MAC control frame (EtherType 0x8808) goes to the
     program, as on BMv2 (the P4 programs honour PFC themselves); it is still counted."""

@@ -238,7 +238,7 @@ def test_a_batch_sink_gets_each_ports_batches_in_order_and_per_frame_ports_ignor
     done = threading.Event()
 
     def arrived() -> None:
-        if sum(len(f) for _, _, f in calls) >= count:
+        if sum(len(batch) for _, _, batch in calls) >= count:
             done.set()
 
     def sink(port: int, frame: bytes) -> None:
@@ -254,14 +254,14 @@ def test_a_batch_sink_gets_each_ports_batches_in_order_and_per_frame_ports_ignor
             for i in range(count):
                 peer.send(numbered(i))
         ports.start(sink, sink_many)
-        assert done.wait(5), f"{sum(len(f) for _, _, f in calls)} of {count} frames arrived"
+        assert done.wait(5), f"{sum(len(batch) for _, _, batch in calls)} of {count} frames arrived"
     finally:
         ports.stop()
-    got = [f for _, _, f in calls for f in f]
+    got = [frame for _, _, batch in calls for frame in batch]
     assert [int.from_bytes(f[25:29], "big") for f in got] == list(range(count))
     assert {(kind, port) for kind, port, _ in calls} == {("many" if batched else "one", 1)}
     if batched:
-        assert all(1 <= len(f) <= io.RX_BATCH for _, _, f in calls)
+        assert all(1 <= len(batch) <= io.RX_BATCH for _, _, batch in calls)
         assert len(calls) >= 6  # 327 frames, 64 at most a call
     st = ports.stats()[1]
     assert (st.rx_packets, st.rx_bytes) == (count, sum(map(len, got)))
