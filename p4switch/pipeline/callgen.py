@@ -48,7 +48,7 @@ def args_for(bg: BlockGenerator, call: ir.MethodCall, params: list[ir.Param],
         picked.append((p, a))
     paths = [(p, _path(a.value)) for p, a in picked
              if a is not None and bg.ti.is_composite(p.type)]
-    uses = _uses(callee) if callee is not None else set()
+    uses = _uses(bg.mb.uses, callee) if callee is not None else set()
     for p, a in picked:
         if a is None:
             if p.default is not None:
@@ -299,13 +299,15 @@ def _overlap(a: tuple, b: tuple) -> bool:
     return True
 
 
-_USES: dict[int, set[str]] = {}
+def _uses(cache: dict[int, set[str]], decl: Any) -> set[str]:
+    """uids of every variable an action/function body names (not its own parameters).
 
-
-def _uses(decl: Any) -> set[str]:
-    """uids of every variable an action/function body names (not its own parameters)."""
+    `cache` is the program's (`ModuleBuilder.uses`), keyed by id: a cache that outlived
+    the program would hand a later declaration allocated at the same address the
+    variables of the one before it.
+    """
     key = id(decl)
-    got = _USES.get(key)
+    got = cache.get(key)
     if got is not None:
         return got
     found: set[str] = set()
@@ -329,7 +331,7 @@ def _uses(decl: Any) -> set[str]:
 
     walk(getattr(decl, "body", None))
     own = {p.uid for p in getattr(decl, "params", ())}
-    got = _USES[key] = found - own
+    got = cache[key] = found - own
     return got
 
 
