@@ -299,17 +299,18 @@ def _overlap(a: tuple, b: tuple) -> bool:
     return True
 
 
-def _uses(cache: dict[int, set[str]], decl: Any) -> set[str]:
+def _uses(cache: dict[int, tuple[Any, set[str]]], decl: Any) -> set[str]:
     """uids of every variable an action/function body names (not its own parameters).
 
-    `cache` is the program's (`ModuleBuilder.uses`), keyed by id: a cache that outlived
-    the program would hand a later declaration allocated at the same address the
-    variables of the one before it.
+    `cache` is the program build's (`ModuleBuilder.uses`), keyed by id and holding the
+    declaration itself, so that no other object can take its id while the entry
+    lives: a cache keyed by id alone once handed a later declaration allocated at a
+    freed one's address the variables of the one before it.
     """
     key = id(decl)
-    got = cache.get(key)
-    if got is not None:
-        return got
+    hit = cache.get(key)
+    if hit is not None:
+        return hit[1]
     found: set[str] = set()
     seen: set[int] = set()
 
@@ -331,7 +332,8 @@ def _uses(cache: dict[int, set[str]], decl: Any) -> set[str]:
 
     walk(getattr(decl, "body", None))
     own = {p.uid for p in getattr(decl, "params", ())}
-    got = cache[key] = found - own
+    got = found - own
+    cache[key] = (decl, got)
     return got
 
 

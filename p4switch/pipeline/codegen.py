@@ -163,9 +163,9 @@ class ModuleBuilder:
         # types whose extracted bytes are kept for the deparser (`_raw`): none written
         self.header_writes: dict[str, set[str]] = {}
         self.raw_headers: set[str] = set()
-        # id of an action/function declaration -> the variables its body names
-        # (`callgen`); per program, whose IR outlives the build, so no id is reused
-        self.uses: dict[int, set[str]] = {}
+        # id of an action/function declaration -> (it, the variables its body names),
+        # for `callgen`; the entry keeps the declaration alive, so its id is not reused
+        self.uses: dict[int, tuple[Any, set[str]]] = {}
         for name in ("NoError", "PacketTooShort", "NoMatch", "StackOutOfBounds", "HeaderTooShort",
                      "ParserTimeout", "ParserInvalidArgument"):
             self.error_codes.setdefault(name, len(self.error_codes))
