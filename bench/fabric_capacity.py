@@ -60,7 +60,13 @@ p4switch with the fabric's traffic-manager flags, full RoCEv2 frames) is
 offered, for each level, the frames per second one switch of the fabric
 took in there, and its CPU per frame is printed beside the fabric's, with
 the ratio: what being one of many processes in a fabric costs a switch, at
-the same load, measured in the same run.
+the same load, measured in the same run. Part of the fabric's figure is
+not the frames' doing: before each rate's ladder the switches' CPU is read
+for `IDLE_SECONDS` with the fabric up and no traffic (the daemon's link
+probes and statistics reads over P4Runtime), and each level shows that
+idle cost spread over its frames (`idle_cpu_us`) and the ratio without it
+(`busy_over_standalone`); the ratio with it (`fabric_over_standalone`)
+stays the issue's figure.
 
 `--topology` loads another fabric of the same shape (racks of 4 NICs) the
 same way (`load_levels`: the first hosts of two racks half the fabric apart, the
@@ -104,6 +110,8 @@ LOSS_LIMIT = 0.001
 # what the NICs offer (goodput: the application bytes delivered, in the frames that carry
 # them, over the job's span).
 MIN_CARRIED = 0.9
+# Seconds the switches' CPU is read with the fabric up and no traffic, before each rate's ladder.
+IDLE_SECONDS = 5.0
 
 
 def load_levels(plan: Any) -> tuple[tuple[str, ...], ...]:
@@ -123,8 +131,21 @@ def load_levels(plan: Any) -> tuple[tuple[str, ...], ...]:
     return tuple(dict.fromkeys((first, every_rack, every_host)))
 
 
-def measure(fabric: Fabric, hosts: tuple[str, ...], rate: float, seconds: float
-            ) -> dict[str, Any]:
+def idle_switch_cpu(fabric: Fabric, seconds: float = IDLE_SECONDS) -> float | None:
+    """The cores the fabric's switch processes use with no traffic, over `seconds` (the
+    daemon's link probes and statistics reads over P4Runtime, the switches' gRPC threads);
+    None when not every switch's CPU is read here (a fabric over servers)."""
+    before = fabric.sample()
+    time.sleep(seconds)
+    after = fabric.sample()
+    use = Usage.of(fabric.plan, before, after)
+    if len(use.switch_cpu) != len(fabric.plan.switches):
+        return None
+    return sum(use.switch_cpu.values())
+
+
+def measure(fabric: Fabric, hosts: tuple[str, ...], rate: float, seconds: float,
+            idle_cores: float | None = None) -> dict[str, Any]:
     size = int(rate * 1e6 / 8 * seconds)
     nics = tuple(n.intf for h in hosts for n in fabric.plan.host(h).nics)
     coll = Collective(pattern="permutation", nics=nics, size=size, qps=4, strategy="split",
@@ -139,6 +160,8 @@ def measure(fabric: Fabric, hosts: tuple[str, ...], rate: float, seconds: float
     result = got["result"]
     use = Usage.of(fabric.plan, before, after, seconds=result["span_s"])
     n = len(nics)
+    frames = use.switch_pps * result["span_s"]  # the switches' frames between the samples
+    bracket = after.at - before.at if before is not None else result["span_s"]
     # Goodput in frame bytes: the application bytes delivered, as the full frames that carry
     # them (a full frame per path MTU: `AddressPlan.roce_frame`), over the job's span.
     plan = fabric.plan
@@ -161,6 +184,10 @@ def measure(fabric: Fabric, hosts: tuple[str, ...], rate: float, seconds: float
         # on another server is not read).
         "switch_cpu_us": round(sum(use.switch_cpu.values()) / use.switch_pps * 1e6, 1)
         if use.switch_pps and len(use.switch_cpu) == len(fabric.plan.switches) else None,
+        # Of that, what the switches spend with no traffic at all over the same time (the
+        # daemon's probes and statistics reads, `idle_switch_cpu`), spread over the frames.
+        "idle_cpu_us": round(idle_cores * bracket / frames * 1e6, 1)
+        if idle_cores is not None and frames else None,
         "max_agent_cpu": result["max_cpu_share"], "complete": use.complete,
         "carried_share": round(goodput / (n * rate), 4),
         "lossless": (use.loss < LOSS_LIMIT and use.complete and result["status"] == "ok"
@@ -182,8 +209,10 @@ def search(target: str, rates: list[float], seconds: float, work: Path,
         first_failed = False
         with Fabric(topo, target=target, mode="eecmp", servers=servers) as fabric:
             bringups.append(fabric.up_seconds)
+            idle = idle_switch_cpu(fabric)
             for i, hosts in enumerate(load_levels(fabric.plan)):
-                row = measure(fabric, hosts, rate, seconds)
+                row = measure(fabric, hosts, rate, seconds, idle)
+                row["idle_switch_cores"] = None if idle is None else round(idle, 4)
                 row["target"] = target
                 levels.append(row)
                 log(row)
@@ -229,6 +258,10 @@ def add_standalone(target: str, levels: list[dict[str, Any]], seconds: float,
         us = alone[pps]
         r["standalone_cpu_us"] = us
         r["fabric_over_standalone"] = round(r["switch_cpu_us"] / us, 2) if us else None
+        # The same without what the fabric's switches spend idle (`idle_cpu_us`): the frames'
+        # own cost in the fabric over alone. The issue's figure is the one above.
+        r["busy_over_standalone"] = (round((r["switch_cpu_us"] - r["idle_cpu_us"]) / us, 2)
+                                     if us and r.get("idle_cpu_us") is not None else None)
 
 
 def _measurement(out: dict[str, Any], argv: list[str]) -> dict[str, Any]:
@@ -315,7 +348,9 @@ def main(argv: list[str] | None = None) -> int:
         console.print(f"{row['target']} R={row['rate_mbps']:g} Mb/s x {row['nics']} NICs: "
                       f"carried {row['carried_mbps']:.1f} of {row['offered_mbps']:g} Mb/s, "
                       f"{row['switch_pps']:,} switch pkt/s "
-                      + (f"({row['switch_cpu_us']:.0f} us CPU/switch frame)"
+                      + (f"({row['switch_cpu_us']:.0f} us CPU/switch frame"
+                         + ("" if row.get("idle_cpu_us") is None
+                            else f", {row['idle_cpu_us']:.0f} of it idle") + ")"
                          if row["switch_cpu_us"] is not None else "(switch CPU: not all here)")
                       + f", loss {row['loss']:.4%}, "
                       f"{row['tm_dropped']} queue drops "
@@ -407,9 +442,12 @@ def main(argv: list[str] | None = None) -> int:
             table.add_row(target, f"{r['rate_mbps']:g}", str(r["nics"]), f"{r['offered_mbps']:g}",
                           f"{r['carried_mbps']:.1f}", f"{r['host_pps']:,}",
                           f"{r['switch_pps']:,}",
-                          "–" if r.get("switch_cpu_us") is None else f"{r['switch_cpu_us']:.0f}",
+                          "–" if r.get("switch_cpu_us") is None else f"{r['switch_cpu_us']:.0f}"
+                          + ("" if r.get("idle_cpu_us") is None else f" ({r['idle_cpu_us']:.0f} idle)"),
                           "–" if r.get("fabric_over_standalone") is None
-                          else f"{r['standalone_cpu_us']:.0f} ({r['fabric_over_standalone']:.1f}x)",
+                          else f"{r['standalone_cpu_us']:.0f} ({r['fabric_over_standalone']:.1f}x"
+                          + ("" if r.get("busy_over_standalone") is None
+                             else f"; {r['busy_over_standalone']:.1f}x less idle") + ")",
                           f"{r['loss']:.3%}", str(r["tm_dropped"]),
                           str(r["retransmitted"]),
                           f"{r['machine_cpu']:.0%}", f"{r['max_switch_cpu']:.2f}",
@@ -434,6 +472,11 @@ def main(argv: list[str] | None = None) -> int:
         if ratios:
             print(f"{target}: CPU per switch frame in the fabric over one switch alone at the same "
                   f"frames/s: {', '.join(ratios)}")
+            busy = [f"{r['busy_over_standalone']:.1f}x" for r in res.get("levels", [])
+                    if r.get("fabric_over_standalone") and r.get("busy_over_standalone") is not None]
+            if busy:
+                print(f"{target}: the same without what the fabric's switches spend idle (the "
+                      f"daemon's link probes and statistics reads): {', '.join(busy)}")
         elif res.get("standalone_error"):
             print(f"{target}: one switch alone: {res['standalone_error']}")
     for key in ("bmv2_over_p4switch", "bmv2_over_p4switch_same_level"):
