@@ -48,9 +48,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--api-allow-host", action="append", default=[], metavar="NAME",
                    help="another Host name the TCP API answers to (with --api-host)")
     p.add_argument("--attach", action="store_true")
-    p.add_argument("--stats-interval", type=float, default=1.0)
-    p.add_argument("--probe-interval", type=float, default=0.2)
-    p.add_argument("--probe-dead-after", type=float, default=1.0)
+    # The defaults are DaemonConfig's, written once there (experiments.usage reads them too).
+    p.add_argument("--stats-interval", type=float, default=DaemonConfig.stats_interval,
+                   help="seconds between statistics snapshots")
+    p.add_argument("--probe-interval", type=float, default=DaemonConfig.probe_interval,
+                   help="seconds between link probe rounds")
+    p.add_argument("--probe-dead-after", type=float, default=DaemonConfig.probe_dead_after,
+                   help="a link whose probes have not arrived for this long is down")
     p.add_argument("--clock-interval", type=float, default=CLOCK_INTERVAL_S,
                    help="seconds between readings of the other servers' clocks")
     p.add_argument("--switch-log", action="store_true")
