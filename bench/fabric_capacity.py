@@ -188,6 +188,7 @@ def measure(fabric: Fabric, hosts: tuple[str, ...], rate: float, seconds: float,
         # daemon's probes and statistics reads, `idle_switch_cpu`), spread over the frames.
         "idle_cpu_us": round(idle_cores * bracket / frames * 1e6, 1)
         if idle_cores is not None and frames else None,
+        "idle_switch_cores": None if idle_cores is None else round(idle_cores, 4),
         "max_agent_cpu": result["max_cpu_share"], "complete": use.complete,
         "carried_share": round(goodput / (n * rate), 4),
         "lossless": (use.loss < LOSS_LIMIT and use.complete and result["status"] == "ok"
@@ -212,7 +213,6 @@ def search(target: str, rates: list[float], seconds: float, work: Path,
             idle = idle_switch_cpu(fabric)
             for i, hosts in enumerate(load_levels(fabric.plan)):
                 row = measure(fabric, hosts, rate, seconds, idle)
-                row["idle_switch_cores"] = None if idle is None else round(idle, 4)
                 row["target"] = target
                 levels.append(row)
                 log(row)
