@@ -20,15 +20,16 @@ So only root on this machine connects, and P4Runtime still asks root's
 client for the fabric's certificate.
 
 The same ports are also kept out of the kernel's ephemeral range while the
-fabric runs: the defaults (gRPC from 50001) lie inside Linux's
-`ip_local_port_range` (32768-60999), so any connection made while the
-switches start (the controller's to the first switches, say) could be
-handed one of them as its own local port, and the switch that should
-listen there would then fail with "address in use". `confine` adds the
-ports that were not reserved yet to `net.ipv4.ip_local_reserved_ports` and
-remembers them in the table's second set, `reserved_ports`; `release`
-takes exactly those out again, so a reservation of the machine's own is
-left alone. (Both are per network namespace, like the table.)
+fabric runs. The default gRPC ports (20001 on) lie below Linux's
+`ip_local_port_range` (32768-60999), but a topology may choose ports inside
+it, and then any connection made while the switches start (the
+controller's to the first switches, say) could be handed one of them as its
+own local port, and the switch that should listen there would fail with
+"address in use". `confine` adds the ports that were not reserved yet to
+`net.ipv4.ip_local_reserved_ports` and remembers them in the table's second
+set, `reserved_ports`; `release` takes exactly those out again, so a
+reservation of the machine's own is left alone. (Both are per network
+namespace, like the table.)
 
 `confine(ports)` installs the table (replacing an older one), `release()`
 deletes it; `aizone down` and `topologies.runstate.cleanup` release it,

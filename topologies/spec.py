@@ -378,11 +378,14 @@ class SwitchSpec(_Model):
     Switch i (see addressing) gets device id `device_id_base + i` and
     listens on `grpc_port_base + i` (P4Runtime), `thrift_port_base + i`
     (BMv2's runtime CLI) and `ctl_port_base + i` (p4switch's control API),
-    all on 127.0.0.1; the ranges must not overlap.
+    all on 127.0.0.1; the ranges must not overlap. The gRPC default, 20001
+    on, lies below Linux's ephemeral range (32768-60999) with room for
+    meta_24k's 1,689 switches, so no outgoing connection on this machine
+    can be holding one as its own local port when `up` checks them.
     """
 
     device_id_base: int = Field(default=1, ge=0, le=2**32 - 1 - 4096)
-    grpc_port_base: int = Field(default=50001, ge=1024, le=65535)
+    grpc_port_base: int = Field(default=20001, ge=1024, le=65535)
     thrift_port_base: int = Field(default=9090, ge=1024, le=65535)
     ctl_port_base: int = Field(default=52001, ge=1024, le=65535)
     cpu_port: int = Field(default=255, ge=1, le=511)

@@ -20,7 +20,7 @@ from topologies.spec import load_spec, parse_spec
 RACK = ROOT / "topologies" / "rack.yaml"
 
 
-def rack_plan(port_base: int = 50001):
+def rack_plan(port_base: int = 20001):
     spec = load_spec(RACK)
     spec = spec.model_copy(update={"switches": spec.switches.model_copy(
         update={"grpc_port_base": port_base})})

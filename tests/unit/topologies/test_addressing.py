@@ -22,10 +22,10 @@ def zone_plan():
 
 
 def test_rack_plan_matches_the_documented_scheme() -> None:
-    """rack.yaml: rtsw1 (device 1, port 50001), h1/h2 on ports 1/2 with /31s."""
+    """rack.yaml: rtsw1 (device 1, port 20001), h1/h2 on ports 1/2 with /31s."""
     plan = rack_plan()
     (sw,) = plan.switches
-    assert (sw.name, sw.device_id, sw.grpc_addr, sw.cpu_port) == ("rtsw1", 1, "127.0.0.1:50001", 255)
+    assert (sw.name, sw.device_id, sw.grpc_addr, sw.cpu_port) == ("rtsw1", 1, "127.0.0.1:20001", 255)
     h1, h2 = plan.hosts
     assert (h1.name, h1.ip, h1.nics[0].gateway, h1.nics[0].switch_port) == ("h1", "10.0.0.1", "10.0.0.0", 1)
     assert (h2.name, h2.ip, h2.nics[0].gateway, h2.nics[0].switch_port) == ("h2", "10.0.0.3", "10.0.0.2", 2)

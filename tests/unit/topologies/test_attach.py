@@ -146,12 +146,12 @@ def test_restart_after_sigkill_runs_the_same_command_line(rack, state_dir: Path)
     old_cmd = cmdline(old_pid)
     rt.kill_switch("rtsw1")
     assert not rt.switch_alive("rtsw1")
-    assert not port_open("127.0.0.1", 50001)
+    assert not port_open("127.0.0.1", 20001)
     pid = rt.restart_switch("rtsw1")
     assert pid != old_pid and rt.switch_alive("rtsw1")
     assert cmdline(pid) == old_cmd
     assert "--priority-queues" in old_cmd
-    assert port_open("127.0.0.1", 50001)
+    assert port_open("127.0.0.1", 20001)
     state = read_state(state_dir)
     assert state is not None and state.switches[0]["pid"] == pid
 

@@ -82,7 +82,7 @@ def test_run_json_records_what_a_restart_needs(rack: FabricNet, state_dir: Path)
     assert state is not None
     (sw,) = state.switches
     assert sw["argv"] == cmdline(rack.switch("rtsw1").proc.pid)
-    assert (sw["grpc_port"], sw["thrift_port"], sw["ctl_port"]) == (50001, 9090, 52001)
+    assert (sw["grpc_port"], sw["thrift_port"], sw["ctl_port"]) == (20001, 9090, 52001)
     assert sw["pid"] == rack.switch("rtsw1").proc.pid and sw["log"].endswith("rtsw1.log")
     assert sw["settings"]["queues"] == 8
     assert [(p["port"], p["rate_mbps"], p["queue"], p["pfc"], p["xoff"], p["xon"])

@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
+from topologies.addressing import plan_addresses
 from topologies.spec import FabricSpec, SpecError, check_programs, load_spec, parse_spec
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -35,6 +36,16 @@ def test_every_preset_is_valid_and_opens_with_its_shape(path: Path) -> None:
     assert spec.name == path.stem
     assert path.read_text().startswith(f"# {path.stem}: ")
 
+
+
+@pytest.mark.parametrize("path", PRESETS, ids=[p.name for p in PRESETS])
+def test_every_presets_switch_ports_lie_below_the_kernels_ephemeral_range(path: Path) -> None:
+    """No outgoing connection on this machine can be holding a preset switch's P4Runtime or
+    Thrift port as its own local port (the kernel hands those out from ip_local_port_range)."""
+    low = int(Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()[0])
+    plan = plan_addresses(load_spec(path))
+    ports = [p for sw in plan.switches for p in (sw.grpc_port, sw.thrift_port)]
+    assert max(ports) < low, (path.name, max(ports), low)
 
 def test_rack_preset_has_one_rtsw_two_hosts_one_nic() -> None:
     """rack.yaml: one zone, one rack of two one-NIC hosts, no CTSW."""
@@ -138,9 +149,9 @@ def test_pfc_off_skips_the_threshold_checks() -> None:
         (ONE_RACK + "qos: {queues: 9}\n", "bad.yaml: qos.queues: value must be <= 8"),
         (ONE_RACK + "switches: {grpc_port_base: 80}\n",
          "bad.yaml: switches.grpc_port_base: value must be >= 1024"),
-        (ONE_RACK + "switches: {ctl_port_base: 50001}\n",
-         "bad.yaml: switches.ctl_port_base: 1 switch(es) need ports 50001..50001, which overlap "
-         "grpc_port_base's 50001..50001"),
+        (ONE_RACK + "switches: {ctl_port_base: 20001}\n",
+         "bad.yaml: switches.ctl_port_base: 1 switch(es) need ports 20001..20001, which overlap "
+         "grpc_port_base's 20001..20001"),
         ("racks: [{hosts: 1, count: 3}]\nctsws: 1\nswitches: {grpc_port_base: 65534}\n",
          "bad.yaml: switches.grpc_port_base: 4 switch(es) need ports 65534..65537, past 65535"),
         (ONE_RACK + "routing: {mode: random}\n", "bad.yaml: routing.mode:"),

@@ -76,7 +76,7 @@ def test_addressing_in_brief() -> None:
     a = summary_of("ai_zone_small")["addressing"]
     assert a["zones"] == [{"zone": 0, "name": None, "subnet": "10.0.0.0/16", "racks": 4,
                            "rack_subnets": "10.0.0.0/24 .. 10.0.3.0/24"}]
-    assert (a["grpc_ports"], a["ctl_ports"], a["device_ids"]) == ("50001-50006", "52001-52006",
+    assert (a["grpc_ports"], a["ctl_ports"], a["device_ids"]) == ("20001-20006", "52001-52006",
                                                                  "1-6")
 
 
