@@ -19,7 +19,11 @@ mode switch, a failed or restored link).
 
 Reads for statistics (`read_counters`, `read_registers`) take explicit
 indexes, so a poll reads the cells of the ports that exist, not every cell
-of a 4,096-cell counter. Link probes go out as packet-outs
+of a 4,096-cell counter; `read_counter_sets`, `read_register_sets` and
+`write_register_sets` take several counters or registers at once, so a
+statistics poll asks each switch one Read for its counters, one for its
+registers and at most one Write (each RPC costs a switch far more than
+another entity in it does). Link probes go out as packet-outs
 (`packet_out`) and come back through `on_packet_in`.
 
 Names defined here: `FabricSessions`, `Reconcile`, `CounterCell`.
@@ -30,7 +34,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
 from contextlib import AsyncExitStack
 from dataclasses import dataclass
 from typing import Any, cast
@@ -285,55 +289,82 @@ class FabricSessions:
     async def read_counters(self, name: str, counter: str,
                             indexes: Iterable[int]) -> dict[int, CounterCell]:
         """The cells `indexes` of an indexed counter (one Read for all of them)."""
+        return (await self.read_counter_sets(name, {counter: indexes}))[counter]
+
+    async def read_counter_sets(self, name: str, wanted: Mapping[str, Iterable[int]]
+                                ) -> dict[str, dict[int, CounterCell]]:
+        """The cells of several indexed counters (counter -> indexes) in one Read: each
+        counter's cells by index, empty for a counter the program does not have."""
         schema = self.schema(name)
-        if schema.counters.get(counter) is None:
-            return {}
-        reads = [fy.P4CounterEntry(counter, index=i) for i in indexes]
-        out: dict[int, CounterCell] = {}
+        out: dict[str, dict[int, CounterCell]] = {c: {} for c in wanted}
+        # finsy names what it read by the counter's alias: back to the name asked for
+        named = {schema.counters[c].alias: c for c in wanted if schema.counters.get(c) is not None}
+        reads = [fy.P4CounterEntry(c, index=i) for c in named.values() for i in wanted[c]]
+        if not reads:
+            return out
         for e in await self._read(name, reads):
             data = e.data
-            out[e.index] = CounterCell(index=e.index, packets=data.packet_count if data else 0,
-                                       bytes=data.byte_count if data else 0)
+            out[named[e.counter_id]][e.index] = CounterCell(
+                index=e.index, packets=data.packet_count if data else 0,
+                bytes=data.byte_count if data else 0)
         return out
 
     async def read_registers(self, name: str, register: str,
                              indexes: Iterable[int]) -> dict[int, int]:
-        """The cells `indexes` of a register; empty when the program or the target has none.
+        """The cells `indexes` of a register; empty when the program or the target has none."""
+        return (await self.read_register_sets(name, {register: indexes}))[register]
+
+    async def read_register_sets(self, name: str, wanted: Mapping[str, Iterable[int]]
+                                 ) -> dict[str, dict[int, int]]:
+        """The cells of several registers (register -> indexes) in one Read: each register's
+        values by index, empty for one the program or the target does not have.
 
         BMv2's P4Runtime server does not serve register entries (UNIMPLEMENTED):
         such a switch is remembered and not asked again.
         """
         schema = self.schema(name)
-        if schema.registers.get(register) is None or name in self._no_registers:
-            return {}
-        reads = [fy.P4RegisterEntry(register, index=i) for i in indexes]
-        out: dict[int, int] = {}
+        out: dict[str, dict[int, int]] = {r: {} for r in wanted}
+        if name in self._no_registers:
+            return out
+        named = {schema.registers[r].alias: r for r in wanted
+                 if schema.registers.get(r) is not None}
+        reads = [fy.P4RegisterEntry(r, index=i) for r in named.values() for i in wanted[r]]
+        if not reads:
+            return out
         try:
             got = await self._read(name, reads)
         except P4RuntimeError as exc:
             if exc.code == "UNIMPLEMENTED":
                 self._no_registers.add(name)
-                return {}
+                return out
             raise
         for e in got:
-            out[e.index] = _register_int(e.data)
+            out[named[e.register_id]][e.index] = _register_int(e.data)
         return out
 
     async def write_registers(self, name: str, register: str, values: dict[int, int]) -> None:
-        """Set register cells (index -> value) in one Write; raises `WriteError`.
+        """Set register cells (index -> value) in one Write; raises `WriteError`."""
+        await self.write_register_sets(name, {register: values})
 
-        Nothing is written when the program has no such register or the
-        target serves none (see `read_registers`).
+    async def write_register_sets(self, name: str, values: Mapping[str, dict[int, int]]) -> None:
+        """Set the cells of several registers (register -> {index: value}) in one Write;
+        raises `WriteError`.
+
+        Nothing is written to a register the program does not have, nor on a
+        target that serves none (see `read_register_sets`).
         """
         schema = self.schema(name)
-        if schema.registers.get(register) is None or not values or name in self._no_registers:
+        if name in self._no_registers:
+            return
+        updates = [~fy.P4RegisterEntry(r, index=i, data=v) for r, cells in values.items()
+                   if schema.registers.get(r) is not None for i, v in cells.items()]
+        if not updates:
             return
         sw = self.switches[name]
         try:
-            await sw.write([~fy.P4RegisterEntry(register, index=i, data=v)
-                            for i, v in values.items()])
+            await sw.write(updates)
         except P4ClientError as exc:
-            raise WriteError(name, len(values), [], exc.code.name) from None
+            raise WriteError(name, len(updates), [], exc.code.name) from None
 
     async def packet_out(self, name: str, frames: Sequence[tuple[int, bytes]]) -> None:
         """Send (port, frame) packet-outs through `name`, one after the other.

@@ -125,33 +125,30 @@ class StatsPoller:
         cells = [p * TCS + tc for p in ports for tc in range(TCS)]
         s = self.sessions
         at = time.time()
-        rx, tx, tx_tc, ecn, drops = await asyncio.gather(
-            s.read_counters(name, COUNTERS["rx"], ports),
-            s.read_counters(name, COUNTERS["tx"], ports),
-            s.read_counters(name, COUNTERS["tx_tc"], cells),
-            s.read_counters(name, COUNTERS["ecn"], cells),
-            s.read_counters(name, COUNTERS["drops"], DROP_REASONS))
-        depth, peak = await asyncio.gather(s.read_registers(name, REGISTERS["depth"], cells),
-                                           s.read_registers(name, REGISTERS["peak"], cells))
-        pfc_tx: dict[int, CounterCell] = {}
-        pfc_rx: dict[int, CounterCell] = {}
-        if self.program_pfc:  # the programs' PFC counters, only where it is on (two reads)
-            pfc_tx, pfc_rx = await asyncio.gather(
-                s.read_counters(name, COUNTERS["pfc_tx"], cells),
-                s.read_counters(name, COUNTERS["pfc_rx"], cells))
-        # Both are cleared once read, so each reading is of its own interval: the
-        # depth is that of the interval's last packet (0 for an idle queue, not
-        # the depth the last packet of long ago saw), the peak the interval's.
-        if any(peak.values()):
-            await s.write_registers(name, REGISTERS["peak"], {i: 0 for i, v in peak.items() if v})
-        if any(depth.values()):
-            await s.write_registers(name, REGISTERS["depth"],
-                                    {i: 0 for i, v in depth.items() if v})
+        # One Read for the counters and one for the registers: every RPC costs the
+        # switch (its gRPC threads, hand-offs) far more than another cell in it does.
+        wanted = {COUNTERS["rx"]: ports, COUNTERS["tx"]: ports, COUNTERS["tx_tc"]: cells,
+                  COUNTERS["ecn"]: cells, COUNTERS["drops"]: DROP_REASONS}
+        if self.program_pfc:  # the programs' PFC counters, only where it is on
+            wanted |= {COUNTERS["pfc_tx"]: cells, COUNTERS["pfc_rx"]: cells}
+        counters, registers = await asyncio.gather(
+            s.read_counter_sets(name, wanted),
+            s.read_register_sets(name, {REGISTERS["depth"]: cells, REGISTERS["peak"]: cells}))
+        depth, peak = registers[REGISTERS["depth"]], registers[REGISTERS["peak"]]
+        # Both are cleared once read (one Write), so each reading is of its own
+        # interval: the depth is that of the interval's last packet (0 for an idle
+        # queue, not the depth the last packet of long ago saw), the peak the interval's.
+        clear = {reg: {i: 0 for i, v in got.items() if v} for reg, got in registers.items()}
+        if any(clear.values()):
+            await s.write_register_sets(name, clear)
         tm = None
         if self.tm_source is not None:
             tm = await asyncio.to_thread(self.tm_source, name)
-        return Reading(switch=name, at=at, rx=rx, tx=tx, tx_tc=tx_tc, ecn=ecn, drops=drops,
-                       depth=depth, peak=peak, pfc_tx=pfc_tx, pfc_rx=pfc_rx, tm=tm)
+        return Reading(switch=name, at=at, rx=counters[COUNTERS["rx"]],
+                       tx=counters[COUNTERS["tx"]], tx_tc=counters[COUNTERS["tx_tc"]],
+                       ecn=counters[COUNTERS["ecn"]], drops=counters[COUNTERS["drops"]],
+                       depth=depth, peak=peak, pfc_tx=counters.get(COUNTERS["pfc_tx"], {}),
+                       pfc_rx=counters.get(COUNTERS["pfc_rx"], {}), tm=tm)
 
     async def poll(self) -> dict[str, Any]:
         """Read every ready switch now; the new snapshot (also kept and sent to `on_snapshot`)."""
