@@ -13,6 +13,7 @@ import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from topo_net_support import assert_clean, leftovers
@@ -187,6 +188,38 @@ def _switch_peak(rt: FabricRuntime, target: str, thrift_port: int, port: int, tc
     return int(m.group(1))
 
 
+def _statistics_read_in_one_rpc(ctl: _Controller, target: str, cell: int) -> None:
+    """The daemon's statistics read after the incast: every counter in one Read gives each
+    cell what a Read of that counter alone gives; both queue registers in one Read, then
+    cleared in one Write (p4switch; BMv2 serves no register over P4Runtime: none read)."""
+    from controller.stats import COUNTERS, REGISTERS
+
+    s = ctl.sessions
+
+    def call(coro: Any) -> Any:
+        return asyncio.run_coroutine_threadsafe(coro, ctl.loop).result(30)
+
+    wanted = {COUNTERS["rx"]: [1, 2, 3], COUNTERS["tx"]: [1, 2, 3],
+              COUNTERS["tx_tc"]: [cell, cell + 8], COUNTERS["drops"]: [0, 1, 2],
+              "FabricIngress.no_such_counter": [1]}
+    together = call(s.read_counter_sets("rtsw1", wanted))
+    assert together["FabricIngress.no_such_counter"] == {}
+    for name, cells in wanted.items():
+        assert together[name] == call(s.read_counters("rtsw1", name, cells)), name
+    # h2's port sent the incast (thousands of frames), and h1's and h3's ports received it
+    assert together[COUNTERS["tx_tc"]][cell].packets > 1000
+    assert together[COUNTERS["rx"]][1].packets > 1000 and together[COUNTERS["rx"]][3].packets > 1000
+    regs = {REGISTERS["peak"]: [cell], REGISTERS["depth"]: [cell]}
+    got = call(s.read_register_sets("rtsw1", regs))
+    if target == "bmv2":
+        assert got == {REGISTERS["peak"]: {}, REGISTERS["depth"]: {}}
+        return
+    assert got[REGISTERS["peak"]][cell] > 0, got  # the queue built there
+    call(s.write_register_sets("rtsw1", {REGISTERS["peak"]: {cell: 0}, REGISTERS["depth"]: {cell: 0}}))
+    assert call(s.read_register_sets("rtsw1", regs)) == {REGISTERS["peak"]: {cell: 0},
+                                                          REGISTERS["depth"]: {cell: 0}}
+
+
 @pytest.mark.parametrize(("dscp", "tc_"), [(0, 0), (26, 3)], ids=["class-0", "lossless-class-3"])
 def test_congestion_queues_in_the_switch_not_in_tc(state_dir: Path, target: str,
                                                    tmp_path: Path, dscp: int, tc_: int) -> None:
@@ -224,6 +257,7 @@ def test_congestion_queues_in_the_switch_not_in_tc(state_dir: Path, target: str,
                 if tc_ == 3:
                     assert stats["1/3"]["pfc"]["xoff"] == 24 and stats["1/3"]["pfc"]["xon"] == 12
                     assert stats["1/3"]["pauses_sent"] > 0 and stats["3/3"]["pauses_sent"] > 0
+            _statistics_read_in_one_rpc(ctl, target, 2 * 8 + tc_)
         finally:
             ctl.close()
     assert_clean(before)
