@@ -37,7 +37,6 @@ def test_every_preset_is_valid_and_opens_with_its_shape(path: Path) -> None:
     assert path.read_text().startswith(f"# {path.stem}: ")
 
 
-
 @pytest.mark.parametrize("path", PRESETS, ids=[p.name for p in PRESETS])
 def test_every_presets_switch_ports_lie_below_the_kernels_ephemeral_range(path: Path) -> None:
     """No outgoing connection on this machine can be holding a preset switch's P4Runtime or
@@ -46,6 +45,7 @@ def test_every_presets_switch_ports_lie_below_the_kernels_ephemeral_range(path: 
     plan = plan_addresses(load_spec(path))
     ports = [p for sw in plan.switches for p in (sw.grpc_port, sw.thrift_port)]
     assert max(ports) < low, (path.name, max(ports), low)
+
 
 def test_rack_preset_has_one_rtsw_two_hosts_one_nic() -> None:
     """rack.yaml: one zone, one rack of two one-NIC hosts, no CTSW."""
