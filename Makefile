@@ -51,7 +51,8 @@ test-p4switch: setup
 	$(PY) -m pytest tests --target p4switch $(PYTEST_ARGS)
 
 # Unit tests whose switch-side behaviour differs by target, run on BMv2 too.
-BMV2_UNIT := tests/unit/topologies/test_net.py::test_links_are_shaped_on_both_ends_at_the_tier_rate
+BMV2_UNIT := tests/unit/topologies/test_net.py::test_links_are_shaped_on_both_ends_at_the_tier_rate \
+             tests/unit/topologies/test_net.py::test_congestion_queues_in_the_switch_not_in_tc
 
 test-bmv2: setup
 ifeq ($(HAVE_BMV2),yes)

@@ -126,16 +126,19 @@ def test_a_leftover_pinned_namespace_is_refused_before_anything_starts(state_dir
 # slightly above line rate to h2, so rtsw1's port 2 gets twice what it can send.
 INCAST = {"racks": [{"hosts": 3}], "links": {"host": {"rate_mbps": 20}},
           "programs": {"rtsw": str(ROOT / "p4" / "rtsw.p4")}}
+# 1,082-byte frames (1,040 bytes of UDP payload): a full RoCEv2 frame at the default MTU's
+# 1,024-byte path MTU, the frame a queue paced in packets (BMv2's) is paced for. 2,311 of them
+# a second fill 20 Mb/s; each sender offers 2,000 (17.3 Mb/s), two of them 1.7 times the port.
 SENDER = """
 import socket, sys, time
 s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
 s.setsockopt(socket.IPPROTO_IP, socket.IP_TOS, int(sys.argv[2]))
-gap = 1 / 1900  # 1442-byte frames: 1,733/s fill 20 Mb/s
+gap = 1 / 2000
 t = time.monotonic()
 end = t + 3
 while t < end:
     try:
-        s.sendto(b"x" * 1400, (sys.argv[1], 9999))
+        s.sendto(b"x" * 1040, (sys.argv[1], 9999))
     except OSError:
         pass
     t += gap
@@ -223,9 +226,12 @@ def _statistics_read_in_one_rpc(ctl: _Controller, target: str, cell: int) -> Non
 @pytest.mark.parametrize(("dscp", "tc_"), [(0, 0), (26, 3)], ids=["class-0", "lossless-class-3"])
 def test_congestion_queues_in_the_switch_not_in_tc(state_dir: Path, target: str,
                                                    tmp_path: Path, dscp: int, tc_: int) -> None:
-    """2:1 incast on port 2: the switch's queue reaches its 64 packets and drops there; the tc
-    shaper behind it holds a few packets at most and drops none. Lossless class 3: XOFF/XON
-    24/12 from the spec (set after the pipeline) and PAUSE frames sent upstream (p4switch)."""
+    """2:1 incast on port 2: the switch's queue fills (64 packets on p4switch, which drops
+    there; on BMv2 the port's queues with PFC take `ports.HOLD_QUEUE_PACKETS`) and the tc
+    shaper behind it holds a few packets at most and drops none: the port's queue is paced at
+    the link's rate, for full RoCEv2 frames on BMv2, whose queues count packets. Lossless
+    class 3: XOFF/XON 24/12 from the spec (set after the pipeline) and PAUSE frames sent
+    upstream (p4switch)."""
     before = leftovers()
     spec = parse_spec(INCAST, source="incast.yaml")
     plan = plan_addresses(spec)
