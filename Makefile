@@ -52,7 +52,8 @@ test-p4switch: setup
 
 # Unit tests whose switch-side behaviour differs by target, run on BMv2 too.
 BMV2_UNIT := tests/unit/topologies/test_net.py::test_links_are_shaped_on_both_ends_at_the_tier_rate \
-             tests/unit/topologies/test_net.py::test_congestion_queues_in_the_switch_not_in_tc
+             tests/unit/topologies/test_net.py::test_congestion_queues_in_the_switch_not_in_tc \
+             tests/unit/topologies/test_attach.py::test_set_link_takes_both_ends_down_and_back_with_shaping_and_routes
 
 test-bmv2: setup
 ifeq ($(HAVE_BMV2),yes)

@@ -113,21 +113,51 @@ def test_host_run_refuses_an_unknown_host(rack) -> None:
         rt.host_run("h9", ["true"], 5)
 
 
-def test_set_link_takes_both_ends_down_and_back_with_shaping_and_routes(rack) -> None:
-    """Down: neither end UP; up: both UP with carrier, htb still there, h1's default route back."""
+def rx_packets(intf: str) -> int:
+    """Frames the kernel has received on `intf` (root namespace)."""
+    argv = ["ip", "-s", "-j", "link", "show", "dev", intf]
+    out = subprocess.run(argv, capture_output=True, text=True, check=True).stdout
+    return int(json.loads(out)[0]["stats64"]["rx"]["packets"])
+
+
+def h1_sends(rt: FabricRuntime) -> None:
+    """h1 tries its gateway (ARP, then echo requests; the rack's switch has no program, so
+    nothing answers): frames out of h1-eth0 whenever it has a route."""
+    rt.host_run("h1", ["ping", "-c", "3", "-i", "0.2", "-W", "1", "10.0.0.0"], 10)
+
+
+def test_set_link_takes_both_ends_down_and_back_with_shaping_and_routes(rack, target: str) -> None:
+    """Down, the target's way (`link_down`): p4switch, both ends' carrier gone and h1's default
+    route with it; BMv2 (whose receive loop stalls when one of its ports goes down), carrier
+    kept and a blackhole under both ends' shaper. Either way nothing h1 sends reaches the
+    switch's end. Up: both UP with carrier, htb and no blackhole, h1's default route back,
+    and h1's frames reach the switch's end again."""
     _, rt = rack
     assert rt.link_up(H1_LINK)
     rt.set_link(H1_LINK, False)
     assert not rt.link_up(H1_LINK)
-    assert "UP" not in flags("rtsw1-eth1") and "UP" not in flags("h1-eth0", "aizone-h1")
-    assert "default" not in rt.host_run("h1", ["ip", "route"], 5).stdout
+    ends = (flags("rtsw1-eth1"), flags("h1-eth0", "aizone-h1"))
+    if SWITCH_CLASSES[target].link_down == "carrier":
+        assert all("UP" not in f for f in ends), ends
+        assert "default" not in rt.host_run("h1", ["ip", "route"], 5).stdout
+    else:
+        assert SWITCH_CLASSES[target].link_down == "blackhole"
+        assert all("LOWER_UP" in f for f in ends), ends
+        assert "blackhole" in qdisc("rtsw1-eth1") and "blackhole" in qdisc("h1-eth0", "aizone-h1")
+    before = rx_packets("rtsw1-eth1")
+    h1_sends(rt)
+    assert rx_packets("rtsw1-eth1") == before
     rt.set_link(H1_LINK, True)
     deadline = time.monotonic() + 5
     while not rt.link_up(H1_LINK) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert rt.link_up(H1_LINK)
-    assert "htb" in qdisc("rtsw1-eth1") and "htb" in qdisc("h1-eth0", "aizone-h1")
+    for end in (qdisc("rtsw1-eth1"), qdisc("h1-eth0", "aizone-h1")):
+        assert "htb" in end and "blackhole" not in end, end
     assert "default via 10.0.0.0 dev h1-eth0" in rt.host_run("h1", ["ip", "route"], 5).stdout
+    before = rx_packets("rtsw1-eth1")
+    h1_sends(rt)
+    assert rx_packets("rtsw1-eth1") > before  # its ARP requests, at least
     # The other host's link was never touched.
     assert rt.link_up("h2-eth0--rtsw1-eth2")
 
