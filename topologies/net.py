@@ -69,7 +69,7 @@ from .linkdelay import egress_delays, make_door
 from .mtu import DEFAULT_MTU
 from .nodes import RUN_ENV, FabricSwitch, NetworkError
 from .pki import FabricPki
-from .ports import paced_mbps, switch_settings
+from .ports import switch_end_mbps, switch_settings
 from .runstate import (
     CONTROL_DIR,
     NETNS_DIR,
@@ -185,10 +185,11 @@ class FabricTopo(Topo):
         """Add the plan's hosts, switches (with `switch_opts` by name) and links.
 
         `paced_frame`: the switches' queue rates count packets of this many bytes
-        (BMv2's): a switch's side of each cable is shaped at the rate its queue is paced
-        at (`ports.paced_mbps`, less than a frame a second above the tier's), so the
-        switch's queue, not tc's behind it, stays the bottleneck. The host's side keeps
-        the tier's rate."""
+        (BMv2's): a switch's side of each cable is shaped a little above the rate its
+        queue is paced at (`ports.switch_end_mbps`: 5 % above `ports.paced_mbps`, which
+        is less than a frame a second above the tier's), so the switch's queue, not tc's
+        behind it, stays the bottleneck and holds the backlog. The host's side keeps the
+        tier's rate."""
         switch_opts = switch_opts or {}
         for h in plan.hosts:
             # Addresses are set by FabricNet (Mininet's would use ifconfig and
@@ -207,7 +208,7 @@ class FabricTopo(Topo):
             ends: dict[str, dict[str, Any]] = {}
             if shaped and paced_frame is not None:
                 bw = opts.pop("bw")
-                paced = paced_mbps(bw, paced_frame)
+                paced = switch_end_mbps(bw, paced_frame)
                 ends = {f"params{i}": {"bw": bw if node.startswith("h") else paced}
                         for i, node in ((1, link.a), (2, link.b))}
             self.addLink(link.a, link.b, port1=link.a_port, port2=link.b_port,

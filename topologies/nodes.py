@@ -27,7 +27,7 @@ and hold, in one place per target, how the switch's port settings
   (`PortSettings.frame`: 1,082 bytes at the default MTU, 4,154 with jumbo links;
   `ports.frames_per_second`), so a queue of RoCE WRITE
   packets leaves at the link's rate (less than a frame a second above it,
-  and the switch's side of the cable is shaped at that pace:
+  and the switch's side of the cable is shaped 5 % above that pace:
   `packet_queues`, `topologies.net`), and the queue, not the link's tc
   shaper, is the bottleneck. A smaller packet would take a RoCE frame's
   slot, so the controller sends RC ACKs to a lane of their own, the highest
@@ -266,7 +266,7 @@ class FabricSwitch(Switch):
     link_down: ClassVar[str] = "carrier"
     # Whether the target's queue rates count packets, not bytes (BMv2's set_queue_rate):
     # the controller then gives RC ACKs a lane of their own (`controller.qos.ack_lane`)
-    # and `topologies.net` shapes the switch's side of each cable at the queue's pace.
+    # and `topologies.net` shapes the switch's side of each cable just above the queue's pace.
     packet_queues: ClassVar[bool] = False
     # Whether the target's port sockets also read frames other processes send out of its
     # ports (BMv2's libpcap, both directions): `wait_ready` then makes them read only what

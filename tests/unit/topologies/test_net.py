@@ -53,10 +53,11 @@ def rack(state_dir: Path, target: str) -> Iterator[FabricNet]:
 
 def test_links_are_shaped_on_both_ends_at_the_tier_rate(rack: FabricNet, target: str) -> None:
     """rack.yaml's host links (20 Mb/s): an htb class at 20Mbit on the host end, and on the
-    switch end the rate its queue runs at: 20Mbit on p4switch (bits), on BMv2 (packets) the
-    tier's rate in the preset's jumbo links' 4,154-B frames rounded up, 20e6 / 33,232 =
-    601.8 -> 602 frames/s = 20,005,664 b/s, which tc shows as 20005Kbit."""
-    switch_end = "rate 20Mbit" if target == "p4switch" else "rate 20005Kbit"
+    switch end: 20Mbit on p4switch (its ports pace bits); on BMv2 (packets) 5 % above the rate
+    its queue runs at, the tier's rate in the preset's jumbo links' 4,154-B frames rounded up,
+    20e6 / 33,232 = 601.8 -> 602 frames/s = 20,005,664 b/s, x 1.05 = 21,005,947 b/s, which
+    tc shows as 21005Kbit."""
+    switch_end = "rate 20Mbit" if target == "p4switch" else "rate 21005Kbit"
     assert switch_end in tc("class", "show", "dev", "rtsw1-eth1")
     assert "rate 20Mbit" in tc("class", "show", "dev", "h1-eth0", netns="aizone-h1")
     assert "rate 20Mbit" in tc("class", "show", "dev", "h2-eth0", netns="aizone-h2")
@@ -126,14 +127,14 @@ def test_a_leftover_pinned_namespace_is_refused_before_anything_starts(state_dir
 # slightly above line rate to h2, so rtsw1's port 2 gets twice what it can send.
 INCAST = {"racks": [{"hosts": 3}], "links": {"host": {"rate_mbps": 20}},
           "programs": {"rtsw": str(ROOT / "p4" / "rtsw.p4")}}
-# 1,082-byte frames (1,040 bytes of UDP payload): a full RoCEv2 frame at the default MTU's
-# 1,024-byte path MTU, the frame a queue paced in packets (BMv2's) is paced for. 2,311 of them
-# a second fill 20 Mb/s; each sender offers 2,000 (17.3 Mb/s), two of them 1.7 times the port.
+# Their frames are 1,082 bytes (1,040 of UDP payload): a full RoCEv2 frame at the default
+# MTU's 1,024-byte path MTU, the frame a queue paced in packets (BMv2's) is paced for. 2,311
+# of them a second fill 20 Mb/s; each sender offers 2,400 (20.8 Mb/s).
 SENDER = """
 import socket, sys, time
 s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
 s.setsockopt(socket.IPPROTO_IP, socket.IP_TOS, int(sys.argv[2]))
-gap = 1 / 2000
+gap = 1 / 2400
 t = time.monotonic()
 end = t + 3
 while t < end:
@@ -228,10 +229,10 @@ def test_congestion_queues_in_the_switch_not_in_tc(state_dir: Path, target: str,
                                                    tmp_path: Path, dscp: int, tc_: int) -> None:
     """2:1 incast on port 2: the switch's queue fills (64 packets on p4switch, which drops
     there; on BMv2 the port's queues with PFC take `ports.HOLD_QUEUE_PACKETS`) and the tc
-    shaper behind it holds a few packets at most and drops none: the port's queue is paced at
-    the link's rate, for full RoCEv2 frames on BMv2, whose queues count packets. Lossless
-    class 3: XOFF/XON 24/12 from the spec (set after the pipeline) and PAUSE frames sent
-    upstream (p4switch)."""
+    shaper behind it holds a burst at most, a few packets on average, and drops none:
+    the port's queue is paced at the link's rate (for full RoCEv2 frames on BMv2, whose
+    queues count packets, with the shaper 5 % faster). Lossless class 3: XOFF/XON 24/12 from
+    the spec (set after the pipeline) and PAUSE frames sent upstream (p4switch)."""
     before = leftovers()
     spec = parse_spec(INCAST, source="incast.yaml")
     plan = plan_addresses(spec)
@@ -246,17 +247,24 @@ def test_congestion_queues_in_the_switch_not_in_tc(state_dir: Path, target: str,
         try:
             senders = [rt.host_popen(h, [sys.executable, "-c", SENDER, plan.host("h2").ip,
                                          str(dscp << 2)]) for h in ("h1", "h3")]
-            backlog = 0
+            seen = []  # tc's backlog on the switch's side, every 50 ms
             while any(p.poll() is None for p in senders):
                 m = re.search(r"backlog \d+b (\d+)p", tc("-s", "qdisc", "show", "dev", "rtsw1-eth2"))
-                backlog = max(backlog, int(m.group(1)) if m else 0)
+                seen.append(int(m.group(1)) if m else 0)
                 time.sleep(0.05)
             time.sleep(0.5)
             peak = _switch_peak(rt, target, plan.switch("rtsw1").thrift_port, 2, tc_)
             tc_drops = re.search(r"dropped (\d+)", tc("-s", "qdisc", "show", "dev", "rtsw1-eth2"))
             assert peak >= 60, f"switch queue peak {peak} of 64"
             assert tc_drops is not None and tc_drops.group(1) == "0"
-            assert backlog <= 16, f"tc on the switch side held {backlog} packets"
+            # At most a burst, and not for long: BMv2's egress lets out at once what fell due
+            # while its thread was held up (measured: up to 13 packets), and the shaper drains
+            # it. On average under 2 packets on BMv2 (measured 0.2-0.6; a shaper no faster than
+            # its queue held 4-13, frames larger than the queue is paced for 62-71); under 4 on
+            # p4switch, whose ports send at the shaper's very rate (measured 0.8-1.5).
+            assert max(seen) <= 24, f"tc on the switch side held up to {max(seen)} packets"
+            mean_limit = 2 if target == "bmv2" else 4
+            assert sum(seen) <= mean_limit * len(seen), f"tc on the switch side held {seen}"
             stats = rt.tm_stats("rtsw1")
             if stats is not None:  # p4switch: its own drop and PFC counters
                 assert stats[f"2/{tc_}"]["dropped"] > 0
