@@ -208,8 +208,8 @@ class FabricTopo(Topo):
             ends: dict[str, dict[str, Any]] = {}
             if shaped and paced_frame is not None:
                 bw = opts.pop("bw")
-                paced = switch_end_mbps(bw, paced_frame)
-                ends = {f"params{i}": {"bw": bw if node.startswith("h") else paced}
+                switch_end = switch_end_mbps(bw, paced_frame)
+                ends = {f"params{i}": {"bw": bw if node.startswith("h") else switch_end}
                         for i, node in ((1, link.a), (2, link.b))}
             self.addLink(link.a, link.b, port1=link.a_port, port2=link.b_port,
                          intfName1=link.a_intf, intfName2=link.b_intf,

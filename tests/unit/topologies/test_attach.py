@@ -45,10 +45,19 @@ def ns_inode(pid: int) -> int:
     return os.stat(f"/proc/{pid}/ns/net").st_ino
 
 
+def link(intf: str, netns: str | None = None) -> dict:
+    """`ip -s -j link show` of `intf`: its flags and its counters (stats64)."""
+    argv = ["ip", *(["-n", netns] if netns else []), "-s", "-j", "link", "show", "dev", intf]
+    return json.loads(subprocess.run(argv, capture_output=True, text=True, check=True).stdout)[0]
+
+
 def flags(intf: str, netns: str | None = None) -> list[str]:
-    argv = ["ip", *(["-n", netns] if netns else []), "-j", "link", "show", "dev", intf]
-    return json.loads(subprocess.run(argv, capture_output=True, text=True, check=True).stdout)[0][
-        "flags"]
+    return link(intf, netns)["flags"]
+
+
+def rx_packets(intf: str) -> int:
+    """Frames the kernel has received on `intf` (root namespace)."""
+    return int(link(intf)["stats64"]["rx"]["packets"])
 
 
 def qdisc(intf: str, netns: str | None = None) -> str:
@@ -111,13 +120,6 @@ def test_host_run_refuses_an_unknown_host(rack) -> None:
     _, rt = rack
     with pytest.raises(NetworkError, match="no host 'h9'"):
         rt.host_run("h9", ["true"], 5)
-
-
-def rx_packets(intf: str) -> int:
-    """Frames the kernel has received on `intf` (root namespace)."""
-    argv = ["ip", "-s", "-j", "link", "show", "dev", intf]
-    out = subprocess.run(argv, capture_output=True, text=True, check=True).stdout
-    return int(json.loads(out)[0]["stats64"]["rx"]["packets"])
 
 
 def h1_sends(rt: FabricRuntime) -> None:

@@ -259,7 +259,7 @@ def test_congestion_queues_in_the_switch_not_in_tc(state_dir: Path, target: str,
             assert tc_drops is not None and tc_drops.group(1) == "0"
             # At most a burst, and not for long: BMv2's egress lets out at once what fell due
             # while its thread was held up (measured: up to 13 packets), and the shaper drains
-            # it. On average under 2 packets on BMv2 (measured 0.2-0.6; a shaper no faster than
+            # it. On average under 2 packets on BMv2 (measured 0.1-0.6; a shaper no faster than
             # its queue held 4-13, frames larger than the queue is paced for 62-71); under 4 on
             # p4switch, whose ports send at the shaper's very rate (measured 0.8-1.5).
             assert max(seen) <= 24, f"tc on the switch side held up to {max(seen)} packets"
