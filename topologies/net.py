@@ -184,12 +184,12 @@ class FabricTopo(Topo):
               shaped: bool = False, paced_frame: int | None = None) -> None:
         """Add the plan's hosts, switches (with `switch_opts` by name) and links.
 
-        `paced_frame`: the switches' queue rates count packets of this many bytes
-        (BMv2's): a switch's side of each cable is shaped a little above the rate its
-        queue is paced at (`ports.switch_end_mbps`: 5 % above `ports.paced_mbps`, which
-        is less than a frame a second above the tier's), so the switch's queue, not tc's
-        behind it, stays the bottleneck and holds the backlog. The host's side keeps the
-        tier's rate."""
+        `shaped`: both ends of each cable are shaped, the host's at the tier's rate, the
+        switch's a little above its port's own pace (`ports.switch_end_mbps`: 5 % above),
+        so the switch's queue, not tc's behind it, stays the bottleneck and holds the
+        backlog. `paced_frame`: the switches' queue rates count packets of this many bytes
+        (BMv2's), whose pace is `ports.paced_mbps` (less than a frame a second above the
+        tier's rate); None: they pace bytes at the tier's rate (p4switch)."""
         switch_opts = switch_opts or {}
         for h in plan.hosts:
             # Addresses are set by FabricNet (Mininet's would use ifconfig and
@@ -206,7 +206,7 @@ class FabricTopo(Topo):
             b_mac = _intf_mac(plan, link.b, link.b_port)
             opts = link_params(link.shape) if shaped else {}
             ends: dict[str, dict[str, Any]] = {}
-            if shaped and paced_frame is not None:
+            if shaped:
                 bw = opts.pop("bw")
                 switch_end = switch_end_mbps(bw, paced_frame)
                 ends = {f"params{i}": {"bw": bw if node.startswith("h") else switch_end}
@@ -251,7 +251,7 @@ class FabricNet:
         self.switch_cls = switch
         self.link_cls = link or TCLink
         self.shaped = issubclass(self.link_cls, TCLink)
-        # Queue rates in packets (BMv2): the switches' side of each cable at their pace.
+        # Queue rates in packets (BMv2): the switches' side of each cable above their pace.
         self.paced_frame = plan.roce_frame if self.switch_cls.packet_queues else None
         self.device_configs = device_configs or {}
         self.log_dir = Path(log_dir) if log_dir else None

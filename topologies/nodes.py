@@ -266,7 +266,8 @@ class FabricSwitch(Switch):
     link_down: ClassVar[str] = "carrier"
     # Whether the target's queue rates count packets, not bytes (BMv2's set_queue_rate):
     # the controller then gives RC ACKs a lane of their own (`controller.qos.ack_lane`)
-    # and `topologies.net` shapes the switch's side of each cable just above the queue's pace.
+    # and `topologies.net` shapes the switch's side of each cable 5 % above the queue's pace
+    # in packets (`ports.switch_end_mbps`), as it does above a byte-paced port's rate.
     packet_queues: ClassVar[bool] = False
     # Whether the target's port sockets also read frames other processes send out of its
     # ports (BMv2's libpcap, both directions): `wait_ready` then makes them read only what

@@ -78,14 +78,16 @@ HOLD_QUEUE_PACKETS = 1024
 # each turn is a pass of both pipelines, so it is not unpaced: an unpaced lane would
 # take every cycle of the port's egress thread while a line waits for its head.
 DRAIN_SPEEDUP = 2
-# How much faster than its queue's pace the switch's side of a cable is shaped where the
-# switch's queues count packets (BMv2, `switch_end_mbps`). A BMv2 queue whose egress thread
-# was held up lets out at once what fell due meanwhile; a shaper at the very same pace keeps
-# that burst for the rest of a congestion episode (measured in a 2:1 incast at 20 Mb/s: 4-13
-# packets standing in tc, up to 47), where the program's queue depth, ECN marking and PFC
-# accounting do not see it. 5 % above the pace it drains in a fraction of a second (mean
-# backlog under half a packet; 2 % left bursts of 17-34 standing), and the queue, paced at the
-# tier's rate, stays the bottleneck of the frames it is paced for.
+# How much faster than the switch's port the switch's side of a cable is shaped, so that a
+# congested port's backlog waits in the switch's queue, where the program's queue depth, ECN
+# marking and PFC accounting see it, not in tc behind it (`switch_end_mbps`). A BMv2 queue
+# (packets) whose egress thread was held up lets out at once what fell due meanwhile; a shaper
+# at the very same pace kept that burst for the rest of a congestion episode (a 2:1 incast at
+# 20 Mb/s: 4-13 packets standing in tc, up to 47); 5 % above, it drains in a fraction of a
+# second (mean backlog under half a packet; 2 % left bursts of 17-34 standing). p4switch's
+# ports pace bytes at the link's rate, and a shaper at that rate held 0.9-2.8 packets on
+# average in the same incast, each a frame's time of delay per hop the switch did not count.
+# Either way the port, paced at the tier's rate, stays the bottleneck.
 SHAPER_HEADROOM = 1.05
 
 
@@ -123,11 +125,14 @@ def paced_mbps(rate_mbps: float, frame: int = MTU_FRAME) -> float:
     return frames_per_second(rate_mbps, frame) * 8 * frame / 1e6
 
 
-def switch_end_mbps(rate_mbps: float, frame: int = MTU_FRAME) -> float:
-    """The rate in Mb/s the switch's side of a `rate_mbps` cable is shaped at when the
-    switch's queues are paced in packets of `frame` bytes: `SHAPER_HEADROOM` times the
-    queue's pace (`paced_mbps`), so the queue, not tc behind it, holds the backlog."""
-    return paced_mbps(rate_mbps, frame) * SHAPER_HEADROOM
+def switch_end_mbps(rate_mbps: float, frame: int | None = None) -> float:
+    """The rate in Mb/s the switch's side of a `rate_mbps` cable is shaped at:
+    `SHAPER_HEADROOM` times the switch port's own pace, so the switch's queue, not tc
+    behind it, holds the backlog. `frame`: the switch's queues are paced in packets of
+    that many bytes (BMv2), whose pace is `paced_mbps`; None: they pace bytes at the
+    link's rate (p4switch)."""
+    pace = rate_mbps if frame is None else paced_mbps(rate_mbps, frame)
+    return pace * SHAPER_HEADROOM
 
 
 @dataclass(frozen=True, kw_only=True)

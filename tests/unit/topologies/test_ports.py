@@ -114,13 +114,16 @@ def test_paced_rate_is_the_frames_rate_in_megabits() -> None:
     assert paced_mbps(10, ROCE_FRAME) == pytest.approx(1156 * 8656 / 1e6, abs=1e-12)
 
 
-def test_the_switch_end_of_a_cable_is_shaped_five_percent_above_the_queues_pace() -> None:
-    """BMv2's queues pace packets; the switch's side of the cable is shaped 5 % faster, so a
-    burst its queue lets out does not stand in tc: 1,004,096 b/s x 1.05 = 1,054,300.8 b/s for
-    a 1 Mb/s tier in 1,082-B frames; 602 frames of 4,154 B (20 Mb/s, jumbo links) are
-    20,005,664 b/s, x 1.05 = 21,005,947.2."""
+def test_the_switch_end_of_a_cable_is_shaped_five_percent_above_the_ports_pace() -> None:
+    """The switch's side of the cable is shaped 5 % faster than the switch's port, so a
+    backlog waits in the switch's queue, not in tc. BMv2's queues pace packets: 1,004,096
+    b/s x 1.05 = 1,054,300.8 b/s for a 1 Mb/s tier in 1,082-B frames; 602 frames of 4,154 B
+    (20 Mb/s, jumbo links) are 20,005,664 b/s, x 1.05 = 21,005,947.2. p4switch's ports pace
+    bits at the tier's rate (no frame): 20 x 1.05 = 21, 1 x 1.05 = 1.05."""
     assert switch_end_mbps(1, ROCE_FRAME) == pytest.approx(1.0543008, abs=1e-9)
     assert switch_end_mbps(20, 4154) == pytest.approx(21.0059472, abs=1e-9)
+    assert switch_end_mbps(20) == pytest.approx(21.0, abs=1e-12)
+    assert switch_end_mbps(1) == pytest.approx(1.05, abs=1e-12)
 
 
 def test_drain_lane_is_the_lowest_queue_no_class_uses() -> None:
