@@ -85,7 +85,7 @@ DRAIN_SPEEDUP = 2
 # at the very same pace kept that burst for the rest of a congestion episode (a 2:1 incast at
 # 20 Mb/s: 4-13 packets standing in tc, up to 47); 5 % above, it drains in a fraction of a
 # second (mean backlog under half a packet; 2 % left bursts of 17-34 standing). p4switch's
-# ports pace bytes at the link's rate, and a shaper at that rate held 0.9-2.8 packets on
+# ports pace bytes at the link's rate, and a shaper at that rate held 0.8-2.8 packets on
 # average in the same incast, each a frame's time of delay per hop the switch did not count.
 # Either way the port, paced at the tier's rate, stays the bottleneck.
 SHAPER_HEADROOM = 1.05
