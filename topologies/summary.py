@@ -245,8 +245,12 @@ def render_summary(console: Console, summary: dict[str, Any]) -> None:
         z.add_row(row["name"] or str(row["zone"]), row["subnet"], str(row["racks"]),
                   row["rack_subnets"])
     console.print(z)
+    # `up` gives p4switch's control API a Unix socket per switch, so a fabric listens on
+    # no ctl port; ctl_port_base is for a switch node started without a control folder.
     console.print(f"device ids {a['device_ids']}; on 127.0.0.1: gRPC {a['grpc_ports']}, "
-                  f"BMv2 Thrift {a['thrift_ports']}, p4switch ctl {a['ctl_ports']}")
+                  f"BMv2 Thrift {a['thrift_ports']}; p4switch's control API: a Unix socket "
+                  f"per switch in the state folder's switches/ (TCP {a['ctl_ports']} only "
+                  f"for a switch started outside `up`)")
     p = s["processes"]
     verdict = ("[green]runnable here[/]" if p["runnable"]
                else f"[red]too large for `up`[/] (at most {p['limit']})")

@@ -97,6 +97,17 @@ def test_render_shows_the_tables() -> None:
         assert needle in text
 
 
+def test_render_says_up_listens_on_no_ctl_port() -> None:
+    """`up` serves p4switch's control API on Unix sockets: the TCP ctl ports are not offered
+    as the fabric's (the gRPC and Thrift ports are what it listens on)."""
+    console = Console(record=True, width=400)
+    render_summary(console, summary_of("ai_zone_small"))
+    text = " ".join(console.export_text().split())
+    assert "gRPC 20001-20006, BMv2 Thrift 9090-9095;" in text
+    assert "a Unix socket per switch" in text
+    assert "TCP 52001-52006 only for a switch started outside `up`" in text
+
+
 @pytest.mark.parametrize(("ratio", "label"), [(1.0, "1:1"), (16 / 18, "1:1.125"),
                                               (192 / 27, "7.111:1"), (0.5, "1:2")])
 def test_ratio_labels(ratio: float, label: str) -> None:
