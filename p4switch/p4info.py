@@ -92,6 +92,16 @@ class _Builder:
             else:
                 yield loc
 
+    @staticmethod
+    def flat_parser_locals(prs: ir.Parser) -> Iterator[Any]:
+        """Locals with those of its sub-parser instances in place: a value set or extern of a
+        sub-parser instantiated twice is two entities (`p.p1.vs`, `p.p2.vs`), as p4c lists them."""
+        for loc in prs.locals:
+            if isinstance(loc, ir.ParserInstance):
+                yield from _Builder.flat_parser_locals(loc.decl)
+            else:
+                yield loc
+
     def compute_usage(self) -> None:
         """Tables applied, actions referenced, sub-controls applied, digests called (fixpoint)."""
         all_actions: dict[str, ir.Action] = dict(self.actions)
@@ -179,7 +189,7 @@ class _Builder:
         # children of the top-level block, visited before the package's blocks.
         externs.extend(self.p.global_externs)
         for prs in self.parsers():
-            for loc in prs.decl.locals:
+            for loc in self.flat_parser_locals(prs.decl):
                 if isinstance(loc, ir.ValueSet):
                     value_sets.append(loc)
                 elif isinstance(loc, ir.ExternInstance):
