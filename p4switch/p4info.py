@@ -102,6 +102,33 @@ class _Builder:
             else:
                 yield loc
 
+    def controls_call_extern_function(self) -> bool:
+        """Whether a control's apply block or one of its actions calls an extern function
+        (mark_to_drop, hash, digest ...), through the functions and sub-controls it calls, as
+        p4c sees them once its front end has inlined those."""
+        functions = {f.uid: f for f in self.p.functions}
+        seen: set[str] = set()
+
+        def calls_one(body: Any) -> bool:
+            """Whether `body`, or a function it calls (each looked at once), calls one."""
+            for c in _calls(body):
+                if c.kind == ir.CallKind.EXTERN_FUNCTION:
+                    return True
+                if c.kind == ir.CallKind.FUNCTION and c.callee in functions and c.callee not in seen:
+                    seen.add(c.callee)
+                    if calls_one(functions[c.callee].body):
+                        return True
+            return False
+
+        def in_control(ctl: ir.Control) -> bool:
+            """Whether `ctl` (its apply, its actions, its applied sub-controls) calls one."""
+            if calls_one(ctl.apply) or any(calls_one(a.body) for a in self.control_actions(ctl)):
+                return True
+            return any(in_control(loc.decl) for loc in ctl.locals
+                       if isinstance(loc, ir.ControlInstance) and loc.cp_name in self.used_subs)
+
+        return any(in_control(ci.decl) for ci in self.controls())
+
     def compute_usage(self) -> None:
         """Tables applied, actions referenced, sub-controls applied, digests called (fixpoint)."""
         all_actions: dict[str, ir.Action] = dict(self.actions)
@@ -266,11 +293,14 @@ class _Builder:
                 self.add_controller_header(h, ht)
         for vs in value_sets:
             self.add_value_set(vs)
-        if _calls_extern_function(self.p):
-            # p4c 1.2.4.8's type_info is present (maybe empty) once any type
-            # went through its TypeSpecConverter: match fields and action
-            # parameters (`typed`), typed externs (`type_spec`), and the
-            # arguments of every extern function call (mark_to_drop, hash ...)
+        if (info.tables or any(a.params for a in info.actions) or externs
+                or any(h.metadata for h in info.controller_packet_metadata)
+                or self.controls_call_extern_function()):
+            # p4c's serializer asks for type_info (present from then on, maybe
+            # empty) for every table it lists, every action parameter, every
+            # extern instance, every controller header field, and every
+            # extern function called in a control or its actions (not in a
+            # parser: p4c looks at controls only)
             info.type_info.SetInParent()
         for d in digests:
             m = info.digests.add()
@@ -553,26 +583,6 @@ def write_p4info(info: p4i.P4Info, path: str) -> None:
         raise P4InfoError(f"{path}: unknown file kind; known suffixes are .bin, .txt, .txtpb, .json")
     with open(path, mode) as f:
         f.write(payload)
-
-
-def _calls_extern_function(program: ir.Program) -> bool:
-    """Does any block of `program` call an extern function (not a method)?"""
-    seen: set[int] = set()
-
-    def walk(node: Any) -> bool:
-        """Whether an extern function call is under `node` (each node visited once)."""
-        if isinstance(node, (list, tuple)):
-            return any(walk(x) for x in node)
-        if isinstance(node, dict):
-            return any(walk(x) for x in node.values())
-        if not hasattr(node, "__dataclass_fields__") or id(node) in seen:
-            return False
-        seen.add(id(node))
-        if isinstance(node, ir.MethodCall) and node.kind == ir.CallKind.EXTERN_FUNCTION:
-            return True
-        return any(walk(getattr(node, f)) for f in node.__dataclass_fields__ if f not in ("type", "coord"))
-
-    return walk(program.pipeline) or walk(program.functions) or walk(program.actions)
 
 
 __all__ = ["build_p4info", "p4info_text", "write_p4info", "P4InfoError", "cp_width"]
