@@ -394,7 +394,8 @@ class _Builder:
         if t.const_entries is not None:
             if t.entries_const:
                 m.is_const_table = True
-            m.has_initial_entries = True
+            # p4c: an `entries` list with nothing in it is no initial entries
+            m.has_initial_entries = len(t.const_entries) > 0
 
     def add_action(self, a: ir.Action) -> None:
         """Add action `a`; its parameters only when an applied table lists it."""
