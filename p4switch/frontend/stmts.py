@@ -252,8 +252,8 @@ class BlockLowering(ExprChecker):
                 v = b.var
                 return [ir.Keyset(kind="value_set", value=ir.Var(name=v.name, uid=v.uid, scope=v.scope, type=v.type, coord=k.coord), coord=k.coord)]
         items = k.items if isinstance(k, A.ETuple) else [k]
-        if isinstance(k, A.EList) and len(types) > 1:
-            items = k.items
+        if isinstance(k, A.EList) and (len(types) > 1 or len(k.items) == 1):
+            items = k.items  # `{ v }` for one key is its one component, as p4c takes it
         if len(items) != len(types):
             raise P4Error(k.coord, f"keyset has {len(items)} components, expected {len(types)}")
         return [self.keyset(it, t, ctx) for it, t in zip(items, types, strict=True)]
