@@ -216,7 +216,10 @@ class BlockLowering(ExprChecker):
         if isinstance(k, A.EName):
             b = self.lookup(k.name, ctx, k.coord, k.dot)
             if isinstance(b, BValueSet):
-                if b.vs.type != t:
+                st = self.named(b.vs.type)
+                # a struct of one field of the key's type matches as that field (p4c)
+                one = [f.type for f in st.fields] if isinstance(st, ir.StructType) else None
+                if b.vs.type != t and one != [t]:
                     raise P4Error(k.coord, f"value_set {k.name} of type {type_str(b.vs.type)} used for a key of type {type_str(t)}")
                 v = b.var
                 return ir.Keyset(kind="value_set", value=ir.Var(name=v.name, uid=v.uid, scope=v.scope, type=v.type, coord=k.coord), coord=k.coord)
