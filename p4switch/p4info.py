@@ -434,8 +434,8 @@ class _Builder:
                 m.table_ids.append(self.sym.id(TABLE, tname))
             m.with_selector = name == "action_selector"
             m.size = _const(e.args[1] if name == "action_selector" else e.args[0])
-            mg = anno(e.annotations, "max_group_size")
-            if mg is not None and mg.args and isinstance(mg.args[0], int):
+            mg = anno(e.annotations, "max_group_size")  # groups are a selector's only (p4c)
+            if m.with_selector and mg is not None and mg.args and isinstance(mg.args[0], int):
                 m.max_group_size = mg.args[0]
 
     def add_counterlike(self, e: ir.ExternInstance, table: str | None) -> None:

@@ -71,6 +71,8 @@ control MyIngress(inout headers hdr, inout metadata meta,
                   inout standard_metadata_t standard_metadata) {
     @max_group_size(64)
     action_selector(HashAlgorithm.crc16, 32w1024, 32w14) ecmp_selector;
+    // an action profile has no groups: p4c leaves @max_group_size out of its P4Info
+    @max_group_size(16)
     action_profile(512) nhop_profile;
 
     action set_nhop(bit<48> dmac, bit<9> port) {
