@@ -282,9 +282,12 @@ class ExprChecker:
         bt = self.named(base.type)
         idx = self.expr(e.index, ctx)
         if isinstance(bt, ir.StackType):
+            it = self.named(idx.type)
+            if isinstance(it, ir.EnumType) and it.underlying is not None:
+                idx = self.cast(idx, it.underlying, e.index.coord)  # a serializable enum: its value (p4c)
             if isinstance(idx, ir.Constant) and not 0 <= idx.value < bt.size:
                 raise P4Error(e.coord, f"index {idx.value} out of bounds for {type_str(bt)}")
-            if not isinstance(idx.type, (ir.IntType, ir.BitsType)):
+            if not isinstance(self.named(idx.type), (ir.IntType, ir.BitsType)):
                 raise P4Error(e.index.coord, "stack index must be an integer")
             return ir.Index(expr=base, index=idx, type=bt.elem, coord=e.coord)
         if isinstance(bt, ir.BitsType) and isinstance(idx, ir.Constant):
