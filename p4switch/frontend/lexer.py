@@ -25,10 +25,18 @@ from lark import Token
 _TYPE_DECL_KW = {"header", "header_union", "struct", "parser", "control", "package"}
 _TYPEISH = {"bit", "int", "varbit", "bool", "string", "error", "tuple", "void", "_", ","}
 _ANGLE_OPENERS = {"bit", "int", "varbit", "tuple", "value_set"}
+_TYPE_STARTS = {"bit", "int", "varbit", "bool", "string", "error", "tuple"}
 
 
 def _is_ident(tok: Token) -> bool:
     return tok.type == "IDENT"
+
+
+def _starts_type(toks: list[Token], k: int) -> bool:
+    """Whether token `k` can begin a type (a name or a built-in type keyword)."""
+    if k >= len(toks) or toks[k].type == "STRING":
+        return False
+    return toks[k].type == "IDENT" or toks[k].value in _TYPE_STARTS
 
 
 class P4PostLex:
@@ -115,7 +123,9 @@ class P4PostLex:
                     k += 1
                 if val(k) == "{" and _is_ident(toks[k - 1]):
                     names.add(toks[k - 1].value)
-            elif v in ("typedef", "type") and val(i - 1) != ".":  # `h.eth.type = X;` declares nothing
+            elif v == "typedef" or (v == "type" and _starts_type(toks, i + 1) and val(i - 1) != "."):
+                # `type` is also a name (`h.eth.type = X;`, `type = h.x;`): it
+                # declares a type only when a type follows it
                 k = i + 1
                 while k < n and val(k) not in (";", "{", "}"):
                     k += 1

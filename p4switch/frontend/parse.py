@@ -107,6 +107,8 @@ class _ToAst(Transformer):
         return str(ch[0])
 
     member_name = decl_name
+    non_type_name = decl_name
+    prop_name = decl_name
 
     def type_params(self, meta, ch):
         return [c for c in ch if not isinstance(c, Token) or c.type not in ("LT", "TLT")]

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from p4switch import ir
-from p4switch.frontend import P4Error, compile_file
+from p4switch.frontend import P4Error, P4Warning, compile_file
 from p4switch.frontend.parse import parse_int_literal
 
 
@@ -97,3 +97,33 @@ def test_generic_functions_are_specialized_per_type(tmp_path: Path) -> None:
     src = (Path(__file__).resolve().parent / "corpus" / "valid" / "control_flow.p4")
     prog = compile_file(src)
     assert sorted(f.uid for f in prog.functions) == ["max16", "pick<bit<16>>", "swap_macs", "ttl_class"]
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        "action a(bit<8> type) { m.a = type; } table t { key = { m.a: exact; } actions = { a; } } apply { t.apply(); }",
+        "apply { bit<16> type = m.b; type = type + 16w1; m.b = type; }",
+        "action a(bit<8> priority) { m.a = priority; } apply { a(3); }",
+        "apply { bit<8> key = 1; bit<8> actions = key; bit<8> entries = actions; bit<8> state = entries; m.a = state; }",
+        "action a(bit<8> apply) { m.a = apply + 1; } apply { a(3); }",
+        "bit<16> type; apply { type = m.b; m.b = type; }",
+    ],
+    ids=["action-param-type", "local-type", "param-priority", "key-actions-entries-state", "param-apply",
+         "control-local-type"],
+)
+def test_contextual_keywords_are_names(tmp_path: Path, body: str) -> None:
+    """type, priority, key, actions, entries, state and apply name parameters and variables (P4-16 nonTypeName)."""
+    assert _compile(tmp_path, body).pipeline["ig"].decl.apply.stmts
+
+
+def test_type_used_as_a_name_declares_no_type(tmp_path: Path) -> None:
+    """`type = m.b;` assigns a variable called type: it does not declare `b` a type name."""
+    prog = _compile(tmp_path, "apply { bit<16> type; type = m.b; bit<16> b = type; m.b = b; }")
+    assert _apply_stmts(prog)[-1].rhs.name == "b"
+
+
+def test_table_property_named_priority_is_a_property(tmp_path: Path) -> None:
+    """`priority = 5;` in a table is a (here unknown) property, not a syntax error (P4-16 nonTableKwName)."""
+    with pytest.warns(P4Warning, match="Unknown table property: priority"):
+        _compile(tmp_path, "table t { key = { m.a: exact; } actions = { NoAction; } priority = 5; } apply { t.apply(); }")
