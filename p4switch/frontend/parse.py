@@ -497,8 +497,10 @@ class _ToAst(Transformer):
         return A.DValueSet(annos=ch[0] or [], type=ch[1], size=ch[2], name=ch[3], coord=self._c(meta))
 
     def parser_state(self, meta, ch):
+        # no transition statement: p4c's parser supplies `transition reject;`
+        transition = ch[-1] or A.TransitionAst(state="reject", implicit=True, coord=self._c(meta))
         return A.StateAst(annos=ch[0] or [], name=ch[1], stmts=[c for c in ch[2:-1] if c is not None],
-                          transition=ch[-1], coord=self._c(meta))
+                          transition=transition, coord=self._c(meta))
 
     def trans_direct(self, meta, ch):
         return A.TransitionAst(state=ch[0], coord=self._c(meta))

@@ -266,6 +266,9 @@ class BlockLowering(ExprChecker):
         for s in st.stmts:
             stmts.extend(self.stmt(s, inner))
         tr = st.transition
+        if tr.implicit:
+            # p4c warns alike; BMv2 (and so p4switch) then takes reject for accept, parser_error unset
+            warn(st.coord, f"{st.name}: implicit transition to `reject'")
         if tr.select is None:
             self._check_state(tr.state, state_names, tr.coord)
             trans = ir.Transition(state=cast(str, tr.state), coord=tr.coord)  # checked: a known name

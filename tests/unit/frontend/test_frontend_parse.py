@@ -127,3 +127,33 @@ def test_table_property_named_priority_is_a_property(tmp_path: Path) -> None:
     """`priority = 5;` in a table is a (here unknown) property, not a syntax error (P4-16 nonTableKwName)."""
     with pytest.warns(P4Warning, match="Unknown table property: priority"):
         _compile(tmp_path, "table t { key = { m.a: exact; } actions = { NoAction; } priority = 5; } apply { t.apply(); }")
+
+
+def _compile_parser(tmp_path: Path, states: str) -> ir.Program:
+    """A program whose parser P has `states` (pre.p4's headers; start extracts h.eth first)."""
+    src = ("#include <core.p4>\n#include <v1model.p4>\n"
+           "header eth_t { bit<48> dst; bit<48> src; bit<16> type; }\nstruct h_t { eth_t eth; }\nstruct m_t { bit<8> a; }\n"
+           "parser P(packet_in pk, out h_t h, inout m_t m, inout standard_metadata_t sm) {\n" + states + "\n}\n"
+           "control C(inout h_t h, inout m_t m, inout standard_metadata_t sm) { apply { } }\n"
+           "control V(inout h_t h, inout m_t m) { apply { } }\n"
+           "control D(packet_out pk, in h_t h) { apply { pk.emit(h.eth); } }\n"
+           "V1Switch(P(), V(), C(), C(), V(), D()) main;\n")
+    p = tmp_path / "t.p4"
+    p.write_text(src)
+    return compile_file(p)
+
+
+@pytest.mark.parametrize(
+    ("states", "expected"),
+    [("state start { }", [("start", "reject", 0)]),
+     ("state start { pk.extract(h.eth); }", [("start", "reject", 1)]),
+     ("state start { pk.extract(h.eth); transition select(h.eth.type) { 1: s; default: accept; } }\n"
+      "state s { m.a = 1; }", [("start", "", 1), ("s", "reject", 1)])],
+    ids=["empty", "after-extract", "reached-by-select"],
+)
+def test_state_without_transition_goes_to_reject(tmp_path: Path, states: str, expected: list) -> None:
+    """A state whose body ends without a transition statement transitions to reject, with p4c's warning."""
+    with pytest.warns(P4Warning, match="implicit transition to `reject'"):
+        prog = _compile_parser(tmp_path, states)
+    got = [(s.name, s.transition.state, len(s.stmts)) for s in prog.pipeline["p"].decl.states]
+    assert got == expected
