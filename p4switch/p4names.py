@@ -102,7 +102,9 @@ def anno_strings(annos: tuple[ir.Annotation, ...], skip: tuple[str, ...] = ()) -
     for a in annos:
         if a.name in _HIDDEN_ANNOS or a.name in skip:
             continue
-        if a.args:
+        if a.tokens and a.name not in _PARSED_ANNOS:
+            out.append(f"@{a.name}({a.tokens})")
+        elif a.args:
             sep = ", " if a.name in _PARSED_ANNOS else " , "
             fmt = str if a.name in _IDENT_ANNOS else _fmt_arg
             out.append(f"@{a.name}({sep.join(fmt(x) for x in a.args)})")

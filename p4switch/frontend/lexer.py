@@ -11,7 +11,9 @@ typedef, type, and type parameters), then:
   generic call or declaration, not a comparison);
 * two adjacent ``>`` outside any type-argument list become one SHR token;
 * ``@name`` / ``@name(...)`` becomes a single ANNOTATION token; its name and
-  body tokens are kept in `P4PostLex.annotations`, so bodies may hold anything.
+  body tokens are kept in `P4PostLex.annotations`, so bodies may hold
+  anything, characters P4 has no token for too (STRAY, as p4c takes any
+  balanced-parenthesis body).
 
 Names defined here: `P4PostLex`.
 """
@@ -42,7 +44,7 @@ def _starts_type(toks: list[Token], k: int) -> bool:
 class P4PostLex:
     """Lark post-lexer implementing the lexer hack (see module docstring)."""
 
-    always_accept = ()
+    always_accept = ("STRAY",)  # kept by Lark though no rule uses it: annotation bodies may hold it
 
     def __init__(self) -> None:
         self.type_names: set[str] = set()

@@ -126,6 +126,7 @@ class _ToAst(Transformer):
             return anno
         if body:
             anno.text = self.src.text[body[0].start_pos : body[-1].end_pos]
+            anno.tokens = " ".join(t.value for t in body)
         else:
             anno.text = ""
         parts: list[list[Token]] = [[]]
@@ -583,6 +584,8 @@ def _syntax_error(src: Source, e: UnexpectedInput, toks: list[Token] | None = No
         tok = e.token
         if tok.type == "$END":
             msg = "syntax error: unexpected end of file"
+        elif tok.type == "STRAY":  # a character outside an annotation's body
+            msg = f"syntax error: unexpected character '{tok.value}'"
         else:
             msg = f"syntax error, unexpected '{tok.value}'"
         line, col = tok.line or line, tok.column or col

@@ -35,7 +35,7 @@ def annos_ir(annos: list[A.Anno] | None) -> tuple[ir.Annotation, ...]:
         args = list(a.args)
         for k, v in a.kv.items():
             args.append(f"{k}={v!r}" if isinstance(v, str) else f"{k}={v}")
-        out.append(ir.Annotation(name=a.name, args=tuple(args), coord=a.coord))
+        out.append(ir.Annotation(name=a.name, args=tuple(args), tokens=a.tokens, coord=a.coord))
     return tuple(out)
 
 

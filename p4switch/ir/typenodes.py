@@ -166,6 +166,9 @@ class Annotation:
 
     name: str
     args: tuple[Any, ...] = ()  # ints / strs / bools after folding
+    # the body's tokens joined by single spaces, as p4c prints an annotation it
+    # does not parse into expressions (free-form bodies: any token, `'` too)
+    tokens: str = ""
     coord: Coord = NO_COORD
 
 

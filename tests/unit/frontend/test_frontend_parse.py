@@ -9,6 +9,7 @@ import pytest
 from p4switch import ir
 from p4switch.frontend import P4Error, P4Warning, compile_file
 from p4switch.frontend.parse import parse_int_literal
+from p4switch.p4names import anno_strings
 
 
 @pytest.mark.parametrize(
@@ -157,3 +158,19 @@ def test_state_without_transition_goes_to_reject(tmp_path: Path, states: str, ex
         prog = _compile_parser(tmp_path, states)
     got = [(s.name, s.transition.state, len(s.stmts)) for s in prog.pipeline["p"].decl.states]
     assert got == expected
+
+
+def test_free_form_annotation_body_holds_any_character(tmp_path: Path) -> None:
+    """`@note(It's here, $6 by #9)`: any balanced body, apostrophe too; P4Info prints its tokens as p4c does."""
+    prog = _compile(tmp_path, "@note(It's here, $6 by #9) table t { key = { m.a: exact; } actions = { NoAction; } }"
+                              " apply { t.apply(); }")
+    (a,) = prog.pipeline["ig"].decl.locals[0].annotations
+    assert (a.name, a.tokens) == ("note", "It ' s here , $ 6 by # 9")
+    assert anno_strings((a,)) == ["@note(It ' s here , $ 6 by # 9)"]
+
+
+def test_character_without_a_token_outside_an_annotation_is_refused(tmp_path: Path) -> None:
+    """Outside an annotation's body a character P4 has no token for is still a syntax error."""
+    with pytest.raises(P4Error, match="syntax error: unexpected character '\\$'") as info:
+        _compile(tmp_path, "apply { m.a = 1 $ 2; }")
+    assert info.value.coord.line == 3
