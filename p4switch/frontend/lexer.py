@@ -10,6 +10,8 @@ typedef, type, and type parameters), then:
 * ``name<...>(`` whose angle brackets hold only types opens with TLT (a
   generic call or declaration, not a comparison);
 * two adjacent ``>`` outside any type-argument list become one SHR token;
+* ``@name[...]`` (a structured annotation) becomes SANNOTATION, its
+  bracketed expressions left in the stream for the grammar;
 * ``@name`` / ``@name(...)`` becomes a single ANNOTATION token; its name and
   body tokens are kept in `P4PostLex.annotations`, so bodies may hold
   anything, characters P4 has no token for too (STRAY, as p4c takes any
@@ -81,6 +83,13 @@ class P4PostLex:
                 name_tok = toks[i + 1]
                 body: list[Token] | None = None
                 j = i + 2
+                if j < n and toks[j].value == "[" and toks[j].type != "STRING":
+                    # a structured annotation (P4-16 18.2): its bracketed
+                    # expressions or key=value pairs stay in the stream, for
+                    # the grammar to parse them as expressions
+                    out.append(Token.new_borrow_pos("SANNOTATION", name_tok.value, t))
+                    i = j
+                    continue
                 if j < n and toks[j].value == "(" and toks[j].type != "STRING":
                     depth, k = 0, j
                     while k < n:

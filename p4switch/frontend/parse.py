@@ -66,6 +66,43 @@ def parse_int_literal(text: str) -> tuple[int, int | None, bool]:
     return value, width, signed
 
 
+_ANNO_BINOPS: dict[str, Any] = {
+    "+": lambda a, b: a + b, "-": lambda a, b: a - b, "*": lambda a, b: a * b,
+    "/": lambda a, b: a // b, "%": lambda a, b: a % b, "<<": lambda a, b: a << b, ">>": lambda a, b: a >> b,
+    "&": lambda a, b: a & b, "|": lambda a, b: a | b, "^": lambda a, b: a ^ b,
+    "==": lambda a, b: a == b, "!=": lambda a, b: a != b, "<": lambda a, b: a < b, "<=": lambda a, b: a <= b,
+    ">": lambda a, b: a > b, ">=": lambda a, b: a >= b, "&&": lambda a, b: a and b, "||": lambda a, b: a or b,
+}
+
+
+def _anno_const(e: Any) -> bool | int | str:
+    """A structured annotation's expression as the value p4c puts in P4Info (int64, string or bool).
+
+    Literals and operators on them only: p4c evaluates named constants too,
+    which would need name resolution before parsing ends (refused instead).
+    """
+    if isinstance(e, A.EBool | A.EStr):
+        return e.value
+    if isinstance(e, A.EInt):
+        if e.width is not None:  # p4c's words
+            raise P4Error(e.coord, f"{e.text}: illegal type for structured annotation; must be int, string or bool")
+        return e.value
+    if isinstance(e, A.EUn) and e.op in ("-", "~", "!"):
+        x = _anno_const(e.expr)
+        if e.op == "!" and isinstance(x, bool):
+            return not x
+        if e.op in ("-", "~") and isinstance(x, int) and not isinstance(x, bool):
+            return -x if e.op == "-" else ~x
+    if isinstance(e, A.EBin) and e.op in _ANNO_BINOPS:
+        a, b = _anno_const(e.left), _anno_const(e.right)
+        try:
+            return _ANNO_BINOPS[e.op](a, b)
+        except (TypeError, ZeroDivisionError, ValueError):
+            pass
+    raise P4Error(getattr(e, "coord", None), "a structured annotation's values must be literals or operators "
+                                             "on literals (p4switch does not evaluate names there)")
+
+
 _OPS_KEEP = {
     "OROR", "ANDAND", "BAR", "CARET", "AMP", "EQEQ", "NE", "LT", "GT", "LE", "GE", "SHL",
     "SHR", "PLUS", "MINUS", "SATPLUS", "SATMINUS", "PP", "STAR", "SLASH", "PERCENT",
@@ -116,8 +153,34 @@ class _ToAst(Transformer):
     def anns(self, meta, ch):
         out = []
         for tok in ch:
+            if isinstance(tok, A.Anno):  # structured_anno
+                out.append(tok)
+                continue
             name, body = self.postlex.annotations[(tok.line, tok.column)]
             out.append(self._anno(name, body, self._tc(tok)))
+        return out
+
+    def structured_anno(self, meta, ch):
+        tok, body = ch
+        anno = A.Anno(name=str(tok.value), structured=True, coord=self._tc(tok))
+        if isinstance(body, dict):
+            anno.kv = body
+        elif body is not None:
+            anno.args = body
+        return anno
+
+    def anno_exprs(self, meta, ch):
+        return [_anno_const(e) for e in ch if e is not None]
+
+    def anno_kvs(self, meta, ch):
+        out: dict[str, Any] = {}
+        for kv in ch:
+            if kv is None:
+                continue
+            key, value = kv
+            if key in out:
+                raise P4Error(self._c(meta), f"{key}: duplicate key in a structured annotation")
+            out[key] = _anno_const(value)
         return out
 
     def _anno(self, name: str, body: list[Token] | None, coord: Any) -> A.Anno:

@@ -32,6 +32,10 @@ def annos_ir(annos: list[A.Anno] | None) -> tuple[ir.Annotation, ...]:
     """AST annotations as IR annotations (`key=value` pairs appended as strings)."""
     out = []
     for a in annos or ():
+        if a.structured:
+            out.append(ir.Annotation(name=a.name, args=(*a.args, *a.kv.values()), keys=tuple(a.kv), structured=True,
+                                     coord=a.coord))
+            continue
         args = list(a.args)
         for k, v in a.kv.items():
             args.append(f"{k}={v!r}" if isinstance(v, str) else f"{k}={v}")

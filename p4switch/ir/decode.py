@@ -132,6 +132,7 @@ STRINGS: dict[tuple[str, str], Form] = {
     ("Annotation", "name"): IDENT,
     ("Annotation", "args"): TEXT,
     ("Annotation", "tokens"): TEXT,
+    ("Annotation", "keys"): IDENT,
     ("StringLit", "value"): TEXT,
     ("Var", "name"): IDENT,
     ("Var", "uid"): UID,

@@ -27,6 +27,7 @@ class Anno:
     kv: dict[str, Any] = field(default_factory=dict)
     text: str | None = None
     tokens: str = ""  # the body's tokens joined by single spaces (p4c's form of a free-form body)
+    structured: bool = False  # `@name[...]`: `args` (or `kv`) hold its folded values
     coord: Coord = NO_COORD
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -173,4 +174,33 @@ def test_character_without_a_token_outside_an_annotation_is_refused(tmp_path: Pa
     """Outside an annotation's body a character P4 has no token for is still a syntax error."""
     with pytest.raises(P4Error, match="syntax error: unexpected character '\\$'") as info:
         _compile(tmp_path, "apply { m.a = 1 $ 2; }")
+    assert info.value.coord.line == 3
+
+
+@pytest.mark.parametrize(
+    ("anno", "args", "keys"),
+    [('@A[1, "two", true, 1 == 2, 5 + 6, -3]', (1, "two", True, False, 11, -3), ()),
+     ('@A[label="x", n=2 * 3, on=!false,]', ("x", 6, True), ("label", "n", "on")),
+     ("@A[]", (), ())],
+    ids=["expressions", "key-values", "empty"],
+)
+def test_structured_annotation_values_are_folded(tmp_path: Path, anno: str, args: tuple, keys: tuple) -> None:
+    """`@A[...]` (P4-16 structured annotations): expression or key=value lists, folded to P4Info's values."""
+    prog = _compile(tmp_path, f"{anno} table t {{ key = {{ m.a: exact; }} actions = {{ NoAction; }} }} apply {{ t.apply(); }}")
+    (a,) = prog.pipeline["ig"].decl.locals[0].annotations
+    assert (a.name, a.structured, a.args, a.keys) == ("A", True, args, keys)
+    assert anno_strings((a,)) == []
+
+
+@pytest.mark.parametrize(
+    ("anno", "message"),
+    [("@A[8w3]", "8w3: illegal type for structured annotation; must be int, string or bool"),
+     ("@A[m.a]", "values must be literals or operators on literals"),
+     ("@A[k=1, k=2]", "k: duplicate key in a structured annotation")],
+    ids=["sized-int", "name", "duplicate-key"],
+)
+def test_structured_annotation_refusals(tmp_path: Path, anno: str, message: str) -> None:
+    """What p4switch cannot put in P4Info's structured_annotations is refused, with where."""
+    with pytest.raises(P4Error, match=re.escape(message)) as info:
+        _compile(tmp_path, f"{anno} table t {{ key = {{ m.a: exact; }} actions = {{ NoAction; }} }} apply {{ t.apply(); }}")
     assert info.value.coord.line == 3
