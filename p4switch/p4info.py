@@ -53,6 +53,7 @@ from p4switch.p4names import (
     field_ids,
     hidden,
     param_name,
+    structured_annotations,
 )
 from p4switch.p4types import TypeInfo, cp_width
 from p4switch.proto import p4i
@@ -333,6 +334,7 @@ class _Builder:
                     setattr(pkg, key, value)
         pkg.annotations.extend(anno_strings(self.p.annotations, skip=("pkginfo",)))
         doc(pkg, self.p.annotations)
+        structured_annotations(pkg, self.p.annotations)
 
     def preamble(self, pre: Any, kind: int, name: str, annos: tuple[ir.Annotation, ...], alias: str | None = None) -> None:
         """Fill a preamble: id, name, alias (the unique suffix unless given), annotations, doc."""
@@ -341,6 +343,7 @@ class _Builder:
         pre.alias = alias if alias is not None else self.sym.alias(name)
         pre.annotations.extend(anno_strings(annos))
         doc(pre, annos)
+        structured_annotations(pre, annos)
 
     def width(self, t: Any) -> int:
         """The control-plane width in bits of type `t`."""
@@ -365,6 +368,7 @@ class _Builder:
             mf.name = k.name
             mf.annotations.extend(anno_strings(k.annotations))
             doc(mf, k.annotations)
+            structured_annotations(mf, k.annotations)
             self.types.typed(mf, k.expr.type, k.type_name, enum_name=False)
             if k.match_kind in _MATCH:
                 mf.match_type = _MATCH[k.match_kind]
@@ -374,6 +378,7 @@ class _Builder:
             ar = m.action_refs.add()
             ar.id = self.sym.id(ACTION, ref.action)
             ar.annotations.extend(anno_strings(ref.annotations))
+            structured_annotations(ar, ref.annotations)
             if anno(ref.annotations, "tableonly"):
                 ar.scope = p4i.ActionRef.TABLE_ONLY
             elif anno(ref.annotations, "defaultonly"):
@@ -408,6 +413,7 @@ class _Builder:
             pm.name = param_name(p.name, p.annotations)
             pm.annotations.extend(anno_strings(p.annotations))
             doc(pm, p.annotations)
+            structured_annotations(pm, p.annotations)
             self.types.typed(pm, p.type, p.type_name, enum_name=True)
 
     def add_extern(self, e: ir.ExternInstance, profile_tables: dict[str, list[str]]) -> None:

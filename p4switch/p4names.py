@@ -16,7 +16,7 @@ p4RuntimeSerializer.cpp, read for behaviour):
   @description fill `doc` (`doc`).
 
 Names defined here: `P4InfoError`, `Symbols`, `jenkins_hash`, `field_ids`,
-`anno`, `anno_strings`, `param_name`, `doc`, `hidden`, `DEFAULT_TABLE_SIZE`
+`anno`, `anno_strings`, `param_name`, `doc`, `structured_annotations`, `hidden`, `DEFAULT_TABLE_SIZE`
 and the id prefixes (`TABLE`, `ACTION` ...).
 """
 
@@ -100,9 +100,11 @@ def hidden(annos: tuple[ir.Annotation, ...]) -> bool:
 def anno_strings(annos: tuple[ir.Annotation, ...], skip: tuple[str, ...] = ()) -> list[str]:
     out = []
     for a in annos:
-        if a.name in _HIDDEN_ANNOS or a.name in skip:
+        if a.name in _HIDDEN_ANNOS or a.name in skip or a.structured:  # structured: structured_annotations
             continue
-        if a.args:
+        if a.tokens and a.name not in _PARSED_ANNOS:
+            out.append(f"@{a.name}({a.tokens})")
+        elif a.args:
             sep = ", " if a.name in _PARSED_ANNOS else " , "
             fmt = str if a.name in _IDENT_ANNOS else _fmt_arg
             out.append(f"@{a.name}({sep.join(fmt(x) for x in a.args)})")
@@ -121,8 +123,37 @@ def param_name(name: str, annos: tuple[ir.Annotation, ...]) -> str:
 
 def doc(msg: Any, annos: tuple[ir.Annotation, ...]) -> None:
     for a in annos:
-        if a.name in ("brief", "description") and a.args:
+        if a.name in ("brief", "description") and a.args and not a.structured:
             setattr(msg.doc, a.name, str(a.args[0]))
+
+
+def structured_annotations(msg: Any, annos: tuple[ir.Annotation, ...]) -> None:
+    """`@name[...]` annotations into `msg.structured_annotations`, as p4c writes them."""
+    for a in annos:
+        if not a.structured:
+            continue
+        sa = msg.structured_annotations.add()
+        sa.name = a.name
+        if a.keys:
+            kvs = sa.kv_pair_list
+            kvs.SetInParent()
+            for k, v in zip(a.keys, a.args, strict=True):
+                kv = kvs.kv_pairs.add()
+                kv.key = k
+                _expression(kv.value, v)
+        else:
+            sa.expression_list.SetInParent()
+            for v in a.args:
+                _expression(sa.expression_list.expressions.add(), v)
+
+
+def _expression(e: Any, v: Any) -> None:
+    if isinstance(v, bool):
+        e.bool_value = v
+    elif isinstance(v, int):
+        e.int64_value = v
+    else:
+        e.string_value = str(v)
 
 
 class Symbols:

@@ -10,8 +10,12 @@ typedef, type, and type parameters), then:
 * ``name<...>(`` whose angle brackets hold only types opens with TLT (a
   generic call or declaration, not a comparison);
 * two adjacent ``>`` outside any type-argument list become one SHR token;
+* ``@name[...]`` (a structured annotation) becomes SANNOTATION, its
+  bracketed expressions left in the stream for the grammar;
 * ``@name`` / ``@name(...)`` becomes a single ANNOTATION token; its name and
-  body tokens are kept in `P4PostLex.annotations`, so bodies may hold anything.
+  body tokens are kept in `P4PostLex.annotations`, so bodies may hold
+  anything, characters P4 has no token for too (STRAY, as p4c takes any
+  balanced-parenthesis body).
 
 Names defined here: `P4PostLex`.
 """
@@ -25,16 +29,24 @@ from lark import Token
 _TYPE_DECL_KW = {"header", "header_union", "struct", "parser", "control", "package"}
 _TYPEISH = {"bit", "int", "varbit", "bool", "string", "error", "tuple", "void", "_", ","}
 _ANGLE_OPENERS = {"bit", "int", "varbit", "tuple", "value_set"}
+_TYPE_STARTS = {"bit", "int", "varbit", "bool", "string", "error", "tuple"}
 
 
 def _is_ident(tok: Token) -> bool:
     return tok.type == "IDENT"
 
 
+def _starts_type(toks: list[Token], k: int) -> bool:
+    """Whether token `k` can begin a type (a name or a built-in type keyword)."""
+    if k >= len(toks) or toks[k].type == "STRING":
+        return False
+    return toks[k].type == "IDENT" or toks[k].value in _TYPE_STARTS
+
+
 class P4PostLex:
     """Lark post-lexer implementing the lexer hack (see module docstring)."""
 
-    always_accept = ()
+    always_accept = ("STRAY",)  # kept by Lark though no rule uses it: annotation bodies may hold it
 
     def __init__(self) -> None:
         self.type_names: set[str] = set()
@@ -71,6 +83,13 @@ class P4PostLex:
                 name_tok = toks[i + 1]
                 body: list[Token] | None = None
                 j = i + 2
+                if j < n and toks[j].value == "[" and toks[j].type != "STRING":
+                    # a structured annotation (P4-16 18.2): its bracketed
+                    # expressions or key=value pairs stay in the stream, for
+                    # the grammar to parse them as expressions
+                    out.append(Token.new_borrow_pos("SANNOTATION", name_tok.value, t))
+                    i = j
+                    continue
                 if j < n and toks[j].value == "(" and toks[j].type != "STRING":
                     depth, k = 0, j
                     while k < n:
@@ -115,7 +134,9 @@ class P4PostLex:
                     k += 1
                 if val(k) == "{" and _is_ident(toks[k - 1]):
                     names.add(toks[k - 1].value)
-            elif v in ("typedef", "type") and val(i - 1) != ".":  # `h.eth.type = X;` declares nothing
+            elif v == "typedef" or (v == "type" and _starts_type(toks, i + 1) and val(i - 1) != "."):
+                # `type` is also a name (`h.eth.type = X;`, `type = h.x;`): it
+                # declares a type only when a type follows it
                 k = i + 1
                 while k < n and val(k) not in (";", "{", "}"):
                     k += 1

@@ -66,6 +66,43 @@ def parse_int_literal(text: str) -> tuple[int, int | None, bool]:
     return value, width, signed
 
 
+_ANNO_BINOPS: dict[str, Any] = {
+    "+": lambda a, b: a + b, "-": lambda a, b: a - b, "*": lambda a, b: a * b,
+    "/": lambda a, b: a // b, "%": lambda a, b: a % b, "<<": lambda a, b: a << b, ">>": lambda a, b: a >> b,
+    "&": lambda a, b: a & b, "|": lambda a, b: a | b, "^": lambda a, b: a ^ b,
+    "==": lambda a, b: a == b, "!=": lambda a, b: a != b, "<": lambda a, b: a < b, "<=": lambda a, b: a <= b,
+    ">": lambda a, b: a > b, ">=": lambda a, b: a >= b, "&&": lambda a, b: a and b, "||": lambda a, b: a or b,
+}
+
+
+def _anno_const(e: Any) -> bool | int | str:
+    """A structured annotation's expression as the value p4c puts in P4Info (int64, string or bool).
+
+    Literals and operators on them only: p4c evaluates named constants too,
+    which would need name resolution before parsing ends (refused instead).
+    """
+    if isinstance(e, A.EBool | A.EStr):
+        return e.value
+    if isinstance(e, A.EInt):
+        if e.width is not None:  # p4c's words
+            raise P4Error(e.coord, f"{e.text}: illegal type for structured annotation; must be int, string or bool")
+        return e.value
+    if isinstance(e, A.EUn) and e.op in ("-", "~", "!"):
+        x = _anno_const(e.expr)
+        if e.op == "!" and isinstance(x, bool):
+            return not x
+        if e.op in ("-", "~") and isinstance(x, int) and not isinstance(x, bool):
+            return -x if e.op == "-" else ~x
+    if isinstance(e, A.EBin) and e.op in _ANNO_BINOPS:
+        a, b = _anno_const(e.left), _anno_const(e.right)
+        try:
+            return _ANNO_BINOPS[e.op](a, b)
+        except (TypeError, ZeroDivisionError, ValueError):
+            pass
+    raise P4Error(getattr(e, "coord", None), "a structured annotation's values must be literals or operators "
+                                             "on literals (p4switch does not evaluate names there)")
+
+
 _OPS_KEEP = {
     "OROR", "ANDAND", "BAR", "CARET", "AMP", "EQEQ", "NE", "LT", "GT", "LE", "GE", "SHL",
     "SHR", "PLUS", "MINUS", "SATPLUS", "SATMINUS", "PP", "STAR", "SLASH", "PERCENT",
@@ -107,6 +144,8 @@ class _ToAst(Transformer):
         return str(ch[0])
 
     member_name = decl_name
+    non_type_name = decl_name
+    prop_name = decl_name
 
     def type_params(self, meta, ch):
         return [c for c in ch if not isinstance(c, Token) or c.type not in ("LT", "TLT")]
@@ -114,8 +153,34 @@ class _ToAst(Transformer):
     def anns(self, meta, ch):
         out = []
         for tok in ch:
+            if isinstance(tok, A.Anno):  # structured_anno
+                out.append(tok)
+                continue
             name, body = self.postlex.annotations[(tok.line, tok.column)]
             out.append(self._anno(name, body, self._tc(tok)))
+        return out
+
+    def structured_anno(self, meta, ch):
+        tok, body = ch
+        anno = A.Anno(name=str(tok.value), structured=True, coord=self._tc(tok))
+        if isinstance(body, dict):
+            anno.kv = body
+        elif body is not None:
+            anno.args = body
+        return anno
+
+    def anno_exprs(self, meta, ch):
+        return [_anno_const(e) for e in ch if e is not None]
+
+    def anno_kvs(self, meta, ch):
+        out: dict[str, Any] = {}
+        for kv in ch:
+            if kv is None:
+                continue
+            key, value = kv
+            if key in out:
+                raise P4Error(self._c(meta), f"{key}: duplicate key in a structured annotation")
+            out[key] = _anno_const(value)
         return out
 
     def _anno(self, name: str, body: list[Token] | None, coord: Any) -> A.Anno:
@@ -124,6 +189,7 @@ class _ToAst(Transformer):
             return anno
         if body:
             anno.text = self.src.text[body[0].start_pos : body[-1].end_pos]
+            anno.tokens = " ".join(t.value for t in body)
         else:
             anno.text = ""
         parts: list[list[Token]] = [[]]
@@ -495,8 +561,10 @@ class _ToAst(Transformer):
         return A.DValueSet(annos=ch[0] or [], type=ch[1], size=ch[2], name=ch[3], coord=self._c(meta))
 
     def parser_state(self, meta, ch):
+        # no transition statement: p4c's parser supplies `transition reject;`
+        transition = ch[-1] or A.TransitionAst(state="reject", implicit=True, coord=self._c(meta))
         return A.StateAst(annos=ch[0] or [], name=ch[1], stmts=[c for c in ch[2:-1] if c is not None],
-                          transition=ch[-1], coord=self._c(meta))
+                          transition=transition, coord=self._c(meta))
 
     def trans_direct(self, meta, ch):
         return A.TransitionAst(state=ch[0], coord=self._c(meta))
@@ -579,6 +647,8 @@ def _syntax_error(src: Source, e: UnexpectedInput, toks: list[Token] | None = No
         tok = e.token
         if tok.type == "$END":
             msg = "syntax error: unexpected end of file"
+        elif tok.type == "STRAY":  # a character outside an annotation's body
+            msg = f"syntax error: unexpected character '{tok.value}'"
         else:
             msg = f"syntax error, unexpected '{tok.value}'"
         line, col = tok.line or line, tok.column or col

@@ -32,10 +32,14 @@ def annos_ir(annos: list[A.Anno] | None) -> tuple[ir.Annotation, ...]:
     """AST annotations as IR annotations (`key=value` pairs appended as strings)."""
     out = []
     for a in annos or ():
+        if a.structured:
+            out.append(ir.Annotation(name=a.name, args=(*a.args, *a.kv.values()), keys=tuple(a.kv), structured=True,
+                                     coord=a.coord))
+            continue
         args = list(a.args)
         for k, v in a.kv.items():
             args.append(f"{k}={v!r}" if isinstance(v, str) else f"{k}={v}")
-        out.append(ir.Annotation(name=a.name, args=tuple(args), coord=a.coord))
+        out.append(ir.Annotation(name=a.name, args=tuple(args), tokens=a.tokens, coord=a.coord))
     return tuple(out)
 
 
@@ -269,6 +273,9 @@ class BlockLowering(ExprChecker):
         for s in st.stmts:
             stmts.extend(self.stmt(s, inner))
         tr = st.transition
+        if tr.implicit:
+            # p4c warns alike; BMv2 (and so p4switch) then takes reject for accept, parser_error unset
+            warn(st.coord, f"{st.name}: implicit transition to `reject'")
         if tr.select is None:
             self._check_state(tr.state, state_names, tr.coord)
             trans = ir.Transition(state=cast(str, tr.state), coord=tr.coord)  # checked: a known name

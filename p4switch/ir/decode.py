@@ -131,6 +131,8 @@ STRINGS: dict[tuple[str, str], Form] = {
     ("EnumType", "members"): QUALIFIED,  # an action_list enum's members are action names
     ("Annotation", "name"): IDENT,
     ("Annotation", "args"): TEXT,
+    ("Annotation", "tokens"): TEXT,
+    ("Annotation", "keys"): IDENT,
     ("StringLit", "value"): TEXT,
     ("Var", "name"): IDENT,
     ("Var", "uid"): UID,

@@ -166,6 +166,13 @@ class Annotation:
 
     name: str
     args: tuple[Any, ...] = ()  # ints / strs / bools after folding
+    # the body's tokens joined by single spaces, as p4c prints an annotation it
+    # does not parse into expressions (free-form bodies: any token, `'` too)
+    tokens: str = ""
+    # `@name[...]` (P4-16 structured annotation): `args` its values, `keys` their
+    # keys for the `key=value` form; P4Info lists it under structured_annotations
+    structured: bool = False
+    keys: tuple[str, ...] = ()
     coord: Coord = NO_COORD
 
 

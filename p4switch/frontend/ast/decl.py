@@ -263,6 +263,7 @@ class TransitionAst:
     state: str | None = None
     select: list[Any] | None = None
     cases: list[SelectCaseAst] = field(default_factory=list)
+    implicit: bool = False  # the state has no transition statement: `transition reject;` supplied
     coord: Coord = NO_COORD
 
 

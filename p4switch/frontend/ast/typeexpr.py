@@ -26,6 +26,8 @@ class Anno:
     args: list[Any] = field(default_factory=list)
     kv: dict[str, Any] = field(default_factory=dict)
     text: str | None = None
+    tokens: str = ""  # the body's tokens joined by single spaces (p4c's form of a free-form body)
+    structured: bool = False  # `@name[...]`: `args` (or `kv`) hold its folded values
     coord: Coord = NO_COORD
 
 
