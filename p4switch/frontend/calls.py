@@ -277,7 +277,11 @@ class CallResolver:
         if b.passed_to:
             raise unsupported(e.coord, f"{b.var.name}: applying a {b.kind} instance that is also passed to "
                                        f"{b.passed_to} (one instance used from two blocks)")
-        params = [A.ParamAst(direction=p.direction, type=None, name=p.name) for p in decl.params]
+        # defaults live in the declaration's parameters (`in bit<8> y = 5`), not in the IR's
+        src = self.g.controls.get(decl.name) or self.g.parsers.get(decl.name)
+        defaults = {p.name: p.default for p in src.params} if src is not None else {}
+        params = [A.ParamAst(direction=p.direction, type=None, name=p.name, default=defaults.get(p.name))
+                  for p in decl.params]
         args = self.bind(b.var.name, params, e.args, ctx, e.coord, {}, {}, [p.type for p in decl.params])
         kind = ir.CallKind.CONTROL_APPLY if b.kind == "control" else ir.CallKind.PARSER_APPLY
         v = b.var
