@@ -206,6 +206,8 @@ class CallResolver:
         tv = {n: TVar(name=n) for n in proto.tparams}
         self._explicit(e, proto, ctx, binding)
         args = self.bind(name, proto.params, e.args, ctx, e.coord, tv, binding)
+        if name == "static_assert":
+            return self._static_assert(args, e)
         ret = substitute(self.x.env.resolve(proto.ret, tv), binding)
         targs = [binding.get(n, TVar(name=n)) for n in proto.tparams]
         if name == "digest":
@@ -218,6 +220,19 @@ class CallResolver:
             raise P4Error(e.coord, "verify: may only be called in a parser")
         return ir.MethodCall(kind=ir.CallKind.EXTERN_FUNCTION, method=name, target=None, args=args,
                              type=ret, coord=e.coord, type_args=targs)
+
+    @staticmethod
+    def _static_assert(args: list[ir.Argument], e: A.ECall) -> ir.BoolLit:
+        """core.p4's `static_assert(check[, message])`, evaluated here as p4c does: an error at
+        the call when `check` is false, else `true` (it may initialise a constant)."""
+        check = args[0].value
+        if not isinstance(check, ir.BoolLit):
+            raise P4Error(e.args[0].coord, "static_assert: the condition must be a compile-time constant")
+        if not check.value:
+            message = args[1].value if len(args) > 1 else None
+            text = message.value if isinstance(message, ir.StringLit) else ""
+            raise P4Error(e.coord, f"static_assert: {text or 'assertion failed'}")
+        return ir.BoolLit(value=True, coord=e.coord)
 
     def method_call(self, f: A.EMember, e: A.ECall, ctx: Ctx) -> ir.Expr:
         """A call `target.method(...)`: table or instance apply, extern method or built-in."""

@@ -75,6 +75,8 @@ class BlockLowering(ExprChecker):
             return [ir.Assign(lhs=lhs, rhs=rhs, coord=s.coord)]
         if isinstance(s, A.SCall):
             call = self.calls.call(s.call, ctx)
+            if isinstance(call, ir.BoolLit):  # a static_assert that held: checked, nothing to run
+                return []
             if not isinstance(call, ir.MethodCall):
                 raise P4Error(s.coord, "this expression is not a statement")
             if _direct_resource(call) == "direct_counter" and not ctx.in_action:
