@@ -1,8 +1,9 @@
 /* named_args: arguments given by parameter name, in an order other than the
  * parameters' (P4-16 §8.21): main's V1Switch, a sub-control's constructor and
- * apply, an action, a function and an extern's constructor and method. The
- * values land in the forwarded frame's source MAC and EtherType, so a
- * binding by position would show in the output. */
+ * apply, an action (called, as a default action and in const entries), a
+ * function and an extern's constructor and method. The values land in the
+ * forwarded frame's source MAC and EtherType, so a binding by position would
+ * show in the output. */
 #include <core.p4>
 #include <v1model.p4>
 
@@ -34,12 +35,25 @@ control I(inout h_t h, inout m_t m, inout standard_metadata_t sm) {
     table pick {
         key = { h.eth.dst : exact; }
         actions = { stamp; NoAction; }
-        default_action = stamp(b = 8w0x01, a = 8w0x02);
+        const default_action = stamp(b = 8w0x01, a = 8w0x02);
+    }
+    table low_bits {
+        key = { h.eth.dst[1:0] : exact @name("dst_low"); }
+        actions = { stamp; NoAction; }
+        const entries = {
+            0 : stamp(b = 8w0x03, a = 8w0x04);
+            1 : stamp(a = 8w0x05, b = 8w0x06);
+        }
+        const default_action = NoAction();
     }
     apply {
         split.apply(second = m.lo, from = h.eth.dst, first = m.hi);
         h.eth.type = mix(low = m.hi, high = m.lo);
         pick.apply();
+        low_bits.apply();
+        if (h.eth.dst[2:2] == 1) {
+            stamp(b = m.lo, a = m.hi);
+        }
         last.write(value = m.hi, index = (bit<32>)h.eth.dst[1:0]);
         sm.egress_spec = 2;
     }
