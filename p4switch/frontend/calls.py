@@ -7,7 +7,7 @@ and stacks. Generic type parameters are inferred from argument types
 (or taken from explicit type arguments). Overloads (`extract` with 1 or 2
 arguments, `mark_to_drop`, `log_msg`) are chosen by argument count.
 
-Names defined here: `CallResolver`.
+Names defined here: `CallResolver`, `match_args` (arguments by parameter name).
 """
 
 from __future__ import annotations
@@ -37,6 +37,30 @@ def _unify(pt: Any, at: Any, binding: dict[str, Any]) -> None:
     if isinstance(pt, ir.ExternType) and isinstance(at, ir.ExternType) and pt.name == at.name:
         for p, a in zip(pt.type_args, at.type_args, strict=False):
             _unify(p, a, binding)
+
+
+def match_args(fname: str, params: list[A.ParamAst], args: list[A.Arg], coord: ir.Coord) -> dict[str, A.Arg]:
+    """The arguments by the name of the parameter each is for: positional ones in order, or
+    `name = value` ones in any order (P4-16 §8.21: all arguments named or none).
+
+    Parameters left without an argument are the caller's to check (a default, `@optional`).
+    """
+    named = [a for a in args if a.name is not None]
+    if not named:
+        if len(args) > len(params):
+            raise P4Error(coord, f"{fname}: expected {len(params)} arguments, got {len(args)}")
+        return {p.name: a for p, a in zip(params, args, strict=False)}
+    if len(named) != len(args):
+        raise P4Error(coord, f"{fname}: either all arguments are named or none is")
+    pnames = {p.name for p in params}
+    out: dict[str, A.Arg] = {}
+    for a in args:
+        if a.name not in pnames:
+            raise P4Error(a.coord, f"{fname}: no parameter named '{a.name}'")
+        if a.name in out:
+            raise P4Error(a.coord, f"{fname}: parameter '{a.name}' given twice")
+        out[a.name] = a
+    return out
 
 
 class CallResolver:
@@ -79,22 +103,7 @@ class CallResolver:
         ptypes: list[Any] | None = None,
     ) -> list[ir.Argument]:
         """Bind actual arguments to `params`; fills `binding` with inferred type variables."""
-        by_param: dict[str, A.Arg] = {}
-        positional = [a for a in args if a.name is None]
-        named = [a for a in args if a.name is not None]
-        if positional and named and args.index(named[0]) < len(positional):
-            raise P4Error(coord, f"{fname}: positional arguments cannot follow named arguments")
-        if len(positional) > len(params):
-            raise P4Error(coord, f"{fname}: expected {len(params)} arguments, got {len(args)}")
-        for p, arg in zip(params, positional, strict=False):
-            by_param[p.name] = arg
-        pnames = {p.name for p in params}
-        for arg in named:
-            if arg.name not in pnames:
-                raise P4Error(arg.coord, f"{fname}: no parameter named '{arg.name}'")
-            if arg.name in by_param:
-                raise P4Error(arg.coord, f"{fname}: parameter '{arg.name}' given twice")
-            by_param[arg.name] = arg
+        by_param = match_args(fname, params, args, coord)
         missing = [p.name for p in params if p.name not in by_param and p.default is None]
         if missing:
             raise P4Error(coord, f"{fname}: expected {len(params)} arguments, got {len(args)} (missing '{missing[0]}')")
@@ -197,6 +206,8 @@ class CallResolver:
         tv = {n: TVar(name=n) for n in proto.tparams}
         self._explicit(e, proto, ctx, binding)
         args = self.bind(name, proto.params, e.args, ctx, e.coord, tv, binding)
+        if name == "static_assert":
+            return self._static_assert(args, e)
         ret = substitute(self.x.env.resolve(proto.ret, tv), binding)
         targs = [binding.get(n, TVar(name=n)) for n in proto.tparams]
         if name == "digest":
@@ -209,6 +220,19 @@ class CallResolver:
             raise P4Error(e.coord, "verify: may only be called in a parser")
         return ir.MethodCall(kind=ir.CallKind.EXTERN_FUNCTION, method=name, target=None, args=args,
                              type=ret, coord=e.coord, type_args=targs)
+
+    @staticmethod
+    def _static_assert(args: list[ir.Argument], e: A.ECall) -> ir.BoolLit:
+        """core.p4's `static_assert(check[, message])`, evaluated here as p4c does: an error at
+        the call when `check` is false, else `true` (it may initialise a constant)."""
+        check = args[0].value
+        if not isinstance(check, ir.BoolLit):
+            raise P4Error(e.args[0].coord, "static_assert: the condition must be a compile-time constant")
+        if not check.value:
+            message = args[1].value if len(args) > 1 else None
+            text = message.value if isinstance(message, ir.StringLit) else ""
+            raise P4Error(e.coord, f"static_assert: {text or 'assertion failed'}")
+        return ir.BoolLit(value=True, coord=e.coord)
 
     def method_call(self, f: A.EMember, e: A.ECall, ctx: Ctx) -> ir.Expr:
         """A call `target.method(...)`: table or instance apply, extern method or built-in."""
@@ -268,7 +292,11 @@ class CallResolver:
         if b.passed_to:
             raise unsupported(e.coord, f"{b.var.name}: applying a {b.kind} instance that is also passed to "
                                        f"{b.passed_to} (one instance used from two blocks)")
-        params = [A.ParamAst(direction=p.direction, type=None, name=p.name) for p in decl.params]
+        # defaults live in the declaration's parameters (`in bit<8> y = 5`), not in the IR's
+        src = self.g.controls.get(decl.name) or self.g.parsers.get(decl.name)
+        defaults = {p.name: p.default for p in src.params} if src is not None else {}
+        params = [A.ParamAst(direction=p.direction, type=None, name=p.name, default=defaults.get(p.name))
+                  for p in decl.params]
         args = self.bind(b.var.name, params, e.args, ctx, e.coord, {}, {}, [p.type for p in decl.params])
         kind = ir.CallKind.CONTROL_APPLY if b.kind == "control" else ir.CallKind.PARSER_APPLY
         v = b.var
@@ -354,4 +382,4 @@ class CallResolver:
             raise P4Error(e.coord, f"{name}: takes no arguments")
 
 
-__all__ = ["CallResolver", "BVar", "BExtern", "is_header_like", "BIT32"]
+__all__ = ["CallResolver", "match_args", "BVar", "BExtern", "is_header_like", "BIT32"]

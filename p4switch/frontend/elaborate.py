@@ -22,7 +22,7 @@ from typing import Any
 
 from p4switch import ir
 from p4switch.frontend import ast as A
-from p4switch.frontend.calls import CallResolver
+from p4switch.frontend.calls import CallResolver, match_args
 from p4switch.frontend.errors import P4Error, unsupported, user_extern
 from p4switch.frontend.exprs import Ctx
 from p4switch.frontend.fold import wrap
@@ -393,11 +393,15 @@ class Elaborator:
                          prefix: str = "") -> dict[str, Any]:
         """Constructor argument values by parameter name: constants, or parser/control
         instances for parameters of a parser/control type (`Wrap(Sub()) w;`)."""
-        if len(args) != len(decl.ctor_params):
-            raise P4Error(coord, f"{decl.name}: expected {len(decl.ctor_params)} constructor arguments, got {len(args)}")
+        by_param = match_args(decl.name, decl.ctor_params, args, coord) if len(args) <= len(decl.ctor_params) else {}
+        missing = [p.name for p in decl.ctor_params if p.name not in by_param and p.default is None]
+        if len(args) > len(decl.ctor_params) or missing:
+            raise P4Error(coord, f"{decl.name}: expected {len(decl.ctor_params)} constructor arguments, got "
+                                 f"{len(args)}" + (f" (missing '{missing[0]}')" if missing else ""))
         out: dict[str, Any] = {}
-        for p, a in zip(decl.ctor_params, args, strict=True):
+        for p in decl.ctor_params:
             t = self.env.resolve(p.type)
+            a = by_param.get(p.name) or A.Arg(value=p.default, coord=coord)
             if isinstance(t, BlockTypeRef):
                 out[p.name] = self._block_arg(p, t, a, ctx, cp_name(prefix, p.name, None) if prefix else p.name)
                 continue
@@ -569,6 +573,11 @@ class Elaborator:
         pkg = self.g.block_types["V1Switch"]
         if len(main.args) != len(pkg.params):
             raise P4Error(main.coord, f"V1Switch: expected {len(pkg.params)} arguments, got {len(main.args)}")
+        # `V1Switch(p = P(), ig = I(), ...)`: named arguments in any order
+        by_param = match_args("V1Switch", pkg.params, main.args, main.coord)
+        missing = [p.name for p in pkg.params if p.name not in by_param]
+        if missing:
+            raise P4Error(main.coord, f"V1Switch: no argument for '{missing[0]}'")
         for name, inst in self.g.instances.items():
             tname = inst.type.base.name if isinstance(inst.type, A.TSpecialized) else getattr(inst.type, "name", "")
             if tname in self.g.controls or tname in self.g.parsers:
@@ -580,9 +589,11 @@ class Elaborator:
         hm: dict[str, Any] = {}
         declared = list(self.g.instances)
         rank: dict[str, tuple[int, int]] = {}
-        for i, (p, a) in enumerate(zip(pkg.params, main.args, strict=True)):
+        for i, p in enumerate(pkg.params):
             # p4c visits the top-level block first, its children in declaration
-            # order: named instances come before those constructed in main's arguments
+            # order: named instances come before those constructed in main's
+            # arguments (these in parameter order, as p4c's OrderArguments puts them)
+            a = by_param[p.name]
             v = a.value
             named = isinstance(v, A.EName) and v.name in declared
             rank[p.name] = (declared.index(v.name), i) if named else (len(declared), i)

@@ -17,6 +17,7 @@ from typing import Any, cast
 
 from p4switch import ir
 from p4switch.frontend import ast as A
+from p4switch.frontend.calls import match_args
 from p4switch.frontend.errors import P4Error, unsupported, warn
 from p4switch.frontend.exprs import BOOL, Ctx, ExprChecker
 from p4switch.frontend.keynames import KeyNamer
@@ -79,6 +80,8 @@ class BlockLowering(ExprChecker):
             return [ir.Assign(lhs=lhs, rhs=rhs, coord=s.coord)]
         if isinstance(s, A.SCall):
             call = self.calls.call(s.call, ctx)
+            if isinstance(call, ir.BoolLit):  # a static_assert that held: checked, nothing to run
+                return []
             if not isinstance(call, ir.MethodCall):
                 raise P4Error(s.coord, "this expression is not a statement")
             if _direct_resource(call) == "direct_counter" and not ctx.in_action:
@@ -320,7 +323,12 @@ class BlockLowering(ExprChecker):
         directional = [pa for pa in b.decl.params if pa.direction]
         if isinstance(call, A.EName) and data:
             raise P4Error(call.coord, f"{what}: action {func.name} needs {len(data)} arguments")
-        positional = args[len(directional):] if len(args) == len(b.decl.params) else args
+        if any(a.name is not None for a in args):
+            # `default_action = set(port = 2, mac = 1)`: by name, in any order
+            by_param = match_args(func.name, b.decl.params, args, call.coord)
+            positional = [by_param[pa.name] for pa in data_ast if pa.name in by_param]
+        else:
+            positional = args[len(directional):] if len(args) == len(b.decl.params) else args
         if len(positional) != len(data):
             raise P4Error(call.coord, f"{what}: action {func.name} expects {len(data)} data arguments, got {len(positional)}")
         vals: list[ir.Expr] = []
@@ -329,7 +337,6 @@ class BlockLowering(ExprChecker):
             if not isinstance(v, (ir.Constant, ir.BoolLit, ir.EnumMember)):
                 raise P4Error(a.coord, f"{what}: action arguments must be compile-time constants")
             vals.append(v)
-        del data_ast
         return ir.ActionRef(action=b.cp_name, args=vals, coord=call.coord)
 
     def _entry_priorities(self, name: str, entries: list[ir.ConstEntry], explicit: list[int | None],
@@ -411,6 +418,9 @@ class BlockLowering(ExprChecker):
                     dir_args: list[Any] = []
                     directional = [(pa, pt) for pa, pt in zip(ab.decl.params, ab.params, strict=True) if pa.direction]
                     given = it.args or []
+                    if any(a.name is not None for a in given):
+                        by_param = match_args(it.name, [pa for pa, _ in directional], given, it.coord)
+                        given = [by_param[pa.name] for pa, _ in directional if pa.name in by_param]
                     if given or directional:
                         if len(given) != len(directional):
                             raise P4Error(it.coord, f"{it.name}: expected {len(directional)} arguments for its directional parameters, got {len(given)}")

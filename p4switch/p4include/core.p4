@@ -51,4 +51,10 @@ match_kind {
     lpm
 }
 
+/* Compile-time check, declared as p4c's core.p4 does: compiling stops with `message`
+ * at the call when `check` is false. It returns true, so that it can
+ * initialise a constant: const bool ok = static_assert(V1MODEL_VERSION >= 20180101); */
+extern bool static_assert(bool check, string message);
+extern bool static_assert(bool check);
+
 #endif /* _CORE_P4_ */

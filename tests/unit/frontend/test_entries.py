@@ -99,3 +99,12 @@ def test_cli_deprecated_entries_file_uses_p4runtime_format(tmp_path: Path, entri
                "--p4runtime-format", "binary"])
     assert rc == 0
     assert p4r.WriteRequest.FromString(out.read_bytes()) == entries[1]
+
+
+def test_named_action_arguments_go_to_their_parameters() -> None:
+    """`stamp(b = 3, a = 4)` in const entries: a (param 1) is 4 and b (param 2) is 3, whatever the order."""
+    program = compile_file(CORPUS / "valid" / "named_args.p4")
+    info = build_p4info(program)
+    rows = _by_table(info, build_entries(program, info), "I.low_bits")
+    got = [[(p.param_id, p.value) for p in e.action.action.params] for e in rows]
+    assert got == [[(1, b"\x04"), (2, b"\x03")], [(1, b"\x05"), (2, b"\x06")]]
