@@ -1,7 +1,8 @@
 /* empty_entries: a table whose `const entries` list is empty is a const
  * table with no initial entries (P4Info: is_const_table, not
- * has_initial_entries), and so is one whose `entries` list is empty (not
- * const): every lookup misses and runs the default action. */
+ * has_initial_entries): every lookup misses and runs the default action.
+ * (A non-const `entries = { }` is the same in P4Info, but BMv2 1.15.5 then
+ * refuses the control plane's inserts into it, which P4-16 allows.) */
 #include <core.p4>
 #include <v1model.p4>
 
@@ -47,7 +48,6 @@ control MyIngress(inout headers hdr, inout metadata meta,
         key = { hdr.ethernet.dstAddr: exact; }
         actions = { tag; NoAction; }
         default_action = tag(0x88b6);
-        entries = { }
     }
     apply {
         fixed.apply();
