@@ -7,7 +7,7 @@ and fail when that changes.
 
 p4c's programs are not ours to copy: this runs only where a checkout is, under the network lock
 (`flock /tmp/aizone-net.lock .venv/bin/python -m pytest tests/differential/test_p4c_samples.py`),
-about 5.5 minutes for its 300 programs on the 2-core build machine.
+about 4 minutes for its 326 programs on the 2-core build machine (299 passed, 27 skipped).
 """
 
 from __future__ import annotations
