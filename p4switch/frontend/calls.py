@@ -197,8 +197,9 @@ class CallResolver:
                              type=ret, callee=callee, coord=e.coord,
                              type_args=[binding[n] for n in proto.tparams if n in binding])
 
-    def extern_function(self, name: str, e: A.ECall, ctx: Ctx) -> ir.MethodCall:
-        """A call of extern function `name`; digest takes a struct, verify only runs in a parser."""
+    def extern_function(self, name: str, e: A.ECall, ctx: Ctx) -> ir.MethodCall | ir.BoolLit:
+        """A call of extern function `name`; digest takes a struct, verify only runs in a parser;
+        static_assert is evaluated here (its `true`)."""
         if name in self.g.user_externs:
             raise user_extern(e.coord, name)
         proto = self._pick(name, self.g.extern_funcs[name], len(e.args), e.coord)
