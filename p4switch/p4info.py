@@ -49,7 +49,7 @@ from p4switch.p4names import (
     Symbols,
     anno,
     anno_strings,
-    doc,
+    annotate,
     field_ids,
     hidden,
     param_name,
@@ -84,22 +84,16 @@ class _Builder:
         return [i for i in self.blocks() if isinstance(i, ir.ParserInstance)]
 
     @staticmethod
-    def flat_locals(ctl: ir.Control, used_subs: set[str]) -> Iterator[Any]:
-        """Locals with the locals of (applied) nested control instances in place (p4c inlines them)."""
-        for loc in ctl.locals:
+    def flat_locals(block: ir.Control | ir.Parser, used_subs: set[str]) -> Iterator[Any]:
+        """Locals with those of nested instances in place (p4c inlines them): applied
+        sub-controls, and every sub-parser (one instantiated twice is two sets of entities,
+        `p.p1.vs` and `p.p2.vs`, as p4c lists them)."""
+        for loc in block.locals:
             if isinstance(loc, ir.ControlInstance):
                 if loc.cp_name in used_subs:
                     yield from _Builder.flat_locals(loc.decl, used_subs)
-            else:
-                yield loc
-
-    @staticmethod
-    def flat_parser_locals(prs: ir.Parser) -> Iterator[Any]:
-        """Locals with those of its sub-parser instances in place: a value set or extern of a
-        sub-parser instantiated twice is two entities (`p.p1.vs`, `p.p2.vs`), as p4c lists them."""
-        for loc in prs.locals:
-            if isinstance(loc, ir.ParserInstance):
-                yield from _Builder.flat_parser_locals(loc.decl)
+            elif isinstance(loc, ir.ParserInstance):
+                yield from _Builder.flat_locals(loc.decl, used_subs)
             else:
                 yield loc
 
@@ -217,7 +211,7 @@ class _Builder:
         # children of the top-level block, visited before the package's blocks.
         externs.extend(self.p.global_externs)
         for prs in self.parsers():
-            for loc in self.flat_parser_locals(prs.decl):
+            for loc in self.flat_locals(prs.decl, self.used_subs):
                 if isinstance(loc, ir.ValueSet):
                     value_sets.append(loc)
                 elif isinstance(loc, ir.ExternInstance):
@@ -332,18 +326,14 @@ class _Builder:
                     value = value[1:-1]
                 if key in ("name", "version", "organization", "contact", "url", "arch"):
                     setattr(pkg, key, value)
-        pkg.annotations.extend(anno_strings(self.p.annotations, skip=("pkginfo",)))
-        doc(pkg, self.p.annotations)
-        structured_annotations(pkg, self.p.annotations)
+        annotate(pkg, self.p.annotations, skip=("pkginfo",))
 
     def preamble(self, pre: Any, kind: int, name: str, annos: tuple[ir.Annotation, ...], alias: str | None = None) -> None:
         """Fill a preamble: id, name, alias (the unique suffix unless given), annotations, doc."""
         pre.id = self.sym.id(kind, name)
         pre.name = name
         pre.alias = alias if alias is not None else self.sym.alias(name)
-        pre.annotations.extend(anno_strings(annos))
-        doc(pre, annos)
-        structured_annotations(pre, annos)
+        annotate(pre, annos)
 
     def width(self, t: Any) -> int:
         """The control-plane width in bits of type `t`."""
@@ -366,9 +356,7 @@ class _Builder:
             mf = m.match_fields.add()
             mf.id = fid
             mf.name = k.name
-            mf.annotations.extend(anno_strings(k.annotations))
-            doc(mf, k.annotations)
-            structured_annotations(mf, k.annotations)
+            annotate(mf, k.annotations)
             self.types.typed(mf, k.expr.type, k.type_name, enum_name=False)
             if k.match_kind in _MATCH:
                 mf.match_type = _MATCH[k.match_kind]
@@ -411,9 +399,7 @@ class _Builder:
             pm = m.params.add()
             pm.id = pid
             pm.name = param_name(p.name, p.annotations)
-            pm.annotations.extend(anno_strings(p.annotations))
-            doc(pm, p.annotations)
-            structured_annotations(pm, p.annotations)
+            annotate(pm, p.annotations)
             self.types.typed(pm, p.type, p.type_name, enum_name=True)
 
     def add_extern(self, e: ir.ExternInstance, profile_tables: dict[str, list[str]]) -> None:

@@ -16,7 +16,7 @@ p4RuntimeSerializer.cpp, read for behaviour):
   @description fill `doc` (`doc`).
 
 Names defined here: `P4InfoError`, `Symbols`, `jenkins_hash`, `field_ids`,
-`anno`, `anno_strings`, `param_name`, `doc`, `structured_annotations`, `hidden`, `DEFAULT_TABLE_SIZE`
+`anno`, `anno_strings`, `param_name`, `doc`, `structured_annotations`, `annotate`, `hidden`, `DEFAULT_TABLE_SIZE`
 and the id prefixes (`TABLE`, `ACTION` ...).
 """
 
@@ -125,6 +125,13 @@ def doc(msg: Any, annos: tuple[ir.Annotation, ...]) -> None:
     for a in annos:
         if a.name in ("brief", "description") and a.args and not a.structured:
             setattr(msg.doc, a.name, str(a.args[0]))
+
+
+def annotate(msg: Any, annos: tuple[ir.Annotation, ...], skip: tuple[str, ...] = ()) -> None:
+    """A P4Info message's `annotations`, `doc` and `structured_annotations` from `annos`."""
+    msg.annotations.extend(anno_strings(annos, skip))
+    doc(msg, annos)
+    structured_annotations(msg, annos)
 
 
 def structured_annotations(msg: Any, annos: tuple[ir.Annotation, ...]) -> None:
@@ -254,5 +261,6 @@ def field_ids(annos_list: list[tuple[ir.Annotation, ...]]) -> list[int]:
 
 
 __all__ = ["P4InfoError", "Symbols", "jenkins_hash", "field_ids", "anno", "anno_strings", "param_name", "doc",
+           "structured_annotations", "annotate",
            "hidden", "DEFAULT_TABLE_SIZE", "ACTION", "TABLE", "VALUE_SET", "CONTROLLER_HEADER", "ACTION_PROFILE",
            "COUNTER", "DIRECT_COUNTER", "METER", "DIRECT_METER", "REGISTER", "DIGEST"]
