@@ -574,10 +574,8 @@ class Elaborator:
         if len(main.args) != len(pkg.params):
             raise P4Error(main.coord, f"V1Switch: expected {len(pkg.params)} arguments, got {len(main.args)}")
         # `V1Switch(p = P(), ig = I(), ...)`: named arguments in any order
+        # (as many arguments as parameters, each bound once: every parameter has one)
         by_param = match_args("V1Switch", pkg.params, main.args, main.coord)
-        missing = [p.name for p in pkg.params if p.name not in by_param]
-        if missing:
-            raise P4Error(main.coord, f"V1Switch: no argument for '{missing[0]}'")
         for name, inst in self.g.instances.items():
             tname = inst.type.base.name if isinstance(inst.type, A.TSpecialized) else getattr(inst.type, "name", "")
             if tname in self.g.controls or tname in self.g.parsers:
