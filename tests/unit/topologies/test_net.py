@@ -124,18 +124,27 @@ def test_a_leftover_pinned_namespace_is_refused_before_anything_starts(state_dir
 
 # --- where queues build ------------------------------------------------------------
 
-# Three hosts on one RTSW, host links at 20 Mb/s: h1 and h3 each send
-# slightly above line rate to h2, so rtsw1's port 2 gets twice what it can send.
-INCAST = {"racks": [{"hosts": 3}], "links": {"host": {"rate_mbps": 20}},
-          "programs": {"rtsw": str(ROOT / "p4" / "rtsw.p4")}}
-# Their frames are 1,082 bytes (1,040 of UDP payload): a full RoCEv2 frame at the default
-# MTU's 1,024-byte path MTU, the frame a queue paced in packets (BMv2's) is paced for. 2,311
-# of them a second fill 20 Mb/s; each sender offers 2,400 (20.8 Mb/s).
+# Three hosts on one RTSW: h1 and h3 each send slightly above line rate to h2, so rtsw1's
+# port 2 gets twice what it can send. The incast's links: p4switch at 20 Mb/s; BMv2 at 10, where the two senders and BMv2's
+# 4,800 frames a second at 20 Mb/s took both of this machine's cores, and BMv2's egress
+# thread, held up, let out bursts of 20-34 frames into tc (2.6-5.6 packets on average).
+INCAST_MBPS = {"p4switch": 20, "bmv2": 10}
+
+
+def _incast(target: str) -> dict[str, Any]:
+    """Three hosts on one RTSW, with the target's `INCAST_MBPS` links."""
+    return {"racks": [{"hosts": 3}], "links": {"host": {"rate_mbps": INCAST_MBPS[target]}},
+            "programs": {"rtsw": str(ROOT / "p4" / "rtsw.p4")}}
+
+
+# Each sender offers 1.04 times the link's rate (argv[3], Mb/s) in 1,082-byte frames (1,040
+# of UDP payload): a full RoCEv2 frame at the default MTU's 1,024-byte path MTU, the frame a
+# queue paced in packets (BMv2's) is paced for; 2,311 of them a second fill 20 Mb/s.
 SENDER = """
 import socket, sys, time
 s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
 s.setsockopt(socket.IPPROTO_IP, socket.IP_TOS, int(sys.argv[2]))
-gap = 1 / 2400
+gap = 1 / (1.04 * float(sys.argv[3]) * 1e6 / (8 * 1082))
 t = time.monotonic()
 end = t + 3
 while t < end:
@@ -177,6 +186,21 @@ class _Controller:
         asyncio.run_coroutine_threadsafe(self.sessions.stop(), self.loop).result(30)
         self.loop.call_soon_threadsafe(self.loop.stop)
         self.thread.join(10)
+
+
+def _until_sent(intf: str) -> None:
+    """Wait until `intf` has sent the last of its queue: its tx_packets still for 300 ms (a
+    full BMv2 hold queue, 1,024 frames, takes 0.9 s at 10 Mb/s), at most 20 s."""
+    stats = Path("/sys/class/net") / intf / "statistics" / "tx_packets"
+    last, still = -1, 0.0
+    for _ in range(400):
+        now = int(stats.read_text())
+        still = still + 0.05 if now == last else 0.0
+        if still >= 0.3:
+            return
+        last = now
+        time.sleep(0.05)
+    raise AssertionError(f"{intf} still sending after 20 s")
 
 
 def _switch_peak(rt: FabricRuntime, target: str, thrift_port: int, port: int, tc_: int) -> int:
@@ -230,12 +254,12 @@ def test_congestion_queues_in_the_switch_not_in_tc(state_dir: Path, target: str,
                                                    tmp_path: Path, dscp: int, tc_: int) -> None:
     """2:1 incast on port 2: the switch's queue fills (64 packets on p4switch, which drops
     there; on BMv2 the port's queues with PFC take `ports.HOLD_QUEUE_PACKETS`) and the tc
-    shaper behind it holds a burst at most, a few packets on average, and drops none:
+    shaper behind it is empty most of the time, holds no backlog that stands, and drops none:
     the port's queue is paced at the link's rate (for full RoCEv2 frames on BMv2, whose
     queues count packets), with the shaper 5 % faster. Lossless class 3: XOFF/XON 24/12 from
     the spec (set after the pipeline) and PAUSE frames sent upstream (p4switch)."""
     before = leftovers()
-    spec = parse_spec(INCAST, source="incast.yaml")
+    spec = parse_spec(_incast(target), source="incast.yaml")
     plan = plan_addresses(spec)
     # p4switch's native PFC here: this test holds its traffic manager's counters (the
     # programs' own PFC is tests/dataplane/test_pfc.py's, on both targets).
@@ -247,23 +271,26 @@ def test_congestion_queues_in_the_switch_not_in_tc(state_dir: Path, target: str,
         ctl = _Controller(spec, plan, target, tmp_path / "build", rt, net.pki)
         try:
             senders = [rt.host_popen(h, [sys.executable, "-c", SENDER, plan.host("h2").ip,
-                                         str(dscp << 2)]) for h in ("h1", "h3")]
+                                         str(dscp << 2), str(INCAST_MBPS[target])])
+                       for h in ("h1", "h3")]
             seen = []  # tc's backlog on the switch's side, every 50 ms
             while any(p.poll() is None for p in senders):
                 m = re.search(r"backlog \d+b (\d+)p", tc("-s", "qdisc", "show", "dev", "rtsw1-eth2"))
                 seen.append(int(m.group(1)) if m else 0)
                 time.sleep(0.05)
-            time.sleep(0.5)
+            _until_sent("rtsw1-eth2")
             peak = _switch_peak(rt, target, plan.switch("rtsw1").thrift_port, 2, tc_)
             tc_drops = re.search(r"dropped (\d+)", tc("-s", "qdisc", "show", "dev", "rtsw1-eth2"))
             assert peak >= 60, f"switch queue peak {peak} of 64"
             assert tc_drops is not None and tc_drops.group(1) == "0"
-            # At most a burst, and not for long: BMv2's egress lets out at once what fell due
-            # while its thread was held up (measured: up to 13 packets), and the shaper drains
-            # it. On average under 2 packets on both targets (measured: BMv2 0.1-0.6, p4switch
-            # 0.00-0.07; a shaper no faster than the port held 4-13 on BMv2 and 0.8-2.8 on
-            # p4switch, frames larger than BMv2's queue is paced for 62-71).
-            assert max(seen) <= 24, f"tc on the switch side held up to {max(seen)} packets"
+            # tc empty most of the time, and no standing backlog: a shaper no faster than the
+            # port kept one in tc, empty in 10-21 % of samples on BMv2 and about as few on
+            # p4switch at 20 Mb/s; 5 % faster, 90-100 % (BMv2 up to 3 packets after its egress
+            # thread was held up, p4switch up to 1), 68 % on BMv2 with a busy loop on one of
+            # two cores. On average under 2 packets (faster: BMv2 0.02-0.2, p4switch 0.00-0.07;
+            # no faster: BMv2 1.1-6.3, p4switch 0.5-2.8).
+            empty = sum(1 for n in seen if n == 0)
+            assert empty >= len(seen) / 2, f"tc on the switch side held {seen}"
             assert sum(seen) <= 2 * len(seen), f"tc on the switch side held {seen}"
             stats = rt.tm_stats("rtsw1")
             if stats is not None:  # p4switch: its own drop and PFC counters
