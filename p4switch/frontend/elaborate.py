@@ -471,10 +471,12 @@ class Elaborator:
                     coord: ir.Coord, annos: list[A.Anno] | None = None) -> Any:
         """A lowered instance of parser/control `decl` with these constructor values."""
         saved, self.low.inline_locals = self.low.inline_locals, []
+        root = self.low.root_prefix
+        self.low.root_prefix = root or prefix  # a sub-instance's is its top-level block's
         try:
             return self._instantiate(decl, prefix, name, uid, ctor_vals, coord)
         finally:
-            self.low.inline_locals = saved
+            self.low.inline_locals, self.low.root_prefix = saved, root
 
     def _instantiate(self, decl: Any, prefix: str, name: str, uid: str, ctor_vals: dict[str, ir.Expr],
                      coord: ir.Coord) -> Any:
@@ -625,7 +627,8 @@ class Elaborator:
         program = ir.Program(
             arch="v1model", source=self.prog.file, types=dict(self.g.types), errors=list(self.g.errors),
             match_kinds=list(self.g.match_kinds), constants=dict(self.g.consts), functions=self.functions,
-            actions=self.top_actions, pipeline=pipeline, controller_headers=headers,
+            actions=self.top_actions + [b.ir_action for b in self.low.localized.values() if b.ir_action],
+            pipeline=pipeline, controller_headers=headers,
             digests=list(self.low.digests.values()), annotations=annos_ir(main.annos),
             new_types=dict(self.g.newtypes), global_externs=global_externs,
             block_order=sorted(pipeline, key=rank.__getitem__),

@@ -99,6 +99,10 @@ class ExprChecker:
         self.digests: dict[str, ir.Digest] = {}
         self.used_actions: set[str] = set()  # cp_names of actions referenced anywhere
         self.global_actions: dict[str, BAction] = {}
+        # The top-level control or parser being lowered ("" outside one), and the copies of
+        # top-level actions with a relative @name made for it (`localize`).
+        self.root_prefix = ""
+        self.localized: dict[tuple[str, str], BAction] = {}
 
     # ------------------------------------------------------------------ helpers
     def named(self, t: Any) -> Any:
@@ -208,12 +212,30 @@ class ExprChecker:
         if name in self.g.consts:
             return BConst(value=self.g.consts[name])
         if name in self.global_actions:
-            return self.global_actions[name]
+            return self.localize(self.global_actions[name])
         if name in self.g.functions:
             return BFunction(decl=self.g.functions[name], uid=name)
         if name in self.g.instances and name != "main":
             return self.global_instance(name, ctx, coord)
         return None
+
+    def localize(self, b: BAction) -> BAction:
+        """The top-level action `b` as the control being lowered sees it. Like p4c
+        (LocalizeAllActions), each top-level control using a top-level action has a copy of
+        its own; a relative @name("x") on the action then names that copy within the
+        control, `<control>.x`, one entity per control. Without @name, or with an absolute
+        @name(".x"), every copy keeps the top-level name: `b` itself."""
+        anno = A.find_anno(b.decl.annos, "name")
+        relative = (anno is not None and bool(anno.args) and isinstance(anno.args[0], str)
+                    and not anno.args[0].startswith("."))
+        if not relative or not self.root_prefix or b.ir_action is None:
+            return b
+        key = (b.cp_name, self.root_prefix)
+        if key not in self.localized:
+            name = f"{self.root_prefix}.{b.cp_name}"
+            self.localized[key] = BAction(decl=b.decl, cp_name=name, params=b.params,
+                                          ir_action=dataclasses.replace(b.ir_action, cp_name=name))
+        return self.localized[key]
 
     def _e_EName(self, e: A.EName, ctx: Ctx, expected: Any) -> ir.Expr:
         b = self.lookup(e.name, ctx, e.coord, e.dot)

@@ -35,9 +35,6 @@ BMV2_CANNOT = {
     "issue1062-1-bmv2": "BMv2's P4Runtime server refuses every entry of a table keyed on an error value",
     "gauntlet_nested_switch-bmv2": "BMv2 refuses to modify the default action of a table without keys "
                                    "or actions (P4Runtime allows NoAction there)",
-    "issue-4969-bmv2": "p4switch's P4Info names a top-level action with a relative @name at the top "
-                       "level (bar), p4c's within its control (ingressImpl.bar): p4c's P4Info, pushed "
-                       "to both, names an action p4switch does not have",
 }
 
 pytestmark = pytest.mark.skipif(not ROOT, reason="$P4C_TESTDATA (p4c's testdata/p4_16_samples) not "

@@ -48,8 +48,6 @@ P4INFO_DIFFERS = {
     "action_profile_sum_of_members_annotation": "@selector_size_semantics(\"...\") written with a "
                                                 "string: p4switch prints its argument bare",
     "gauntlet_exit_combination_5-bmv2": "an action p4c's front end finds dead after an exit and drops",
-    "issue-4969-bmv2": "a top-level action with a relative @name(\"bar\"): p4c names it within the "
-                       "control using it (ingressImpl.bar), p4switch at the top level (bar)",
     "issue2283_1-bmv2": "a `type` over a struct-typed header field as a match key",
     "issue2362-bmv2": "a table applied inside another table's key",
     "issue2735-bmv2": "a register declared through a typedef of register<T>: p4c 1.2.4.8 leaves it out",
