@@ -15,25 +15,33 @@ also a skip written as a plain `skipif` on those conditions cannot happen
 in CI. (chromium and the network lock are found only when a suite asks:
 their checks go through `unavailable`.)
 
+`net_lock(wait_s)` holds the shared network lock (/tmp/aizone-net.lock) that
+every test building a network takes, so two runs never build networks at the
+same time; a process that already holds it (run under `flock`) holds it on.
+
 `chosen_target(config, default)` is the switch target a suite runs on
 (`--target`, else `$AIZONE_TARGET`, else the suite's default), or an
 `unavailable("bmv2", ...)` when its tools are missing; the run's summary
 counts the tests that ran per target (`TARGETS` holds what was chosen).
 
-Names defined here: `CAPABILITIES`, `TARGETS`, `required`, `unavailable`,
-`declared_but_missing`, `chosen_target`.
+Names defined here: `CAPABILITIES`, `TARGETS`, `NET_LOCK`, `required`, `unavailable`,
+`declared_but_missing`, `chosen_target`, `net_lock`.
 """
 
 from __future__ import annotations
 
+import fcntl
 import os
 import shutil
-from typing import NoReturn
+import time
+from typing import IO, NoReturn
 
 import pytest
 
-__all__ = ["CAPABILITIES", "TARGETS", "chosen_target", "declared_but_missing", "required",
-           "unavailable"]
+__all__ = ["CAPABILITIES", "NET_LOCK", "TARGETS", "chosen_target", "declared_but_missing",
+           "net_lock", "required", "unavailable"]
+
+NET_LOCK = "/tmp/aizone-net.lock"
 
 CAPABILITIES = {
     "root": "root (network namespaces, veths, raw sockets, Mininet)",
@@ -106,3 +114,27 @@ def chosen_target(config: pytest.Config, default: str) -> str:
         unavailable("bmv2", f"target {chosen} needs {', '.join(missing)} on PATH")
     config.stash.setdefault(TARGETS, {})[default] = chosen
     return chosen
+
+
+def net_lock(wait_s: float = 300) -> IO[str] | None:
+    """Hold the shared network lock `NET_LOCK`: the open file holding it (closing it lets
+    go), or None when this process holds it already (inherited from `flock NET_LOCK pytest
+    ...`, or taken by an earlier fixture). Another run holding it for `wait_s` seconds:
+    `unavailable("netlock", ...)`."""
+    for fd in os.listdir("/proc/self/fd"):
+        try:
+            if os.readlink(f"/proc/self/fd/{fd}") == NET_LOCK:
+                return None
+        except OSError:
+            continue
+    lock = open(NET_LOCK, "a")  # noqa: SIM115 - the caller holds it, then closes it
+    deadline = time.monotonic() + wait_s
+    while True:
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return lock
+        except BlockingIOError:
+            if time.monotonic() > deadline:
+                lock.close()
+                unavailable("netlock", f"the network lock {NET_LOCK} stayed busy for {wait_s:g} s")
+            time.sleep(0.5)

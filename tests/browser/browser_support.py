@@ -4,26 +4,22 @@
 `from browser_support import ...`, a name no other test folder uses.)
 
 Names defined here: `CHROMIUM_ARGS`, `VIEWPORT`, `chromium_path`, `aizone`,
-`net_lock`, `Fabric`, `ROOT`, `SMALL`, `NET_LOCK`.
+`Fabric`, `ROOT`, `SMALL` (the network lock is `tests.provides.net_lock`).
 """
 
 from __future__ import annotations
 
-import fcntl
 import os
 import shutil
 import subprocess
 import sys
-import time
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 from controller.client import ApiClient
-from tests.provides import unavailable
 
 ROOT = Path(__file__).resolve().parents[2]
 SMALL = ROOT / "topologies" / "ai_zone_small.yaml"
-NET_LOCK = "/tmp/aizone-net.lock"
 
 CHROMIUM_ARGS = [
     "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
@@ -48,27 +44,6 @@ def aizone(*args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]
     """Run the aizone CLI as a user does."""
     return subprocess.run([sys.executable, "-m", "aizone.cli", *args], cwd=ROOT,
                           capture_output=True, text=True, timeout=timeout)
-
-
-def net_lock() -> IO[str] | None:
-    """Hold the shared network lock while a fabric is up (None: already held, run under `flock`)."""
-    for fd in os.listdir("/proc/self/fd"):
-        try:
-            if os.readlink(f"/proc/self/fd/{fd}") == NET_LOCK:
-                return None  # inherited from `flock /tmp/aizone-net.lock pytest ...`
-        except OSError:
-            continue
-    lock = open(NET_LOCK, "a")  # noqa: SIM115 - held until the fabric is down
-    deadline = time.monotonic() + 300
-    while True:
-        try:
-            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            return lock
-        except BlockingIOError:
-            if time.monotonic() > deadline:
-                lock.close()
-                unavailable("netlock", f"the network lock {NET_LOCK} stayed busy for 300 s")
-            time.sleep(1)
 
 
 class Fabric:

@@ -29,11 +29,10 @@ from browser_support import (
     Fabric,
     aizone,
     chromium_path,
-    net_lock,
 )
 
 from controller.client import ApiClient
-from tests.provides import chosen_target, unavailable
+from tests.provides import chosen_target, net_lock, unavailable
 
 
 @pytest.fixture(scope="module")

@@ -30,7 +30,6 @@ from dashboard_support import IDLE_RGB, click_link, drawn_graph, expected_graph,
 
 ROOT = Path(__file__).resolve().parents[2]
 SMALL = ROOT / "topologies" / "ai_zone_small.yaml"
-NET_LOCK = "/tmp/aizone-net.lock"
 CLI_FAILED = "rtsw1-eth5--ctsw1-eth1"  # `aizone link down rtsw1 ctsw1`
 PAGE_FAILED = "rtsw4-eth6--ctsw2-eth4"  # rtsw4's uplink to ctsw2, failed from the page
 

@@ -27,13 +27,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from browser_support import ROOT, SMALL, Fabric, net_lock
+from browser_support import ROOT, SMALL, Fabric
 from dashboard_support import click_link, live_page
 from scapy.utils import rdpcap
 
 from controller.client import ApiClient
 from tests.fabric.servers_support import NamespaceServers, faketime_missing, sshd_missing
-from tests.provides import chosen_target, unavailable
+from tests.provides import chosen_target, net_lock, unavailable
 from topologies.addressing import plan_addresses
 from topologies.runstate import read_state
 from topologies.spec import load_spec

@@ -2,8 +2,9 @@
 
 The rig needs root, p4c-bm2-ss and simple_switch_grpc (from
 /opt/p4tools/bin or PATH); without them every test here skips with the
-reason. Run it under the network lock:
-`flock /tmp/aizone-net.lock .venv/bin/python -m pytest tests/differential -q`.
+reason. It holds the shared network lock while its veths exist
+(`tests.provides.net_lock`: waited for when another run holds it, already
+held under `flock /tmp/aizone-net.lock`), so two runs do not break each other.
 
 p4c-bm2-ss is the slow half of compiling: the programs the collected tests
 name (their `path` parameter) are compiled by p4c ahead, one at a time in a
@@ -23,7 +24,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.provides import unavailable
+from tests.provides import net_lock, unavailable
 
 from .rig import Compiled, P4cCache, P4cOutput, Rig, compile_both, tools_missing
 
@@ -56,8 +57,13 @@ def rig(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Rig]:
     missing = tools_missing()
     if missing:
         unavailable("bmv2", missing)
-    with Rig(tmp_path_factory.mktemp("rig")) as r:
-        yield r
+    lock = net_lock()
+    try:
+        with Rig(tmp_path_factory.mktemp("rig")) as r:
+            yield r
+    finally:
+        if lock is not None:
+            lock.close()
 
 
 @pytest.fixture(scope="session")

@@ -21,7 +21,7 @@ both is p4c's (the unit tests hold p4switch's equal to it). `p4c(path)` is
 the p4c-bm2-ss half alone, cached by content (`P4cCache`).
 
 Processes and veths are removed whatever happens. Everything here needs root
-and runs under `flock /tmp/aizone-net.lock` (the caller takes the lock).
+and runs under the shared network lock (the `rig` fixture takes it: conftest.py).
 
 Names defined here: `Rig`, `Session`, `Refused`, `Compiled`, `Outputs`,
 `compile_both`, `p4c`, `P4cCache`, `tools_missing`, `CPU`, `PORTS`.

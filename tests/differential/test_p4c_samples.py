@@ -5,9 +5,10 @@ frames, counters (`BATCHES` x `BATCH` frames each). Programs either compiler ref
 programs BMv2 cannot run, or whose P4Info p4switch writes differently, are listed with the reason
 and fail when that changes.
 
-p4c's programs are not ours to copy: this runs only where a checkout is, under the network lock
-(`flock /tmp/aizone-net.lock .venv/bin/python -m pytest tests/differential/test_p4c_samples.py`),
-about 4 minutes for its 326 programs on the 2-core build machine (299 passed, 27 skipped).
+p4c's programs are not ours to copy: this runs only where a checkout is
+(`P4C_TESTDATA=... .venv/bin/python -m pytest tests/differential/test_p4c_samples.py`; the rig
+takes the network lock), about 4.5 minutes for its 326 programs on the 2-core build machine (300
+passed, 26 skipped).
 """
 
 from __future__ import annotations

@@ -23,7 +23,7 @@ from scapy.layers.l2 import Ether
 
 from controller import hashing
 from controller.routes import NAMES
-from tests.provides import unavailable
+from tests.provides import net_lock, unavailable
 
 REPO = Path(__file__).resolve().parents[3]
 
@@ -201,9 +201,8 @@ def bmv2(tmp_path_factory):
     Members are created in ascending member order (handles 0..15), a group per
     size 2..16 (members 1..n) is reached by 10.n.0.0/16, as in `pipeline`.
     The fixture takes the shared network lock (/tmp/aizone-net.lock) itself
-    while its veths exist (do not run it under `flock`: it would wait on it).
+    while its veths exist (`tests.provides.net_lock`; under `flock` it holds it already).
     """
-    import fcntl
     import os
     import socket
     import subprocess
@@ -214,17 +213,7 @@ def bmv2(tmp_path_factory):
     if why:
         unavailable("bmv2", why)
     env = {**os.environ, "PATH": os.environ.get("PATH", "") + os.pathsep + "/opt/p4tools/bin"}
-    lock = open("/tmp/aizone-net.lock", "a")  # noqa: SIM115 - held until the fixture ends
-    deadline = time.monotonic() + 120
-    while True:
-        try:
-            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            break
-        except BlockingIOError:
-            if time.monotonic() > deadline:
-                lock.close()
-                unavailable("netlock", "the network lock /tmp/aizone-net.lock stayed busy for 120 s")
-            time.sleep(0.5)
+    lock = net_lock(120)
     out = tmp_path_factory.mktemp("bmv2")
     subprocess.run(["p4c-bm2-ss", "-I", str(REPO / "p4" / "include"), "-o", str(out / "rtsw.json"),
                     str(REPO / "p4" / "rtsw.p4")], check=True, capture_output=True, env=env)
@@ -286,7 +275,8 @@ def bmv2(tmp_path_factory):
         proc.wait(10)
         for p in ports:
             subprocess.run(["ip", "link", "del", f"{tag}s{p}"], check=False, capture_output=True)
-        lock.close()
+        if lock is not None:
+            lock.close()
 
 
 def _bmv2_port(socks, frame: bytes, timeout: float = 3.0) -> int | None:
