@@ -81,15 +81,17 @@ def _fmt_arg(v: Any) -> str:
 # Annotations p4c's front end parses into expressions (ParseAnnotations and
 # the P4Runtime ones); ToP4 prints their arguments separated by ", ". Any other
 # annotation keeps its unparsed token list, printed with single spaces between
-# tokens, so `@my(1, 2)` reads `@my(1 , 2)` in p4c's P4Info.
+# tokens, so `@my(1, 2)` reads `@my(1 , 2)` in p4c's P4Info, and so does
+# `@platform_property(a = 1, b = 2)`: `@platform_property(a = 1 , b = 2)`.
 _PARSED_ANNOS = {
     "name", "deprecated", "noWarn", "length", "pkginfo", "synchronous", "field_list", "match",
     "priority", "id", "brief", "description", "controller_header", "max_group_size",
-    "selector_size_semantics", "max_member_weight", "p4runtime_translation", "platform_property",
+    "selector_size_semantics", "max_member_weight", "p4runtime_translation",
 }
 
-# P4Runtime annotations whose argument is a name, printed bare by p4c
-_IDENT_ANNOS = {"selector_size_semantics"}
+# P4Runtime annotations whose one argument p4c prints as written: a name bare
+# (`sum_of_weights`), a string literal in its quotes (`"sum_of_weights"`)
+_AS_WRITTEN_ANNOS = {"selector_size_semantics"}
 
 
 def hidden(annos: tuple[ir.Annotation, ...]) -> bool:
@@ -102,11 +104,11 @@ def anno_strings(annos: tuple[ir.Annotation, ...], skip: tuple[str, ...] = ()) -
     for a in annos:
         if a.name in _HIDDEN_ANNOS or a.name in skip or a.structured:  # structured: structured_annotations
             continue
-        if a.tokens and a.name not in _PARSED_ANNOS:
+        if a.tokens and (a.name not in _PARSED_ANNOS or a.name in _AS_WRITTEN_ANNOS):
             out.append(f"@{a.name}({a.tokens})")
         elif a.args:
             sep = ", " if a.name in _PARSED_ANNOS else " , "
-            fmt = str if a.name in _IDENT_ANNOS else _fmt_arg
+            fmt = str if a.name in _AS_WRITTEN_ANNOS else _fmt_arg
             out.append(f"@{a.name}({sep.join(fmt(x) for x in a.args)})")
         else:
             out.append(f"@{a.name}")

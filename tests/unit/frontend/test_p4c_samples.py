@@ -43,16 +43,11 @@ REFUSED = {
 }
 # stem -> where p4switch's P4Info differs from p4c-bm2-ss 1.2.4.8's, and why it is left
 P4INFO_DIFFERS = {
-    "action_profile_max_group_size_annotation": "@selector_size_semantics(\"...\") written with a "
-                                                "string: p4switch prints its argument bare",
-    "action_profile_sum_of_members_annotation": "@selector_size_semantics(\"...\") written with a "
-                                                "string: p4switch prints its argument bare",
     "gauntlet_exit_combination_5-bmv2": "an action p4c's front end finds dead after an exit and drops",
     "issue2283_1-bmv2": "a `type` over a struct-typed header field as a match key",
     "issue2362-bmv2": "a table applied inside another table's key",
     "issue2735-bmv2": "a register declared through a typedef of register<T>: p4c 1.2.4.8 leaves it out",
     "issue3329-bmv2": "a struct-typed field in a controller header (p4c flattens it into b.b)",
-    "pkginfo_annotation": "@platform_property's key = value arguments printed without p4c's spaces",
 }
 
 pytestmark = [
