@@ -51,6 +51,7 @@ from p4switch.p4names import (
     anno_strings,
     annotate,
     field_ids,
+    field_path_name,
     hidden,
     param_name,
     structured_annotations,
@@ -335,6 +336,10 @@ class _Builder:
         pre.alias = alias if alias is not None else self.sym.alias(name)
         annotate(pre, annos)
 
+    def named(self, t: Any) -> Any:
+        """The type a type name names; any other type itself."""
+        return self.p.types.get(t.name, t) if isinstance(t, ir.TypeName) else t
+
     def width(self, t: Any) -> int:
         """The control-plane width in bits of type `t`."""
         return cp_width(self.p, t)
@@ -459,12 +464,15 @@ class _Builder:
         m = self.info.controller_packet_metadata.add()
         self.preamble(m.preamble, CONTROLLER_HEADER, ht.name, ht.annotations, alias=h.kind)
         m.preamble.name = h.kind
-        for f, fid in zip(ht.fields, field_ids([f.annotations for f in ht.fields]), strict=True):
-            if hidden(f.annotations):
+        # a struct-typed field's own fields, each by its path (`b.b`), as p4c flattens them
+        paths = list(ir.leaf_fields(ht, self.named))
+        for path, fid in zip(paths, field_ids([p[-1].annotations for p in paths]), strict=True):
+            f = path[-1]
+            if any(hidden(g.annotations) for g in path):
                 continue
             md = m.metadata.add()
             md.id = fid
-            md.name = param_name(f.name, f.annotations)
+            md.name = field_path_name(path)
             md.annotations.extend(anno_strings(f.annotations))
             self.types.typed(md, f.type, f.type_name, enum_name=False)
 

@@ -123,6 +123,12 @@ def param_name(name: str, annos: tuple[ir.Annotation, ...]) -> str:
     return name
 
 
+def field_path_name(path: tuple[ir.Field, ...]) -> str:
+    """The control-plane name of a leaf field reached by `path` (`ir.leaf_fields`): each
+    field's `param_name`, joined by dots (`b.b`, as p4c names a flattened header field)."""
+    return ".".join(param_name(f.name, f.annotations) for f in path)
+
+
 def doc(msg: Any, annos: tuple[ir.Annotation, ...]) -> None:
     for a in annos:
         if a.name in ("brief", "description") and a.args and not a.structured:
@@ -262,7 +268,7 @@ def field_ids(annos_list: list[tuple[ir.Annotation, ...]]) -> list[int]:
     return out
 
 
-__all__ = ["P4InfoError", "Symbols", "jenkins_hash", "field_ids", "anno", "anno_strings", "param_name", "doc",
+__all__ = ["P4InfoError", "Symbols", "jenkins_hash", "field_ids", "anno", "anno_strings", "param_name", "field_path_name", "doc",
            "structured_annotations", "annotate",
            "hidden", "DEFAULT_TABLE_SIZE", "ACTION", "TABLE", "VALUE_SET", "CONTROLLER_HEADER", "ACTION_PROFILE",
            "COUNTER", "DIRECT_COUNTER", "METER", "DIRECT_METER", "REGISTER", "DIGEST"]

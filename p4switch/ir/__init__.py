@@ -95,6 +95,7 @@ from .progfile import (
 from .queries import (
     bit_width,
     control_locals,
+    leaf_fields,
     tables_of,
 )
 from .stmtnodes import (
@@ -144,6 +145,6 @@ __all__ = [
     "Param", "Action", "Function", "ActionRef", "KeyElement", "Keyset", "ConstEntry", "Table",
     "ExternInstance", "ValueSet", "SelectCase", "Transition", "ParserState", "Parser",
     "Control", "ParserInstance", "ControlInstance", "ControllerHeader", "Digest", "NewType",
-    "Program", "bit_width", "control_locals", "tables_of", "IR_VERSION", "IR_FORMAT", "to_json",
+    "Program", "bit_width", "control_locals", "leaf_fields", "tables_of", "IR_VERSION", "IR_FORMAT", "to_json",
     "from_json", "ProgramFileError",
 ]

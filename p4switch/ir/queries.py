@@ -1,10 +1,11 @@
 """Questions every pass asks of a program: a type's width, a program's control locals and tables.
 
 `bit_width` is the one width of a type every pass uses (each with its own
-`resolve` and width for `error` and plain enums); `control_locals` and
+`resolve` and width for `error` and plain enums); `leaf_fields` a header's
+fields with its struct-typed ones opened up; `control_locals` and
 `tables_of` are the walks over a program's controls.
 
-Names defined here: `bit_width`, `control_locals`, `tables_of`.
+Names defined here: `bit_width`, `leaf_fields`, `control_locals`, `tables_of`.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from .typenodes import (
     BoolType,
     EnumType,
     ErrorType,
+    Field,
     HeaderType,
     HeaderUnionType,
     StackType,
@@ -70,6 +72,20 @@ def bit_width(t: Any, resolve: Callable[[Any], Any] = _as_declared, *,
     return None if None in parts else sum(p for p in parts if p is not None)
 
 
+def leaf_fields(t: Any, resolve: Callable[[Any], Any] = _as_declared) -> Iterator[tuple[Field, ...]]:
+    """The fields of header or struct `t`, in order, a struct-typed one replaced by its own
+    (P4-16 lets a header hold a struct of bit fields; p4c's FlattenHeaders opens it up, and a
+    controller header's metadata are these leaves, named by their path: `b.b`). Each is its
+    path from `t`, outermost field first. `resolve` maps a named type to what it names."""
+    for f in resolve(t).fields:
+        ft = resolve(f.type)
+        if isinstance(ft, StructType):
+            for path in leaf_fields(ft, resolve):
+                yield (f, *path)
+        else:
+            yield (f,)
+
+
 def control_locals(blocks: Iterable[object]) -> Iterator[Any]:
     """The locals of the control instances among `blocks` and, in place, of their sub-controls.
 
@@ -94,4 +110,4 @@ def tables_of(program: Program) -> Iterator[Table]:
     return (loc for loc in control_locals(program.pipeline.values()) if isinstance(loc, Table))
 
 
-__all__ = ["bit_width", "control_locals", "tables_of"]
+__all__ = ["bit_width", "control_locals", "leaf_fields", "tables_of"]

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any, cast
 
 from .. import ir
+from ..p4names import field_path_name
 from . import hashes, runtime
 from .blocks import BlockGen
 from .codegen import CodegenError, ModuleBuilder, py_name
@@ -154,7 +155,10 @@ def compile_program(program: ir.Program, *, drop_port: int = 511) -> CompiledPro
         cp.tables[spec.table.cp_name] = _build_table(bg, spec, ns)
     for ch in program.controller_headers:
         ht = mb.ti.resolve(ir.TypeName(name=ch.header))
-        cp.controller_headers[ch.kind] = [(f.name, mb.ti.width(f.type)) for f in ht.fields]
+        # by the names P4Info gives them (`p4names.field_path_name`): a struct-typed
+        # field's own fields, each by its path
+        cp.controller_headers[ch.kind] = [(field_path_name(path), mb.ti.width(path[-1].type))
+                                          for path in ir.leaf_fields(ht, mb.ti.resolve)]
     return cp
 
 

@@ -47,7 +47,6 @@ P4INFO_DIFFERS = {
     "issue2283_1-bmv2": "a `type` over a struct-typed header field as a match key",
     "issue2362-bmv2": "a table applied inside another table's key",
     "issue2735-bmv2": "a register declared through a typedef of register<T>: p4c 1.2.4.8 leaves it out",
-    "issue3329-bmv2": "a struct-typed field in a controller header (p4c flattens it into b.b)",
 }
 
 pytestmark = [

@@ -132,3 +132,40 @@ def test_get_config_returns_what_was_set(rclient, route_program) -> None:
     c, _, info = rclient
     cfg = c.stub.GetForwardingPipelineConfig(p4r.GetForwardingPipelineConfigRequest(device_id=1)).config
     assert cfg.p4info == info and cfg.p4_device_config == route_program[1] and cfg.cookie.cookie == 1
+
+
+@pytest.fixture
+def sclient() -> Iterator[tuple[Client, MemoryPorts, p4i.P4Info]]:
+    """cpu_struct.p4's switch: controller headers holding a struct of bit fields."""
+    info, blob = compiled("cpu_struct.p4")
+    ports = MemoryPorts([1, 2, 3])
+    srv = P4RuntimeServer(device_id=1, address="127.0.0.1:0", transmit=ports.transmit, cpu_port=255,
+                          factory=switch_factory).start()
+    ports.start(srv.process)
+    c = Client(f"127.0.0.1:{srv.port}")
+    c.stream(10)
+    c.set_pipeline(p4info=info, device_config=blob, cookie=1)
+    yield c, ports, info
+    c.close()
+    srv.stop(grace=0)
+
+
+def test_controller_header_struct_fields_by_path(sclient) -> None:
+    """A struct in a controller header: each of its fields is a metadata named by its path
+    (as p4c-bm2-ss names them), a PacketOut's `port.egress` picks the port, and a PacketIn
+    carries `port.ingress` and `reason` where the program put them."""
+    c, ports, info = sclient
+    cpm = {m.preamble.name: [(md.id, md.name, md.bitwidth) for md in m.metadata]
+           for m in info.controller_packet_metadata}
+    assert cpm == {"packet_out": [(1, "kind", 8), (2, "port.egress", 9), (3, "port.pad", 7)],
+                   "packet_in": [(1, "port.pad", 7), (2, "port.ingress", 9), (3, "reason", 8)]}
+    frame = bytes.fromhex("020000000002" "020000000001" "0800") + bytes(46)
+    out = p4r.PacketOut(payload=frame)
+    for mid, value in ((1, b"\x05"), (2, b"\x03"), (3, b"\x00")):
+        out.metadata.add(metadata_id=mid, value=value)
+    c.streams[0].send(p4r.StreamMessageRequest(packet=out))
+    assert ports.wait_sent(3) == frame
+    ports.inject(2, frame)
+    msg = c.streams[0].recv()
+    assert msg.packet.payload == frame
+    assert {m.metadata_id: m.value for m in msg.packet.metadata} == {1: b"\x00", 2: b"\x02", 3: b"\x07"}
