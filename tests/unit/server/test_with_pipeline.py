@@ -18,9 +18,9 @@ def route_program() -> tuple[p4i.P4Info, bytes]:
     return compiled("route.p4")
 
 
-@pytest.fixture
-def rclient(route_program) -> Iterator[tuple[Client, MemoryPorts, p4i.P4Info]]:
-    info, blob = route_program
+def _serving(program: tuple[p4i.P4Info, bytes]) -> Iterator[tuple[Client, MemoryPorts, p4i.P4Info]]:
+    """A server on ports 1-3 (CPU port 255) running `program`, and a client with its stream."""
+    info, blob = program
     ports = MemoryPorts([1, 2, 3])
     srv = P4RuntimeServer(device_id=1, address="127.0.0.1:0", transmit=ports.transmit, cpu_port=255,
                           factory=switch_factory).start()
@@ -31,6 +31,11 @@ def rclient(route_program) -> Iterator[tuple[Client, MemoryPorts, p4i.P4Info]]:
     yield c, ports, info
     c.close()
     srv.stop(grace=0)
+
+
+@pytest.fixture
+def rclient(route_program) -> Iterator[tuple[Client, MemoryPorts, p4i.P4Info]]:
+    yield from _serving(route_program)
 
 
 def ids(info: p4i.P4Info):
@@ -137,17 +142,7 @@ def test_get_config_returns_what_was_set(rclient, route_program) -> None:
 @pytest.fixture
 def sclient() -> Iterator[tuple[Client, MemoryPorts, p4i.P4Info]]:
     """cpu_struct.p4's switch: controller headers holding a struct of bit fields."""
-    info, blob = compiled("cpu_struct.p4")
-    ports = MemoryPorts([1, 2, 3])
-    srv = P4RuntimeServer(device_id=1, address="127.0.0.1:0", transmit=ports.transmit, cpu_port=255,
-                          factory=switch_factory).start()
-    ports.start(srv.process)
-    c = Client(f"127.0.0.1:{srv.port}")
-    c.stream(10)
-    c.set_pipeline(p4info=info, device_config=blob, cookie=1)
-    yield c, ports, info
-    c.close()
-    srv.stop(grace=0)
+    yield from _serving(compiled("cpu_struct.p4"))
 
 
 def test_controller_header_struct_fields_by_path(sclient) -> None:
