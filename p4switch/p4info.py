@@ -56,7 +56,7 @@ from p4switch.p4names import (
     param_name,
     structured_annotations,
 )
-from p4switch.p4types import TypeInfo, cp_width
+from p4switch.p4types import TypeInfo, cp_width, named_type
 from p4switch.proto import p4i
 
 _MATCH = {"exact": 2, "lpm": 3, "ternary": 4, "range": 5, "optional": 6}
@@ -336,10 +336,6 @@ class _Builder:
         pre.alias = alias if alias is not None else self.sym.alias(name)
         annotate(pre, annos)
 
-    def named(self, t: Any) -> Any:
-        """The type a type name names; any other type itself."""
-        return self.p.types.get(t.name, t) if isinstance(t, ir.TypeName) else t
-
     def width(self, t: Any) -> int:
         """The control-plane width in bits of type `t`."""
         return cp_width(self.p, t)
@@ -352,7 +348,7 @@ class _Builder:
         for k, fid in zip(t.keys, ids, strict=True):
             if k.match_kind == "selector":
                 continue
-            named = self.p.types.get(k.expr.type.name) if isinstance(k.expr.type, ir.TypeName) else k.expr.type
+            named = named_type(self.p, k.expr.type)
             if isinstance(named, ir.EnumType) and named.underlying is None:
                 # p4c's getTypeWidth -> TypeMap::widthBits has no width for a plain enum
                 raise P4InfoError(f"{k.name}: a table key of type {named.name} cannot be described in P4Info "
@@ -465,7 +461,7 @@ class _Builder:
         self.preamble(m.preamble, CONTROLLER_HEADER, ht.name, ht.annotations, alias=h.kind)
         m.preamble.name = h.kind
         # a struct-typed field's own fields, each by its path (`b.b`), as p4c flattens them
-        paths = list(ir.leaf_fields(ht, self.named))
+        paths = list(ir.leaf_fields(ht, lambda t: named_type(self.p, t)))
         for path, fid in zip(paths, field_ids([p[-1].annotations for p in paths]), strict=True):
             f = path[-1]
             if any(hidden(g.annotations) for g in path):
@@ -481,7 +477,7 @@ class _Builder:
         m = self.info.value_sets.add()
         self.preamble(m.preamble, VALUE_SET, vs.cp_name, vs.annotations)
         m.size = vs.size
-        t = self.p.types.get(vs.type.name, vs.type) if isinstance(vs.type, ir.TypeName) else vs.type
+        t = named_type(self.p, vs.type)
         if isinstance(t, ir.BitsType):
             mf = m.match.add()
             mf.id = 1

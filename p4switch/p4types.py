@@ -3,9 +3,9 @@
 `TypeInfo` fills one P4Info's `type_info` (structs, headers, unions, enums,
 serializable enums, errors, `type`s, translated or not) as match fields,
 parameters, metadata and typed externs need them; `cp_width` is a value's
-width as P4Runtime carries it.
+width as P4Runtime carries it; `named_type` what a type name names.
 
-Names defined here: `TypeInfo`, `cp_width`.
+Names defined here: `TypeInfo`, `cp_width`, `named_type`.
 """
 
 from __future__ import annotations
@@ -17,10 +17,16 @@ from p4switch.p4names import anno, anno_strings
 from p4switch.proto import p4i, p4t
 
 
+def named_type(program: ir.Program, t: Any) -> Any:
+    """The type `program`'s type name `t` names (`t` itself when it names none); any
+    other type itself."""
+    return program.types.get(t.name, t) if isinstance(t, ir.TypeName) else t
+
+
 def cp_width(program: ir.Program, t: Any) -> int:
     """A value's width as P4Runtime carries it: bit<W>/int<W> W, bool 1, serializable
     enum its underlying width; 0 for what P4Runtime has no bitwidth for."""
-    t = program.types.get(t.name, t) if isinstance(t, ir.TypeName) else t
+    t = named_type(program, t)
     if not isinstance(t, (ir.BitsType, ir.BoolType, ir.EnumType)):
         return 0  # headers, structs and the rest are no P4Runtime bitstring
     return ir.bit_width(t) or 0
@@ -53,7 +59,7 @@ class TypeInfo:
             else:
                 msg.bitwidth = cp_width(self.p, nt.type)
             return
-        named = self.p.types.get(t.name) if isinstance(t, ir.TypeName) else t
+        named = named_type(self.p, t)
         if isinstance(named, (ir.EnumType, ir.ErrorType)):
             self.type_spec(t)
         if isinstance(named, ir.EnumType) and named.underlying is None:
@@ -82,7 +88,7 @@ class TypeInfo:
     def type_spec(self, t: Any) -> Any:
         """P4DataTypeSpec of `t`, registering named types in type_info."""
         out = p4t.P4DataTypeSpec()
-        named = self.p.types.get(t.name) if isinstance(t, ir.TypeName) else t
+        named = named_type(self.p, t)
         ti = self.info.type_info
         ti.SetInParent()
         if isinstance(named, ir.BitsType):

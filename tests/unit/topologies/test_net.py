@@ -125,9 +125,10 @@ def test_a_leftover_pinned_namespace_is_refused_before_anything_starts(state_dir
 # --- where queues build ------------------------------------------------------------
 
 # Three hosts on one RTSW: h1 and h3 each send slightly above line rate to h2, so rtsw1's
-# port 2 gets twice what it can send. The incast's links: p4switch at 20 Mb/s; BMv2 at 10, where the two senders and BMv2's
-# 4,800 frames a second at 20 Mb/s took both of this machine's cores, and BMv2's egress
-# thread, held up, let out bursts of 20-34 frames into tc (2.6-5.6 packets on average).
+# port 2 gets twice what it can send. The incast's links: p4switch at 20 Mb/s; BMv2 at 10,
+# where the two senders and BMv2's 4,800 frames a second at 20 Mb/s took both of this
+# machine's cores, and BMv2's egress thread, held up, let out bursts of 20-34 frames into
+# tc (2.6-5.6 packets on average).
 INCAST_MBPS = {"p4switch": 20, "bmv2": 10}
 
 
