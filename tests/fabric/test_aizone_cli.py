@@ -2,6 +2,10 @@
 
 Each bad-input case must print one line, exit non-zero and leave nothing
 behind (no processes, veths, namespaces or state file).
+
+All but the crash's cleanup (which ends the target's own processes and files) check the
+CLI itself, the same on every target: marked `one_target`, `make test` runs them on the
+built-in target only.
 """
 
 from __future__ import annotations
@@ -34,6 +38,7 @@ def write(tmp_path: Path, text: str, name: str = "bad.yaml") -> Path:
     return path
 
 
+@pytest.mark.one_target
 @pytest.mark.parametrize("command", ["up", "demo"])
 def test_bad_yaml_key_is_one_line_naming_file_and_key(tmp_path: Path, command: str) -> None:
     """An unknown key: exit 2, the file and the key in one line, nothing left."""
@@ -46,6 +51,7 @@ def test_bad_yaml_key_is_one_line_naming_file_and_key(tmp_path: Path, command: s
     assert_clean(before)
 
 
+@pytest.mark.one_target
 def test_yaml_syntax_error_gives_the_line(tmp_path: Path) -> None:
     """Broken YAML: exit 2, file:line:col."""
     bad = write(tmp_path, "racks: [\n")
@@ -54,6 +60,7 @@ def test_yaml_syntax_error_gives_the_line(tmp_path: Path) -> None:
     assert f"{bad}:" in one_line_error(proc)
 
 
+@pytest.mark.one_target
 def test_missing_p4_file_is_one_line(tmp_path: Path) -> None:
     """programs.rtsw pointing nowhere: exit 2, the key and the path, nothing left."""
     before = leftovers()
@@ -65,6 +72,7 @@ def test_missing_p4_file_is_one_line(tmp_path: Path) -> None:
     assert_clean(before)
 
 
+@pytest.mark.one_target
 def test_missing_topology_file_is_one_line(tmp_path: Path) -> None:
     """A topology path that does not exist: exit 2, named."""
     proc = aizone("up", "--topology", str(tmp_path / "none.yaml"))
@@ -72,6 +80,7 @@ def test_missing_topology_file_is_one_line(tmp_path: Path) -> None:
     assert "none.yaml: no such topology file" in one_line_error(proc)
 
 
+@pytest.mark.one_target
 @pytest.mark.parametrize("command", ["up", "demo"])
 def test_grpc_port_in_use_is_one_line(tmp_path: Path, command: str) -> None:
     """Something listens on the switch's gRPC port: exit 1, says which port, nothing left."""
@@ -89,6 +98,7 @@ def test_grpc_port_in_use_is_one_line(tmp_path: Path, command: str) -> None:
     assert_clean(before)
 
 
+@pytest.mark.one_target
 @pytest.mark.parametrize("command", [["up"], ["demo"], ["down"]], ids=["up", "demo", "down"])
 def test_not_root_is_one_line(command: list[str]) -> None:
     """As user nobody: exit 1, says to use sudo, nothing left."""
@@ -99,6 +109,7 @@ def test_not_root_is_one_line(command: list[str]) -> None:
     assert_clean(before)
 
 
+@pytest.mark.one_target
 def test_status_without_a_fabric_says_so() -> None:
     """`status --json` with nothing running: running false, exit 0."""
     proc = aizone("status", "--json")
@@ -106,6 +117,7 @@ def test_status_without_a_fabric_says_so() -> None:
     assert json.loads(proc.stdout)["running"] is False
 
 
+@pytest.mark.one_target
 def test_down_with_nothing_running_is_fine() -> None:
     """`down` when nothing runs: exit 0."""
     proc = aizone("down")
@@ -113,6 +125,7 @@ def test_down_with_nothing_running_is_fine() -> None:
     assert "nothing was running" in proc.stdout
 
 
+@pytest.mark.one_target
 def test_plan_prints_addresses_as_json() -> None:
     """`plan --json`: the rack's hosts and their addresses."""
     proc = aizone("plan", "--json")
@@ -121,6 +134,7 @@ def test_plan_prints_addresses_as_json() -> None:
     assert [h["nics"][0]["ip"] for h in plan["hosts"]] == ["10.0.0.1", "10.0.0.3"]
 
 
+@pytest.mark.one_target
 def test_demo_runs_the_main_job_and_never_needs_open_vswitch(tmp_path: Path, target: str,
                                                              build_dir: Path) -> None:
     """`aizone demo --json` passes every check, with OVS tools and `mn` shadowed by failing stubs."""
@@ -149,6 +163,7 @@ def test_demo_runs_the_main_job_and_never_needs_open_vswitch(tmp_path: Path, tar
     assert_clean(before)
 
 
+@pytest.mark.one_target
 def test_up_foreground_until_ctrl_c(target: str, build_dir: Path) -> None:
     """`up --foreground` stays until SIGINT; `status --json` sees it meanwhile; nothing is left."""
     before = leftovers()
@@ -172,6 +187,7 @@ def test_up_foreground_until_ctrl_c(target: str, build_dir: Path) -> None:
     assert_clean(before)
 
 
+@pytest.mark.one_target
 def test_up_twice_is_refused_then_down_stops_it(target: str, build_dir: Path) -> None:
     """`up` returns once up; a second `up` says it is already up; `down` stops it, nothing left."""
     before = leftovers()
@@ -201,6 +217,7 @@ def test_down_after_the_daemon_was_killed_leaves_nothing(target: str, build_dir:
     assert_clean(before)
 
 
+@pytest.mark.one_target
 def test_ctrl_c_during_demo_tears_down(target: str, build_dir: Path) -> None:
     """SIGINT while the demo's AllReduce runs: exit 130, `interrupted`, no report, nothing left.
 

@@ -35,6 +35,10 @@ session under libfaketime), naming it and the offset; and `aizone
 experiment qp-scaling --quick --servers` runs its grid there.
 Skips, saying why, only where sshd cannot run (tests/fabric/servers_support.py); a failure
 where the machine declares `sshd` in AIZONE_REQUIRE (tests/provides.py).
+
+On BMv2, `make test` runs the first test only (switches started, killed and restarted on
+the other server); the rest check the daemon, run.json, clocks and placement, the same on
+every target, and are marked `one_target` (pyproject.toml).
 """
 
 from __future__ import annotations
@@ -172,6 +176,7 @@ def _server_is_clean(ns: str, sshd_only: dict[int, str]) -> None:
     assert reserved == "", reserved
 
 
+@pytest.mark.one_target
 def test_down_after_the_daemon_was_killed_cleans_the_other_server(
         target: str, build_dir: Path, servers: NamespaceServers, tmp_path: Path) -> None:
     """SIGKILL the daemon of a fabric over two servers, up with `--pcap`: its switches,
@@ -210,6 +215,7 @@ def test_down_after_the_daemon_was_killed_cleans_the_other_server(
                 assert len(ring) >= 3, (port.intf, ring)
 
 
+@pytest.mark.one_target
 def test_a_killed_daemon_over_two_servers_is_replaced_by_one_that_reattaches(
         target: str, build_dir: Path, servers: NamespaceServers) -> None:
     """SIGKILL the daemon of a fabric over two servers; `aizone up` re-attaches: every switch,
@@ -251,6 +257,7 @@ def test_a_killed_daemon_over_two_servers_is_replaced_by_one_that_reattaches(
     _server_is_clean(ns, sshd_only)
 
 
+@pytest.mark.one_target
 def test_down_with_servers_cleans_them_when_the_record_is_gone(
         target: str, build_dir: Path, servers: NamespaceServers) -> None:
     """The controller's machine "crashed": its daemon killed and run.json gone, as /run is
@@ -469,6 +476,7 @@ def _tunnel_link_down_reroutes_and_up_restores(placement: dict[str, str],
     assert json.loads(status.stdout)["failed"] == [], status.stdout[-2000:]
 
 
+@pytest.mark.one_target
 def test_up_names_the_server_it_cannot_reach(target: str, build_dir: Path,
                                              servers: NamespaceServers) -> None:
     """A server no sshd answers on: `up` fails before building anything, naming that server."""
@@ -481,6 +489,7 @@ def test_up_names_the_server_it_cannot_reach(target: str, build_dir: Path,
     assert_clean(before)
 
 
+@pytest.mark.one_target
 def test_up_refuses_a_server_whose_clock_is_off(target: str, build_dir: Path,
                                                 servers: NamespaceServers) -> None:
     """A server whose clock is SKEW_S ahead: `up` fails before building anything, naming the
@@ -500,6 +509,7 @@ def test_up_refuses_a_server_whose_clock_is_off(target: str, build_dir: Path,
     assert_clean(before)
 
 
+@pytest.mark.one_target
 def test_a_clock_that_drifts_after_up_is_seen_and_jobs_wait_for_it(
         target: str, build_dir: Path, servers: NamespaceServers) -> None:
     """The server's clock jumps SKEW_S ahead while the fabric runs (its sshd starts giving new
@@ -550,6 +560,7 @@ def _status_until(env: dict[str, str], ok: Callable[[dict[str, Any]], bool],
         time.sleep(1)
 
 
+@pytest.mark.one_target
 def test_up_refuses_scaled_latency_across_servers(target: str, build_dir: Path,
                                                   servers: NamespaceServers,
                                                   tmp_path: Path) -> None:
@@ -566,6 +577,7 @@ def test_up_refuses_scaled_latency_across_servers(target: str, build_dir: Path,
     assert_clean(before)
 
 
+@pytest.mark.one_target
 def test_an_experiment_runs_over_two_servers(target: str, build_dir: Path,
                                              servers: NamespaceServers, tmp_path: Path) -> None:
     """`aizone experiment qp-scaling --quick --servers`: the daemon spreads its fabric over

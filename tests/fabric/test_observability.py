@@ -27,6 +27,10 @@ another way:
 - `aizone routes --history SWITCH` after `aizone mode ecmp` holds, under
   that reason, exactly the inserts, modifies and deletes the mode switch
   reported for the switch, and the bring-up's writes under `start`.
+
+On BMv2, `make test` runs the two that read the switches' own counts (the class counters,
+the capture against the counters); the others check the daemon's exposition, history
+and captures, the same on every target, and are marked `one_target`.
 """
 
 from __future__ import annotations
@@ -141,6 +145,7 @@ def prometheus(fabric: dict[str, Any], tmp_path_factory: pytest.TempPathFactory
         proc.wait(timeout=30)
 
 
+@pytest.mark.one_target
 def test_exposition_passes_promtool_and_needs_the_token(fabric: dict[str, Any]) -> None:
     token = read_token(state_dir())
     url = "http://127.0.0.1:8400/metrics"
@@ -191,6 +196,7 @@ def test_counters_in_prometheus_equal_the_switches(fabric: dict[str, Any],
         api.close()
 
 
+@pytest.mark.one_target
 def test_a_failed_link_shows_in_prometheus(fabric: dict[str, Any],
                                            prometheus: Prometheus) -> None:
     link = next(lk for lk in fabric["links"] if lk["a"] == "rtsw1" and lk["b"] == "ctsw1")
@@ -228,6 +234,7 @@ def _kinds(text: str) -> dict[str, int]:
     return out
 
 
+@pytest.mark.one_target
 def test_write_history_holds_the_mode_switch(fabric: dict[str, Any]) -> None:
     before = json.loads(aizone("routes", "--history", "rtsw1", "--json").stdout)["writes"]
     assert before and before[0]["reason"] == "start", before[:1]
@@ -292,6 +299,7 @@ def test_a_capture_of_a_link_decodes_as_rocev2(fabric: dict[str, Any], tmp_path:
     assert ops <= {6, 7, 8, 9, 10, 11, 17} and ops & {6, 10}, ops
 
 
+@pytest.mark.one_target
 def test_up_pcap_keeps_every_port_from_the_start(fabric: dict[str, Any], pcaps: Path) -> None:
     require_tshark()
     with ApiClient() as api:
@@ -308,6 +316,7 @@ def test_up_pcap_keeps_every_port_from_the_start(fabric: dict[str, Any], pcaps: 
     assert len(count.stdout.splitlines()) > 0, count.stderr
 
 
+@pytest.mark.one_target
 def test_rates_in_prometheus_agree_with_aizone_stats(fabric: dict[str, Any],
                                                      prometheus: Prometheus,
                                                      tmp_path: Path) -> None:
@@ -358,6 +367,7 @@ def _nic_tcpdumps(intf: str) -> list[int]:
     return [int(p) for p in out.split()]
 
 
+@pytest.mark.one_target
 def test_a_capture_nobody_reads_ends_on_time_and_frees_its_slot(fabric: dict[str, Any]) -> None:
     """A client asks for 3 s of h1-eth0, whole frames, while h1 floods the link, reads the
     status line and then nothing, keeping the connection open: the daemon's stream is held

@@ -6,6 +6,9 @@
 - on a fabric the CLI started, `Fabric.attach()` reads the same status and
   routes the CLI prints, and a mode it sets is the mode the CLI then shows;
 - an exception inside `with Fabric.up(...)` still tears the fabric down.
+
+The API drives the daemon, the same on every target: marked `one_target`, `make test` runs
+these on the built-in target only.
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ RACK = ROOT / "topologies" / "rack.yaml"
 EXAMPLE = ROOT / "docs" / "examples" / "fabric_session.py"
 
 
+@pytest.mark.one_target
 def test_the_documented_session_runs_as_a_script(target: str, build_dir: Path) -> None:
     before = leftovers()
     run = subprocess.run([sys.executable, str(EXAMPLE), str(ZONE), "--target", target,
@@ -44,6 +48,7 @@ def test_the_documented_session_runs_as_a_script(target: str, build_dir: Path) -
     assert_clean(before)
 
 
+@pytest.mark.one_target
 def test_attach_reads_what_the_cli_prints(target: str, build_dir: Path) -> None:
     before = leftovers()
     up = aizone("up", str(RACK), "--target", target, "--build-dir", str(build_dir), "--json")
@@ -74,6 +79,7 @@ def test_attach_reads_what_the_cli_prints(target: str, build_dir: Path) -> None:
     assert_clean(before)
 
 
+@pytest.mark.one_target
 def test_an_exception_in_the_block_still_tears_down(target: str, build_dir: Path) -> None:
     before = leftovers()
     with pytest.raises(RuntimeError, match="a script failed"):

@@ -8,11 +8,13 @@
   (192.0.2.1/24) in the first and `azdty` (192.0.2.2/24) in the second, up;
   deleted after the test.
 
-Tests marked `root` skip with the reason when not run as root; run them
-under `flock /tmp/aizone-net.lock`, the lock every fabric test takes, so two runs
-never build networks at the same time.
+Tests marked `root` skip with the reason when not run as root, and hold the
+shared network lock while they run (`_network_lock`, `tests.provides.net_lock`:
+waited for while another run holds it, held on when run under `flock
+/tmp/aizone-net.lock`), so two runs never build networks at the same time.
 
-Names defined here: `target`, `state_dir`, `netns_pair`, `pytest_collection_modifyitems`.
+Names defined here: `target`, `state_dir`, `netns_pair`, `pytest_collection_modifyitems`,
+`_network_lock`.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.provides import chosen_target
+from tests.provides import chosen_target, net_lock
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
@@ -35,6 +37,20 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if item.get_closest_marker("root") and Path(str(item.fspath)).parent == Path(__file__).parent:
             item.add_marker(skip)
+
+
+@pytest.fixture(autouse=True)
+def _network_lock(request: pytest.FixtureRequest) -> Iterator[None]:
+    """A test marked `root` (it builds a network) holds the shared network lock."""
+    if request.node.get_closest_marker("root") is None:
+        yield
+        return
+    lock = net_lock()
+    try:
+        yield
+    finally:
+        if lock is not None:
+            lock.close()
 
 
 @pytest.fixture(scope="session")

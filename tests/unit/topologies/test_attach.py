@@ -1,7 +1,7 @@
 """Tests for topologies.attach: host commands, link control and switch restarts on a real rack.
 
 Each test builds rack.yaml (one switch, two hosts) in Mininet, so they need
-root; run them under `flock /tmp/aizone-net.lock`.
+root, and hold the shared network lock while they run (conftest.py).
 """
 
 from __future__ import annotations

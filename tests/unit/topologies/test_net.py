@@ -1,6 +1,6 @@
 """Tests for topologies.net: shaped links, switch port settings, pinned namespaces, where queues build.
 
-These build real networks (root); run them under `flock /tmp/aizone-net.lock`.
+These build real networks (root), holding the shared network lock (conftest.py).
 """
 
 from __future__ import annotations
