@@ -15,7 +15,7 @@ also a skip written as a plain `skipif` on those conditions cannot happen
 in CI. (chromium and the network lock are found only when a suite asks:
 their checks go through `unavailable`.)
 
-`net_lock(wait_s)` holds the shared network lock (/tmp/aizone-net.lock) that
+`with net_lock(wait_s):` holds the shared network lock (/tmp/aizone-net.lock) that
 every test building a network takes, so two runs never build networks at the
 same time; a process that already holds it (run under `flock`) holds it on.
 
@@ -34,7 +34,9 @@ import fcntl
 import os
 import shutil
 import time
-from typing import IO, NoReturn
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import NoReturn
 
 import pytest
 
@@ -116,25 +118,35 @@ def chosen_target(config: pytest.Config, default: str) -> str:
     return chosen
 
 
-def net_lock(wait_s: float = 300) -> IO[str] | None:
-    """Hold the shared network lock `NET_LOCK`: the open file holding it (closing it lets
-    go), or None when this process holds it already (inherited from `flock NET_LOCK pytest
-    ...`, or taken by an earlier fixture). Another run holding it for `wait_s` seconds:
-    `unavailable("netlock", ...)`."""
+def _holds(path: str) -> bool:
+    """This process has `path` open."""
     for fd in os.listdir("/proc/self/fd"):
         try:
-            if os.readlink(f"/proc/self/fd/{fd}") == NET_LOCK:
-                return None
+            if os.readlink(f"/proc/self/fd/{fd}") == path:
+                return True
         except OSError:
             continue
-    lock = open(NET_LOCK, "a")  # noqa: SIM115 - the caller holds it, then closes it
-    deadline = time.monotonic() + wait_s
-    while True:
-        try:
-            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            return lock
-        except BlockingIOError:
-            if time.monotonic() > deadline:
-                lock.close()
-                unavailable("netlock", f"the network lock {NET_LOCK} stayed busy for {wait_s:g} s")
-            time.sleep(0.5)
+    return False
+
+
+@contextmanager
+def net_lock(wait_s: float = 300) -> Iterator[None]:
+    """`with net_lock():` holds the shared network lock `NET_LOCK` for the block; a process
+    that holds it already (inherited from `flock NET_LOCK pytest ...`, or taken by an
+    earlier fixture) holds it on. Another run holding it for `wait_s` seconds:
+    `unavailable("netlock", ...)`."""
+    if _holds(NET_LOCK):
+        yield
+        return
+    with open(NET_LOCK, "a") as lock:  # closing it lets go
+        deadline = time.monotonic() + wait_s
+        while True:
+            try:
+                fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() > deadline:
+                    unavailable("netlock",
+                                f"the network lock {NET_LOCK} stayed busy for {wait_s:g} s")
+                time.sleep(0.5)
+        yield

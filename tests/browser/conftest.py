@@ -79,8 +79,7 @@ def fabric(request: pytest.FixtureRequest) -> Iterator[Fabric]:
     if os.geteuid() != 0:
         unavailable("root", "the dashboard's browser test brings a fabric up: it needs root")
     target = chosen_target(request.config, "auto")
-    lock = net_lock()
-    try:
+    with net_lock():
         t0 = time.monotonic()
         up = aizone("up", str(SMALL), "--target", target, "--json")
         assert up.returncode == 0, up.stdout[-2000:] + up.stderr[-2000:]
@@ -103,6 +102,3 @@ def fabric(request: pytest.FixtureRequest) -> Iterator[Fabric]:
                 api.close()
                 down = aizone("down")
                 assert down.returncode == 0, down.stderr
-    finally:
-        if lock is not None:
-            lock.close()

@@ -65,27 +65,22 @@ def spread(request: pytest.FixtureRequest) -> Iterator[Spread]:
     if why:
         unavailable("sshd", f"sshd cannot run here: {why}")
     target = chosen_target(request.config, "auto")
-    lock = net_lock()
-    try:
-        with NamespaceServers(1) as servers:
-            server = servers.addresses[0]
-            env = {**os.environ, **servers.env()}
-            up = _aizone(env, "up", str(SMALL), "--target", target, "--json",
-                         "--servers", f"localhost,{server}")
-            assert up.returncode == 0, up.stdout[-2000:] + up.stderr[-2000:]
-            api = ApiClient()
-            try:
-                state = read_state()
-                assert state is not None
-                yield Spread(fabric=Fabric(api, json.loads(up.stdout)), server=server,
-                             placement=dict(state.meta["placement"]), servers=servers)
-            finally:
-                api.close()
-                down = _aizone(env, "down")
-                assert down.returncode == 0, down.stderr
-    finally:
-        if lock is not None:
-            lock.close()
+    with net_lock(), NamespaceServers(1) as servers:
+        server = servers.addresses[0]
+        env = {**os.environ, **servers.env()}
+        up = _aizone(env, "up", str(SMALL), "--target", target, "--json",
+                     "--servers", f"localhost,{server}")
+        assert up.returncode == 0, up.stdout[-2000:] + up.stderr[-2000:]
+        api = ApiClient()
+        try:
+            state = read_state()
+            assert state is not None
+            yield Spread(fabric=Fabric(api, json.loads(up.stdout)), server=server,
+                         placement=dict(state.meta["placement"]), servers=servers)
+        finally:
+            api.close()
+            down = _aizone(env, "down")
+            assert down.returncode == 0, down.stderr
 
 
 @pytest.fixture(scope="module")

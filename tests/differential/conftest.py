@@ -57,13 +57,8 @@ def rig(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Rig]:
     missing = tools_missing()
     if missing:
         unavailable("bmv2", missing)
-    lock = net_lock()
-    try:
-        with Rig(tmp_path_factory.mktemp("rig")) as r:
-            yield r
-    finally:
-        if lock is not None:
-            lock.close()
+    with net_lock(), Rig(tmp_path_factory.mktemp("rig")) as r:
+        yield r
 
 
 @pytest.fixture(scope="session")

@@ -213,70 +213,70 @@ def bmv2(tmp_path_factory):
     if why:
         unavailable("bmv2", why)
     env = {**os.environ, "PATH": os.environ.get("PATH", "") + os.pathsep + "/opt/p4tools/bin"}
-    lock = net_lock(120)
-    out = tmp_path_factory.mktemp("bmv2")
-    subprocess.run(["p4c-bm2-ss", "-I", str(REPO / "p4" / "include"), "-o", str(out / "rtsw.json"),
-                    str(REPO / "p4" / "rtsw.p4")], check=True, capture_output=True, env=env)
-    tag = f"hb{uuid.uuid4().hex[:5]}"
-    ports = list(range(1, 18))
-    for p in ports:
-        subprocess.run(["ip", "link", "add", f"{tag}s{p}", "type", "veth", "peer", "name",
-                        f"{tag}h{p}"], check=True)
-        for end in ("s", "h"):
-            subprocess.run(["ip", "link", "set", f"{tag}{end}{p}", "up"], check=True)
-            subprocess.run(["sysctl", "-qw", f"net.ipv6.conf.{tag}{end}{p}.disable_ipv6=1"],
-                           check=False)
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        thrift = s.getsockname()[1]
-    cmd = ["simple_switch", "--thrift-port", str(thrift), "--device-id", "9"]
-    for p in ports:
-        cmd += ["-i", f"{p}@{tag}s{p}"]
-    proc = subprocess.Popen([*cmd, str(out / "rtsw.json")], stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL, env=env, start_new_session=True)
-    socks = {}
-    try:
-        lines = []
-        for mid in range(1, 17):
-            lines.append(f"act_prof_create_member {NAMES['selector']} {NAMES['next_action']} "
-                         f"{mid + 1} 0x0200000000aa 0x0200000000bb")
-        for n in range(2, 17):
-            lines.append(f"act_prof_create_group {NAMES['selector']}")
-            for h in range(n):
-                lines.append(f"act_prof_add_member_to_group {NAMES['selector']} {h} {n - 2}")
-            lines.append(f"table_indirect_add_with_group {NAMES['next_table']} {n} => {n - 2}")
-            lines.append(f"table_add {NAMES['route_table']} {NAMES['route_action']} "
-                         f"10.{n}.0.0/16 => {n}")
-        deadline = time.monotonic() + 30
-        while True:
-            r = subprocess.run(["simple_switch_CLI", "--thrift-port", str(thrift)],
-                               input="\n".join(lines) + "\n", text=True, capture_output=True,
-                               env=env)
-            if "Could not connect" not in r.stdout + r.stderr or time.monotonic() > deadline:
-                break
-            time.sleep(0.3)
-        assert "Error" not in r.stdout, r.stdout[-2000:]
+    with net_lock(120):
+        out = tmp_path_factory.mktemp("bmv2")
+        subprocess.run(["p4c-bm2-ss", "-I", str(REPO / "p4" / "include"),
+                        "-o", str(out / "rtsw.json"), str(REPO / "p4" / "rtsw.p4")],
+                       check=True, capture_output=True, env=env)
+        tag = f"hb{uuid.uuid4().hex[:5]}"
+        ports = list(range(1, 18))
         for p in ports:
-            sk = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(0x0003))
-            sk.bind((f"{tag}h{p}", 0))
-            sk.setblocking(False)
-            socks[p] = sk
-
-        def cli(text: str) -> str:
-            return subprocess.run(["simple_switch_CLI", "--thrift-port", str(thrift)],
-                                  input=text + "\n", text=True, capture_output=True,
-                                  env=env).stdout
-
-        yield socks, cli
-    finally:
-        for sk in socks.values():
-            sk.close()
-        os.killpg(proc.pid, 15)
-        proc.wait(10)
+            subprocess.run(["ip", "link", "add", f"{tag}s{p}", "type", "veth", "peer", "name",
+                            f"{tag}h{p}"], check=True)
+            for end in ("s", "h"):
+                subprocess.run(["ip", "link", "set", f"{tag}{end}{p}", "up"], check=True)
+                subprocess.run(["sysctl", "-qw", f"net.ipv6.conf.{tag}{end}{p}.disable_ipv6=1"],
+                               check=False)
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            thrift = s.getsockname()[1]
+        cmd = ["simple_switch", "--thrift-port", str(thrift), "--device-id", "9"]
         for p in ports:
-            subprocess.run(["ip", "link", "del", f"{tag}s{p}"], check=False, capture_output=True)
-        if lock is not None:
-            lock.close()
+            cmd += ["-i", f"{p}@{tag}s{p}"]
+        proc = subprocess.Popen([*cmd, str(out / "rtsw.json")], stdout=subprocess.DEVNULL,
+                                stderr=subprocess.DEVNULL, env=env, start_new_session=True)
+        socks = {}
+        try:
+            lines = []
+            for mid in range(1, 17):
+                lines.append(f"act_prof_create_member {NAMES['selector']} {NAMES['next_action']} "
+                             f"{mid + 1} 0x0200000000aa 0x0200000000bb")
+            for n in range(2, 17):
+                lines.append(f"act_prof_create_group {NAMES['selector']}")
+                for h in range(n):
+                    lines.append(f"act_prof_add_member_to_group {NAMES['selector']} {h} {n - 2}")
+                lines.append(f"table_indirect_add_with_group {NAMES['next_table']} {n} => {n - 2}")
+                lines.append(f"table_add {NAMES['route_table']} {NAMES['route_action']} "
+                             f"10.{n}.0.0/16 => {n}")
+            deadline = time.monotonic() + 30
+            while True:
+                r = subprocess.run(["simple_switch_CLI", "--thrift-port", str(thrift)],
+                                   input="\n".join(lines) + "\n", text=True, capture_output=True,
+                                   env=env)
+                if "Could not connect" not in r.stdout + r.stderr or time.monotonic() > deadline:
+                    break
+                time.sleep(0.3)
+            assert "Error" not in r.stdout, r.stdout[-2000:]
+            for p in ports:
+                sk = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(0x0003))
+                sk.bind((f"{tag}h{p}", 0))
+                sk.setblocking(False)
+                socks[p] = sk
+
+            def cli(text: str) -> str:
+                return subprocess.run(["simple_switch_CLI", "--thrift-port", str(thrift)],
+                                      input=text + "\n", text=True, capture_output=True,
+                                      env=env).stdout
+
+            yield socks, cli
+        finally:
+            for sk in socks.values():
+                sk.close()
+            os.killpg(proc.pid, 15)
+            proc.wait(10)
+            for p in ports:
+                subprocess.run(["ip", "link", "del", f"{tag}s{p}"], check=False,
+                               capture_output=True)
 
 
 def _bmv2_port(socks, frame: bytes, timeout: float = 3.0) -> int | None:

@@ -45,12 +45,8 @@ def _network_lock(request: pytest.FixtureRequest) -> Iterator[None]:
     if request.node.get_closest_marker("root") is None:
         yield
         return
-    lock = net_lock()
-    try:
+    with net_lock():
         yield
-    finally:
-        if lock is not None:
-            lock.close()
 
 
 @pytest.fixture(scope="session")
