@@ -12,9 +12,24 @@ the CLI. The `model`, `sweep` and `experiment` subcommands are the front
 ends their packages define (`model.cli`, `model.sweep`, `experiments.cli`),
 registered by `aizone.parser`. Everything below is imported from here, and
 nothing below imports this package (`make lint` checks it with
-import-linter's contracts).
+import-linter's contracts). `Fabric` loads on first use, so a command does
+not pay for the Python API's imports.
 """
 
-from .fabric import Fabric
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .fabric import Fabric
+
+
+def __getattr__(name: str) -> Any:
+    if name == "Fabric":
+        from .fabric import Fabric
+
+        return Fabric
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = ["Fabric"]

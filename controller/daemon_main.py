@@ -97,5 +97,11 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    code = main()
+    # Everything the daemon started is stopped by now; the interpreter's own teardown
+    # of its heap (the intent, the sessions' protobufs) would hold `aizone down` for seconds.
+    logging.shutdown()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)
 

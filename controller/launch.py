@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from topologies.nodes import NetworkError, uses_native_pfc
-from topologies.runstate import RunState, owner_alive, read_state, state_dir
+from topologies.runstate import RunState, owner_alive, process_exited, read_state, state_dir
 
 from .client import ApiClient, socket_path
 
@@ -181,9 +181,9 @@ def stop_daemon(pid: int, timeout: float = 60) -> bool:
         with contextlib.suppress(ChildProcessError):
             if os.waitpid(pid, os.WNOHANG)[0] == pid:
                 return True
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
+        # Not our child (`aizone up` left it to init): done once it is a zombie whose
+        # threads have all exited, whenever init gets to reap it.
+        if process_exited(pid):
             return True
         time.sleep(0.1)
     return False

@@ -14,12 +14,29 @@ between samples), `jobs` (rank orders), `sizes`, `capacity` (the measured
 fabric capacity, read from `docs/results/capacity.json`), `schema`, `stats`,
 `markdown` (tables and pages), `figures` (plots), `page`, `machine`.
 
-Names exported: `EXPERIMENTS`, `Options`, `ExperimentResult`,
-`load_result`, `add_parser`.
+Names exported (each loaded from its module on first use): `EXPERIMENTS`,
+`Options`, `ExperimentResult`, `load_result`, `add_parser`.
 """
 
-from .cli import EXPERIMENTS, add_parser
-from .schema import ExperimentResult, load_result
-from .session import Options
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .cli import EXPERIMENTS, add_parser
+    from .schema import ExperimentResult, load_result
+    from .session import Options
+
+_LAZY = {"EXPERIMENTS": "cli", "add_parser": "cli", "ExperimentResult": "schema",
+         "load_result": "schema", "Options": "session"}
+
+
+def __getattr__(name: str) -> Any:
+    """An exported name, from its module on first use (importing the package loads nothing)."""
+    if name in _LAZY:
+        import importlib
+
+        return getattr(importlib.import_module(f".{_LAZY[name]}", __name__), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 __all__ = ["EXPERIMENTS", "ExperimentResult", "Options", "add_parser", "load_result"]

@@ -18,7 +18,7 @@ measurement)` appends a run, as the bench's `--write` does.
 ai_zone_small lossless and at rate with the machine at most `BUSY_LIMIT`
 busy, or, when no rate did, the slowest one tried, said so.
 
-Names defined here: `CAPACITY_FILE`, `TARGETS`, `CapacityError`, `Level`,
+Names defined here: `CAPACITY_FILE`, `TARGETS`, `DEFAULT_TARGET`, `CapacityError`, `Level`,
 `Summary`, `TargetCapacity`, `Measurement`, `CapacityFile`, `HostRate`, `BUSY_LIMIT`,
 `load_capacity`, `add_measurement`, `host_rate`, `capacity_lines`,
 `rate_reason`.
@@ -35,12 +35,13 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from topologies.mtu import DEFAULT_MTU
 
-__all__ = ["BUSY_LIMIT", "CAPACITY_FILE", "TARGETS", "CapacityError", "CapacityFile", "HostRate", "Level",
+__all__ = ["BUSY_LIMIT", "CAPACITY_FILE", "DEFAULT_TARGET", "TARGETS", "CapacityError", "CapacityFile", "HostRate", "Level",
            "Measurement", "Summary", "TargetCapacity", "add_measurement", "capacity_lines",
            "host_rate", "load_capacity", "rate_reason"]
 
 CAPACITY_FILE = Path(__file__).resolve().parents[1] / "docs" / "results" / "capacity.json"
 TARGETS = ("p4switch", "bmv2")
+DEFAULT_TARGET = TARGETS[0]  # the built-in target, whose results are the page's first
 _SHOWN = {"p4switch": "p4switch", "bmv2": "BMv2"}
 
 

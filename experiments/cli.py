@@ -26,7 +26,8 @@ for a change in how results are explained, never in what was measured);
 Exit codes: 0 done (also when a finding does not hold: that is a result);
 1 the fabric or a run failed at run time; 2 bad input; 130 interrupted.
 
-Names defined here: `add_parser`, `run`, `main`, `results_dir`, `EXPERIMENTS`.
+Names defined here: `add_parser`, `run`, `main`, `results_dir`, `EXPERIMENTS` (name ->
+module), `experiment_module`.
 """
 
 from __future__ import annotations
@@ -35,28 +36,31 @@ import argparse
 import json
 import shlex
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from controller.errors import ControllerError
 from p4switch.tmconfig import UNITS
 from topologies.nodes import NetworkError, target_missing
 from topologies.serverplacement import servers_argument
 
-from . import failure, incast, pinning, placement, qp_scaling
-from .capacity import TARGETS, CapacityError, load_capacity
-from .markdown import write_result
-from .schema import ExperimentResult
-from .session import DEFAULT_TARGET, Options
-from .sizes import target_rate
+from .capacity import DEFAULT_TARGET, TARGETS, CapacityError, load_capacity
 
-__all__ = ["EXPERIMENTS", "add_parser", "main", "results_dir", "run"]
+if TYPE_CHECKING:
+    from types import ModuleType
+
+    from .schema import ExperimentResult
+
+__all__ = ["EXPERIMENTS", "add_parser", "experiment_module", "main", "results_dir", "run"]
 
 EXIT_OK, EXIT_FAIL, EXIT_INPUT, EXIT_INTERRUPTED = 0, 1, 2, 130
-Runner = Callable[[Options], ExperimentResult]
-_MODULES = {m.NAME: m for m in (qp_scaling, pinning, incast, failure, placement)}
-EXPERIMENTS: dict[str, tuple[Runner, str]] = {n: (m.run, m.TITLE) for n, m in _MODULES.items()}
+# Each experiment's name -> its module (experiments.<module>, whose NAME it is), loaded when
+# it runs: building the `aizone` parser loads no experiment, nor the fabric and agents
+# they drive.
+EXPERIMENTS: dict[str, str] = {"qp-scaling": "qp_scaling", "pinning": "pinning",
+                               "incast": "incast", "failure": "failure",
+                               "placement": "placement"}
 DEFAULT_OUT = Path("out/experiments")
 ALL_OUT = Path("docs/results")
 ALL_DOC = Path("docs/results.md")
@@ -101,6 +105,13 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
                         "machine's CPU only")
     p.set_defaults(func=run)
     return p
+
+
+def experiment_module(name: str) -> ModuleType:
+    """The module that runs experiment `name` (its `run`, `TITLE`, `findings`, `plot`)."""
+    import importlib
+
+    return importlib.import_module(f".{EXPERIMENTS[name]}", __package__)
 
 
 def results_dir(base: Path, target: str) -> Path:
@@ -184,12 +195,17 @@ def run(args: argparse.Namespace) -> int:
         print(f"aizone experiment: error: target {args.target} needs {', '.join(missing)} on "
               f"PATH", file=sys.stderr)
         return EXIT_INPUT
+    from .sizes import target_rate
+
     try:  # the rate and the page's sizes come from it: said now, not after an hour of runs
         load_capacity()
         rate = target_rate(args.target)
     except CapacityError as exc:
         print(f"aizone experiment: error: {exc}", file=sys.stderr)
         return EXIT_INPUT
+    from .markdown import write_result
+    from .session import Options
+
     out = results_dir(base, args.target)
     results: list[ExperimentResult] = []
     try:
@@ -200,7 +216,7 @@ def run(args: argparse.Namespace) -> int:
                               quick=args.quick, build_dir=args.build_dir,
                               quiet=args.json,
                               command=_command(args, name if args.name != "all" else None))
-            result = EXPERIMENTS[name][0](options)
+            result = experiment_module(name).run(options)
             written = write_result(result, out)
             results.append(result)
             if not args.json:
@@ -251,6 +267,7 @@ def _page(args: argparse.Namespace, base: Path, command: str,
 def _rewrite(args: argparse.Namespace, names: Sequence[str], base: Path, command: str) -> int:
     """--rewrite: the results' files again from their JSON (findings and plots recomputed);
     for all, every target's saved (the other targets' as far as they are), then the page."""
+    from .markdown import write_result
     from .schema import load_result
 
     have: dict[str, list[ExperimentResult]] = {}
@@ -262,8 +279,9 @@ def _rewrite(args: argparse.Namespace, names: Sequence[str], base: Path, command
             have[target] = []
             for name in names if target == args.target else _saved_names(out):
                 result = load_result(out / f"{name}.json")
-                result.findings = _MODULES[name].findings(result)
-                result.plots = _MODULES[name].plot(result, out)
+                module = experiment_module(name)
+                result.findings = module.findings(result)
+                result.plots = module.plot(result, out)
                 written = write_result(result, out)
                 have[target].append(result)
                 if not args.json:

@@ -26,7 +26,7 @@ current point and the running collective's step from the daemon's
 events.
 
 Names defined here: `Options`, `Session`, `run_metrics`,
-`cpu_bound_reasons`, `LOSS_LIMIT`, `DEFAULT_TARGET`.
+`cpu_bound_reasons`, `LOSS_LIMIT`.
 """
 
 from __future__ import annotations
@@ -52,6 +52,7 @@ from rich.progress import (
 
 from controller.errors import ControllerError
 
+from .capacity import DEFAULT_TARGET
 from .collective import Collective, lossless_packets, run_collective, uses_api
 from .fabric import Fabric
 from .machine import machine, versions
@@ -60,7 +61,7 @@ from .sizes import RATE_MBPS, fabric_changes, setting_changes
 from .stats import tier_imbalance
 from .usage import Usage
 
-__all__ = ["DEFAULT_TARGET", "LOSS_LIMIT", "Options", "Session", "cpu_bound_reasons",
+__all__ = ["LOSS_LIMIT", "Options", "Session", "cpu_bound_reasons",
            "run_metrics"]
 
 LOSS_LIMIT = 0.001  # frames lost on cables / sent: above it, the emulator fell behind
@@ -69,7 +70,6 @@ MACHINE_BUSY = 0.95
 # The target the committed results were first measured on, and the one that carries the whole
 # fabric at rate on this machine (docs/results/capacity.json); `--target bmv2` runs the same
 # grids on the reference target (the P4 programs' PFC is the same on both).
-DEFAULT_TARGET = "p4switch"
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -76,32 +76,17 @@ from .nodes import (
     proc_start,
     wait_ready,
 )
-from .runstate import NETNS_DIR, RunState, netns_name, update_state
+from .runstate import (
+    NETNS_DIR,
+    RunState,
+    netns_name,
+    process_exited,
+    update_state,
+    zombie_or_gone,
+)
 from .sshcmd import remote_argv, remote_nodes, wait_remote_ready
 
 __all__ = ["FabricRuntime"]
-
-
-def _zombie_or_gone(pid: int) -> bool:
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return True
-    return stat.rsplit(")", 1)[1].split()[0] in ("Z", "X")
-
-
-def _exited(pid: int) -> bool:
-    """Gone, or a zombie none of whose threads still run: its sockets and files are closed.
-
-    A multithreaded process's leader turns zombie before its other threads
-    have exited, and they hold the process's files (its gRPC port) until then.
-    """
-    if not _zombie_or_gone(pid):
-        return False
-    try:
-        return len(os.listdir(f"/proc/{pid}/task")) <= 1
-    except OSError:
-        return True
 
 
 class FabricRuntime:
@@ -374,14 +359,14 @@ class FabricRuntime:
         self._reap(name)
         if rec.pid is None or proc_start(rec.pid) != rec.start:
             return False
-        return not _zombie_or_gone(rec.pid)
+        return not zombie_or_gone(rec.pid)
 
     def _exited(self, name: str) -> bool:
         """Not alive, and no thread of the recorded process holds its files any more."""
         rec = self._record(name)
         if self.switch_alive(name):
             return False
-        return rec.pid is None or proc_start(rec.pid) != rec.start or _exited(rec.pid)
+        return rec.pid is None or proc_start(rec.pid) != rec.start or process_exited(rec.pid)
 
     def kill_switch(self, name: str, timeout: float = 5.0) -> None:
         """SIGKILL the switch process (tests: a switch that crashes) and wait until it is gone."""

@@ -67,7 +67,7 @@ from .firewall import confine
 from .hostcfg import host_commands
 from .linkdelay import egress_delays, make_door
 from .mtu import DEFAULT_MTU
-from .nodes import RUN_ENV, FabricSwitch, NetworkError
+from .nodes import RUN_ENV, FabricSwitch, NetworkError, stop_switch_processes
 from .pki import FabricPki
 from .ports import switch_end_mbps, switch_settings
 from .runstate import (
@@ -436,9 +436,7 @@ class FabricNet:
         try:
             if net is not None:
                 # Switch processes first: they should not watch their ports vanish.
-                for sw in net.switches:
-                    if isinstance(sw, FabricSwitch):
-                        sw.stop_process()
+                stop_switch_processes(sw for sw in net.switches if isinstance(sw, FabricSwitch))
                 try:
                     net.stop()
                 except Exception:  # noqa: BLE001 - keep tearing down whatever is left

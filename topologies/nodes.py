@@ -45,7 +45,8 @@ switches); its ports are the root-side ends of the Mininet veth pairs, named
 Ctrl-C in the terminal reaches the runner, which then stops the switches in
 order, instead of killing them behind its back. The node waits until the
 gRPC port accepts connections before `start` returns, and `stop` always ends
-the process (SIGTERM, then SIGKILL).
+the process (SIGTERM, then SIGKILL); `stop_switch_processes` ends several
+switches' processes together, so their servers' grace periods overlap.
 
 `record()` is what `run.json` keeps of a switch (`SwitchRecord`: the exact
 command line, its port settings, gRPC/Thrift/ctl ports, log, pid), so that
@@ -59,8 +60,8 @@ matching on process names.
 
 Names defined here: `FabricSwitch`, `P4SwitchNode`, `Bmv2SwitchNode`,
 `SWITCH_CLASSES`, `SwitchRecord`, `launch`, `wait_ready`, `read_arrivals_only`,
-`port_open`, `proc_start`, `resolve_target`, `target_missing`, `NetworkError`,
-`SwitchStartError`, `RUN_ENV`, `Pfc`, `uses_native_pfc`.
+`port_open`, `proc_start`, `resolve_target`, `stop_switch_processes`, `target_missing`,
+`NetworkError`, `SwitchStartError`, `RUN_ENV`, `Pfc`, `uses_native_pfc`.
 """
 
 from __future__ import annotations
@@ -73,6 +74,7 @@ import socket
 import subprocess
 import sys
 import time
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from enum import StrEnum
 from pathlib import Path
@@ -101,6 +103,7 @@ __all__ = [
     "proc_start",
     "read_arrivals_only",
     "resolve_target",
+    "stop_switch_processes",
     "target_missing",
     "uses_native_pfc",
     "wait_ready",
@@ -405,21 +408,7 @@ class FabricSwitch(Switch):
 
     def stop_process(self, timeout: float = 5.0) -> None:
         """End the switch process: SIGTERM, then SIGKILL after `timeout` seconds."""
-        proc, self.proc = self.proc, None
-        if proc is None or proc.poll() is not None:
-            return
-        try:
-            os.killpg(proc.pid, signal.SIGTERM)
-        except ProcessLookupError:
-            return
-        try:
-            proc.wait(timeout)
-        except subprocess.TimeoutExpired:
-            try:
-                os.killpg(proc.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-            proc.wait(5)
+        stop_switch_processes([self], timeout)
 
     def stop(self, deleteIntfs: bool = True) -> None:  # noqa: N803 - Mininet's name
         """End the switch process, then stop the Mininet node (and its interfaces)."""
@@ -663,3 +652,29 @@ def resolve_target(name: str) -> str:
     if name not in SWITCH_CLASSES:
         raise ValueError(f"unknown target {name!r} (choose from auto, {', '.join(SWITCH_CLASSES)})")
     return name
+
+
+def stop_switch_processes(switches: Iterable[FabricSwitch], timeout: float = 5.0) -> None:
+    """End the switches' processes together: SIGTERM to every one first, then SIGKILL to any
+    still running `timeout` seconds later (a switch's server gives calls in progress a grace
+    period, which the switches then spend at once instead of one after another)."""
+    ending: list[subprocess.Popen[bytes]] = []
+    for sw in switches:
+        proc, sw.proc = sw.proc, None
+        if proc is None or proc.poll() is not None:
+            continue
+        try:
+            os.killpg(proc.pid, signal.SIGTERM)
+        except ProcessLookupError:
+            continue
+        ending.append(proc)
+    deadline = time.monotonic() + timeout
+    for proc in ending:
+        try:
+            proc.wait(max(0.0, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            try:
+                os.killpg(proc.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            proc.wait(5)

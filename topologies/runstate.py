@@ -74,6 +74,7 @@ __all__ = [
     "pin_netns",
     "pinned_netns",
     "proc_start",
+    "process_exited",
     "read_arrivals_only_serving",
     "read_state",
     "remove_control_files",
@@ -84,6 +85,7 @@ __all__ = [
     "state_dir",
     "update_state",
     "write_state",
+    "zombie_or_gone",
 ]
 
 OUR_INTF = re.compile(r"^(rtsw|ctsw|atsw)\d+-eth\d+$")
@@ -150,7 +152,7 @@ def owner_alive(state: RunState) -> bool:
     A killed daemon stays a zombie until its parent (often init, which in a
     container may be slow to reap) collects it; it is dead all the same.
     """
-    return proc_start(state.owner_pid) == state.owner_start and not _zombie(state.owner_pid)
+    return proc_start(state.owner_pid) == state.owner_start and not zombie_or_gone(state.owner_pid)
 
 
 def read_state(directory: Path | None = None) -> RunState | None:
@@ -359,7 +361,7 @@ def _kill_all(pids: list[int], timeout: float = 3.0) -> list[int]:
     deadline = time.monotonic() + timeout
     alive = list(pids)
     while alive and time.monotonic() < deadline:
-        alive = [p for p in alive if proc_start(p) and not _zombie(p)]
+        alive = [p for p in alive if proc_start(p) and not zombie_or_gone(p)]
         if alive:
             time.sleep(0.05)
     for pid in alive:
@@ -370,12 +372,29 @@ def _kill_all(pids: list[int], timeout: float = 3.0) -> list[int]:
     return pids
 
 
-def _zombie(pid: int) -> bool:
+def zombie_or_gone(pid: int) -> bool:
+    """Whether `pid` is gone, or a zombie (dead, not yet reaped by its parent)."""
     try:
         stat = Path(f"/proc/{pid}/stat").read_text()
     except OSError:
         return True
-    return stat.rsplit(")", 1)[1].split()[0] == "Z"
+    return stat.rsplit(")", 1)[1].split()[0] in ("Z", "X")
+
+
+def process_exited(pid: int) -> bool:
+    """Gone, or a zombie none of whose threads still run: its sockets and files are closed.
+
+    A multithreaded process's leader turns zombie before its other threads
+    have exited, and they hold the process's files (its ports) until then; a
+    zombie is reaped by its parent, which for a daemon is init (in a container
+    it may take seconds).
+    """
+    if not zombie_or_gone(pid):
+        return False
+    try:
+        return len(os.listdir(f"/proc/{pid}/task")) <= 1
+    except OSError:
+        return True
 
 
 def root_links() -> list[str]:

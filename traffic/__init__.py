@@ -1,6 +1,7 @@
 """aizone traffic: RoCEv2 packets, the RC transport, collectives and the host agents.
 
-The few names most users need are re-exported here; the modules hold the
+The few names most users need are re-exported here, each loaded from its
+module on first use (importing the package loads no scapy); the modules hold the
 rest (``docs/traffic.md`` is the tour):
 
 - packets: ``roce`` (scapy layers), ``builders`` (``rdma_write``...),
@@ -26,14 +27,51 @@ second, unacknowledged send path.
 
 from __future__ import annotations
 
-from traffic.builders import rdma_write, segment_write
-from traffic.collectives import PATTERNS, Rank, build_jobs
-from traffic.errors import TrafficError
-from traffic.parser import Malformed, RoceInfo, parse
-from traffic.qpscale import STRATEGIES, Post, round_robin, split
-from traffic.report import CollectiveResult, summarize
-from traffic.roce import RETH, ImmDt
-from traffic.schema import Admission, HostReport, Job, Transport
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from traffic.builders import rdma_write, segment_write
+    from traffic.collectives import PATTERNS, Rank, build_jobs
+    from traffic.errors import TrafficError
+    from traffic.parser import Malformed, RoceInfo, parse
+    from traffic.qpscale import STRATEGIES, Post, round_robin, split
+    from traffic.report import CollectiveResult, summarize
+    from traffic.roce import RETH, ImmDt
+    from traffic.schema import Admission, HostReport, Job, Transport
+
+_LAZY = {
+    "rdma_write": "builders",
+    "segment_write": "builders",
+    "PATTERNS": "collectives",
+    "Rank": "collectives",
+    "build_jobs": "collectives",
+    "TrafficError": "errors",
+    "Malformed": "parser",
+    "RoceInfo": "parser",
+    "parse": "parser",
+    "STRATEGIES": "qpscale",
+    "Post": "qpscale",
+    "round_robin": "qpscale",
+    "split": "qpscale",
+    "CollectiveResult": "report",
+    "summarize": "report",
+    "RETH": "roce",
+    "ImmDt": "roce",
+    "Admission": "schema",
+    "HostReport": "schema",
+    "Job": "schema",
+    "Transport": "schema",
+}
+
+
+def __getattr__(name: str) -> Any:
+    """A re-exported name, from its module on first use (importing the package loads nothing)."""
+    if name in _LAZY:
+        import importlib
+
+        return getattr(importlib.import_module(f".{_LAZY[name]}", __name__), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = [
     "PATTERNS",

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from experiments import EXPERIMENTS
-from experiments.cli import _command, add_parser, main
+from experiments.cli import _command, add_parser, experiment_module, main
 
 
 def _parse(*argv: str) -> argparse.Namespace:
@@ -21,6 +21,35 @@ def test_every_experiment_is_a_choice() -> None:
     """The five experiments, in the order `all` runs them."""
     assert list(EXPERIMENTS) == ["qp-scaling", "pinning", "incast", "failure", "placement"]
     assert _parse("all").name == "all"
+
+
+def test_each_name_is_its_modules_own() -> None:
+    """The table the parser is built from, without loading the experiments, names each one
+    as its module does, and each module runs, explains and plots it."""
+    for name in EXPERIMENTS:
+        module = experiment_module(name)
+        assert module.NAME == name, (name, module.__name__)
+        assert callable(module.run) and callable(module.findings) and callable(module.plot)
+
+
+def test_building_the_parser_loads_no_experiment_or_fabric() -> None:
+    """`aizone`'s parser (every command builds it) loads no experiment module, no session and
+    no traffic agent client: a fresh interpreter's `sys.modules` after `build_parser()`."""
+    import json
+    import subprocess
+    import sys
+
+    code = ("import json, sys\n"
+            "from aizone.parser import build_parser\n"
+            "build_parser()\n"
+            "print(json.dumps(sorted(sys.modules)))\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=120, check=True, cwd=Path(__file__).resolve().parents[3])
+    loaded = set(json.loads(out.stdout))
+    heavy = {f"experiments.{m}" for m in EXPERIMENTS.values()} | {
+        "experiments.session", "experiments.collective", "controller.daemon", "finsy"}
+    assert sorted(loaded & heavy) == []
+    assert "experiments.cli" in loaded  # the probe sees what the parser did load
 
 
 def test_unknown_experiment_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
