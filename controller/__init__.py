@@ -17,7 +17,9 @@ maps the modules.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from topologies.lazyexports import lazy_exports
 
 if TYPE_CHECKING:
     from .entities import Action, Exact, Group, Lpm, Member, TableEntry, Ternary
@@ -26,7 +28,7 @@ if TYPE_CHECKING:
     from .qos import compute_qos
     from .routes import SwitchEntries, compute_all, compute_routes
 
-_LAZY = {
+__getattr__ = lazy_exports(__name__, {
     "Action": "entities",
     "Exact": "entities",
     "Group": "entities",
@@ -45,16 +47,7 @@ _LAZY = {
     "SwitchEntries": "routes",
     "compute_all": "routes",
     "compute_routes": "routes",
-}
-
-
-def __getattr__(name: str) -> Any:
-    """A re-exported name, from its module on first use (importing the package loads nothing)."""
-    if name in _LAZY:
-        import importlib
-
-        return getattr(importlib.import_module(f".{_LAZY[name]}", __name__), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+})
 
 
 __all__ = [

@@ -20,23 +20,18 @@ Names exported (each loaded from its module on first use): `EXPERIMENTS`,
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from topologies.lazyexports import lazy_exports
 
 if TYPE_CHECKING:
     from .cli import EXPERIMENTS, add_parser
     from .schema import ExperimentResult, load_result
     from .session import Options
 
-_LAZY = {"EXPERIMENTS": "cli", "add_parser": "cli", "ExperimentResult": "schema",
-         "load_result": "schema", "Options": "session"}
+__getattr__ = lazy_exports(__name__, {"EXPERIMENTS": "cli", "add_parser": "cli",
+                                      "ExperimentResult": "schema", "load_result": "schema",
+                                      "Options": "session"})
 
-
-def __getattr__(name: str) -> Any:
-    """An exported name, from its module on first use (importing the package loads nothing)."""
-    if name in _LAZY:
-        import importlib
-
-        return getattr(importlib.import_module(f".{_LAZY[name]}", __name__), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 __all__ = ["EXPERIMENTS", "ExperimentResult", "Options", "add_parser", "load_result"]

@@ -4,59 +4,63 @@ Topology is data, the network is runtime: `load_spec` -> `plan_addresses` ->
 (`build_graph` and `summarize` for analysis | `FabricNet` to run it in
 Mininet with a switch class from `SWITCH_CLASSES`, then `FabricRuntime` to
 act on it, also from `run.json` after a restart). `check_runnable` says
-whether a plan is small enough to run here. The runtime names
+whether a plan is small enough to run here. Every name
+here loads from its module on first use (`lazyexports`): the runtime ones
 (`FabricNet`, `FabricTopo`, `FabricRuntime`, `P4SwitchNode`,
 `Bmv2SwitchNode`, `SWITCH_CLASSES`, `NetworkError`, `cleanup`) import
-Mininet, so they load on first use: code that only needs addresses does not
-pay for it.
+Mininet, the plan's networkx, and code that needs one module (the `aizone`
+command, which reads `run.json`) pays for neither.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
-from .addressing import (
-    AddressPlan,
-    HostPlan,
-    LinkPlan,
-    NicPlan,
-    PortPlan,
-    SwitchPlan,
-    plan_addresses,
-)
-from .graph import build_graph
-from .ports import PortSettings, SwitchSettings, switch_settings
-from .spec import (
-    FabricSpec,
-    LinkSpec,
-    QosSpec,
-    SpecError,
-    TrafficClass,
-    check_programs,
-    load_spec,
-    parse_spec,
-)
-from .summary import MAX_PROCESSES, check_runnable, render_summary, summarize
+from .lazyexports import lazy_exports
 
-_RUNTIME = {
-    "FabricNet": "net",
-    "FabricTopo": "net",
+if TYPE_CHECKING:
+    from .addressing import (
+        AddressPlan,
+        HostPlan,
+        LinkPlan,
+        NicPlan,
+        PortPlan,
+        SwitchPlan,
+        plan_addresses,
+    )
+    from .attach import FabricRuntime
+    from .graph import build_graph
+    from .net import FabricNet, FabricTopo
+    from .nodes import SWITCH_CLASSES, Bmv2SwitchNode, NetworkError, P4SwitchNode, SwitchRecord
+    from .ports import PortSettings, SwitchSettings, switch_settings
+    from .runstate import cleanup
+    from .spec import (
+        FabricSpec,
+        LinkSpec,
+        QosSpec,
+        SpecError,
+        TrafficClass,
+        check_programs,
+        load_spec,
+        parse_spec,
+    )
+    from .summary import MAX_PROCESSES, check_runnable, render_summary, summarize
+
+__getattr__ = lazy_exports(__name__, {
+    **dict.fromkeys(("AddressPlan", "HostPlan", "LinkPlan", "NicPlan", "PortPlan", "SwitchPlan",
+                     "plan_addresses"), "addressing"),
+    "build_graph": "graph",
+    **dict.fromkeys(("PortSettings", "SwitchSettings", "switch_settings"), "ports"),
+    **dict.fromkeys(("FabricSpec", "LinkSpec", "QosSpec", "SpecError", "TrafficClass",
+                     "check_programs", "load_spec", "parse_spec"), "spec"),
+    **dict.fromkeys(("MAX_PROCESSES", "check_runnable", "render_summary", "summarize"),
+                    "summary"),
+    **dict.fromkeys(("FabricNet", "FabricTopo"), "net"),
     "FabricRuntime": "attach",
-    "P4SwitchNode": "nodes",
-    "Bmv2SwitchNode": "nodes",
-    "SWITCH_CLASSES": "nodes",
-    "NetworkError": "nodes",
-    "SwitchRecord": "nodes",
+    **dict.fromkeys(("P4SwitchNode", "Bmv2SwitchNode", "SWITCH_CLASSES", "NetworkError",
+                     "SwitchRecord"), "nodes"),
     "cleanup": "runstate",
-}
-
-
-def __getattr__(name: str) -> Any:
-    if name in _RUNTIME:
-        import importlib
-
-        return getattr(importlib.import_module(f".{_RUNTIME[name]}", __name__), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+})
 
 
 __all__ = [

@@ -308,16 +308,17 @@ class ClusterLink(RemoteGRELink, TCLink):
         vni = ClusterLink._vni
         ends = ((node1, intfname1, addr1, node2), (node2, intfname2, addr2, node1))
         for node, name, addr, peer in ends:
-            node.rcmd(f"ip link delete {name}")
-            made = node.rcmd(f"ip link add name {name} type vxlan id {vni} "
-                             f"local {node.serverIP} remote {peer.serverIP} "
-                             f"dstport {self.VXLAN_PORT}")
+            # One shell on the node's server (one ssh session when it is another one).
+            steps = [f"ip link add name {name} type vxlan id {vni} local {node.serverIP} "
+                     f"remote {peer.serverIP} dstport {self.VXLAN_PORT}"]
+            if addr:
+                steps.append(f"ip link set {name} address {addr}")
+            steps.append(f"ip link set dev {name} mtu {CLUSTER_MTU} up")
+            script = f"ip link delete {name} 2>/dev/null; " + " && ".join(steps)
+            made = node.rcmd(["sh", "-c", quote(script) if node.isRemote else script])
             if made.strip():
                 raise ClusterError(f"server {node.server}: cannot make the VXLAN device {name} "
                                    f"of {node.name}: {made.strip()}")
-            if addr:
-                node.rcmd(f"ip link set {name} address {addr}")
-            node.rcmd(f"ip link set dev {name} mtu {CLUSTER_MTU} up")
             self.moveIntf(name, node)
 
 

@@ -27,7 +27,9 @@ second, unacknowledged send path.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from topologies.lazyexports import lazy_exports
 
 if TYPE_CHECKING:
     from traffic.builders import rdma_write, segment_write
@@ -39,7 +41,7 @@ if TYPE_CHECKING:
     from traffic.roce import RETH, ImmDt
     from traffic.schema import Admission, HostReport, Job, Transport
 
-_LAZY = {
+__getattr__ = lazy_exports(__name__, {
     "rdma_write": "builders",
     "segment_write": "builders",
     "PATTERNS": "collectives",
@@ -61,16 +63,7 @@ _LAZY = {
     "HostReport": "schema",
     "Job": "schema",
     "Transport": "schema",
-}
-
-
-def __getattr__(name: str) -> Any:
-    """A re-exported name, from its module on first use (importing the package loads nothing)."""
-    if name in _LAZY:
-        import importlib
-
-        return getattr(importlib.import_module(f".{_LAZY[name]}", __name__), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+})
 
 
 __all__ = [
