@@ -32,6 +32,7 @@ It never calls `mn -c` (which needs Open vSwitch) and never kills by name.
 
 Names defined here: `RunState`, `CleanupReport`, `state_dir`, `read_state`,
 `write_state`, `update_state`, `clear_state`, `cleanup`, `check_trusted`, `owner_alive`, `proc_start`,
+`zombie_or_gone`, `process_exited` (a process gone, or dead and not yet reaped),
 `pin_netns`, `remove_netns`, `remove_control_files`, `pinned_netns`, `netns_name`, `root_links`,
 `OUR_INTF`, `NETNS_DIR`, `NETNS_PREFIX`; for a server of a cluster fabric, `run_pids`
 (the run's processes there), `serving_pid` and `read_arrivals_only_serving` (a BMv2
