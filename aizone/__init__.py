@@ -18,18 +18,14 @@ not pay for the Python API's imports.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from topologies.lazyexports import lazy_exports
 
 if TYPE_CHECKING:
     from .fabric import Fabric
 
-
-def __getattr__(name: str) -> Any:
-    if name == "Fabric":
-        from .fabric import Fabric
-
-        return Fabric
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__ = lazy_exports(__name__, {"Fabric": "fabric"})
 
 
 __all__ = ["Fabric"]

@@ -33,6 +33,7 @@ module), `experiment_module`.
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import shlex
 import sys
@@ -109,8 +110,6 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
 
 def experiment_module(name: str) -> ModuleType:
     """The module that runs experiment `name` (its `run`, `TITLE`, `findings`, `plot`)."""
-    import importlib
-
     return importlib.import_module(f".{EXPERIMENTS[name]}", __package__)
 
 

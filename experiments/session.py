@@ -67,9 +67,6 @@ __all__ = ["LOSS_LIMIT", "Options", "Session", "cpu_bound_reasons",
 LOSS_LIMIT = 0.001  # frames lost on cables / sent: above it, the emulator fell behind
 SWITCH_FULL_CORE = 0.9
 MACHINE_BUSY = 0.95
-# The target the committed results were first measured on, and the one that carries the whole
-# fabric at rate on this machine (docs/results/capacity.json); `--target bmv2` runs the same
-# grids on the reference target (the P4 programs' PFC is the same on both).
 
 
 @dataclass(frozen=True, kw_only=True)
