@@ -21,11 +21,12 @@ Names defined here: `build_parser`, `main`.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import sys
 import tempfile
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from p4switch import ir
@@ -88,9 +89,11 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     output = args.output or str(Path(args.source).with_suffix(".json").name)
     try:
-        program = _compile(args)
+        with _printing_warnings():
+            program = compile_file(args.source, args.include, args.defines)
         try:
-            info = build_p4info(program)
+            with _printing_warnings():
+                info = build_p4info(program)
         except P4InfoError as e:
             if outs or entry_outs:
                 raise
@@ -124,12 +127,14 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-def _compile(args: argparse.Namespace) -> ir.Program:
-    """compile_file, its warnings printed to stderr as p4c prints its own (each one, in order)."""
+@contextlib.contextmanager
+def _printing_warnings() -> Iterator[None]:
+    """The program's warnings raised inside, printed to stderr as p4c prints its own (each
+    one, in order): the front end's, and P4Info's (a digest it must name itself)."""
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", P4Warning)
         try:
-            return compile_file(args.source, args.include, args.defines)
+            yield
         finally:
             for w in caught:
                 if isinstance(w.message, P4Warning):

@@ -17,8 +17,12 @@ p4RuntimeSymbolTable.cpp, read for behaviour):
 * Ids, aliases, field ids and annotations follow `p4switch.p4names`;
   bitwidths and `type_info` follow `p4switch.p4types`; table size defaults
   to 1024.
+* Digests: one per struct type a `digest()` call sends, named after it; one per
+  call whose data's type has no name (a list expression, a bit<W>), named
+  digest_N in the order the serializer meets those calls, with a warning.
 
-Names defined here: `build_p4info`, `p4info_text`, `write_p4info`
+Names defined here: `build_p4info`, `unnamed_digests` (those calls' names, for
+the pipeline), `p4info_text`, `write_p4info`
 (text/JSON/binary chosen by file extension like p4c); `P4InfoError` (from
 p4names) and `cp_width` (from p4types) are part of this module's surface too,
 as its callers meet them with `build_p4info`.
@@ -32,6 +36,7 @@ from typing import Any, cast
 from google.protobuf import json_format, text_format
 
 from p4switch import ir
+from p4switch.frontend.errors import warn
 from p4switch.p4names import (
     ACTION,
     ACTION_PROFILE,
@@ -196,6 +201,39 @@ class _Builder:
                 globals_.append(c.callee)
         return [self.actions[n] for n in globals_ if n in self.used_actions] + own
 
+    def digests(self, *, warn_unnamed: bool = False) -> tuple[list[str], dict[str, ir.Type], dict[str, str]]:
+        """The digests p4c's serializer meets, in its order (each block's actions, localized
+        globals first, then its apply block): their names, each name's data type, and
+        `file:line:col` of each unnamed one's call -> its name.
+
+        A digest of a struct is named after the struct (two calls with one struct are one
+        digest). Data of a type with no name (a list expression's tuple, a bit<W>) makes a
+        digest per call, named digest_N, N counting those calls in this order, as p4c-bm2-ss
+        names them; a call site elaborated twice (a global action in two controls) is one
+        digest here, two in p4c. With `warn_unnamed`, each gets a warning at its call, as
+        p4c gives one."""
+        names: list[str] = []
+        types: dict[str, ir.Type] = {d.name: d.type for d in self.p.digests}
+        unnamed: dict[str, str] = {}
+        for ci in self.controls():
+            for body in [a.body for a in self.control_actions(ci.decl)] + [ci.decl.apply]:
+                for c in _calls(body):
+                    if c.kind != ir.CallKind.EXTERN_FUNCTION or c.method != "digest":
+                        continue
+                    targ = c.type_args[0]
+                    name = targ.name if isinstance(targ, ir.TypeName) else getattr(targ, "name", "")
+                    if not name:
+                        site = str(c.coord)
+                        name = unnamed.get(site, "")
+                        if not name:
+                            name = unnamed[site] = f"digest_{len(unnamed)}"
+                            types[name] = targ
+                            if warn_unnamed:
+                                warn(c.coord, f"digest: its data's type has no name: P4Info calls this digest {name}")
+                    if name not in names:
+                        names.append(name)
+        return names, types, unnamed
+
     # ------------------------------------------------------------------ build
     def build(self) -> p4i.P4Info:
         """The program's P4Info, objects in p4c's order (P4InfoError on what it cannot describe)."""
@@ -205,8 +243,7 @@ class _Builder:
         actions: list[ir.Action] = []
         seen_actions: set[str] = set()
         value_sets: list[ir.ValueSet] = []
-        digests: list[str] = []
-        digest_types = {d.name: d for d in self.p.digests}
+        digests, digest_types, _ = self.digests(warn_unnamed=True)
         # Top-level extern instances, used or not, come first: p4c keeps them
         # (RemoveUnusedDeclarations never drops extern instances) and they are
         # children of the top-level block, visited before the package's blocks.
@@ -222,14 +259,6 @@ class _Builder:
                 if a.cp_name not in seen_actions and a.cp_name in self.cp_actions:
                     seen_actions.add(a.cp_name)
                     actions.append(a)
-            bodies = [a.body for a in self.control_actions(ci.decl)] + [ci.decl.apply]
-            for body in bodies:
-                for c in _calls(body):
-                    if c.kind == ir.CallKind.EXTERN_FUNCTION and c.method == "digest":
-                        targ = c.type_args[0]
-                        name = targ.name if isinstance(targ, ir.TypeName) else getattr(targ, "name", "")
-                        if name and name not in digests:
-                            digests.append(name)
         for ci in self.controls():
             for loc in self.flat_locals(ci.decl, self.used_subs):
                 if isinstance(loc, ir.Table) and loc.cp_name in self.used_tables:
@@ -301,7 +330,7 @@ class _Builder:
         for d in digests:
             m = info.digests.add()
             self.preamble(m.preamble, DIGEST, d, ())
-            m.type_spec.CopyFrom(self.types.type_spec(digest_types[d].type))
+            m.type_spec.CopyFrom(self.types.type_spec(digest_types[d]))
         names: dict[str, set[str]] = {}
         for field_name in ("tables", "actions", "action_profiles", "counters", "direct_counters", "meters",
                            "direct_meters", "registers", "digests", "value_sets"):
@@ -562,6 +591,15 @@ def build_p4info(program: ir.Program) -> p4i.P4Info:
     return _Builder(program).build()
 
 
+def unnamed_digests(program: ir.Program) -> dict[str, str]:
+    """`file:line:col` of each digest() call whose data's type has no name (a list
+    expression, a bit<W>) -> the name P4Info gives its digest (digest_N, as p4c does): what
+    the pipeline reports such a digest as."""
+    b = _Builder(program)
+    b.compute_usage()
+    return b.digests()[2]
+
+
 def p4info_text(info: p4i.P4Info) -> str:
     """Protobuf text format, as p4c writes .txt/.txtpb files."""
     return text_format.MessageToString(info)
@@ -582,4 +620,4 @@ def write_p4info(info: p4i.P4Info, path: str) -> None:
         f.write(payload)
 
 
-__all__ = ["build_p4info", "p4info_text", "write_p4info", "P4InfoError", "cp_width"]
+__all__ = ["build_p4info", "unnamed_digests", "p4info_text", "write_p4info", "P4InfoError", "cp_width"]

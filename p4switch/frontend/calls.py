@@ -198,7 +198,7 @@ class CallResolver:
                              type_args=[binding[n] for n in proto.tparams if n in binding])
 
     def extern_function(self, name: str, e: A.ECall, ctx: Ctx) -> ir.MethodCall | ir.BoolLit:
-        """A call of extern function `name`; digest takes a struct, verify only runs in a parser;
+        """A call of extern function `name`; digest takes a struct, a list or a bit<W>, verify only runs in a parser;
         static_assert is evaluated here (its `true`)."""
         if name in self.g.user_externs:
             raise user_extern(e.coord, name)
@@ -214,9 +214,17 @@ class CallResolver:
         if name == "digest":
             data_t = targs[0]
             nt = self.x.named(data_t)
-            if not isinstance(nt, ir.StructType):
-                raise P4Error(e.coord, f"digest: data must be a struct, not {type_str(data_t)}")
-            self.x.digests.setdefault(nt.name, ir.Digest(name=nt.name, type=data_t))
+            # a list expression's type is a tuple, which has no name, nor has bit<W>: P4Info
+            # calls such a digest digest_N, as p4c does (p4info.unnamed_digests)
+            if not isinstance(nt, (ir.StructType, ir.TupleType, ir.BitsType)):
+                raise P4Error(e.coord, f"digest: data must be a struct, a list or a bit<W>, not {type_str(data_t)}")
+            ta = e.type_args[0] if e.type_args else None
+            if isinstance(ta, A.TName) and ta.name in self.x.env.g.typedefs:
+                raise P4Error(ta.coord, f"digest<{ta.name}>: a typedef as the type argument, after which p4c "
+                                        "names the digest; p4switch does not: give the struct itself, or no "
+                                        "type argument")
+            if isinstance(nt, ir.StructType):
+                self.x.digests.setdefault(nt.name, ir.Digest(name=nt.name, type=data_t))
         if name in ("verify",) and not ctx.in_parser:
             raise P4Error(e.coord, "verify: may only be called in a parser")
         return ir.MethodCall(kind=ir.CallKind.EXTERN_FUNCTION, method=name, target=None, args=args,

@@ -29,6 +29,7 @@ from collections.abc import Callable
 from typing import Any
 
 from .. import ir
+from ..p4info import unnamed_digests
 
 
 class CodegenError(Exception):
@@ -166,9 +167,16 @@ class ModuleBuilder:
         # id of an action/function declaration -> (it, the variables its body names),
         # for `callgen`; the entry keeps the declaration alive, so its id is not reused
         self.uses: dict[int, tuple[Any, set[str]]] = {}
+        self._unnamed_digests: dict[str, str] | None = None
         for name in ("NoError", "PacketTooShort", "NoMatch", "StackOutOfBounds", "HeaderTooShort",
                      "ParserTimeout", "ParserInvalidArgument"):
             self.error_codes.setdefault(name, len(self.error_codes))
+
+    def unnamed_digests(self) -> dict[str, str]:
+        """`file:line:col` of each digest() whose data's type has no name -> its P4Info name."""
+        if self._unnamed_digests is None:
+            self._unnamed_digests = unnamed_digests(self.program)
+        return self._unnamed_digests
 
     def fresh(self, hint: str) -> str:
         """A new Python identifier built from `hint` (only [0-9A-Za-z_] kept)."""

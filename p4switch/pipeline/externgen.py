@@ -455,10 +455,12 @@ def _function_stmt(bg: BlockGenerator, call: ir.MethodCall) -> None:
     elif m == "digest":
         data = _arg(call, 1, "data")
         dt = bg.ti.resolve(data.type)
-        name = getattr(dt, "name", "") or (call.type_args and getattr(call.type_args[0], "name", "")) or "digest"
+        name = (getattr(dt, "name", "") or (call.type_args and getattr(call.type_args[0], "name", ""))
+                or bg.mb.unnamed_digests().get(str(call.coord), "digest"))
         lv = leaves(bg, data)
-        # BMv2 reads the digest's field list at the end of ingress, not here
-        fn.w(f"_pk.digests = ({name!r}, lambda: ({''.join(c + ', ' for c, _, _ in lv)}))")
+        # the values at the call: p4c copies a digest's data to temporaries there, and BMv2
+        # sends what those hold at the end of ingress (the last digest() of a packet wins)
+        fn.w(f"_pk.digests = ({name!r}, ({''.join(c + ', ' for c, _, _ in lv)}))")
     elif m == "clone":
         fn.w(f"_pk.clone_session = {bg.ex(_arg(call, 1, 'session'))}")
         fn.w("_pk.clone_fl = None")

@@ -250,7 +250,7 @@ class V1Model:
             name, values = pk.digests
             pk.digests = None
             if self.digest is not None:
-                self.digest(name, values())
+                self.digest(name, values)
         if pk.resubmit_fl is not None:
             c = runtime.Packet(pk.data, pk.in_port)
             c.meta = cp.new_meta()

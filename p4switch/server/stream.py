@@ -184,7 +184,9 @@ class DeviceStream:
         """A digest from the data plane (forwarding thread).
 
         `values` is the digest struct as a dict by member name or a sequence in
-        member order (or one int for a bit<W> digest).
+        member order, a list's members in order, or one int for a bit<W> digest
+        (or a sequence of one). The P4Data has the shape of the digest's
+        P4Info type: a struct's or a tuple's members, or one bitstring.
         """
         st = self.committed
         if st is None:
@@ -193,13 +195,17 @@ class DeviceStream:
         if d is None or d.preamble.id not in st.digests:
             return
         data = p4d.P4Data()
+        kind = d.type_spec.WhichOneof("type_spec")
         if isinstance(values, dict):
             names = st.digest_members.get(d.preamble.id) or list(values)
             for n in names:
                 data.struct.members.add(bitstring=encode_value(int(values.get(n, 0))))
+        elif isinstance(values, (list, tuple)) and kind == "bitstring" and len(values) == 1:
+            data.bitstring = encode_value(int(values[0]))
         elif isinstance(values, (list, tuple)):
+            members = data.tuple.members if kind == "tuple" else data.struct.members
             for v in values:
-                data.struct.members.add(bitstring=encode_value(int(v)))
+                members.add(bitstring=encode_value(int(v)))
         else:
             data.bitstring = encode_value(int(values))
         self.digests.offer(d.preamble.id, data)

@@ -5,7 +5,7 @@ links come up so the kernel sends nothing on them), starts
 `simple_switch_grpc --no-p4` and `p4switch --no-p4` on the switch ends with
 the same port numbers and `--cpu-port`, opens one AF_PACKET socket per test
 end and one P4Runtime session (`Session`: primary arbitration on a
-StreamChannel, packet-ins kept) per switch. The processes serve one program
+StreamChannel, packet-ins and DigestLists kept) per switch. The processes serve one program
 after another: `load(Compiled)` pushes a program to both at once
 (SetForwardingPipelineConfig); a target that refuses it is restarted and
 `Refused` says why. `write` sends the same updates to both (one request
@@ -224,6 +224,7 @@ class Session:
         self.election = p4r.Uint128(high=0, low=1)
         self._out: queue.Queue[p4r.StreamMessageRequest | None] = queue.Queue()
         self.packet_ins: queue.Queue[p4r.PacketIn] = queue.Queue()
+        self.digest_lists: queue.Queue[p4r.DigestList] = queue.Queue()
         self._arbitrated = threading.Event()
         self._stream = self.stub.StreamChannel(iter(self._out.get, None))
         self._reader = threading.Thread(target=self._read, daemon=True)
@@ -241,6 +242,8 @@ class Session:
                     self._arbitrated.set()
                 elif which == "packet":
                     self.packet_ins.put(msg.packet)
+                elif which == "digest":
+                    self.digest_lists.put(msg.digest)
         except grpc.RpcError:
             pass
 
@@ -274,6 +277,17 @@ class Session:
                 out.append(self.packet_ins.get_nowait())
             except queue.Empty:
                 return out
+
+    def digests(self, count: int, timeout: float) -> list[p4r.DigestList]:
+        """The DigestLists sent so far and those that come within `timeout` s, until `count` came."""
+        out: list[p4r.DigestList] = []
+        deadline = time.monotonic() + timeout
+        while len(out) < count:
+            try:
+                out.append(self.digest_lists.get(timeout=max(0.0, deadline - time.monotonic())))
+            except queue.Empty:
+                break
+        return out
 
     def close(self) -> None:
         self._out.put(None)

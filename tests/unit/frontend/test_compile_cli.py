@@ -65,6 +65,19 @@ def test_warnings_print_as_p4c_and_the_program_is_written(tmp_path: Path, capsys
     assert err[4].strip() == "psa_idle_timeout = 7;" and err[5] == "        ^"
 
 
+def test_a_digest_p4info_names_is_a_warning_as_p4c_prints_it(tmp_path: Path, capsys) -> None:
+    """A digest of a list: the warning that names it digest_N comes while P4Info is built, and
+    prints like the front end's (line, source line, caret), not as a Python warning."""
+    src = CORPUS / "warn" / "digest_of_unnamed_data.p4"
+    rc = main([str(src), "-o", str(tmp_path / "x.json"), "--p4runtime-files", str(tmp_path / "x.txtpb")])
+    err = capsys.readouterr().err.splitlines()
+    assert rc == 0 and (tmp_path / "x.txtpb").exists()
+    assert err[0::3] == [f"{src}:{line}:{col}: warning: digest: its data's type has no name: P4Info calls this "
+                         f"digest digest_{n}" for n, (line, col) in enumerate([(7, 25), (11, 9), (14, 9), (28, 13), (30, 13)])]
+    assert err[1].startswith("action global_learn() { digest(1, { 16w7 }); }") and err[2] == " " * 24 + "^"
+    assert "P4Warning" not in "\n".join(err)
+
+
 def test_missing_input_is_a_clear_error(tmp_path: Path, capsys) -> None:
     """A missing source file is one line and exit 1, no traceback."""
     rc = main([str(tmp_path / "nope.p4"), "-o", str(tmp_path / "x.json")])

@@ -35,12 +35,16 @@ def test_valid_program_compiles_and_round_trips(path: Path) -> None:
     assert parsed.pkg_info.arch == "v1model"
 
 
+def _expected_all(path: Path, kind: str = "error") -> list[tuple[int, str]]:
+    """(line, message) of every `// expect: KIND: message` comment, in line order."""
+    found = [(lineno, m.group(1).strip()) for lineno, line in enumerate(path.read_text().splitlines(), start=1)
+             if (m := re.search(rf"// expect: ({kind}: .*)$", line))]
+    assert found, f"{path} has no '// expect: {kind}:' comment"
+    return found
+
+
 def _expected(path: Path, kind: str = "error") -> tuple[int, str]:
-    for lineno, line in enumerate(path.read_text().splitlines(), start=1):
-        m = re.search(rf"// expect: ({kind}: .*)$", line)
-        if m:
-            return lineno, m.group(1).strip()
-    raise AssertionError(f"{path} has no '// expect: {kind}:' comment")
+    return _expected_all(path, kind)[0]
 
 
 @pytest.mark.parametrize("path", INVALID, ids=[p.stem for p in INVALID])
@@ -58,20 +62,22 @@ def test_invalid_program_reports_expected_error(path: Path) -> None:
 
 @pytest.mark.parametrize("path", WARN, ids=[p.stem for p in WARN])
 def test_questionable_program_compiles_with_its_warning(path: Path) -> None:
-    """A program p4c compiles, maybe with a warning: it compiles, warning once on the expected line
-    (``file:line:col: warning: ...``), or not at all where the file says `// no warning`."""
+    """A program p4c compiles, maybe with warnings: it compiles and its P4Info is built, warning
+    once on each line a `// expect: warning:` comment names, with that message
+    (``file:line:col: warning: ...``), and nowhere else; or not at all where the file says
+    `// no warning`."""
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        program = compile_file(path)
-    said = [w.message for w in caught if isinstance(w.message, P4Warning)]
+        build_p4info(compile_file(path))
+    said = sorted((w.message for w in caught if isinstance(w.message, P4Warning)), key=lambda w: w.coord.line)
     assert [w for w in caught if not isinstance(w.message, P4Warning)] == []
-    build_p4info(program)
     if "// no warning" in path.read_text():
         assert said == []
         return
-    line, message = _expected(path, "warning")
-    assert len(said) == 1, [str(w) for w in said]
-    assert str(said[0]).startswith(f"{path}:{line}:") and str(said[0]).endswith(message), str(said[0])
+    expected = _expected_all(path, "warning")
+    assert len(said) == len(expected), [str(w) for w in said]
+    for w, (line, message) in zip(said, expected, strict=True):
+        assert str(w).startswith(f"{path}:{line}:") and str(w).endswith(message), str(w)
 
 
 @pytest.mark.parametrize("path", PROJECT, ids=[p.stem for p in PROJECT])

@@ -35,7 +35,6 @@ REFUSED = {
     "issue1566-bmv2": "a control instance passed to two blocks (docs/p4switch.md: one owner per instance)",
     "issue2844-enum": "a control instance passed to two blocks (docs/p4switch.md: one owner per instance)",
     "issue4057": "indexing a value of tuple type",
-    "issue430-1-bmv2": "digest() of a list expression (p4c makes it a tuple digest named digest_0)",
     "parser-unroll-test1": "a run-time int<32> cast to the arbitrary-precision int, which p4c's parser "
                            "unrolling turns into constants",
     "nonstandard_table_names-bmv2": "@name strings that are not P4 names: p4switch's loader takes P4 "

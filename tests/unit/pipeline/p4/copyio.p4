@@ -31,7 +31,7 @@ control I(inout headers_t hdr, inout meta_t meta, inout standard_metadata_t sm) 
             probe(hdr.h2);
         } else if (hdr.h.d == 3) {
             digest<dg_t>(1, { hdr.h.a });
-            hdr.h.a = 99;     /* BMv2 reads the digest at the end of ingress */
+            hdr.h.a = 99;     /* the digest keeps a's value at the call (p4c copies it there) */
         } else if (hdr.h.d == 4) {
             hdr.extra.setValid();   /* +4 bytes in the packet-length register */
             hdr.extra.a = 7;
