@@ -218,7 +218,8 @@ class _ClusterSwitchMixin(RemoteMixin):
         return record
 
     def start(self, controllers: list[Any]) -> None:
-        """Start the switch; on another server through ssh, waiting through its forward."""
+        """Launch the switch; on another server through ssh (`wait_started` waits for it
+        through its forward)."""
         if not self.isRemote:
             super().start(controllers)
             return
@@ -234,9 +235,15 @@ class _ClusterSwitchMixin(RemoteMixin):
         log = getattr(self, "log_path", None)
         if log is not None and log.exists():
             log.unlink()
-        record = self.record()
-        self.proc = launch(record)
-        wait_remote_ready(record, self.proc, self.serverIP, ports=len(self.port_intfs()),
+        self.proc = launch(self.record())
+
+    def wait_started(self) -> None:
+        """As a local switch's; on another server, through ssh and its forward."""
+        if not self.isRemote:
+            super().wait_started()
+            return
+        assert self.proc is not None, f"{self.name}: wait_started before start"
+        wait_remote_ready(self.record(), self.proc, self.serverIP, ports=len(self.port_intfs()),
                           reads_outgoing=self.reads_outgoing, timeout=self.start_timeout)
 
     def _copy_pki(self) -> None:

@@ -387,7 +387,9 @@ class FabricSwitch(Switch):
         return self._record
 
     def start(self, controllers: list[Any]) -> None:
-        """Launch the switch process and wait until its gRPC port accepts connections."""
+        """Launch the switch process; `batchStartup` (Mininet calls it once every switch of a
+        class is launched, so they start side by side) waits until it serves. Call
+        `wait_started` after a `start` of one switch alone."""
         for _port, name in self.port_intfs():
             # No IPv6 autoconf chatter from the root side of our ports, and
             # no checksum offload (a raw socket would read partial checksums).
@@ -396,9 +398,20 @@ class FabricSwitch(Switch):
             self.cmd(f"ip link set {name} up")
         if self.log_path is not None and self.log_path.exists():
             self.log_path.unlink()  # a fresh log per run; restarts append
-        record = self.record()
-        self.proc = launch(record)
-        wait_ready(record, self.proc, self.start_timeout)
+        self.proc = launch(self.record())
+
+    def wait_started(self) -> None:
+        """Return once the launched process's gRPC port accepts connections
+        (`SwitchStartError` if it exits or the port stays shut for `start_timeout` s)."""
+        assert self.proc is not None, f"{self.name}: wait_started before start"
+        wait_ready(self.record(), self.proc, self.start_timeout)
+
+    @classmethod
+    def batchStartup(cls, switches: tuple[FabricSwitch, ...]) -> tuple[FabricSwitch, ...]:  # noqa: N802 - Mininet's name
+        """Wait for every launched switch of this class (Mininet's hook after `start`)."""
+        for sw in switches:
+            sw.wait_started()
+        return switches
 
     def connected(self) -> bool:
         """Whether the switch process runs and its gRPC port accepts connections."""
