@@ -43,8 +43,10 @@ A switch lives in the root network namespace (like Mininet's kernel
 switches); its ports are the root-side ends of the Mininet veth pairs, named
 `<switch>-eth<port>`. The process is started in its own session so that a
 Ctrl-C in the terminal reaches the runner, which then stops the switches in
-order, instead of killing them behind its back. The node waits until the
-gRPC port accepts connections before `start` returns, and `stop` always ends
+order, instead of killing them behind its back. `start` launches the
+process; Mininet's `batchStartup` hook, once every switch of a class is
+launched, waits until each one's gRPC port accepts connections
+(`wait_started`), so the switches start side by side; and `stop` always ends
 the process (SIGTERM, then SIGKILL); `stop_switch_processes` ends several
 switches' processes together, so their servers' grace periods overlap.
 
