@@ -98,7 +98,7 @@ DEVIATIONS: tuple[Deviation, ...] = (
              "then the last TCP frame's ports for a UDP frame: test_constructs.py shows it)",
         reason="P4-16: reading a field of an invalid header gives an unspecified value, so no target can be "
                "matched (BMv2's value depends on the packets before); the corpus programs read only valid "
-               "headers, except hash_invalid_header.p4, whose hash results the harness blanks (its "
+               "headers (tests/unit/pipeline/test_corpus.py checks), except hash_invalid_header.p4, whose hash results the harness blanks (its "
                "checksums are compared)",
         programs=("hash_invalid_header",),
         mask=_hashes_blanked,

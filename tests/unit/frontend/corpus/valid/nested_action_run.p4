@@ -56,6 +56,9 @@ control I(inout headers hdr, inout metadata meta, inout standard_metadata_t sm) 
     }
     apply {
         sm.egress_spec = 2;
+        if (!hdr.t.isValid()) {
+            exit;  // the tables read hdr.t: a frame too short for it goes out as it came
+        }
         switch (outer.apply().action_run) {
             a1: {
                 switch (inner.apply().action_run) {
