@@ -51,7 +51,7 @@ from collections.abc import Sequence
 
 from controller.client import ApiError
 from controller.errors import BuildError, ControllerError
-from topologies.nodes import NetworkError
+from topologies.errors import NetworkError
 from topologies.spec import SpecError
 
 from .output import EXIT_FAIL, EXIT_INPUT, EXIT_INTERRUPTED, PROG, fail

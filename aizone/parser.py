@@ -24,9 +24,9 @@ from experiments.cli import add_parser as add_experiment
 from model.cli import add_parser as add_model
 from model.cli import parse_size
 from model.sweep import add_parser as add_sweep
-from topologies.nodes import SWITCH_CLASSES, Pfc
-from topologies.serverplacement import servers_argument
+from topologies.servernames import servers_argument
 from topologies.spec import MODES
+from topologies.targets import TARGETS, Pfc
 
 from .fabric_cmds import (
     acl_match,
@@ -51,7 +51,7 @@ from .traffic_cmds import cmd_capture, cmd_demo, cmd_run, cmd_trace
 
 __all__ = ["DEFAULT_TOPOLOGY", "DEMO_TOPOLOGY", "TARGET_CHOICES", "build_parser", "validate"]
 
-TARGET_CHOICES = ("auto", *SWITCH_CLASSES)
+TARGET_CHOICES = ("auto", *TARGETS)
 PFC_CHOICES = tuple(p.value for p in Pfc)
 DEFAULT_TOPOLOGY = "topologies/rack.yaml"
 DEMO_TOPOLOGY = "topologies/ai_zone_small.yaml"

@@ -16,7 +16,7 @@ import json
 import sys
 from typing import Any
 
-from controller.placement import PATTERNS, STRATEGIES, PlacementError, cross_zone_bytes, place
+from controller.choices import PATTERNS, STRATEGIES
 
 __all__ = ["add_parser", "run"]
 
@@ -48,6 +48,7 @@ def run(args: argparse.Namespace) -> int:
     how many zones the job spans, and the share of its traffic that
     crosses. --json adds the chosen NICs in rank order.
     """
+    from controller.placement import PlacementError, cross_zone_bytes, place
     from topologies.addressing import plan_addresses
     from topologies.spec import SpecError, load_spec
 

@@ -96,10 +96,11 @@ from experiments.fabric import Fabric, variant, variant_spec
 from experiments.sizes import LINK_MTU, lossless
 from experiments.sizes import MTU as DEFAULT_PATH_MTU
 from experiments.usage import Usage
+from topologies.errors import NetworkError
 from topologies.mtu import MAX_MTU, roce_path_mtu
-from topologies.nodes import NetworkError, target_missing
-from topologies.serverplacement import servers_argument
+from topologies.servernames import servers_argument
 from topologies.spec import SpecError, load_spec
+from topologies.targets import target_missing
 
 REPO = Path(__file__).resolve().parents[1]
 

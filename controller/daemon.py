@@ -51,11 +51,12 @@ from pathlib import Path
 from typing import Any
 
 from topologies.addressing import AddressPlan, plan_addresses
-from topologies.nodes import SWITCH_CLASSES, Pfc, uses_native_pfc
+from topologies.nodes import SWITCH_CLASSES, uses_native_pfc
 from topologies.pki import FabricPki
 from topologies.ports import switch_settings
 from topologies.runstate import PKI_DIR, proc_start, read_state, state_dir, update_state
 from topologies.spec import FabricSpec, Mode, Target, load_spec
+from topologies.targets import Pfc
 
 from .build import CompiledProgram, compile_roles
 from .clocks import CLOCK_INTERVAL_S, ClockWatch

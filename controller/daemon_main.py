@@ -20,9 +20,10 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from topologies.nodes import NetworkError, Pfc
+from topologies.errors import NetworkError
 from topologies.runstate import state_dir
 from topologies.spec import Mode, SpecError, Target
+from topologies.targets import Pfc
 
 from .clocks import CLOCK_INTERVAL_S
 from .daemon import DEFAULT_API_PORT, Daemon, DaemonConfig, one_line

@@ -31,7 +31,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from topologies.nodes import NetworkError, uses_native_pfc
+from topologies.errors import NetworkError
+from topologies.nodes import uses_native_pfc
 from topologies.runstate import RunState, owner_alive, process_exited, read_state, state_dir
 
 from .client import ApiClient, socket_path
@@ -50,7 +51,7 @@ class DaemonOptions:
     topology: Path | None
     target: str = "auto"
     mode: str | None = None
-    pfc: str | None = None  # "native" | "program" (`topologies.nodes.Pfc`); None: the target's
+    pfc: str | None = None  # "native" | "program" (`topologies.targets.Pfc`); None: the target's
     build_dir: Path | None = None
     api_host: str = "127.0.0.1"
     api_port: int = 8400

@@ -30,8 +30,10 @@ Patterns (bytes per step, `size` = each rank's buffer):
 - `permutation`: one step; rank i sends size to rank perm(i), a random
   derangement (seeded).
 
-Names defined here: `PATTERNS`, `STRATEGIES`, `PlacementError`, `place`,
-`cross_zone_bytes`, `traffic_matrix`, `permutation`.
+The names of the patterns and strategies are in `controller.choices`.
+
+Names defined here: `PlacementError`, `place`, `cross_zone_bytes`,
+`traffic_matrix`, `permutation`.
 """
 
 from __future__ import annotations
@@ -44,9 +46,9 @@ import numpy.typing as npt
 
 from topologies.addressing import AddressPlan, NicPlan
 
+from .choices import PATTERNS, STRATEGIES
+
 __all__ = [
-    "PATTERNS",
-    "STRATEGIES",
     "PlacementError",
     "cross_zone_bytes",
     "permutation",
@@ -54,8 +56,6 @@ __all__ = [
     "traffic_matrix",
 ]
 
-PATTERNS = ("ring", "alltoall", "incast", "permutation")
-STRATEGIES = ("mincut", "packed", "random")
 
 
 class PlacementError(ValueError):

@@ -16,10 +16,12 @@ import os
 from pathlib import Path
 
 from topologies.addressing import AddressPlan, plan_addresses
+from topologies.errors import NetworkError
 from topologies.net import check_ports_free
-from topologies.nodes import SWITCH_CLASSES, NetworkError, resolve_target, target_missing
+from topologies.nodes import SWITCH_CLASSES
 from topologies.spec import FabricSpec, check_programs, load_spec
 from topologies.summary import check_runnable
+from topologies.targets import resolve_target, target_missing
 
 __all__ = ["prepare"]
 

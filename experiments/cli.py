@@ -43,8 +43,9 @@ from typing import TYPE_CHECKING, Any
 
 from controller.errors import ControllerError
 from p4switch.tmconfig import UNITS
-from topologies.nodes import NetworkError, target_missing
-from topologies.serverplacement import servers_argument
+from topologies.errors import NetworkError
+from topologies.servernames import servers_argument
+from topologies.targets import target_missing
 
 from .capacity import DEFAULT_TARGET, TARGETS, CapacityError, load_capacity
 

@@ -12,6 +12,14 @@ Public names: `Model`, `ModelConfig`, `ModelResult`, `run_model`.
 
 from __future__ import annotations
 
-from .run import Model, ModelConfig, ModelResult, run_model
+from typing import TYPE_CHECKING
+
+from topologies.lazyexports import lazy_exports
+
+if TYPE_CHECKING:
+    from .run import Model, ModelConfig, ModelResult, run_model
+
+# Loaded on first use: `aizone` builds its parser from `model.cli` without numpy.
+__getattr__ = lazy_exports(__name__, dict.fromkeys(("Model", "ModelConfig", "ModelResult", "run_model"), "run"))
 
 __all__ = ["Model", "ModelConfig", "ModelResult", "run_model"]

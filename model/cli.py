@@ -17,13 +17,14 @@ import json
 import math
 import sys
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from controller.placement import PATTERNS, STRATEGIES, PlacementError
-from controller.routegraph import MODE_VALUES
+from controller.choices import PATTERNS, STRATEGIES
+from topologies.spec import MODES
+from traffic.connections import QP_STRATEGIES
 
-from .flows import STRATEGIES as QP_STRATEGIES
-from .run import Model, ModelConfig, ModelResult
+if TYPE_CHECKING:
+    from .run import ModelConfig, ModelResult
 
 __all__ = ["add_parser", "config_from_args", "parse_size", "run"]
 
@@ -60,7 +61,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     p.add_argument("--ranks", type=int, help="ranks of the job, one per NIC (default: every NIC)")
     p.add_argument("--placement", choices=STRATEGIES, default="packed",
                    help="where the ranks go (default packed)")
-    p.add_argument("--mode", choices=tuple(MODE_VALUES), default="eecmp",
+    p.add_argument("--mode", choices=MODES, default="eecmp",
                    help="routing mode (default eecmp)")
     p.add_argument("--qps", type=int, default=1, help="queue pairs per peer (default 1)")
     p.add_argument("--strategy", choices=QP_STRATEGIES, default="rr",
@@ -86,6 +87,8 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
 
 def config_from_args(args: argparse.Namespace, mode: str | None = None) -> ModelConfig:
     """The ModelConfig the command-line arguments ask for (`mode` overrides theirs)."""
+    from .run import ModelConfig
+
     return ModelConfig(pattern=args.pattern, ranks=args.ranks, placement=args.placement,
                        mode=mode or args.mode, qps=args.qps, strategy=args.strategy,
                        size=args.size, message_size=args.message_size,
@@ -141,8 +144,11 @@ def run(args: argparse.Namespace) -> int:
     represented rates. --plot also runs the other two modes for the
     imbalance-per-mode panel.
     """
+    from controller.placement import PlacementError
     from topologies.addressing import plan_addresses
     from topologies.spec import SpecError, load_spec
+
+    from .run import Model
 
     t0 = time.monotonic()
     try:
@@ -159,7 +165,7 @@ def run(args: argparse.Namespace) -> int:
     elapsed = time.monotonic() - t0
     written = []
     if args.plot:
-        others = [model.run(config_from_args(args, m)) for m in MODE_VALUES if m != args.mode]
+        others = [model.run(config_from_args(args, m)) for m in MODES if m != args.mode]
         written = [str(p) for p in plot_results_lazy([result, *others], args.plot)]
     if args.json:
         out = result.to_json(with_links=args.links)

@@ -32,7 +32,7 @@ i + k) and, beyond `max_steps`, an evenly spaced sample of them stands for
 all (each weighted (N-1)/samples).
 
 Names defined here: `Flows`, `StepSet`, `collective_steps`, `qp_bytes`,
-`qp_wire_bytes`, `DPORT`, `PATH_MTU`, `STRATEGIES`.
+`qp_wire_bytes`, `DPORT`, `PATH_MTU`.
 """
 
 from __future__ import annotations
@@ -43,17 +43,22 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from controller.placement import PATTERNS
-from traffic.connections import message_posts, receiver_qpn, source_port, write_frame_bytes
+from controller.choices import PATTERNS
+from traffic.connections import (
+    QP_STRATEGIES,
+    message_posts,
+    receiver_qpn,
+    source_port,
+    write_frame_bytes,
+)
 from traffic.roce import ROCEV2_UDP_PORT
 from traffic.schema import Transport
 
-__all__ = ["DPORT", "PATH_MTU", "STRATEGIES", "Flows", "StepSet", "collective_steps",
+__all__ = ["DPORT", "PATH_MTU", "Flows", "StepSet", "collective_steps",
            "qp_bytes", "qp_wire_bytes"]
 
 DPORT = ROCEV2_UDP_PORT
 PATH_MTU = Transport().path_mtu  # the agents' default path MTU (a fabric's: AddressPlan.path_mtu)
-STRATEGIES = ("rr", "split")
 Ints = npt.NDArray[np.int64]
 
 
@@ -88,8 +93,8 @@ class StepSet:
 def _posts(pair_bytes: int, qps: int, strategy: str, message_size: int | None,
            first_message: int) -> list[tuple[int, int]]:
     """(QP index, bytes) of every RDMA WRITE the agents post for one pair's step."""
-    if strategy not in STRATEGIES:
-        raise ValueError(f"unknown QP strategy {strategy!r} (choose from {', '.join(STRATEGIES)})")
+    if strategy not in QP_STRATEGIES:
+        raise ValueError(f"unknown QP strategy {strategy!r} (choose from {', '.join(QP_STRATEGIES)})")
     return message_posts(pair_bytes, qps, strategy, message_size, first_message)
 
 

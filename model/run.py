@@ -34,12 +34,13 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from controller.placement import STRATEGIES as PLACEMENTS
+from controller.choices import STRATEGIES as PLACEMENTS
 from controller.placement import place
 from controller.routegraph import MODE_VALUES, RouteGraph
 from topologies.addressing import AddressPlan
+from traffic.connections import QP_STRATEGIES
 
-from .flows import STRATEGIES, Flows, collective_steps
+from .flows import Flows, collective_steps
 from .forward import MAX_HOPS, TIERS, LinkTable, route_flows
 from .maxmin import completion_time
 
@@ -70,7 +71,7 @@ class ModelConfig:
         """Raise ValueError for an unknown mode, QP strategy or placement, or a bad size."""
         if self.mode not in MODE_VALUES:
             raise ValueError(f"unknown mode {self.mode!r} (choose from {', '.join(MODE_VALUES)})")
-        if self.strategy not in STRATEGIES:
+        if self.strategy not in QP_STRATEGIES:
             raise ValueError(f"unknown QP strategy {self.strategy!r} (choose from rr, split)")
         if self.placement not in PLACEMENTS:
             raise ValueError(f"unknown placement {self.placement!r} "

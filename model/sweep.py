@@ -29,10 +29,16 @@ import itertools
 import json
 import sys
 from collections.abc import Iterable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+from controller.choices import PATTERNS
+from topologies.spec import MODES
+from traffic.connections import QP_STRATEGIES
 
 from .cli import parse_size
-from .run import Model, ModelConfig
+
+if TYPE_CHECKING:
+    from .run import Model, ModelConfig
 
 __all__ = ["add_parser", "run", "run_sweep", "sweep_points"]
 
@@ -51,6 +57,8 @@ def sweep_points(base: ModelConfig, modes: Iterable[str], qps: Iterable[int],
 def _model(topology: str, failed: tuple[str, ...]) -> Model:
     from topologies.addressing import plan_addresses
     from topologies.spec import load_spec
+
+    from .run import Model
 
     spec = load_spec(topology)
     return Model(spec, plan_addresses(spec), frozenset(failed))
@@ -110,13 +118,12 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     p: argparse.ArgumentParser = subparsers.add_parser(
         "sweep", help=doc.splitlines()[0], description=doc)
     p.add_argument("topology", metavar="TOPO")
-    p.add_argument("--pattern", default="ring", choices=("ring", "alltoall", "incast",
-                                                          "permutation"))
+    p.add_argument("--pattern", default="ring", choices=PATTERNS)
     p.add_argument("--ranks", type=int)
-    p.add_argument("--modes", type=lambda t: _list(str, t), default=["pin", "ecmp", "eecmp"])
+    p.add_argument("--modes", type=lambda t: _list(str, t), default=list(MODES))
     p.add_argument("--qps", type=lambda t: _list(int, t), default=[1, 4, 16])
     p.add_argument("--placements", type=lambda t: _list(str, t), default=["packed"])
-    p.add_argument("--strategy", choices=("rr", "split"), default="rr")
+    p.add_argument("--strategy", choices=QP_STRATEGIES, default="rr")
     p.add_argument("--fail", action="append", default=[], metavar="L1,L2",
                    help="a failure set (comma-separated link ids); repeat for more; "
                         "the no-failure point is always included")
@@ -133,6 +140,8 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
 def run(args: argparse.Namespace) -> int:
     """Run a grid of model points (modes x QPs x placements x failure sets), optionally on Ray."""
     from topologies.spec import SpecError, load_spec
+
+    from .run import ModelConfig
 
     try:
         load_spec(args.topology)

@@ -74,7 +74,7 @@ def declared_but_missing() -> list[str]:
     if "root" in wanted and os.geteuid() != 0:
         out.append(f"root: running as uid {os.geteuid()}")
     if "bmv2" in wanted:
-        from topologies.nodes import target_missing
+        from topologies.targets import target_missing
 
         if tools := target_missing("bmv2"):
             out.append(f"bmv2: {', '.join(tools)} not on PATH")
@@ -106,7 +106,7 @@ TARGETS = pytest.StashKey[dict[str, str]]()
 
 def chosen_target(config: pytest.Config, default: str) -> str:
     """The target for this run: --target, else $AIZONE_TARGET, else `default`, resolved."""
-    from topologies.nodes import resolve_target, target_missing
+    from topologies.targets import resolve_target, target_missing
 
     wanted = config.getoption("--target", default=None) or os.environ.get("AIZONE_TARGET",
                                                                           default)

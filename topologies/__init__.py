@@ -29,9 +29,10 @@ if TYPE_CHECKING:
         plan_addresses,
     )
     from .attach import FabricRuntime
+    from .errors import NetworkError
     from .graph import build_graph
     from .net import FabricNet, FabricTopo
-    from .nodes import SWITCH_CLASSES, Bmv2SwitchNode, NetworkError, P4SwitchNode, SwitchRecord
+    from .nodes import SWITCH_CLASSES, Bmv2SwitchNode, P4SwitchNode
     from .ports import PortSettings, SwitchSettings, switch_settings
     from .runstate import cleanup
     from .spec import (
@@ -45,6 +46,7 @@ if TYPE_CHECKING:
         parse_spec,
     )
     from .summary import MAX_PROCESSES, check_runnable, render_summary, summarize
+    from .switchproc import SwitchRecord
 
 __getattr__ = lazy_exports(__name__, {
     **dict.fromkeys(("AddressPlan", "HostPlan", "LinkPlan", "NicPlan", "PortPlan", "SwitchPlan",
@@ -57,8 +59,9 @@ __getattr__ = lazy_exports(__name__, {
                     "summary"),
     **dict.fromkeys(("FabricNet", "FabricTopo"), "net"),
     "FabricRuntime": "attach",
-    **dict.fromkeys(("P4SwitchNode", "Bmv2SwitchNode", "SWITCH_CLASSES", "NetworkError",
-                     "SwitchRecord"), "nodes"),
+    **dict.fromkeys(("P4SwitchNode", "Bmv2SwitchNode", "SWITCH_CLASSES"), "nodes"),
+    "NetworkError": "errors",
+    "SwitchRecord": "switchproc",
     "cleanup": "runstate",
 })
 

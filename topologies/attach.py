@@ -7,7 +7,7 @@ included) and a new one attaches, from `run.json` and the plan
 (`FabricRuntime.from_state(state, plan)`): host namespaces are pinned as
 /run/netns/aizone-<host> and switch processes run in their own sessions, so
 both outlive the daemon, and `run.json` records each switch's exact command
-line and port settings (`nodes.SwitchRecord`).
+line and port settings (`switchproc.SwitchRecord`).
 
 - `host_popen(host, argv, **popen_kw)` / `host_run(host, argv, timeout)`:
   a command inside the host's pinned namespace (`ip netns exec`), carrying
@@ -64,18 +64,10 @@ from typing import Any
 from mininet.link import Link
 
 from .addressing import AddressPlan, LinkPlan, link_id
+from .errors import NetworkError
 from .hostcfg import nic_routes
 from .net import FabricNet
-from .nodes import (
-    RUN_ENV,
-    SWITCH_CLASSES,
-    FabricSwitch,
-    NetworkError,
-    SwitchRecord,
-    launch,
-    proc_start,
-    wait_ready,
-)
+from .nodes import SWITCH_CLASSES, FabricSwitch
 from .runstate import (
     NETNS_DIR,
     RunState,
@@ -85,6 +77,7 @@ from .runstate import (
     zombie_or_gone,
 )
 from .sshcmd import remote_argv, remote_nodes, wait_remote_ready
+from .switchproc import RUN_ENV, SwitchRecord, launch, proc_start, wait_ready
 
 __all__ = ["FabricRuntime"]
 
@@ -410,7 +403,8 @@ class FabricRuntime:
             server = self.node_servers.get(name)
             try:
                 if server is None:
-                    wait_ready(rec, proc, self.switch_cls.start_timeout)
+                    wait_ready(rec, proc, self.switch_cls.start_timeout,
+                               reads_outgoing=self.switch_cls.reads_outgoing)
                 else:  # its ssh session runs here; the switch itself there
                     wait_remote_ready(rec, proc, server,
                                       ports=len(self.plan.switch(name).ports),

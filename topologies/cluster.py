@@ -71,13 +71,7 @@ from mininet.node import Host
 from .addressing import AddressPlan
 from .firewall import release
 from .net import FabricNet, FabricTopo
-from .nodes import (
-    RUN_ENV,
-    FabricSwitch,
-    SwitchRecord,
-    launch,
-    target_missing,
-)
+from .nodes import FabricSwitch
 from .runstate import OUR_INTF, RunState, netns_name, pin_netns, run_pids
 from .serverplacement import ServerPlacement
 from .sshcmd import (
@@ -92,6 +86,8 @@ from .sshcmd import (
     ssh_run,
     wait_remote_ready,
 )
+from .switchproc import RUN_ENV, SwitchRecord, launch
+from .targets import target_missing
 
 __all__ = ["LOCAL", "SSH_CONFIG_ENV", "ClusterError", "ClusterLink", "ClusterNet",
            "MAX_CLOCK_OFFSET_S", "check_servers", "cleanup_orphans", "cleanup_servers",

@@ -48,7 +48,7 @@ import subprocess
 from collections.abc import Iterable
 from pathlib import Path
 
-from .nodes import NetworkError
+from .errors import NetworkError
 
 __all__ = ["TABLE", "FirewallError", "confine", "confined_ports", "release", "reserved_ports"]
 

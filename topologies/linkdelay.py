@@ -51,9 +51,9 @@ from pyroute2 import IPRoute
 from pyroute2.netlink.exceptions import NetlinkError
 
 from .addressing import AddressPlan
+from .errors import NetworkError
 from .latency import LatencySpec
 from .mtu import DEFAULT_MTU
-from .nodes import NetworkError
 
 __all__ = ["DELAY_MARK", "EgressDelay", "LinkDelayError", "attach_redirect", "egress_delays",
            "load_program", "make_door", "redirect_program"]

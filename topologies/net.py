@@ -63,11 +63,12 @@ from mininet.topo import Topo
 
 from .addressing import AddressPlan, HostPlan
 from .delayline import DelayLine
+from .errors import NetworkError
 from .firewall import confine
 from .hostcfg import host_commands
 from .linkdelay import egress_delays, make_door
 from .mtu import DEFAULT_MTU
-from .nodes import RUN_ENV, FabricSwitch, NetworkError, stop_switch_processes
+from .nodes import FabricSwitch, stop_switch_processes
 from .pki import FabricPki
 from .ports import switch_end_mbps, switch_settings
 from .runstate import (
@@ -87,6 +88,7 @@ from .runstate import (
     write_state,
 )
 from .spec import LinkSpec
+from .switchproc import RUN_ENV
 
 __all__ = ["FabricNet", "FabricTopo", "check_ports_free", "control_ports", "link_params",
            "netem_available"]

@@ -50,35 +50,28 @@ launched, waits until each one's gRPC port accepts connections
 the process (SIGTERM, then SIGKILL); `stop_switch_processes` ends several
 switches' processes together, so their servers' grace periods overlap.
 
-`record()` is what `run.json` keeps of a switch (`SwitchRecord`: the exact
-command line, its port settings, gRPC/Thrift/ctl ports, log, pid), so that
+`record()` is what `run.json` keeps of a switch (`topologies.switchproc.SwitchRecord`:
+the exact command line, its port settings, gRPC/Thrift/ctl ports, log, pid), so that
 `topologies.attach` can restart it identically and re-apply its settings
-without the Mininet objects (`launch`, `wait_ready`, and the classmethods
-`configure` and `tm_stats`, which take a record).
-
-Every process started here carries the environment variable `AIZONE_RUN`,
-so `topologies.cleanup` can find leftovers of a crashed run without
-matching on process names.
+without the Mininet objects (`switchproc.launch` and `wait_ready`, and the
+classmethods `configure` and `tm_stats`, which take a record). Every
+process started here carries `switchproc.RUN_ENV`. The targets' names and
+the `--pfc` choice are in `topologies.targets`, which the `aizone` command
+reads without importing Mininet.
 
 Names defined here: `FabricSwitch`, `P4SwitchNode`, `Bmv2SwitchNode`,
-`SWITCH_CLASSES`, `SwitchRecord`, `launch`, `wait_ready`, `read_arrivals_only`,
-`port_open`, `proc_start`, `resolve_target`, `stop_switch_processes`, `target_missing`,
-`NetworkError`, `SwitchStartError`, `RUN_ENV`, `Pfc`, `uses_native_pfc`.
+`SWITCH_CLASSES`, `stop_switch_processes`, `uses_native_pfc`.
 """
 
 from __future__ import annotations
 
 import functools
 import os
-import shutil
 import signal
-import socket
 import subprocess
 import sys
 import time
 from collections.abc import Iterable
-from dataclasses import asdict, dataclass, field
-from enum import StrEnum
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -87,169 +80,19 @@ from mininet.node import Switch
 from p4switch.ctl import CtlError
 from p4switch.ctl import request as ctl_request
 
+from .errors import NetworkError
 from .ports import DRAIN_SPEEDUP, HOLD_QUEUE_PACKETS, SwitchSettings, frames_per_second
-from .portsockets import ignore_outgoing
+from .switchproc import SwitchRecord, launch, port_open, wait_ready
+from .targets import TARGETS, Pfc
 
 __all__ = [
-    "RUN_ENV",
     "SWITCH_CLASSES",
     "Bmv2SwitchNode",
     "FabricSwitch",
-    "NetworkError",
     "P4SwitchNode",
-    "Pfc",
-    "SwitchRecord",
-    "SwitchStartError",
-    "launch",
-    "port_open",
-    "proc_start",
-    "read_arrivals_only",
-    "resolve_target",
     "stop_switch_processes",
-    "target_missing",
     "uses_native_pfc",
-    "wait_ready",
 ]
-
-RUN_ENV = "AIZONE_RUN"
-
-
-class NetworkError(Exception):
-    """The emulated network cannot be built, run or torn down as asked."""
-
-
-class SwitchStartError(NetworkError):
-    """A switch process did not come up (it exited, or its gRPC port never opened)."""
-
-
-def port_open(host: str, port: int, timeout: float = 0.2) -> bool:
-    """Whether a TCP connection to (host, port) succeeds within `timeout` seconds."""
-    try:
-        with socket.create_connection((host, port), timeout=timeout):
-            return True
-    except OSError:
-        return False
-
-
-def proc_start(pid: int) -> str:
-    """The start time of `pid` (/proc/<pid>/stat field 22), "" when it is gone."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return ""
-    # The command in field 2 may contain spaces.
-    return stat.rsplit(")", 1)[1].split()[19]
-
-
-@dataclass(kw_only=True)
-class SwitchRecord:
-    """A switch process as `run.json` keeps it: enough to restart it with the same settings."""
-
-    name: str
-    role: str
-    target: str
-    argv: list[str]
-    grpc_port: int
-    device_id: int
-    thrift_port: int | None = None
-    ctl_port: int | None = None
-    ctl_addr: str | None = None  # p4switch's control API: "unix:/PATH" (or "HOST:PORT")
-    log: str | None = None
-    settings: dict[str, Any] = field(default_factory=dict)  # SwitchSettings.to_json()
-    native_pfc: bool = False  # p4switch's traffic-manager PFC instead of the program's
-    tls_dir: str | None = None  # the fabric's PKI (topologies.pki): P4Runtime is mutual TLS
-    token: str = ""
-    pid: int | None = None
-    start: str = ""  # the pid's start time, so a reused pid is not taken for it
-
-    @property
-    def grpc_addr(self) -> str:
-        """The switch's P4Runtime address, "127.0.0.1:<grpc_port>"."""
-        return f"127.0.0.1:{self.grpc_port}"
-
-    @property
-    def switch_settings(self) -> SwitchSettings:
-        """The port settings kept in `settings`, as a SwitchSettings."""
-        return SwitchSettings.from_json(self.settings)
-
-    def to_json(self) -> dict[str, Any]:
-        """The record as run.json stores it, `grpc_addr` included."""
-        # grpc_addr too: `aizone status` and other readers of run.json use it.
-        return {**asdict(self), "grpc_addr": self.grpc_addr}
-
-    @classmethod
-    def from_json(cls, data: dict[str, Any]) -> SwitchRecord:
-        """The record run.json stored; keys it does not know are ignored."""
-        known = set(cls.__dataclass_fields__)
-        return cls(**{k: v for k, v in data.items() if k in known})
-
-
-def launch(record: SwitchRecord) -> subprocess.Popen[bytes]:
-    """Start `record.argv` in its own session, marked, logging to `record.log`.
-
-    Sets `record.pid` and `record.start`; does not wait (see `wait_ready`).
-    """
-    env = dict(os.environ)
-    env[RUN_ENV] = record.token or "1"
-    env.setdefault("PYTHONUNBUFFERED", "1")
-    if record.log:
-        Path(record.log).parent.mkdir(parents=True, exist_ok=True)
-        log = open(record.log, "ab")  # noqa: SIM115 - handed to the child
-    else:
-        log = open(os.devnull, "wb")  # noqa: SIM115
-    try:
-        proc = subprocess.Popen(record.argv, stdin=subprocess.DEVNULL, stdout=log,
-                                stderr=subprocess.STDOUT, env=env, start_new_session=True)
-    except FileNotFoundError as exc:
-        raise SwitchStartError(f"{record.name}: cannot run {record.target}: {exc}") from None
-    finally:
-        log.close()
-    record.pid, record.start = proc.pid, proc_start(proc.pid)
-    return proc
-
-
-def wait_ready(record: SwitchRecord, proc: subprocess.Popen[bytes], timeout: float) -> None:
-    """Return when the switch's gRPC port accepts connections; `SwitchStartError` otherwise."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        code = proc.poll()
-        if code is not None:
-            raise SwitchStartError(f"{record.name}: {record.target} exited with code {code} at "
-                                   f"start{_log_hint(record.log)}")
-        if port_open("127.0.0.1", record.grpc_port):
-            cls = SWITCH_CLASSES.get(record.target)
-            if cls is not None and cls.reads_outgoing:
-                read_arrivals_only(record.name, proc.pid, record.argv.count("-i"), deadline,
-                                   log=record.log)
-            return
-        time.sleep(0.1)
-    raise SwitchStartError(f"{record.name}: {record.target} did not open gRPC port "
-                           f"{record.grpc_port} within {timeout:.0f} s{_log_hint(record.log)}")
-
-
-def read_arrivals_only(name: str, pid: int, ports: int, deadline: float, *,
-                       log: str | None = None) -> None:
-    """Set switch `name`'s (process `pid`'s) `ports` packet sockets to read arriving frames
-    only (`portsockets.ignore_outgoing`); `SwitchStartError` by `deadline` (monotonic)."""
-    # Set on those open so far (setting one twice changes nothing) until there is one per
-    # port (BMv2 opens them before its gRPC server, but nothing says so).
-    try:
-        while ignore_outgoing(pid) < ports:
-            if time.monotonic() > deadline:
-                raise SwitchStartError(f"{name}: did not open its {ports} ports"
-                                       f"{_log_hint(log)}")
-            time.sleep(0.1)
-    except OSError as exc:
-        raise SwitchStartError(f"{name}: cannot set its port sockets to read "
-                               f"arriving frames only: {exc}") from None
-
-
-def _log_hint(log: str | None) -> str:
-    if not log or not Path(log).exists():
-        return ""
-    lines = [ln for ln in Path(log).read_text(errors="replace").splitlines() if ln.strip()]
-    last = f": {lines[-1].strip()}" if lines else ""
-    return f"{last} (log: {log})"
 
 
 class FabricSwitch(Switch):
@@ -406,7 +249,7 @@ class FabricSwitch(Switch):
         """Return once the launched process's gRPC port accepts connections
         (`SwitchStartError` if it exits or the port stays shut for `start_timeout` s)."""
         assert self.proc is not None, f"{self.name}: wait_started before start"
-        wait_ready(self.record(), self.proc, self.start_timeout)
+        wait_ready(self.record(), self.proc, self.start_timeout, reads_outgoing=self.reads_outgoing)
 
     @classmethod
     def batchStartup(cls, switches: tuple[FabricSwitch, ...]) -> tuple[FabricSwitch, ...]:  # noqa: N802 - Mininet's name
@@ -618,28 +461,10 @@ def _bmv2_takes(option: str) -> bool:
     return option in out.stdout + out.stderr
 
 
+# One node class per target of `targets.TARGETS`, in its order.
 SWITCH_CLASSES: dict[str, type[FabricSwitch]] = {
-    "p4switch": P4SwitchNode,
-    "bmv2": Bmv2SwitchNode,
+    target: cls for target in TARGETS for cls in (P4SwitchNode, Bmv2SwitchNode) if cls.target == target
 }
-
-# Tools each target needs on PATH (the compiler, then the switch).
-_TOOLS = {"bmv2": ("p4c-bm2-ss", "simple_switch_grpc"), "p4switch": ()}
-
-
-def target_missing(target: str) -> list[str]:
-    """The tools `target` needs that are not on PATH (empty: it can run)."""
-    return [t for t in _TOOLS[target] if shutil.which(t) is None]
-
-
-class Pfc(StrEnum):
-    """Where a fabric's PFC runs (`aizone up --pfc`; None: the target's default)."""
-
-    NATIVE = "native"
-    """The target's traffic manager (p4switch's 802.1Qbb; BMv2 has none)."""
-    PROGRAM = "program"
-    """The role programs' own (p4/include/control/pfc.p4), configured over P4Runtime."""
-
 
 def uses_native_pfc(target: str, pfc: Pfc | str | None) -> bool:
     """Whether a fabric on `target` runs the target's native PFC for the choice `pfc` (None:
@@ -658,15 +483,6 @@ def uses_native_pfc(target: str, pfc: Pfc | str | None) -> bool:
         raise NetworkError(f"--pfc native: target {target} has no PFC of its own (only "
                            f"{native} has): use --pfc program, the programs' PFC")
     return choice is Pfc.NATIVE
-
-
-def resolve_target(name: str) -> str:
-    """`auto` -> "bmv2" when BMv2 and p4c are on PATH, else "p4switch"; others unchanged."""
-    if name == "auto":
-        return "bmv2" if not target_missing("bmv2") else "p4switch"
-    if name not in SWITCH_CLASSES:
-        raise ValueError(f"unknown target {name!r} (choose from auto, {', '.join(SWITCH_CLASSES)})")
-    return name
 
 
 def stop_switch_processes(switches: Iterable[FabricSwitch], timeout: float = 5.0) -> None:

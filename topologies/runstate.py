@@ -3,7 +3,7 @@
 A running network writes `run.json` in the state folder (`$AIZONE_STATE_DIR`,
 else `/run/aizone`; never a folder under /tmp that any user could have made
 first), root's and mode 0700: the owner process, its switches
-(`nodes.SwitchRecord`: name, role, exact command line, port settings, gRPC
+(`switchproc.SwitchRecord`: name, role, exact command line, port settings, gRPC
 / Thrift / ctl ports, log, pid), its hosts (shell pid, network namespace
 inode and pinned name), the pinned namespaces, the root-namespace
 interfaces it made, and free-form `meta` the controller adds (P4Info paths,
@@ -57,8 +57,9 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .errors import NetworkError, SwitchStartError
 from .firewall import release
-from .nodes import RUN_ENV, NetworkError, SwitchStartError, proc_start, read_arrivals_only
+from .switchproc import RUN_ENV, proc_start, read_arrivals_only
 
 __all__ = [
     "CONTROL_DIR",
@@ -342,7 +343,7 @@ def serving_pid(token: str, grpc_port: int) -> int | None:
 
 def read_arrivals_only_serving(token: str, grpc_port: int, ports: int,
                                timeout: float) -> None:
-    """`nodes.read_arrivals_only` for the switch of run `token` serving `grpc_port` here:
+    """`switchproc.read_arrivals_only` for the switch of run `token` serving `grpc_port` here:
     what a switch's own server runs (over ssh) when the switch's pid on the controller's
     machine is its ssh session."""
     deadline = time.monotonic() + timeout

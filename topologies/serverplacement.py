@@ -33,13 +33,13 @@ The first server is the machine that runs `aizone up` and the controller.
 tunnel when the fabric runs), `counts()` the switches and hosts per server,
 `switch_load_mbps` each server's switch work.
 
-Names defined here: `ServerPlacement`, `CrossingLink`, `place_on_servers`,
-`parse_servers`, `servers_argument` (the same for argparse), `BALANCE_SLACK`.
+The `--servers` list is read by `topologies.servernames`.
+
+Names defined here: `ServerPlacement`, `CrossingLink`, `place_on_servers`, `BALANCE_SLACK`.
 """
 
 from __future__ import annotations
 
-import argparse
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
@@ -47,8 +47,7 @@ import networkx as nx
 
 from .addressing import AddressPlan, LinkPlan
 
-__all__ = ["BALANCE_SLACK", "CrossingLink", "ServerPlacement", "parse_servers",
-           "place_on_servers", "servers_argument"]
+__all__ = ["BALANCE_SLACK", "CrossingLink", "ServerPlacement", "place_on_servers"]
 
 # How far past its share of the switches' work a swap may take a server (a fraction).
 BALANCE_SLACK = 0.05
@@ -108,26 +107,6 @@ class ServerPlacement:
                              for c in self.crossing],
                 "cut_load_mbps": self.cut_load_mbps,
                 "switch_load_mbps": dict(self.switch_load_mbps)}
-
-
-def parse_servers(text: str, *, where: str = "--servers") -> tuple[str, ...]:
-    """"a,b,c" -> ("a", "b", "c"); ValueError naming `where` for empty or repeated names."""
-    names = tuple(n.strip() for n in text.split(","))
-    if not names or any(not n for n in names):
-        raise ValueError(f"{where} {text!r}: give server names separated by commas "
-                         f"(e.g. localhost,10.0.0.2)")
-    dup = sorted({n for n in names if names.count(n) > 1})
-    if dup:
-        raise ValueError(f"{where} {text!r}: server {dup[0]} is named twice")
-    return names
-
-
-def servers_argument(text: str) -> tuple[str, ...]:
-    """`--servers A,B,...` for argparse (`type=`): the names, or its error with the reason."""
-    try:
-        return parse_servers(text)
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def place_on_servers(plan: AddressPlan, servers: tuple[str, ...],

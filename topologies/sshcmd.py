@@ -10,7 +10,7 @@ this machine to that server in the same session. `remote_nodes(meta)` reads,
 from a run's metadata (`run.json`, written by `topologies.cluster.ClusterNet`), the
 switches and hosts that run on a server other than this machine, so run-time access
 (`topologies.attach`) reaches them through ssh. `wait_remote_ready(record,
-proc, server, ...)` is `nodes.wait_ready` for a switch started there
+proc, server, ...)` is `switchproc.wait_ready` for a switch started there
 through ssh (at its start and at every restart): its forwarded gRPC port
 answers, and BMv2's port sockets are set there to read arriving frames only.
 
@@ -42,7 +42,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .nodes import NetworkError, SwitchRecord, SwitchStartError
+from .errors import NetworkError, SwitchStartError
+from .switchproc import SwitchRecord
 
 __all__ = ["SSH_CONFIG_ENV", "ClockReading", "ClusterError", "clock_offset", "last_error",
            "quote", "remote_argv", "remote_nodes", "ssh_base", "ssh_python", "ssh_run",
@@ -228,7 +229,7 @@ _ARRIVALS_ONLY = (
 
 def wait_remote_ready(record: SwitchRecord, proc: subprocess.Popen[bytes], server: str, *,
                       ports: int, reads_outgoing: bool, timeout: float) -> None:
-    """`nodes.wait_ready` for a switch started on `server` through ssh (`proc`, here):
+    """`switchproc.wait_ready` for a switch started on `server` through ssh (`proc`, here):
     its forwarded gRPC port answers, and, for a target that reads its own ports' outgoing
     frames (BMv2), its `ports` packet sockets are set to read arriving frames only,
     there, on the switch's own process (`runstate.read_arrivals_only_serving`)."""

@@ -39,7 +39,7 @@ rule), so every predictor spreads bytes over QPs alike.
 Names: `Endpoint`, `ConnectionPlan`, `AllocationError`, `plan_connections`,
 `data_pairs`, `sender_qpn`, `receiver_qpn`, `source_port`, `initial_psn`,
 `write_frame_bytes`, `message_posts`, `FIRST_QPN`, `SPORT_BASE`, `SPORT_SPAN`, `ACK_FRAME_BYTES`,
-`WRITE_HEADER_BYTES`, `PAIR_PATTERNS`.
+`WRITE_HEADER_BYTES`, `PAIR_PATTERNS`, `QP_STRATEGIES`.
 """
 
 from __future__ import annotations
@@ -55,6 +55,7 @@ __all__ = [
     "ACK_FRAME_BYTES",
     "FIRST_QPN",
     "PAIR_PATTERNS",
+    "QP_STRATEGIES",
     "SPORT_BASE",
     "SPORT_SPAN",
     "WRITE_HEADER_BYTES",
@@ -77,6 +78,9 @@ SPORT_SPAN = 16384
 _QPN_LIMIT = 1 << 24
 # The pattern names the collectives use, and the model's name for the ring.
 PAIR_PATTERNS = ("allreduce", "ring", "alltoall", "incast", "permutation")
+# How a connection spreads its messages over its QPs (`message_posts`): whole messages in
+# turn, or every message cut into one chunk per QP (`round_robin` is also taken for rr).
+QP_STRATEGIES = ("rr", "split")
 # Per packet of an RDMA WRITE: Ethernet 14 + IPv4 20 + UDP 8 + BTH 12 + ICRC 4; the
 # first (or only) packet adds a RETH (16), the last (or only) an ImmDt (4): the agents
 # post every WRITE with immediate data (`traffic.qpscale.encode_imm`).
@@ -185,7 +189,7 @@ def message_posts(nbytes: int, qps: int, strategy: str, message_bytes: int | Non
     `turn` counts the connection's earlier messages; `split` cuts every
     message into min(qps, length) near-equal chunks, chunk q on QP q.
     """
-    if strategy not in ("rr", "round_robin", "split"):
+    if strategy not in (*QP_STRATEGIES, "round_robin"):
         raise ValueError(f"strategy {strategy!r}: split or rr (round_robin)")
     if qps < 1 or (message_bytes is not None and message_bytes < 1):
         raise ValueError(f"qps={qps}, message_bytes={message_bytes}: both must be >= 1")

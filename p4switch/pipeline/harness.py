@@ -4,8 +4,12 @@
 callback records frames; `send(port, frame)` injects one and returns what
 came out (in order) once the switch is idle; `packet_ins` collects
 packets sent to the CPU port when a packet-in handler is wanted.
+`stale_headers(switch)` makes a switch's headers start each packet holding
+the last packet's field values (still invalid), as BMv2's do: a program
+whose output changes with it reads fields of invalid headers, whose values
+P4-16 leaves unspecified.
 
-Names defined here: `PortHarness`, `masked_equal`.
+Names defined here: `PortHarness`, `masked_equal`, `stale_headers`.
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from .. import ir
+from .runtime import Stack
 from .switch import Switch
 
 
@@ -69,4 +74,34 @@ class PortHarness:
         self.close()
 
 
-__all__ = ["PortHarness", "masked_equal"]
+def _carry(dst: Any, src: Any) -> None:
+    """Every field value of `src` (a header struct) into `dst`, validity aside."""
+    for name in dst._fields:
+        old, new = getattr(src, name), getattr(dst, name)
+        if isinstance(old, Stack):
+            for n, o in zip(new.h, old.h, strict=True):
+                _carry(n, o)
+        elif hasattr(old, "_fields"):
+            _carry(new, old)
+        else:
+            setattr(dst, name, old)
+
+
+def stale_headers(switch: Switch) -> None:
+    """From now on, the headers of each packet `switch` parses start invalid but holding the
+    field values of the last packet's (see the module docstring); for tests only."""
+    cp = switch.cp
+    last: list[Any] = []
+    fresh = cp.new_hdr
+
+    def new_hdr() -> Any:
+        hdr = fresh()
+        if last:
+            _carry(hdr, last[0])
+        last[:] = [hdr]
+        return hdr
+
+    cp.new_hdr = new_hdr
+
+
+__all__ = ["PortHarness", "masked_equal", "stale_headers"]

@@ -25,7 +25,7 @@ import pytest
 
 from controller.build import CompiledProgram
 from controller.errors import BuildError
-from topologies.nodes import resolve_target, target_missing
+from topologies.targets import resolve_target, target_missing
 
 from .helpers import Dataplane
 from .switch import SwitchOptions, SwitchUnderTest, TargetUnavailable, build_program

@@ -39,7 +39,7 @@ from tests.dataplane.helpers import Dataplane
 from tests.dataplane.packets import udp4
 from tests.dataplane.switch import SwitchOptions, SwitchUnderTest, build_program
 from tests.provides import unavailable
-from topologies.nodes import target_missing
+from topologies.targets import target_missing
 
 EGRESS, BURST, RATE = 2, 30, 20
 NATIVE_BURST = 56  # native's XOFF threshold is its own (a share of the queue), above 30

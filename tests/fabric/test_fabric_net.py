@@ -12,8 +12,9 @@ import pytest
 from fabric_support import ROOT, assert_clean, leftovers
 
 from topologies.addressing import plan_addresses
+from topologies.errors import NetworkError
 from topologies.net import FabricNet
-from topologies.nodes import SWITCH_CLASSES, NetworkError, P4SwitchNode
+from topologies.nodes import SWITCH_CLASSES, P4SwitchNode
 from topologies.runstate import cleanup, read_state
 from topologies.spec import load_spec, parse_spec
 

@@ -4,6 +4,8 @@ need no root."""
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -31,6 +33,27 @@ def test_parser_is_built_apart_from_main() -> None:
     assert args.topology == Path("topologies/ai_zone_small.yaml") and args.target == "auto"
     up = built.parse_args(["up", "topologies/ai_zone_small.yaml", "--mode", "pin"])
     assert up.topo == Path("topologies/ai_zone_small.yaml") and up.mode == "pin"
+
+
+def test_the_command_loads_no_network_or_numeric_library_before_it_runs() -> None:
+    """Every `aizone` call imports `aizone.cli` and builds the parser: in a fresh interpreter
+    that loads none of Mininet, scapy, numpy, networkx or matplotlib (the commands that need
+    one load it when they run), and the targets the parser offers are the node classes'."""
+    code = ("import json, sys\n"
+            "from aizone.cli import main\n"
+            "from aizone.parser import TARGET_CHOICES, build_parser\n"
+            "build_parser()\n"
+            "print(json.dumps([sorted(sys.modules), TARGET_CHOICES]))\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=120, check=True, cwd=ROOT)
+    loaded, targets = json.loads(out.stdout)
+    heavy = ("mininet", "scapy", "numpy", "networkx", "matplotlib", "grpc", "finsy")
+    assert sorted(m for m in loaded if m.split(".")[0] in heavy) == []
+    assert "aizone.parser" in loaded and "topologies.targets" in loaded
+    from topologies.nodes import SWITCH_CLASSES
+
+    assert targets == ["auto", *SWITCH_CLASSES]
+    assert all(cls.target == name for name, cls in SWITCH_CLASSES.items())
 
 
 @pytest.mark.parametrize("command,fn", COMMANDS, ids=[c for c, _ in COMMANDS])

@@ -17,7 +17,7 @@ import pytest
 
 CORE = ["controller", "controller.entities", "controller.errors", "controller.hashing",
         "controller.routegraph", "controller.routes", "controller.paths", "controller.placement",
-        "controller.qos", "controller.intent", "model"]
+        "controller.choices", "controller.qos", "controller.intent", "model"]
 FORBIDDEN = ["finsy", "grpc", "httpx", "fastapi", "uvicorn", "starlette", "google.protobuf"]
 
 

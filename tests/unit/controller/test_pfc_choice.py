@@ -18,8 +18,9 @@ from controller.daemon_main import build_parser
 from controller.errors import DaemonError
 from controller.launch import DaemonOptions
 from topologies.addressing import plan_addresses
-from topologies.nodes import NetworkError, Pfc
+from topologies.errors import NetworkError
 from topologies.spec import load_spec
+from topologies.targets import Pfc
 
 ROOT = Path(__file__).resolve().parents[3]
 SMALL = ROOT / "topologies" / "ai_zone_small.yaml"

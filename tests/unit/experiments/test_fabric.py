@@ -12,7 +12,7 @@ import yaml
 from controller.errors import ControllerError
 from controller.launch import DaemonOptions, bring_up
 from experiments.fabric import Fabric, FabricError, variant
-from topologies.nodes import NetworkError
+from topologies.errors import NetworkError
 from topologies.runstate import RunState, write_state
 from topologies.spec import SpecError, load_spec
 

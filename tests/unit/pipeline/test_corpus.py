@@ -15,7 +15,7 @@ import pytest
 
 from p4switch.frontend import compile_file
 from p4switch.pipeline import PortHarness
-from p4switch.pipeline.runtime import Stack
+from p4switch.pipeline.harness import stale_headers
 
 CORPUS = Path(__file__).resolve().parents[1] / "frontend" / "corpus" / "valid"
 PROGRAMS = sorted(CORPUS.glob("*.p4")) if CORPUS.is_dir() else []
@@ -33,34 +33,6 @@ def test_corpus_program_runs_random_frames(path):
             frame = bytes(rng.randrange(256) for _ in range(rng.randrange(0, 160)))
             h.switch.process(rng.randrange(4), frame)
         assert h.switch.stats["errors"] == 0
-
-
-def _carry(dst, src) -> None:
-    """Copy every field value of a fresh header struct from the last packet's, validity aside."""
-    for name in dst._fields:
-        old, new = getattr(src, name), getattr(dst, name)
-        if isinstance(old, Stack):
-            for n, o in zip(new.h, old.h, strict=True):
-                _carry(n, o)
-        elif hasattr(old, "_fields"):
-            _carry(new, old)
-        else:
-            setattr(dst, name, old)
-
-
-def _stale_headers(switch) -> None:
-    """Headers start each packet invalid but holding the last packet's values, as BMv2's do."""
-    cp, last = switch.cp, []
-    fresh = cp.new_hdr
-
-    def new_hdr():
-        hdr = fresh()
-        if last:
-            _carry(hdr, last[0])
-        last[:] = [hdr]
-        return hdr
-
-    object.__setattr__(cp, "new_hdr", new_hdr)
 
 
 # hash_invalid_header hashes invalid headers on purpose (deviation invalid-header-fields)
@@ -83,7 +55,7 @@ def test_corpus_program_output_never_rests_on_invalid_header_fields(path):
         rng = random.Random(path.stem)
         with PortHarness(program, cpu_port=255) as h:
             if stale:
-                _stale_headers(h.switch)
+                stale_headers(h.switch)
             runs.append([h.send(rng.randrange(4), bytes(
                 rng.randrange(16) if rng.random() < 0.7 else rng.randrange(256)
                 for _ in range(rng.randrange(14, 48)))) for _ in range(600)])

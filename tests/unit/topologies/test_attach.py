@@ -21,10 +21,12 @@ from topo_net_support import assert_clean, leftovers
 
 from topologies.addressing import AddressPlan, plan_addresses
 from topologies.attach import FabricRuntime
+from topologies.errors import NetworkError
 from topologies.net import FabricNet
-from topologies.nodes import RUN_ENV, SWITCH_CLASSES, NetworkError, port_open
+from topologies.nodes import SWITCH_CLASSES
 from topologies.runstate import cleanup, read_state
 from topologies.spec import load_spec
+from topologies.switchproc import RUN_ENV, port_open
 
 pytestmark = pytest.mark.root
 

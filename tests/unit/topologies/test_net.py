@@ -21,8 +21,9 @@ from topo_net_support import assert_clean, leftovers
 from tests.provides import unavailable
 from topologies.addressing import AddressPlan, plan_addresses
 from topologies.attach import FabricRuntime
+from topologies.errors import NetworkError
 from topologies.net import FabricNet
-from topologies.nodes import SWITCH_CLASSES, NetworkError
+from topologies.nodes import SWITCH_CLASSES
 from topologies.pki import FabricPki
 from topologies.runstate import read_state
 from topologies.spec import FabricSpec, load_spec, parse_spec

@@ -11,16 +11,11 @@ from pathlib import Path
 import pytest
 
 from topologies.addressing import plan_addresses
-from topologies.nodes import (
-    SWITCH_CLASSES,
-    Bmv2SwitchNode,
-    P4SwitchNode,
-    SwitchRecord,
-    resolve_target,
-    target_missing,
-)
+from topologies.nodes import SWITCH_CLASSES, Bmv2SwitchNode, P4SwitchNode
 from topologies.ports import switch_settings
 from topologies.spec import parse_spec
+from topologies.switchproc import SwitchRecord
+from topologies.targets import resolve_target, target_missing
 
 # rtsw1 of one rack of two one-NIC hosts at 12.5 Mb/s under a CTSW at 20 Mb/s,
 # the uplink tier without PFC and with a 100-packet queue.

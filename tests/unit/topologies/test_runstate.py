@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from topologies.nodes import RUN_ENV, NetworkError, SwitchStartError
+from topologies.errors import NetworkError, SwitchStartError
 from topologies.runstate import (
     RunState,
     cleanup,
@@ -24,6 +24,7 @@ from topologies.runstate import (
     update_state,
     write_state,
 )
+from topologies.switchproc import RUN_ENV
 
 
 def state(pid: int, start: str | None = None) -> RunState:

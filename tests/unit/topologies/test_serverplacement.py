@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 
 from topologies.addressing import AddressPlan, plan_addresses
-from topologies.serverplacement import parse_servers, place_on_servers
+from topologies.servernames import parse_servers
+from topologies.serverplacement import place_on_servers
 from topologies.spec import SpecError, load_spec, parse_spec
 
 ROOT = Path(__file__).resolve().parents[3]

@@ -12,8 +12,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from topologies.nodes import RUN_ENV
 from topologies.runstate import OUR_INTF, pinned_netns, read_state, root_links
+from topologies.switchproc import RUN_ENV
 
 
 def marked_processes() -> list[str]:
