@@ -20,6 +20,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
+from controller.choices import STRATEGIES
 from experiments.cli import add_parser as add_experiment
 from model.cli import add_parser as add_model
 from model.cli import parse_size
@@ -27,6 +28,7 @@ from model.sweep import add_parser as add_sweep
 from topologies.servernames import servers_argument
 from topologies.spec import MODES
 from topologies.targets import TARGETS, Pfc
+from traffic.connections import QP_STRATEGIES
 
 from .fabric_cmds import (
     acl_match,
@@ -159,12 +161,12 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--hosts", help="these hosts, comma-separated, in rank order")
     run.add_argument("--per", choices=("nic", "host"), default="nic",
                      help="with --hosts: a rank per NIC (default) or per host")
-    run.add_argument("--placement", choices=("packed", "mincut", "random"), default="packed",
+    run.add_argument("--placement", choices=STRATEGIES, default="packed",
                      help="where --ranks go (default packed)")
     run.add_argument("--size", type=parse_size, default=1 << 20,
                      help="bytes per rank, e.g. 4M (default 1M)")
     run.add_argument("--qps", type=int, default=1, help="queue pairs per peer (default 1)")
-    run.add_argument("--strategy", choices=("rr", "split"), default="rr",
+    run.add_argument("--strategy", choices=QP_STRATEGIES, default="rr",
                      help="QP scaling: whole messages round-robin (rr) or each split (default rr)")
     run.add_argument("--message-size", type=parse_size, help="the library's message size")
     run.add_argument("--admission", action="store_true",

@@ -72,7 +72,8 @@ class ModelConfig:
         if self.mode not in MODE_VALUES:
             raise ValueError(f"unknown mode {self.mode!r} (choose from {', '.join(MODE_VALUES)})")
         if self.strategy not in QP_STRATEGIES:
-            raise ValueError(f"unknown QP strategy {self.strategy!r} (choose from rr, split)")
+            raise ValueError(f"unknown QP strategy {self.strategy!r} "
+                             f"(choose from {', '.join(QP_STRATEGIES)})")
         if self.placement not in PLACEMENTS:
             raise ValueError(f"unknown placement {self.placement!r} "
                              f"(choose from {', '.join(PLACEMENTS)})")

@@ -83,7 +83,7 @@ from p4switch.ctl import request as ctl_request
 from .errors import NetworkError
 from .ports import DRAIN_SPEEDUP, HOLD_QUEUE_PACKETS, SwitchSettings, frames_per_second
 from .switchproc import SwitchRecord, launch, port_open, wait_ready
-from .targets import TARGETS, Pfc
+from .targets import Pfc
 
 __all__ = [
     "SWITCH_CLASSES",
@@ -461,10 +461,8 @@ def _bmv2_takes(option: str) -> bool:
     return option in out.stdout + out.stderr
 
 
-# One node class per target of `targets.TARGETS`, in its order.
-SWITCH_CLASSES: dict[str, type[FabricSwitch]] = {
-    target: cls for target in TARGETS for cls in (P4SwitchNode, Bmv2SwitchNode) if cls.target == target
-}
+# One node class per target, in `targets.TARGETS`' order (tests/unit/app/test_cli.py checks).
+SWITCH_CLASSES: dict[str, type[FabricSwitch]] = {cls.target: cls for cls in (P4SwitchNode, Bmv2SwitchNode)}
 
 def uses_native_pfc(target: str, pfc: Pfc | str | None) -> bool:
     """Whether a fabric on `target` runs the target's native PFC for the choice `pfc` (None:

@@ -91,14 +91,14 @@ def stale_headers(switch: Switch) -> None:
     """From now on, the headers of each packet `switch` parses start invalid but holding the
     field values of the last packet's (see the module docstring); for tests only."""
     cp = switch.cp
-    last: list[Any] = []
-    fresh = cp.new_hdr
+    fresh, last = cp.new_hdr, None
 
     def new_hdr() -> Any:
+        nonlocal last
         hdr = fresh()
-        if last:
-            _carry(hdr, last[0])
-        last[:] = [hdr]
+        if last is not None:
+            _carry(hdr, last)
+        last = hdr
         return hdr
 
     cp.new_hdr = new_hdr
