@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import collections
 import logging
+import math
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -18,9 +19,16 @@ from .state import Code, StateError
 from .v1compile import CompiledProgram, compile_program
 from .v1model import V1Model
 
-__all__ = ["PacketPath"]
+__all__ = ["PENDING_SLICE", "PacketPath"]
 
 log = logging.getLogger("p4switch.pipeline")
+
+PENDING_SLICE = 1024
+"""Most pipeline passes (resubmitted, recirculated, cloned or replicated packets) one hold
+of the lock runs for a frame; the rest waits in a backlog that the ports' loop (or, with no
+loop, the caller between holds) takes up next. No finite program of ours comes near it; a
+program that resubmits or clones forever then costs the switch CPU, as on BMv2, but not its
+other ports' frames or its control plane, which a lock held for ever would stop."""
 
 
 def _size_of(pk: runtime.Packet) -> int:
@@ -66,8 +74,12 @@ class PacketPath:
         if self.manual or start_tm:
             self._start_tm()
         self._pending: collections.deque = collections.deque()
+        self._backlog: collections.deque = collections.deque()
         self._out: list[tuple] = []
         self._busy = False
+        self._wake_driver: Callable[[], None] | None = None
+        if self.tm_driver is not None:
+            self._wake_driver = self.tm_driver.attach(self._run_backlog)
         self.load(program)
 
     def _start_tm(self) -> TrafficManager:
@@ -95,6 +107,7 @@ class PacketPath:
         with self.lock:
             if self.tm is not None:
                 self.tm.flush()  # queued packets belong to the old program
+            self._backlog.clear()
             self.cp: CompiledProgram = cp
             self.v1 = V1Model(cp, drop_port=self.drop_port, enqueue=self._enqueue, output=self._output,
                               reinject=self._reinject, digest=self._digest, queues=self.queues,
@@ -111,6 +124,10 @@ class PacketPath:
         if self.tm is not None:
             self.tm.close()
             self.tm = None
+        if self._wake_driver is not None and self.tm_driver is not None:
+            self.tm_driver.detach(self._run_backlog)
+            self._wake_driver = None
+        self._backlog.clear()
 
     # ------------------------------------------------------------ packets
     # Output (frames, packet-ins, digests) is collected while the lock is held
@@ -191,6 +208,8 @@ class PacketPath:
                 out, self._out = self._out, []
         if out:
             self._deliver(out)
+        if self._backlog:
+            self._leave_backlog()
         return i
 
     def _failed(self, e: Exception) -> None:
@@ -199,9 +218,17 @@ class PacketPath:
         log.debug("packet dropped: %s: %s", type(e).__name__, e)
 
     def _run_pending(self) -> None:
+        """Run what the packet just run left (its resubmissions, recirculations, clones
+        and replicas), at most PENDING_SLICE passes; what is left then goes to the backlog."""
         pend = self._pending
         v1 = self.v1
+        budget = PENDING_SLICE
         while pend:
+            if not budget:
+                self._backlog.extend(pend)
+                pend.clear()
+                return
+            budget -= 1
             item = pend.popleft()
             try:
                 if item[0] == "i":
@@ -211,6 +238,37 @@ class PacketPath:
                     v1.egress(port, prio, pk, 0)
             except Exception as e:  # malformed input or a failed assert: drop and count
                 self._failed(e)
+
+    def _run_backlog(self) -> float:
+        """Run a slice of the backlog under one hold of the lock, as the driver's service;
+        returns inf when there was none, else 0: come back at once, for the rest or for
+        what the slice queued in the traffic manager, whose service may have run already."""
+        if not self._backlog:
+            return math.inf
+        with self.lock:
+            if self._busy:  # re-entered from a handler: the outer hold's caller comes back
+                return 0.0
+            self._busy = True
+            try:
+                self._pending.extend(self._backlog)
+                self._backlog.clear()
+                self._run_pending()
+            finally:
+                self._busy = False
+                out, self._out = self._out, []
+        if out:
+            self._deliver(out)
+        return 0.0
+
+    def _leave_backlog(self) -> None:
+        """Called after a hold of the lock left a backlog: a driver's loop takes it up (it is
+        woken if this is another thread); with none, the caller runs it slice by slice,
+        letting the lock go between slices."""
+        if self._wake_driver is not None:
+            self._wake_driver()
+            return
+        while self._backlog:
+            self._run_backlog()
 
     def _enqueue(self, port: int, prio: int, pk: runtime.Packet) -> int | None:
         if self.tm is None:
@@ -235,6 +293,8 @@ class PacketPath:
                 out, self._out = self._out, []
         if out:
             self._deliver(out)
+        if self._backlog:
+            self._leave_backlog()
 
     def _send_raw(self, port: int, frame: bytes) -> None:
         """PFC frames from the TM: buffered when sent while processing, else sent now."""

@@ -1,9 +1,13 @@
-"""Fixtures for the pipeline tests: P4 programs compiled once, switches on in-memory ports."""
+"""Fixtures for the pipeline tests: P4 programs compiled once, switches on in-memory ports, veth pairs."""
 
 from __future__ import annotations
 
 import functools
+import socket
 import struct
+import subprocess
+import uuid
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -34,6 +38,31 @@ def make_switch():
     yield make
     for h in made:
         h.close()
+
+
+@pytest.fixture
+def veths() -> Iterator[dict[int, tuple[str, str]]]:
+    """Ports 1 and 3 as veth pairs: port -> (the switch's end, the peer's end)."""
+    tag = uuid.uuid4().hex[:5]
+    pairs = {p: (f"p4d{p}a{tag}", f"p4d{p}b{tag}") for p in (1, 3)}
+    try:
+        for a, b in pairs.values():
+            subprocess.run(["ip", "link", "add", a, "type", "veth", "peer", "name", b], check=True)
+            for n in (a, b):
+                subprocess.run(["sysctl", "-qw", f"net.ipv6.conf.{n}.disable_ipv6=1"], check=False)
+                subprocess.run(["ip", "link", "set", n, "up"], check=True)
+        yield pairs
+    finally:
+        for a, _ in pairs.values():
+            subprocess.run(["ip", "link", "del", a], check=False, stderr=subprocess.DEVNULL)
+
+
+def peer(name: str, ethertype: int = 0x0800) -> socket.socket:
+    """A raw socket on `name` for frames of `ethertype` (3: all), 10 s receive timeout."""
+    s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(ethertype))
+    s.bind((name, 0))
+    s.settimeout(10)
+    return s
 
 
 REPORT = struct.Struct(">BHHHBIBIBBHBB")

@@ -9,13 +9,11 @@ thread (a packet-out, a setting) queued.
 from __future__ import annotations
 
 import socket
-import subprocess
 import threading
-import uuid
 from collections.abc import Iterator
 
 import pytest
-from conftest import program
+from conftest import peer, program
 from scapy.layers.inet import IP, UDP
 from scapy.layers.l2 import Ether
 
@@ -28,34 +26,10 @@ pytestmark = pytest.mark.root
 DMAC, SMAC = 0x020000000001, 0x020000000002
 
 
-@pytest.fixture
-def veths() -> Iterator[dict[int, tuple[str, str]]]:
-    """Ports 1 and 3 as veth pairs: port -> (the switch's end, the peer's end)."""
-    tag = uuid.uuid4().hex[:5]
-    pairs = {p: (f"p4d{p}a{tag}", f"p4d{p}b{tag}") for p in (1, 3)}
-    try:
-        for a, b in pairs.values():
-            subprocess.run(["ip", "link", "add", a, "type", "veth", "peer", "name", b], check=True)
-            for n in (a, b):
-                subprocess.run(["sysctl", "-qw", f"net.ipv6.conf.{n}.disable_ipv6=1"], check=False)
-                subprocess.run(["ip", "link", "set", n, "up"], check=True)
-        yield pairs
-    finally:
-        for a, _ in pairs.values():
-            subprocess.run(["ip", "link", "del", a], check=False, stderr=subprocess.DEVNULL)
-
-
 def frame(n: int) -> bytes:
     return bytes(Ether(dst="00:00:00:00:00:01", src="00:00:00:00:00:09")
                  / IP(src="1.1.1.1", dst="10.1.0.1", ttl=64) / UDP(sport=1000 + n, dport=80)
                  / b"driven")
-
-
-def peer(name: str) -> socket.socket:
-    s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(0x0800))
-    s.bind((name, 0))
-    s.settimeout(10)
-    return s
 
 
 @pytest.fixture
