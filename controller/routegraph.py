@@ -50,6 +50,7 @@ import numpy as np
 import numpy.typing as npt
 
 from topologies.addressing import AddressPlan, ip_to_int
+from topologies.spec import Mode
 
 __all__ = [
     "MODE_VALUES",
@@ -59,8 +60,9 @@ __all__ = [
     "next_hop_ports",
 ]
 
+# The spec's routing modes (`topologies.spec.Mode`, equal to their names) as
 # MODE_PIN / MODE_ECMP / MODE_EECMP in p4/include/define.p4.
-MODE_VALUES = {"pin": 0, "ecmp": 1, "eecmp": 2}
+MODE_VALUES: dict[str, int] = {Mode.PIN: 0, Mode.ECMP: 1, Mode.EECMP: 2}
 UNREACHABLE = np.int16(np.iinfo(np.int16).max)
 
 _HOST, _UP, _DOWN = 0, 1, 2

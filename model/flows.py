@@ -45,7 +45,6 @@ import numpy.typing as npt
 
 from controller.choices import PATTERNS
 from traffic.connections import (
-    QP_STRATEGIES,
     message_posts,
     receiver_qpn,
     source_port,
@@ -90,19 +89,11 @@ class StepSet:
     sampled: bool = False  # all-to-all evaluated on a sample of its steps
 
 
-def _posts(pair_bytes: int, qps: int, strategy: str, message_size: int | None,
-           first_message: int) -> list[tuple[int, int]]:
-    """(QP index, bytes) of every RDMA WRITE the agents post for one pair's step."""
-    if strategy not in QP_STRATEGIES:
-        raise ValueError(f"unknown QP strategy {strategy!r} (choose from {', '.join(QP_STRATEGIES)})")
-    return message_posts(pair_bytes, qps, strategy, message_size, first_message)
-
-
 def qp_bytes(pair_bytes: int, qps: int, strategy: str, message_size: int | None,
              first_message: int = 0) -> list[int]:
     """Bytes on each of `qps` QPs for one pair's `pair_bytes` in one step."""
     out = [0] * qps
-    for q, length in _posts(pair_bytes, qps, strategy, message_size, first_message):
+    for q, length in message_posts(pair_bytes, qps, strategy, message_size, first_message):
         out[q] += length
     return out
 
@@ -111,7 +102,7 @@ def qp_wire_bytes(pair_bytes: int, qps: int, strategy: str, message_size: int | 
                   first_message: int = 0, path_mtu: int = PATH_MTU) -> list[int]:
     """Frame bytes (headers included, `traffic.connections.write_frame_bytes`) on each QP."""
     out = [0] * qps
-    for q, length in _posts(pair_bytes, qps, strategy, message_size, first_message):
+    for q, length in message_posts(pair_bytes, qps, strategy, message_size, first_message):
         out[q] += write_frame_bytes(length, path_mtu)
     return out
 

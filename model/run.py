@@ -36,9 +36,9 @@ import numpy.typing as npt
 
 from controller.choices import STRATEGIES as PLACEMENTS
 from controller.placement import place
-from controller.routegraph import MODE_VALUES, RouteGraph
+from controller.routegraph import RouteGraph, check_mode
 from topologies.addressing import AddressPlan
-from traffic.connections import QP_STRATEGIES
+from traffic.connections import check_qp_strategy
 
 from .flows import Flows, collective_steps
 from .forward import MAX_HOPS, TIERS, LinkTable, route_flows
@@ -69,11 +69,8 @@ class ModelConfig:
 
     def check(self) -> None:
         """Raise ValueError for an unknown mode, QP strategy or placement, or a bad size."""
-        if self.mode not in MODE_VALUES:
-            raise ValueError(f"unknown mode {self.mode!r} (choose from {', '.join(MODE_VALUES)})")
-        if self.strategy not in QP_STRATEGIES:
-            raise ValueError(f"unknown QP strategy {self.strategy!r} "
-                             f"(choose from {', '.join(QP_STRATEGIES)})")
+        check_mode(self.mode)
+        check_qp_strategy(self.strategy)
         if self.placement not in PLACEMENTS:
             raise ValueError(f"unknown placement {self.placement!r} "
                              f"(choose from {', '.join(PLACEMENTS)})")

@@ -38,7 +38,7 @@ rule), so every predictor spreads bytes over QPs alike.
 
 Names: `Endpoint`, `ConnectionPlan`, `AllocationError`, `plan_connections`,
 `data_pairs`, `sender_qpn`, `receiver_qpn`, `source_port`, `initial_psn`,
-`write_frame_bytes`, `message_posts`, `FIRST_QPN`, `SPORT_BASE`, `SPORT_SPAN`, `ACK_FRAME_BYTES`,
+`write_frame_bytes`, `message_posts`, `check_qp_strategy`, `FIRST_QPN`, `SPORT_BASE`, `SPORT_SPAN`, `ACK_FRAME_BYTES`,
 `WRITE_HEADER_BYTES`, `PAIR_PATTERNS`, `QP_STRATEGIES`.
 """
 
@@ -62,6 +62,7 @@ __all__ = [
     "AllocationError",
     "ConnectionPlan",
     "Endpoint",
+    "check_qp_strategy",
     "data_pairs",
     "initial_psn",
     "message_posts",
@@ -179,6 +180,13 @@ def write_frame_bytes(length: int, path_mtu: int = 1024) -> int:
     return length + (-last % 4) + packets * WRITE_HEADER_BYTES + _RETH + _IMMDT
 
 
+def check_qp_strategy(strategy: str) -> str:
+    """`strategy` if it is one of `QP_STRATEGIES`, else `ValueError`."""
+    if strategy not in QP_STRATEGIES:
+        raise ValueError(f"unknown QP strategy {strategy!r} (choose from {', '.join(QP_STRATEGIES)})")
+    return strategy
+
+
 def message_posts(nbytes: int, qps: int, strategy: str, message_bytes: int | None = None,
                   turn: int = 0) -> list[tuple[int, int]]:
     """(QP index, bytes) of each RDMA WRITE an agent posts for one send of `nbytes`.
@@ -189,8 +197,7 @@ def message_posts(nbytes: int, qps: int, strategy: str, message_bytes: int | Non
     `turn` counts the connection's earlier messages; `split` cuts every
     message into min(qps, length) near-equal chunks, chunk q on QP q.
     """
-    if strategy not in (*QP_STRATEGIES, "round_robin"):
-        raise ValueError(f"strategy {strategy!r}: split or rr (round_robin)")
+    check_qp_strategy("rr" if strategy == "round_robin" else strategy)
     if qps < 1 or (message_bytes is not None and message_bytes < 1):
         raise ValueError(f"qps={qps}, message_bytes={message_bytes}: both must be >= 1")
     if nbytes <= 0:

@@ -117,3 +117,15 @@ def test_cli_bad_link_is_exit_2_with_one_line(tmp_path, capsys) -> None:
     code, _ = run_cli(str(topo), "--fail", "rtsw9-eth1--ctsw1-eth1")
     err = capsys.readouterr().err.strip().splitlines()
     assert code == 2 and len(err) == 1 and "rtsw9-eth1--ctsw1-eth1" in err[0]
+
+
+@pytest.mark.parametrize(("option", "value", "message"), [
+    ("mode", "ecmp5", "unknown routing mode 'ecmp5' (choose from pin, ecmp, eecmp)"),
+    ("strategy", "round_robin", "unknown QP strategy 'round_robin' (choose from rr, split)"),
+    ("placement", "scattered", "unknown placement 'scattered'"),
+])
+def test_a_config_with_an_unknown_choice_is_refused_naming_it_and_the_choices(
+        option: str, value: str, message: str) -> None:
+    """ModelConfig (the Python API) refuses an unknown mode, QP strategy or placement by name."""
+    with pytest.raises(ValueError, match=message.replace("(", r"\(").replace(")", r"\)")):
+        ModelConfig(**{option: value}).check()
