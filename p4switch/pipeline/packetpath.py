@@ -206,10 +206,7 @@ class PacketPath:
             finally:
                 self._busy = False
                 out, self._out = self._out, []
-        if out:
-            self._deliver(out)
-        if self._backlog:
-            self._leave_backlog()
+        self._after_hold(out)
         return i
 
     def _failed(self, e: Exception) -> None:
@@ -260,10 +257,14 @@ class PacketPath:
             self._deliver(out)
         return 0.0
 
-    def _leave_backlog(self) -> None:
-        """Called after a hold of the lock left a backlog: a driver's loop takes it up (it is
-        woken if this is another thread); with none, the caller runs it slice by slice,
-        letting the lock go between slices."""
+    def _after_hold(self, out: list[tuple]) -> None:
+        """Once a hold of the lock has ended: deliver its output, and see to a backlog it
+        left: a driver's loop takes it up (woken if this is another thread); with none, the
+        caller runs it slice by slice, letting the lock go between slices."""
+        if out:
+            self._deliver(out)
+        if not self._backlog:
+            return
         if self._wake_driver is not None:
             self._wake_driver()
             return
@@ -291,10 +292,7 @@ class PacketPath:
             finally:
                 self._busy = False
                 out, self._out = self._out, []
-        if out:
-            self._deliver(out)
-        if self._backlog:
-            self._leave_backlog()
+        self._after_hold(out)
 
     def _send_raw(self, port: int, frame: bytes) -> None:
         """PFC frames from the TM: buffered when sent while processing, else sent now."""
