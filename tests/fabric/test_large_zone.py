@@ -14,12 +14,35 @@ built-in target; the switches' forwarding is the same as on the 4-rack preset, w
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 
 import pytest
 from fabric_support import ROOT, aizone, assert_check_passes, assert_clean, leftovers
 
 LARGE = ROOT / "topologies" / "ai_zone_large.yaml"
+SETTLE_S = 30.0
+
+
+def _routes_once_settled() -> dict:
+    """`aizone routes --json` once every switch matches the intent and no link is failed,
+    or as it is after SETTLE_S. 20 switch processes coming up on two cores can miss link
+    probes (a link then fails and is restored, and its switches are reconciled twice);
+    what this test asks is that the fabric settles where the intent says."""
+    deadline = time.monotonic() + SETTLE_S
+    while True:
+        routes = aizone("routes", "--json")
+        assert routes.returncode == 0, routes.stderr
+        data = json.loads(routes.stdout)
+        settled = not data["failed"] and all(sw["matches_intent"] for sw in data["switches"].values())
+        if settled or time.monotonic() > deadline:
+            return data
+        time.sleep(1.0)
+
+
+def _daemon_log_tail(lines: int = 40) -> str:
+    log = Path("/run/aizone/daemon.log")
+    return "\n".join(log.read_text(errors="replace").splitlines()[-lines:]) if log.exists() else ""
 
 
 @pytest.mark.one_target
@@ -35,12 +58,10 @@ def test_the_16_rack_preset_comes_up_and_passes_check(target: str, build_dir: Pa
         assert len(status["hosts"]) == 32
         assert sum(len(h["nics"]) for h in status["hosts"]) == 64
 
-        routes = aizone("routes", "--json")
-        assert routes.returncode == 0, routes.stderr
-        data = json.loads(routes.stdout)
+        data = _routes_once_settled()
         assert data["failed"] == []
         for name, sw in data["switches"].items():
-            assert sw["matches_intent"], (name, sw["diff"])
+            assert sw["matches_intent"], (name, sw["diff"], _daemon_log_tail())
 
         assert_check_passes(hosts=32, nics=2)
     finally:
