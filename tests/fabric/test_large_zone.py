@@ -20,6 +20,8 @@ from pathlib import Path
 import pytest
 from fabric_support import ROOT, aizone, assert_check_passes, assert_clean, leftovers
 
+from topologies.runstate import state_dir
+
 LARGE = ROOT / "topologies" / "ai_zone_large.yaml"
 SETTLE_S = 30.0
 
@@ -41,7 +43,7 @@ def _routes_once_settled() -> dict:
 
 
 def _daemon_log_tail(lines: int = 40) -> str:
-    log = Path("/run/aizone/daemon.log")
+    log = state_dir() / "daemon.log"
     return "\n".join(log.read_text(errors="replace").splitlines()[-lines:]) if log.exists() else ""
 
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 
 import numpy as np
 import pytest
@@ -127,5 +128,5 @@ def test_cli_bad_link_is_exit_2_with_one_line(tmp_path, capsys) -> None:
 def test_a_config_with_an_unknown_choice_is_refused_naming_it_and_the_choices(
         option: str, value: str, message: str) -> None:
     """ModelConfig (the Python API) refuses an unknown mode, QP strategy or placement by name."""
-    with pytest.raises(ValueError, match=message.replace("(", r"\(").replace(")", r"\)")):
+    with pytest.raises(ValueError, match=re.escape(message)):
         ModelConfig(**{option: value}).check()
