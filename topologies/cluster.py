@@ -52,14 +52,17 @@ Names defined here: `ClusterNet`, `ClusterLink`, `ClusterError`,
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import importlib.metadata
+import json
 import os
 import shutil
 import signal
 import subprocess
 import sys
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -114,31 +117,38 @@ _PROBE = (
 
 def check_servers(servers: tuple[str, ...], target: str) -> dict[str, ClockReading]:
     """`ClusterError` naming the first of `servers` (other machines) that cannot run its part
-    of a `target` fabric; else each one's clock against this machine's."""
+    of a `target` fabric; else each one's clock against this machine's. The servers are
+    checked side by side (each check waits on its own ssh sessions)."""
+    if len(servers) < 2:
+        return {server: _check_server(server, target) for server in servers}
+    with ThreadPoolExecutor(max_workers=min(len(servers), 8)) as pool:
+        checks = [pool.submit(_check_server, server, target) for server in servers]
+        return {server: check.result() for server, check in zip(servers, checks, strict=True)}
+
+
+def _check_server(server: str, target: str) -> ClockReading:
+    """`check_servers` for one server: its clock reading, or the `ClusterError` naming it."""
     version = importlib.metadata.version("aizone")
     tools = ("mnexec", "nft", *_target_tools(target))
-    clocks: dict[str, ClockReading] = {}
-    for server in servers:
-        out = ssh_python(server, _PROBE, *tools)
-        text = out.stdout.decode(errors="replace").splitlines()
-        if out.returncode != 0 or not text:
-            err = out.stderr.decode(errors="replace").strip().splitlines()
-            raise ClusterError(f"server {server}: cannot run {sys.executable} with aizone "
-                               f"installed ({err[-1] if err else f'exit {out.returncode}'}): "
-                               f"install aizone there at the same path")
-        if text[0].strip() != version:
-            raise ClusterError(f"server {server}: aizone {text[0].strip()} is installed, this "
-                               f"machine runs {version}: install the same version everywhere")
-        missing = text[1].strip() if len(text) > 1 else ""
-        if missing:
-            raise ClusterError(f"server {server}: {missing.replace(',', ', ')} not on PATH "
-                               f"(needed for target {target})")
-        clock = clock_offset(server)
-        why = clock_too_far(server, clock)
-        if why:
-            raise ClusterError(f"{why} and try again")
-        clocks[server] = clock
-    return clocks
+    out = ssh_python(server, _PROBE, *tools)
+    text = out.stdout.decode(errors="replace").splitlines()
+    if out.returncode != 0 or not text:
+        err = out.stderr.decode(errors="replace").strip().splitlines()
+        raise ClusterError(f"server {server}: cannot run {sys.executable} with aizone "
+                           f"installed ({err[-1] if err else f'exit {out.returncode}'}): "
+                           f"install aizone there at the same path")
+    if text[0].strip() != version:
+        raise ClusterError(f"server {server}: aizone {text[0].strip()} is installed, this "
+                           f"machine runs {version}: install the same version everywhere")
+    missing = text[1].strip() if len(text) > 1 else ""
+    if missing:
+        raise ClusterError(f"server {server}: {missing.replace(',', ', ')} not on PATH "
+                           f"(needed for target {target})")
+    clock = clock_offset(server)
+    why = clock_too_far(server, clock)
+    if why:
+        raise ClusterError(f"{why} and try again")
+    return clock
 
 
 def clock_too_far(server: str, clock: ClockReading) -> str:
@@ -171,7 +181,8 @@ class _ClusterHost(RemoteHost):
 class _ClusterSwitchMixin(RemoteMixin):
     """A target's switch node on a server: started through ssh with its ports forwarded here."""
 
-    _copied_pki: set[tuple[str, str]] = set()
+    # (server, PKI folder, control folder) made ready there (`_prepare_server`).
+    _prepared: set[tuple[str, str | None, str | None]] = set()
 
     def __init__(self, name: str, **params: Any) -> None:
         self.sshbase = [*ssh_base(), "-q", "-tt"]
@@ -219,10 +230,7 @@ class _ClusterSwitchMixin(RemoteMixin):
         if not self.isRemote:
             super().start(controllers)
             return
-        self._copy_pki()
-        control = getattr(self, "control_dir", None)
-        if control is not None:
-            ssh_run(self.serverIP, f"mkdir -p -m 0700 {quote(str(control))}")
+        self._prepare_server()
         for _port, name in self.port_intfs():
             self.cmd(f"sysctl -qw net.ipv6.conf.{name}.disable_ipv6=1")
             self.cmd(f"ethtool -K {name} tx off rx off sg off tso off gso off gro off "
@@ -242,22 +250,47 @@ class _ClusterSwitchMixin(RemoteMixin):
         wait_remote_ready(self.record(), self.proc, self.serverIP, ports=len(self.port_intfs()),
                           reads_outgoing=self.reads_outgoing, timeout=self.start_timeout)
 
-    def _copy_pki(self) -> None:
+    def _prepare_server(self) -> None:
+        """The switches' control folder and the fabric's PKI files on this switch's server,
+        once per server and in one ssh session (not one per file)."""
         tls_dir = getattr(self, "tls_dir", None)
-        if tls_dir is None or (self.serverIP, tls_dir) in self._copied_pki:
+        control = getattr(self, "control_dir", None)
+        done = (self.serverIP, tls_dir, str(control) if control is not None else None)
+        if done in self._prepared:
             return
-        for path in sorted(Path(tls_dir).iterdir()):
-            if not path.is_file():
-                continue
-            # The bytes are read here first, so a server sharing this filesystem (the
-            # tests' namespaces) gets the same bytes back, never a truncated file.
-            data = path.read_bytes()
-            out = ssh_run(self.serverIP, f"umask 077 && mkdir -p {quote(tls_dir)} && "
-                       f"cat > {quote(str(path))}", stdin=data)
-            if out.returncode != 0:
-                raise ClusterError(f"server {self.server}: cannot copy {path.name} to "
-                                   f"{tls_dir}: {out.stderr.decode(errors='replace').strip()}")
-        self._copied_pki.add((self.serverIP, tls_dir))
+        # The bytes are read here first, so a server sharing this filesystem (the tests'
+        # namespaces) gets the same bytes back: each file is written beside its place and
+        # renamed over it, never left truncated.
+        files = {p.name: base64.b64encode(p.read_bytes()).decode()
+                 for p in sorted(Path(tls_dir).iterdir()) if p.is_file()} if tls_dir else {}
+        spec = {"control": done[2], "tls": tls_dir, "files": files}
+        out = ssh_python(self.serverIP, _PREPARE, stdin=json.dumps(spec).encode())
+        if out.returncode != 0:
+            raise ClusterError(f"server {self.server}: cannot make the switches' control folder "
+                               f"{control} or copy the fabric's PKI to {tls_dir}: "
+                               f"{last_error(out)}")
+        self._prepared.add(done)
+
+
+# Run on a switch's server by `_prepare_server`: the spec (JSON on stdin) names the control
+# folder (made 0700), the PKI folder and its files (base64), each written to a temporary
+# file there (0600) and renamed over its name.
+_PREPARE = """\
+import base64, json, os, sys, tempfile
+spec = json.load(sys.stdin)
+os.umask(0o077)
+if spec["control"]:
+    os.makedirs(spec["control"], mode=0o700, exist_ok=True)
+if spec["tls"]:
+    os.makedirs(spec["tls"], exist_ok=True)
+    for name, data in spec["files"].items():
+        if os.path.basename(name) != name:
+            sys.exit(f"not a file name: {name!r}")
+        fd, tmp = tempfile.mkstemp(dir=spec["tls"], prefix=".copy-")
+        with os.fdopen(fd, "wb") as f:
+            f.write(base64.b64decode(data))
+        os.replace(tmp, os.path.join(spec["tls"], name))
+"""
 
 
 _SWITCH_CLASSES: dict[str, type[FabricSwitch]] = {}
@@ -311,18 +344,19 @@ class ClusterLink(RemoteGRELink, TCLink):
         vni = ClusterLink._vni
         ends = ((node1, intfname1, addr1, node2), (node2, intfname2, addr2, node1))
         for node, name, addr, peer in ends:
-            # One shell on the node's server (one ssh session when it is another one).
+            # One shell on the node's server (one ssh session when it is another one) makes
+            # the device and moves it into the node, as Mininet's moveIntf would in another.
             steps = [f"ip link add name {name} type vxlan id {vni} local {node.serverIP} "
                      f"remote {peer.serverIP} dstport {self.VXLAN_PORT}"]
             if addr:
                 steps.append(f"ip link set {name} address {addr}")
             steps.append(f"ip link set dev {name} mtu {CLUSTER_MTU} up")
+            steps.append(f"ip link set {name} netns {int(node.pid)}")
             script = f"ip link delete {name} 2>/dev/null; " + " && ".join(steps)
             made = node.rcmd(["sh", "-c", quote(script) if node.isRemote else script])
             if made.strip():
                 raise ClusterError(f"server {node.server}: cannot make the VXLAN device {name} "
                                    f"of {node.name}: {made.strip()}")
-            self.moveIntf(name, node)
 
 
 class _ClusterMininet(MininetCluster):
@@ -431,17 +465,26 @@ class ClusterNet(FabricNet):
                 raise ClusterError(f"server {server}: cannot confine the switches' control "
                                    f"ports: {last_error(out)}")
 
-    def pin_host(self, host: Host) -> None:
-        """Pin a host's namespace on its own server (`ip netns attach` there)."""
-        name = netns_name(host.name)
-        server = _mn_server(self.placement, host.name)
-        if server == LOCAL:
-            pin_netns(name, host.pid)
-            return
-        out = ssh_run(server, f"ip netns attach {name} {int(host.pid)}")
-        if out.returncode != 0:
-            raise ClusterError(f"server {server}: cannot pin {host.name}'s namespace as "
-                               f"{name}: {out.stderr.decode(errors='replace').strip()}")
+    def pin_hosts(self, hosts: list[Host]) -> None:
+        """Pin each host's namespace on its own server (`ip netns attach` there): one ssh
+        session per other server."""
+        there: dict[str, list[Host]] = {}
+        for host in hosts:
+            server = _mn_server(self.placement, host.name)
+            if server == LOCAL:
+                pin_netns(netns_name(host.name), host.pid)
+            else:
+                there.setdefault(server, []).append(host)
+        for server, remote in there.items():
+            script = "\n".join(
+                f"ip netns attach {netns_name(h.name)} {int(h.pid)} || "
+                f"{{ echo {quote(f'cannot pin {h.name} (pid {int(h.pid)})')} >&2; exit 1; }}"
+                for h in remote)
+            out = ssh_run(server, script)
+            if out.returncode != 0:
+                why = "; ".join(out.stderr.decode(errors="replace").split("\n")).strip("; ")
+                raise ClusterError(f"server {server}: cannot pin a host's namespace as "
+                                   f"aizone-<host>: {why or f'exit {out.returncode}'}")
 
     def stop(self) -> None:
         """`FabricNet.stop()`, then what is left of the run on every other server."""

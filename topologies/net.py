@@ -350,10 +350,9 @@ class FabricNet:
             self.net = self.make_mininet(self.make_topo(opts))
             self.net.build()
             self._set_mtu()
-            for h in self.net.hosts:
-                # Recorded before it exists, so that stop() unpins a half-made one.
-                self.state.netns.append(netns_name(h.name))
-                self.pin_host(h)
+            # Recorded before they exist, so that stop() unpins half-made ones.
+            self.state.netns.extend(netns_name(h.name) for h in self.net.hosts)
+            self.pin_hosts(self.net.hosts)
             self.state.hosts = [
                 {"name": h.name, "pid": h.pid, "netns_inode": _netns_inode(h.pid),
                  "netns": netns_name(h.name)}
@@ -389,9 +388,10 @@ class FabricNet:
         (`topologies.firewall`)."""
         confine(ports)
 
-    def pin_host(self, host: Host) -> None:
-        """Pin `host`'s network namespace as /run/netns/aizone-<host>."""
-        pin_netns(netns_name(host.name), host.pid)
+    def pin_hosts(self, hosts: list[Host]) -> None:
+        """Pin each host's network namespace as /run/netns/aizone-<host>."""
+        for host in hosts:
+            pin_netns(netns_name(host.name), host.pid)
 
     def _set_mtu(self) -> None:
         # Both ends of every link at the topology's MTU (Mininet leaves veths at 1,500).

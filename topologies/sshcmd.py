@@ -112,13 +112,13 @@ def ssh_run(server: str, script: str, *, timeout: float = 60.0,
     return out
 
 
-def ssh_python(server: str, code: str, *args: object,
-               timeout: float = 60.0) -> subprocess.CompletedProcess[bytes]:
-    """Run Python `code` with `args` (its sys.argv[1:]) on `server` as root, with this
-    machine's interpreter path and PATH (`ssh_run`; every server has the same install)."""
+def ssh_python(server: str, code: str, *args: object, timeout: float = 60.0,
+               stdin: bytes | None = None) -> subprocess.CompletedProcess[bytes]:
+    """Run Python `code` with `args` (its sys.argv[1:]) and `stdin` on `server` as root, with
+    this machine's interpreter path and PATH (`ssh_run`; every server has the same install)."""
     return ssh_run(server, f"env PATH={quote(os.environ.get('PATH', ''))} "
                            f"{quote(sys.executable)} -c {quote(code)} "
-                           + " ".join(quote(str(a)) for a in args), timeout=timeout)
+                           + " ".join(quote(str(a)) for a in args), timeout=timeout, stdin=stdin)
 
 
 @dataclass(frozen=True, kw_only=True)

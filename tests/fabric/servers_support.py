@@ -111,6 +111,10 @@ class NamespaceServers:
         """The ssh client config that reaches every server as root with the test's key."""
         return self.dir / "ssh_config"
 
+    def sessions(self, i: int) -> int:
+        """How many ssh sessions server i's sshd has accepted so far (its log)."""
+        return (self.dir / f"sshd{i}.log").read_text(errors="replace").count("Accepted publickey")
+
     def env(self) -> dict[str, str]:
         """The environment entries aizone needs to reach these servers."""
         return {SSH_CONFIG_ENV: str(self.ssh_config)}

@@ -2,7 +2,9 @@
 
 `aizone up ai_zone_small --servers localhost,<server>` through the CLI, as a
 user runs it: the switches the placement puts on the other server run in
-that server's network namespace, started over ssh; every host pair passes
+that server's network namespace, started over ssh, with one ssh session per
+node, link end and step there, not one per file or host (the server's sshd
+counts them); every host pair passes
 `aizone check` (ping and a RoCEv2 WRITE, through the VXLAN tunnels between
 the servers); the agents of the hosts placed there run there and are reached
 from here through their ssh sessions' socket forwards (the server's
@@ -31,7 +33,8 @@ is back. `aizone status` also gives the server's clock offset, read at `up` (the
 namespace shares this machine's clock: within the bound). Then: scaled
 latency over servers is refused before anything is built; so is a server
 whose clock is 5 s ahead (a second namespace server whose sshd runs every
-session under libfaketime), naming it and the offset; and `aizone
+session under libfaketime), naming it and the offset; servers are checked
+side by side, and of two that fail `up` names the one listed first; and `aizone
 experiment qp-scaling --quick --servers` runs its grid there.
 Skips, saying why, only where sshd cannot run (tests/fabric/servers_support.py); a failure
 where the machine declares `sshd` in AIZONE_REQUIRE (tests/provides.py).
@@ -120,7 +123,9 @@ def test_ai_zone_small_over_two_servers_passes_check_and_downs_clean(
         target: str, build_dir: Path, servers: NamespaceServers, tmp_path: Path) -> None:
     """Switches run on both servers, every pair passes `check`, `down` leaves nothing on either."""
     before = leftovers()
+    opened = servers.sessions(0)
     server, ns, sshd_only, env, up = _up_over_two(target, build_dir, servers)
+    opened = servers.sessions(0) - opened
     try:
         assert up.returncode == 0, up.stderr[-2000:]
         state = read_state()
@@ -128,6 +133,7 @@ def test_ai_zone_small_over_two_servers_passes_check_and_downs_clean(
         placed = sorted(n for n, s in state.meta["placement"].items()
                         if s == server and not n.startswith("h"))
         assert placed, state.meta["placement"]
+        _up_opened_the_sessions_it_needs(opened, state.meta["placement"], server, target)
         # Each switch placed there runs in the server's namespace: its process is a child
         # of the server's sshd, with the switch's name among its ports' interfaces.
         there = [cmd for pid, cmd in _server_processes(ns).items() if pid not in sshd_only]
@@ -159,6 +165,26 @@ def test_ai_zone_small_over_two_servers_passes_check_and_downs_clean(
     assert down.returncode == 0, down.stderr
     assert_clean(before)
     _server_is_clean(ns, sshd_only)
+
+
+def _up_opened_the_sessions_it_needs(opened: int, placement: dict[str, str], server: str,
+                                     target: str) -> None:
+    """`up` opened one ssh session to the server per thing that lives there or is made there,
+    plus one per server for each step that serves them all, counted by the server's sshd:
+    each ssh session costs a connection and a key exchange (about 0.4 s here)."""
+    hosts = [n for n, s in placement.items() if s == server and n.startswith("h")]
+    switches = [n for n, s in placement.items() if s == server and not n.startswith("h")]
+    plan = plan_addresses(load_spec(SMALL))
+    tunnels = [ln for ln in plan.links if (placement[ln.a] == server) != (placement[ln.b] == server)]
+    assert hosts and switches and tunnels, placement
+    # A host: its shell and its traffic agent. A switch: its shell and its process (BMv2 also
+    # a session that sets its port sockets to read arriving frames only). A link between the
+    # servers: its VXLAN device there. Per server: the preflight's probe and clock reading,
+    # the control ports' firewall, the control folder with the PKI files, the hosts'
+    # namespace pins. The daemon may read the server's clock once more as `up` returns.
+    per_switch = 3 if target == "bmv2" else 2
+    needed = 2 * len(hosts) + per_switch * len(switches) + len(tunnels) + 5
+    assert needed <= opened <= needed + 1, (opened, needed, hosts, switches, len(tunnels))
 
 
 def _server_is_clean(ns: str, sshd_only: dict[int, str]) -> None:
@@ -558,6 +584,31 @@ def _status_until(env: dict[str, str], ok: Callable[[dict[str, Any]], bool],
             assert ok(status), status
             return status
         time.sleep(1)
+
+
+@pytest.mark.one_target
+@pytest.mark.parametrize("skewed_first", [True, False], ids=["skewed-first", "unreachable-first"])
+def test_up_checks_servers_side_by_side_and_names_the_first_that_fails(
+        target: str, build_dir: Path, servers: NamespaceServers, skewed_first: bool) -> None:
+    """Two failing servers, one refused at once (its clock) and one only after ssh's connect
+    timeout (no sshd): whichever the checks find first, `up` names the one `--servers` lists
+    first, and builds nothing."""
+    if len(servers.addresses) < 2:
+        unavailable("sshd", f"no server with a skewed clock: {faketime_missing()}")
+    before = leftovers()
+    skewed = servers.addresses[1]
+    nobody = servers.addresses[0].rsplit(".", 1)[0] + ".99"
+    order = [skewed, nobody] if skewed_first else [nobody, skewed]
+    up = aizone("up", "--json", "--target", target, "--build-dir", str(build_dir),
+                "--servers", ",".join(["localhost", *order]), str(SMALL), env=servers.env())
+    assert up.returncode == 1
+    if skewed_first:
+        assert f"server {skewed}: its clock is" in up.stderr, up.stderr[-2000:]
+        assert nobody not in up.stderr, up.stderr[-2000:]
+    else:
+        assert f"server {nobody}: ssh failed" in up.stderr, up.stderr[-2000:]
+        assert f"server {skewed}:" not in up.stderr, up.stderr[-2000:]
+    assert_clean(before)
 
 
 @pytest.mark.one_target
