@@ -119,9 +119,7 @@ def check_servers(servers: tuple[str, ...], target: str) -> dict[str, ClockReadi
     """`ClusterError` naming the first of `servers` (other machines) that cannot run its part
     of a `target` fabric; else each one's clock against this machine's. The servers are
     checked side by side (each check waits on its own ssh sessions)."""
-    if len(servers) < 2:
-        return {server: _check_server(server, target) for server in servers}
-    with ThreadPoolExecutor(max_workers=min(len(servers), 8)) as pool:
+    with ThreadPoolExecutor(max_workers=max(1, min(len(servers), 8))) as pool:
         checks = [pool.submit(_check_server, server, target) for server in servers]
         return {server: check.result() for server, check in zip(servers, checks, strict=True)}
 
@@ -181,8 +179,8 @@ class _ClusterHost(RemoteHost):
 class _ClusterSwitchMixin(RemoteMixin):
     """A target's switch node on a server: started through ssh with its ports forwarded here."""
 
-    # (server, PKI folder, control folder) made ready there (`_prepare_server`).
-    _prepared: set[tuple[str, str | None, str | None]] = set()
+    # (run token, server, PKI folder, control folder) made ready there (`_prepare_server`).
+    _prepared: set[tuple[str, str, str | None, str | None]] = set()
 
     def __init__(self, name: str, **params: Any) -> None:
         self.sshbase = [*ssh_base(), "-q", "-tt"]
@@ -254,8 +252,9 @@ class _ClusterSwitchMixin(RemoteMixin):
         """The switches' control folder and the fabric's PKI files on this switch's server,
         once per server and in one ssh session (not one per file)."""
         tls_dir = getattr(self, "tls_dir", None)
-        control = getattr(self, "control_dir", None)
-        done = (self.serverIP, tls_dir, str(control) if control is not None else None)
+        control_dir = getattr(self, "control_dir", None)
+        control = str(control_dir) if control_dir is not None else None
+        done = (self.run_token, self.serverIP, tls_dir, control)
         if done in self._prepared:
             return
         # The bytes are read here first, so a server sharing this filesystem (the tests'
@@ -263,7 +262,7 @@ class _ClusterSwitchMixin(RemoteMixin):
         # renamed over it, never left truncated.
         files = {p.name: base64.b64encode(p.read_bytes()).decode()
                  for p in sorted(Path(tls_dir).iterdir()) if p.is_file()} if tls_dir else {}
-        spec = {"control": done[2], "tls": tls_dir, "files": files}
+        spec = {"control": control, "tls": tls_dir, "files": files}
         out = ssh_python(self.serverIP, _PREPARE, stdin=json.dumps(spec).encode())
         if out.returncode != 0:
             raise ClusterError(f"server {self.server}: cannot make the switches' control folder "
@@ -476,15 +475,16 @@ class ClusterNet(FabricNet):
             else:
                 there.setdefault(server, []).append(host)
         for server, remote in there.items():
+            # A failed pin ends the script with one line naming the host, its pid and ip's
+            # own error.
             script = "\n".join(
-                f"ip netns attach {netns_name(h.name)} {int(h.pid)} || "
-                f"{{ echo {quote(f'cannot pin {h.name} (pid {int(h.pid)})')} >&2; exit 1; }}"
+                f"err=$(ip netns attach {netns_name(h.name)} {int(h.pid)} 2>&1) || "
+                f"{{ echo {quote(f'{h.name} (pid {int(h.pid)}): ')}\"$err\" >&2; exit 1; }}"
                 for h in remote)
             out = ssh_run(server, script)
             if out.returncode != 0:
-                why = "; ".join(out.stderr.decode(errors="replace").split("\n")).strip("; ")
                 raise ClusterError(f"server {server}: cannot pin a host's namespace as "
-                                   f"aizone-<host>: {why or f'exit {out.returncode}'}")
+                                   f"aizone-<host>: {last_error(out)}")
 
     def stop(self) -> None:
         """`FabricNet.stop()`, then what is left of the run on every other server."""

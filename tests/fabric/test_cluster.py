@@ -133,7 +133,7 @@ def test_ai_zone_small_over_two_servers_passes_check_and_downs_clean(
         placed = sorted(n for n, s in state.meta["placement"].items()
                         if s == server and not n.startswith("h"))
         assert placed, state.meta["placement"]
-        _up_opened_the_sessions_it_needs(opened, state.meta["placement"], server, target)
+        _up_opened_the_sessions_it_needs(opened, state.meta["placement"], server, placed, target)
         # Each switch placed there runs in the server's namespace: its process is a child
         # of the server's sshd, with the switch's name among its ports' interfaces.
         there = [cmd for pid, cmd in _server_processes(ns).items() if pid not in sshd_only]
@@ -168,12 +168,11 @@ def test_ai_zone_small_over_two_servers_passes_check_and_downs_clean(
 
 
 def _up_opened_the_sessions_it_needs(opened: int, placement: dict[str, str], server: str,
-                                     target: str) -> None:
+                                     switches: list[str], target: str) -> None:
     """`up` opened one ssh session to the server per thing that lives there or is made there,
     plus one per server for each step that serves them all, counted by the server's sshd:
     each ssh session costs a connection and a key exchange (about 0.4 s here)."""
     hosts = [n for n, s in placement.items() if s == server and n.startswith("h")]
-    switches = [n for n, s in placement.items() if s == server and not n.startswith("h")]
     plan = plan_addresses(load_spec(SMALL))
     tunnels = [ln for ln in plan.links if (placement[ln.a] == server) != (placement[ln.b] == server)]
     assert hosts and switches and tunnels, placement
